@@ -1,0 +1,387 @@
+"""The immutable model pytree: static topology plus traced (differentiable) parameters.
+
+Links are numbered by depth, so level ``l`` of the tree is the slice ``levels[l]`` and
+``parent[i] < i``. Link ``i > 0`` is moved by the joint that connects it to ``parent[i]``;
+joints are serialised in ``joint_names`` order (the description's, or the user's after
+:func:`reduce`), and ``joint_link[k]`` is the link moved by joint ``k``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..parsers.description import Mimic, ModelDescription
+from ..parsers.errors import ModelLoadError
+from . import tree as tree_module
+from .tree import PRISMATIC, REVOLUTE, RigidTree
+
+JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2}
+
+_STATIC_FIELDS = (
+    "name",
+    "link_names",
+    "joint_names",
+    "frame_names",
+    "parent",
+    "joint_type",
+    "joint_link",
+    "continuous",
+    "frame_link",
+    "point_link",
+    "floating_base",
+    "mimic",
+    "semantics",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Semantics:
+    """Holds non-numeric extras (the SRDF) in the static part; compared by their ``repr``."""
+
+    value: Any = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Semantics) and repr(self.value) == repr(other.value)
+
+    def __hash__(self) -> int:
+        return hash(repr(self.value))
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=[
+        "link_mass",
+        "link_com",
+        "link_inertia",
+        "joint_transform",
+        "joint_axis",
+        "joint_axis_point",
+        "position_limit_lower",
+        "position_limit_upper",
+        "effort_limit",
+        "velocity_limit",
+        "joint_damping",
+        "joint_friction",
+        "frame_transform",
+        "collidable_points",
+        "base_transform",
+    ],
+    meta_fields=list(_STATIC_FIELDS),
+)
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points.
+
+    Traced fields (SI units; per-link arrays in link order, per-joint ones in joint order):
+
+    - ``link_mass (N,)``, ``link_com (N, 3)`` in the link frame, ``link_inertia (N, 3, 3)``
+      about the COM in the link axes;
+    - ``joint_transform (N, 4, 4)``: ``P_H_C`` of each link in its parent at zero position;
+      ``joint_axis (N, 3)`` and ``joint_axis_point (N, 3)`` in the link frame;
+    - ``position_limit_lower/upper``, ``effort_limit``, ``velocity_limit``, ``joint_damping``,
+      ``joint_friction``: ``(n,)``;
+    - ``frame_transform (F, 4, 4)``: ``L_H_F`` of each frame in its link ``frame_link``;
+    - ``collidable_points (P, 3)`` in the frame of link ``point_link``;
+    - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root).
+    """
+
+    link_mass: jax.Array
+    link_com: jax.Array
+    link_inertia: jax.Array
+    joint_transform: jax.Array
+    joint_axis: jax.Array
+    joint_axis_point: jax.Array
+    position_limit_lower: jax.Array
+    position_limit_upper: jax.Array
+    effort_limit: jax.Array
+    velocity_limit: jax.Array
+    joint_damping: jax.Array
+    joint_friction: jax.Array
+    frame_transform: jax.Array
+    collidable_points: jax.Array
+    base_transform: jax.Array
+
+    name: str
+    link_names: tuple[str, ...]
+    joint_names: tuple[str, ...]
+    frame_names: tuple[str, ...]
+    parent: tuple[int, ...]
+    joint_type: tuple[int, ...]
+    joint_link: tuple[int, ...]
+    continuous: tuple[bool, ...]
+    frame_link: tuple[int, ...]
+    point_link: tuple[int, ...]
+    floating_base: bool
+    mimic: tuple[tuple[str, str, float, float], ...] = ()
+    semantics: Semantics = Semantics()
+
+    @property
+    def dofs(self) -> int:
+        """Number of joint coordinates ``n``."""
+        return len(self.joint_names)
+
+    @property
+    def number_of_links(self) -> int:
+        return len(self.link_names)
+
+    @property
+    def generalized_velocity_size(self) -> int:
+        """``6 + n`` with a floating base, else ``n``."""
+        return self.dofs + (6 if self.floating_base else 0)
+
+    @property
+    def total_mass(self) -> jax.Array:
+        """Total mass [kg]."""
+        return jnp.sum(self.link_mass)
+
+    @property
+    def srdf(self) -> Any:
+        """The SRDF loaded with the model, or None."""
+        return self.semantics.value
+
+    @property
+    def levels(self) -> tuple[tuple[int, int], ...]:
+        """``(start, stop)`` slices of links at depth 1, 2, ... (the root is depth 0)."""
+        return topology(self.parent, self.joint_link).levels
+
+    def replace(self, **changes: Any) -> "Model":
+        """A copy with some fields changed (e.g. ``link_mass=...``): a traced change never recompiles."""
+        return dataclasses.replace(self, **changes)
+
+    def link_index(self, name: str) -> int:
+        """Index of link ``name``; ValueError listing the links otherwise."""
+        return _index(self.link_names, name, "link")
+
+    def joint_index(self, name: str) -> int:
+        """Index of joint ``name`` in the joint serialisation; ValueError otherwise."""
+        return _index(self.joint_names, name, "joint")
+
+    def frame_index(self, name: str) -> int:
+        """Index of frame ``name``; ValueError otherwise."""
+        return _index(self.frame_names, name, "frame")
+
+    def __repr__(self) -> str:
+        base = "floating" if self.floating_base else "fixed"
+        return (
+            f"Model({self.name!r}, links={self.number_of_links}, dofs={self.dofs}, base={base}, "
+            f"frames={len(self.frame_names)}, collidable_points={len(self.point_link)})"
+        )
+
+
+def _index(names: Sequence[str], name: str, kind: str) -> int:
+    try:
+        return names.index(name)
+    except ValueError:
+        raise ValueError(f"no {kind} named {name!r}; the {kind}s are {list(names)}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+    """Static numpy matrices derived from the parent array, shared by the algorithms.
+
+    ``support (N, n)``: joint ``k`` moves link ``i``; ``subtree (N, N)``: link ``j`` is in the
+    subtree of ``i`` (itself included); ``ancestor (n, n)``: joint ``j`` is ``k`` or above it.
+    """
+
+    levels: tuple[tuple[int, int], ...]
+    support: np.ndarray
+    subtree: np.ndarray
+    ancestor: np.ndarray
+    link_joint: np.ndarray
+
+
+@functools.lru_cache(maxsize=256)
+def topology(parent: tuple[int, ...], joint_link: tuple[int, ...]) -> Topology:
+    """The :class:`Topology` of a tree given by its parent array and the link of each joint."""
+    size, dofs = len(parent), len(joint_link)
+    depth = np.zeros(size, dtype=int)
+    for i in range(1, size):
+        depth[i] = depth[parent[i]] + 1
+    levels = tuple(
+        (int(np.argmax(depth == d)), int(size - np.argmax(depth[::-1] == d))) for d in range(1, int(depth.max(initial=0)) + 1)
+    )
+    subtree = np.eye(size, dtype=bool)
+    for i in range(size - 1, 0, -1):
+        subtree[parent[i]] |= subtree[i]
+    link_joint = np.full(size, -1)
+    link_joint[list(joint_link)] = np.arange(dofs)
+    support = subtree[list(joint_link)].T.copy() if dofs else np.zeros((size, 0), dtype=bool)
+    ancestor = subtree[np.ix_(list(joint_link), list(joint_link))] if dofs else np.zeros((0, 0), dtype=bool)
+    return Topology(levels=levels, support=support, subtree=subtree, ancestor=ancestor, link_joint=link_joint)
+
+
+def model_from_tree(
+    tree: RigidTree,
+    *,
+    name: str,
+    floating_base: bool,
+    base_transform: np.ndarray,
+    joint_order: Sequence[str] | None = None,
+    semantics: Any = None,
+) -> Model:
+    """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`)."""
+    tree = tree_module.sort_by_depth(tree)
+    link_of_joint = {jn: i for i, jn in enumerate(tree.joint_names) if jn is not None}
+    joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
+    joint_link = [link_of_joint[j] for j in joint_names]
+    points = [(i, p) for i, block in enumerate(tree.points) for p in block]
+    dtype = jnp.result_type(float)
+
+    def per_joint(values: np.ndarray) -> jax.Array:
+        return jnp.asarray(np.asarray(values)[joint_link], dtype=dtype)
+
+    mimic = tuple(
+        (tree.joint_names[i], m.joint, float(m.multiplier), float(m.offset))
+        for i, m in enumerate(tree.mimic)
+        if m is not None
+    )
+    return Model(
+        link_mass=jnp.asarray(tree.mass, dtype=dtype),
+        link_com=jnp.asarray(tree.com, dtype=dtype),
+        link_inertia=jnp.asarray(tree.inertia, dtype=dtype),
+        joint_transform=jnp.asarray(tree.P_H_C, dtype=dtype),
+        joint_axis=jnp.asarray(tree.axis, dtype=dtype),
+        joint_axis_point=jnp.asarray(tree.axis_point, dtype=dtype),
+        position_limit_lower=per_joint(tree.lower),
+        position_limit_upper=per_joint(tree.upper),
+        effort_limit=per_joint(tree.effort),
+        velocity_limit=per_joint(tree.velocity),
+        joint_damping=per_joint(tree.damping),
+        joint_friction=per_joint(tree.friction),
+        frame_transform=jnp.asarray(
+            np.stack([H for _, _, H in tree.frames]) if tree.frames else np.zeros((0, 4, 4)), dtype=dtype
+        ),
+        collidable_points=jnp.asarray(np.array([p for _, p in points]).reshape(-1, 3), dtype=dtype),
+        base_transform=jnp.asarray(base_transform, dtype=dtype),
+        name=name,
+        link_names=tuple(tree.link_names),
+        joint_names=tuple(joint_names),
+        frame_names=tuple(n for n, _, _ in tree.frames),
+        parent=tuple(int(p) for p in tree.parent),
+        joint_type=tuple(JOINT_TYPE_CODES[k] for k in tree.joint_kind),
+        joint_link=tuple(joint_link),
+        continuous=tuple(bool(tree.continuous[i]) for i in joint_link),
+        frame_link=tuple(int(link) for _, link, _ in tree.frames),
+        point_link=tuple(i for i, _ in points),
+        floating_base=floating_base,
+        mimic=mimic,
+        semantics=Semantics(semantics),
+    )
+
+
+def build_model(
+    description: ModelDescription,
+    *,
+    floating_base: bool | None = None,
+    collidable_points: Callable[[Any], np.ndarray] | None = None,
+    semantics: Any = None,
+) -> Model:
+    """The :class:`Model` of a description: fixed joints lumped, links ordered by depth.
+
+    ``floating_base`` defaults to the file's choice (floating unless welded to the world).
+    ``collidable_points(link) -> (P, 3)`` gives each link's contact points (none by default).
+    """
+    points = collidable_points or (lambda link: np.zeros((0, 3)))
+    full = tree_module.tree_from_description(description, points)
+    lumped = tree_module.lump_fixed_joints(full)
+    floating = not description.fixed_to_world if floating_base is None else bool(floating_base)
+    if floating and lumped.mass.sum() <= 0:
+        raise ModelLoadError(
+            "a floating-base model needs a positive total mass", file=description.source, element=f"<model name={description.name!r}>"
+        )
+    joint_order = [j.name for j in description.joints if j.type != "fixed"]
+    return model_from_tree(
+        lumped,
+        name=description.name,
+        floating_base=floating,
+        base_transform=description.W_H_M @ description.M_H_root,
+        joint_order=joint_order,
+        semantics=semantics,
+    )
+
+
+def _tree_of_model(model: Model) -> RigidTree:
+    """The model's tree (moving links only) as numpy arrays: needs concrete (not traced) values."""
+    try:
+        values = {f: np.asarray(getattr(model, f)) for f in ("link_mass", "link_com", "link_inertia", "joint_transform",
+                                                            "joint_axis", "joint_axis_point", "frame_transform",
+                                                            "collidable_points")}
+    except jax.errors.TracerArrayConversionError:
+        raise ValueError("reduce() needs a concrete model, not one traced inside jit/vmap/grad") from None
+    topo = topology(model.parent, model.joint_link)
+    size = model.number_of_links
+
+    def per_link(values_of_joints: jax.Array, fill: float) -> np.ndarray:
+        out = np.full(size, fill)
+        out[list(model.joint_link)] = np.asarray(values_of_joints)
+        return out
+
+    kinds = [tree_module.ROOT] + [REVOLUTE if model.joint_type[i] == 1 else PRISMATIC for i in range(1, size)]
+    names: list[str | None] = [None] + [model.joint_names[topo.link_joint[i]] for i in range(1, size)]
+    continuous = [False] * size
+    for k, link in enumerate(model.joint_link):
+        continuous[link] = model.continuous[k]
+    mimic = {m[0]: m for m in model.mimic}
+    point_link = np.asarray(model.point_link, dtype=int)
+    return RigidTree(
+        link_names=list(model.link_names),
+        parent=list(model.parent),
+        joint_names=names,
+        joint_kind=kinds,
+        continuous=continuous,
+        P_H_C=values["joint_transform"],
+        axis=values["joint_axis"],
+        axis_point=values["joint_axis_point"],
+        mass=values["link_mass"],
+        com=values["link_com"],
+        inertia=values["link_inertia"],
+        lower=per_link(model.position_limit_lower, -np.inf),
+        upper=per_link(model.position_limit_upper, np.inf),
+        effort=per_link(model.effort_limit, np.inf),
+        velocity=per_link(model.velocity_limit, np.inf),
+        damping=per_link(model.joint_damping, 0.0),
+        friction=per_link(model.joint_friction, 0.0),
+        mimic=[Mimic(*mimic[n][1:]) if n in mimic else None for n in names],
+        points=[values["collidable_points"][point_link == i] for i in range(size)],
+        frames=[(n, model.frame_link[f], values["frame_transform"][f]) for f, n in enumerate(model.frame_names)],
+    )
+
+
+def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str, float] | Sequence[float] | None = None) -> Model:
+    """A model with only ``joint_names`` (in that order); every other joint is locked and lumped.
+
+    ``locked_positions`` gives the positions [rad or m] of locked joints, as a mapping by name
+    or a sequence in the model's joint order; missing ones are locked at zero.
+    """
+    joint_names = list(joint_names)
+    for name in joint_names:
+        model.joint_index(name)
+    if len(set(joint_names)) != len(joint_names):
+        raise ValueError(f"joint_names has duplicates: {joint_names}")
+    if locked_positions is None:
+        positions: dict[str, float] = {}
+    elif isinstance(locked_positions, dict):
+        positions = {k: float(v) for k, v in locked_positions.items()}
+        for name in positions:
+            model.joint_index(name)
+    else:
+        values = np.asarray(locked_positions, dtype=float).reshape(-1)
+        if values.size != model.dofs:
+            raise ValueError(f"locked_positions has {values.size} values, the model has {model.dofs} joints")
+        positions = dict(zip(model.joint_names, values.tolist()))
+    locked = {name: positions.get(name, 0.0) for name in model.joint_names if name not in joint_names}
+    tree = tree_module.lock_joints(_tree_of_model(model), locked)
+    return model_from_tree(
+        tree_module.lump_fixed_joints(tree),
+        name=model.name,
+        floating_base=model.floating_base,
+        base_transform=np.asarray(model.base_transform),
+        joint_order=joint_names,
+        semantics=model.semantics.value,
+    )

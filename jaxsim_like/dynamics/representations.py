@@ -1,0 +1,76 @@
+"""Conversions between the body-fixed, inertial-fixed and mixed velocity representations.
+
+For a frame L with pose ``W_H_L``, the same motion is written ``L_v`` (body: L's axes, velocity of
+L's origin), ``W_v`` (inertial: world axes, velocity of the point at the world origin) or
+``L[W]_v`` (mixed: world axes, velocity of L's origin). Forces are their duals. The algorithms
+of this package work in the inertial representation internally.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from . import spatial
+
+
+def to_inertial_transform(W_H_L: jax.Array, representation: str) -> jax.Array:
+    """``W_X_rep (..., 6, 6)``: maps a velocity of L in ``representation`` to ``W_v``."""
+    if representation == "inertial":
+        return jnp.broadcast_to(jnp.eye(6, dtype=W_H_L.dtype), W_H_L.shape[:-2] + (6, 6))
+    if representation == "body":
+        return spatial.motion_transform(W_H_L)
+    return spatial.mixed_transform(W_H_L)
+
+
+def from_inertial_transform(W_H_L: jax.Array, representation: str) -> jax.Array:
+    """``rep_X_W (..., 6, 6)``: maps ``W_v`` to the velocity of L in ``representation``."""
+    if representation == "inertial":
+        return jnp.broadcast_to(jnp.eye(6, dtype=W_H_L.dtype), W_H_L.shape[:-2] + (6, 6))
+    if representation == "body":
+        return spatial.motion_transform(spatial.inverse_transform(W_H_L))
+    p = W_H_L[..., :3, 3]
+    return spatial.mixed_transform(spatial.transform(jnp.broadcast_to(jnp.eye(3, dtype=p.dtype), p.shape[:-1] + (3, 3)), -p))
+
+
+def velocity_to_inertial(velocity: jax.Array, W_H_L: jax.Array, representation: str) -> jax.Array:
+    """``W_v (..., 6)`` of a velocity of L given in ``representation``."""
+    return (to_inertial_transform(W_H_L, representation) @ velocity[..., None])[..., 0]
+
+
+def velocity_from_inertial(W_v: jax.Array, W_H_L: jax.Array, representation: str) -> jax.Array:
+    """The velocity of L in ``representation`` from ``W_v (..., 6)``."""
+    return (from_inertial_transform(W_H_L, representation) @ W_v[..., None])[..., 0]
+
+
+def force_to_inertial(force: jax.Array, W_H_L: jax.Array, representation: str) -> jax.Array:
+    """``W_f (..., 6)`` of a wrench on L given in ``representation`` (``[force; torque]``)."""
+    X = from_inertial_transform(W_H_L, representation)
+    return (jnp.swapaxes(X, -1, -2) @ force[..., None])[..., 0]
+
+
+def force_from_inertial(W_f: jax.Array, W_H_L: jax.Array, representation: str) -> jax.Array:
+    """A wrench ``W_f (..., 6)`` written in ``representation`` of frame L."""
+    X = to_inertial_transform(W_H_L, representation)
+    return (jnp.swapaxes(X, -1, -2) @ W_f[..., None])[..., 0]
+
+
+def acceleration_to_inertial(acceleration: jax.Array, W_H_L: jax.Array, W_v: jax.Array, representation: str) -> jax.Array:
+    """``d/dt W_v`` from the derivative of the velocity of L in ``representation``; ``W_v`` is L's velocity."""
+    W_a = velocity_to_inertial(acceleration, W_H_L, representation)
+    if representation != "mixed":
+        return W_a
+    # d/dt [o_dot + o x w] = o_ddot + o_dot x w + o x w_dot; the transform gave o_ddot + o x w_dot.
+    o, w = W_H_L[..., :3, 3], W_v[..., 3:]
+    o_dot = W_v[..., :3] + jnp.cross(w, o)
+    return W_a.at[..., :3].add(jnp.cross(o_dot, w))
+
+
+def acceleration_from_inertial(W_a: jax.Array, W_H_L: jax.Array, W_v: jax.Array, representation: str) -> jax.Array:
+    """The derivative of the velocity of L in ``representation`` from ``d/dt W_v``; ``W_v`` is L's velocity."""
+    a = velocity_from_inertial(W_a, W_H_L, representation)
+    if representation != "mixed":
+        return a
+    o, w = W_H_L[..., :3, 3], W_v[..., 3:]
+    o_dot = W_v[..., :3] + jnp.cross(w, o)
+    return a.at[..., :3].add(-jnp.cross(o_dot, w))

@@ -1,0 +1,99 @@
+"""The state pytree: base pose and velocity, joint positions and velocities."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import spatial
+from .model import Model
+
+VELOCITY_REPRESENTATIONS = ("body", "inertial", "mixed")
+
+
+def check_representation(representation: str) -> str:
+    """``representation`` if it is one of body, inertial, mixed; ValueError otherwise."""
+    if representation not in VELOCITY_REPRESENTATIONS:
+        raise ValueError(f"velocity_representation must be one of {VELOCITY_REPRESENTATIONS}, not {representation!r}")
+    return representation
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["base_position", "base_quaternion", "base_velocity", "joint_positions", "joint_velocities"],
+    meta_fields=["velocity_representation"],
+)
+@dataclasses.dataclass(frozen=True)
+class State:
+    """Base position ``W_o_B (3,)`` [m], base quaternion ``W_Q_B (4,)`` wxyz, base velocity ``(6,)``
+    ``[linear; angular]`` in ``velocity_representation``, joint positions and velocities ``(n,)``.
+
+    ``body``: ``B_v_WB``; ``inertial``: ``W_v_WB``; ``mixed``: ``[d/dt W_o_B; W_omega_WB]``.
+    A fixed-base model keeps the base pose (where it is welded) and a zero base velocity.
+    """
+
+    base_position: jax.Array
+    base_quaternion: jax.Array
+    base_velocity: jax.Array
+    joint_positions: jax.Array
+    joint_velocities: jax.Array
+    velocity_representation: str = "mixed"
+
+    @staticmethod
+    def build(
+        model: Model,
+        *,
+        base_position: Any = None,
+        base_quaternion: Any = None,
+        base_velocity: Any = None,
+        joint_positions: Any = None,
+        joint_velocities: Any = None,
+        velocity_representation: str = "mixed",
+    ) -> "State":
+        """A state of ``model``; missing values are zero and the base pose defaults to the file's.
+
+        Raises ValueError naming the argument whose shape is wrong.
+        """
+        check_representation(velocity_representation)
+        dtype = model.link_mass.dtype
+
+        def value(name: str, given: Any, default: Any, size: int) -> jax.Array:
+            array = jnp.asarray(default if given is None else given, dtype=dtype)
+            if array.shape != (size,):
+                raise ValueError(f"{name} must have shape ({size},) for model {model.name!r}, got {tuple(array.shape)}")
+            return array
+
+        W_H_B = model.base_transform
+        default_quaternion = spatial.rotation_to_quaternion(W_H_B[:3, :3])
+        base_velocity = value("base_velocity", base_velocity, jnp.zeros(6), 6)
+        if not model.floating_base and not isinstance(base_velocity, jax.core.Tracer) and np.any(np.asarray(base_velocity) != 0):
+            raise ValueError(f"model {model.name!r} has a fixed base: base_velocity must be zero")
+        quaternion = value("base_quaternion", base_quaternion, default_quaternion, 4)
+        return State(
+            base_position=value("base_position", base_position, W_H_B[:3, 3], 3),
+            base_quaternion=quaternion / jnp.linalg.norm(quaternion),
+            base_velocity=base_velocity,
+            joint_positions=value("joint_positions", joint_positions, jnp.zeros(model.dofs), model.dofs),
+            joint_velocities=value("joint_velocities", joint_velocities, jnp.zeros(model.dofs), model.dofs),
+            velocity_representation=velocity_representation,
+        )
+
+    @property
+    def base_transform(self) -> jax.Array:
+        """``W_H_B (4, 4)``."""
+        return spatial.pose_to_transform(self.base_position, self.base_quaternion)
+
+    def generalized_velocity(self, model: Model) -> jax.Array:
+        """``nu = [base_velocity; joint_velocities]`` with a floating base, else the joint velocities."""
+        if model.floating_base:
+            return jnp.concatenate([self.base_velocity, self.joint_velocities])
+        return self.joint_velocities
+
+    def replace(self, **changes: Any) -> "State":
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)

@@ -1,0 +1,245 @@
+"""A numeric rigid-body tree (numpy) and the lumping of fixed joints into their parents.
+
+This is the bridge between a :class:`~jaxsim_like.parsers.description.ModelDescription` and the
+:class:`~jaxsim_like.dynamics.model.Model` pytree: it holds every link (fixed joints included),
+merges bodies welded by fixed joints (mass, COM and inertia by the parallel-axis theorem),
+keeps the merged links as frames, and orders the remaining links by depth so that each level
+of the tree is a contiguous slice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..parsers.description import Mimic, ModelDescription
+from ..parsers.errors import ModelLoadError
+
+ROOT, REVOLUTE, PRISMATIC, FIXED = "root", "revolute", "prismatic", "fixed"
+
+
+def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues' rotation ``(3, 3)`` about a unit ``axis`` by ``angle`` [rad]."""
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float) -> np.ndarray:
+    """``C0_H_C (4, 4)``: the child frame moved by the joint at ``position``, in its zero pose."""
+    H = np.eye(4)
+    if kind == REVOLUTE:
+        R = rotation_about(axis, position)
+        H[:3, :3] = R
+        H[:3, 3] = (np.eye(3) - R) @ point
+    elif kind == PRISMATIC:
+        H[:3, 3] = axis * position
+    return H
+
+
+@dataclass
+class RigidTree:
+    """Links in topological order (``parent[i] < i``); per-link arrays describe the link and
+    the joint that connects it to its parent (unused for the root).
+
+    ``P_H_C (N, 4, 4)``: child link frame in the parent link frame at zero position.
+    ``com (N, 3)``: COM in the link frame; ``inertia (N, 3, 3)``: about the COM, link axes.
+    ``points``: collidable points ``(P_i, 3)`` per link, in the link frame.
+    ``frames``: ``(name, link index, L_H_F (4, 4))``.
+    """
+
+    link_names: list[str]
+    parent: list[int]
+    joint_names: list[str | None]
+    joint_kind: list[str]
+    continuous: list[bool]
+    P_H_C: np.ndarray
+    axis: np.ndarray
+    axis_point: np.ndarray
+    mass: np.ndarray
+    com: np.ndarray
+    inertia: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    effort: np.ndarray
+    velocity: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    mimic: list[Mimic | None]
+    points: list[np.ndarray]
+    frames: list[tuple[str, int, np.ndarray]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.link_names)
+
+    def depth(self) -> np.ndarray:
+        """Depth of every link (root: 0)."""
+        depth = np.zeros(self.size, dtype=int)
+        for i in range(1, self.size):
+            depth[i] = depth[self.parent[i]] + 1
+        return depth
+
+
+def _description_order(description: ModelDescription) -> list[str]:
+    children: dict[str, list[str]] = {}
+    for joint in description.joints:
+        children.setdefault(joint.parent, []).append(joint.child)
+    order, stack = [], [description.root]
+    while stack:
+        name = stack.pop(0)
+        order.append(name)
+        stack[:0] = children.get(name, [])
+    return order
+
+
+def tree_from_description(description: ModelDescription, collidable_points) -> RigidTree:
+    """The full tree of a description, fixed joints included, in depth-first order from the root.
+
+    ``collidable_points(link) -> (P, 3)`` gives each link's contact points in its frame.
+    """
+    order = _description_order(description)
+    index = {name: i for i, name in enumerate(order)}
+    joint_of_child = {joint.child: joint for joint in description.joints}
+    size = len(order)
+    tree = RigidTree(
+        link_names=order,
+        parent=[-1] * size,
+        joint_names=[None] * size,
+        joint_kind=[ROOT] * size,
+        continuous=[False] * size,
+        P_H_C=np.tile(np.eye(4), (size, 1, 1)),
+        axis=np.tile([1.0, 0.0, 0.0], (size, 1)),
+        axis_point=np.zeros((size, 3)),
+        mass=np.zeros(size),
+        com=np.zeros((size, 3)),
+        inertia=np.zeros((size, 3, 3)),
+        lower=np.full(size, -np.inf),
+        upper=np.full(size, np.inf),
+        effort=np.full(size, np.inf),
+        velocity=np.full(size, np.inf),
+        damping=np.zeros(size),
+        friction=np.zeros(size),
+        mimic=[None] * size,
+        points=[np.zeros((0, 3))] * size,
+    )
+    for i, name in enumerate(order):
+        link = description.link(name)
+        if link.inertial is not None:
+            R, p = link.inertial.L_H_I[:3, :3], link.inertial.L_H_I[:3, 3]
+            tree.mass[i] = link.inertial.mass
+            tree.com[i] = p
+            tree.inertia[i] = R @ link.inertial.inertia @ R.T
+        tree.points[i] = np.asarray(collidable_points(link), dtype=float).reshape(-1, 3)
+        joint = joint_of_child.get(name)
+        if joint is None:
+            continue
+        if joint.type in ("floating", "planar"):
+            raise ModelLoadError(
+                f"{joint.type} joints inside the tree are not supported",
+                file=joint.location.file, line=joint.location.line, element=joint.location.element,
+            )
+        tree.parent[i] = index[joint.parent]
+        tree.joint_names[i] = joint.name
+        tree.joint_kind[i] = {"continuous": REVOLUTE}.get(joint.type, joint.type)
+        tree.continuous[i] = joint.type == "continuous"
+        tree.P_H_C[i] = joint.P_H_C
+        tree.axis[i] = np.asarray(joint.axis, dtype=float) / np.linalg.norm(joint.axis)
+        tree.axis_point[i] = joint.axis_point
+        if joint.type != "continuous":
+            tree.lower[i], tree.upper[i] = joint.limits.lower, joint.limits.upper
+        tree.effort[i], tree.velocity[i] = joint.limits.effort, joint.limits.velocity
+        tree.damping[i], tree.friction[i] = joint.damping, joint.friction
+        tree.mimic[i] = joint.mimic
+    for frame in description.frames:
+        tree.frames.append((frame.name, index[frame.link], np.asarray(frame.L_H_F, dtype=float)))
+    return tree
+
+
+def merge_inertia(
+    mass_a: float, com_a: np.ndarray, inertia_a: np.ndarray,
+    mass_b: float, com_b: np.ndarray, inertia_b: np.ndarray,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mass, COM and inertia about the new COM of two bodies given in the same frame."""
+    mass = mass_a + mass_b
+    com = (mass_a * com_a + mass_b * com_b) / mass if mass > 0 else np.zeros(3)
+    inertia = np.zeros((3, 3))
+    for m, c, I in ((mass_a, com_a, inertia_a), (mass_b, com_b, inertia_b)):
+        d = c - com
+        inertia = inertia + I + m * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, com, inertia
+
+
+def lump_fixed_joints(tree: RigidTree) -> RigidTree:
+    """A tree without fixed joints: each link welded to its parent is merged into the nearest
+    moving ancestor (its body) and stays addressable as a frame of that body.
+
+    The result keeps the input (topological) order of the moving links.
+    """
+    body = list(range(tree.size))
+    B_H_L = np.tile(np.eye(4), (tree.size, 1, 1))
+    mass, com, inertia = tree.mass.copy(), tree.com.copy(), tree.inertia.copy()
+    points = [p.copy() for p in tree.points]
+    frames: list[tuple[str, int, np.ndarray]] = []
+    for i in range(1, tree.size):
+        if tree.joint_kind[i] != FIXED:
+            continue
+        b = body[tree.parent[i]]
+        body[i] = b
+        B_H_L[i] = B_H_L[tree.parent[i]] @ tree.P_H_C[i]
+        R, p = B_H_L[i][:3, :3], B_H_L[i][:3, 3]
+        mass[b], com[b], inertia[b] = merge_inertia(
+            mass[b], com[b], inertia[b], tree.mass[i], R @ tree.com[i] + p, R @ tree.inertia[i] @ R.T
+        )
+        points[b] = np.concatenate([points[b], points[i] @ R.T + p])
+        frames.append((tree.link_names[i], b, B_H_L[i]))
+    for name, link, L_H_F in tree.frames:
+        frames.append((name, body[link], B_H_L[link] @ L_H_F))
+
+    kept = [i for i in range(tree.size) if tree.joint_kind[i] != FIXED]
+    lumped = dataclasses.replace(
+        tree,
+        parent=[body[tree.parent[i]] if i else -1 for i in range(tree.size)],
+        P_H_C=np.stack([B_H_L[tree.parent[i]] @ tree.P_H_C[i] if i else np.eye(4) for i in range(tree.size)]),
+        mass=mass,
+        com=com,
+        inertia=inertia,
+        points=points,
+        frames=frames,
+    )
+    return _select(lumped, kept)
+
+
+def _select(tree: RigidTree, order: list[int]) -> RigidTree:
+    """The links ``order`` (closed under parents) of ``tree``, renumbered in that order."""
+    new_index = {old: new for new, old in enumerate(order)}
+    changes = {}
+    for field_ in dataclasses.fields(RigidTree):
+        values = getattr(tree, field_.name)
+        if field_.name == "parent":
+            changes["parent"] = [new_index[values[i]] if values[i] >= 0 else -1 for i in order]
+        elif field_.name == "frames":
+            changes["frames"] = [(name, new_index[link], H) for name, link, H in values]
+        elif isinstance(values, np.ndarray):
+            changes[field_.name] = values[order]
+        else:
+            changes[field_.name] = [values[i] for i in order]
+    return RigidTree(**changes)
+
+
+def sort_by_depth(tree: RigidTree) -> RigidTree:
+    """The same tree renumbered by depth (stable), so that each level is a contiguous slice."""
+    depth = tree.depth()
+    return _select(tree, sorted(range(tree.size), key=lambda i: (depth[i], i)))
+
+
+def lock_joints(tree: RigidTree, positions: dict[str, float]) -> RigidTree:
+    """The same tree with the named moving joints turned fixed at the given positions."""
+    tree = dataclasses.replace(tree, joint_kind=list(tree.joint_kind), P_H_C=tree.P_H_C.copy())
+    for i, name in enumerate(tree.joint_names):
+        if name in positions:
+            motion = joint_motion(tree.joint_kind[i], tree.axis[i], tree.axis_point[i], positions[name])
+            tree.P_H_C[i] = tree.P_H_C[i] @ motion
+            tree.joint_kind[i] = FIXED
+    return tree

@@ -1,0 +1,56 @@
+"""The public loaders: files or strings to a :class:`Model` or a world description."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dynamics.model import Model, build_model
+from .parsers import parse_model, parse_srdf, parse_world
+from .parsers.description import LinkDescription, WorldDescription
+from .parsers.shapes import link_collidable_points
+
+
+@dataclass(frozen=True)
+class ContactSampling:
+    """How collision shapes become collidable points (see :mod:`jaxsim_like.parsers.shapes`)."""
+
+    box_edge_samples: int = 0
+    sphere_samples: int = 12
+    cylinder_samples: int = 8
+    mesh_max_points: int | None = 64
+
+    def points(self, link: LinkDescription) -> np.ndarray:
+        """Collidable points ``(P, 3)`` of ``link`` in its frame."""
+        return link_collidable_points(
+            link,
+            box_edge_samples=self.box_edge_samples,
+            sphere_samples=self.sphere_samples,
+            cylinder_samples=self.cylinder_samples,
+            mesh_max_points=self.mesh_max_points,
+        )
+
+
+def load_model(
+    source: str | os.PathLike,
+    *,
+    floating_base: bool | None = None,
+    srdf: str | os.PathLike | None = None,
+    contact_sampling: ContactSampling = ContactSampling(),
+) -> Model:
+    """Load a URDF or SDF model (a path or an XML string; the format is detected).
+
+    ``floating_base`` overrides the file's choice (floating unless the root is welded to the
+    world); ``srdf`` (path or string) attaches semantic groups, states and collision pairs,
+    checked against the model. Raises :class:`ModelLoadError` on bad input.
+    """
+    description = parse_model(source)
+    semantics = parse_srdf(srdf, description) if srdf is not None else None
+    return build_model(description, floating_base=floating_base, collidable_points=contact_sampling.points, semantics=semantics)
+
+
+def load_world(source: str | os.PathLike) -> WorldDescription:
+    """Read an SDF world: its name, gravity, physics step and every model with its pose."""
+    return parse_world(source)

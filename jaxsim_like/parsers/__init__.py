@@ -1,0 +1,87 @@
+"""Model loading: URDF, SDF and SRDF documents into plain descriptions (no JAX here).
+
+``parse_model`` reads a URDF or SDF model (path or XML string), ``parse_world`` an SDF world;
+both raise :class:`ModelLoadError` naming file, line and element on bad input.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .convert import (
+    find_sdf_file,
+    get_empty_world,
+    get_model_name_from_sdf,
+    get_sdf_string,
+    get_world_name_from_sdf,
+    sdf_string_valid,
+    urdffile_to_sdfstring,
+    urdfstring_to_sdfstring,
+)
+from .description import (
+    Collision,
+    FrameDescription,
+    Geometry,
+    Inertial,
+    JointDescription,
+    JointLimits,
+    LinkDescription,
+    Mimic,
+    ModelDescription,
+    PhysicsDescription,
+    SourceLocation,
+    WorldDescription,
+)
+from .errors import ModelLoadError
+from .srdf import parse_srdf
+from .urdf import parse_urdf
+from .validate import validate_description
+from .xml import error_at, load_xml
+
+__all__ = [
+    "Collision",
+    "FrameDescription",
+    "Geometry",
+    "Inertial",
+    "JointDescription",
+    "JointLimits",
+    "LinkDescription",
+    "Mimic",
+    "ModelDescription",
+    "ModelLoadError",
+    "PhysicsDescription",
+    "SourceLocation",
+    "WorldDescription",
+    "find_sdf_file",
+    "get_empty_world",
+    "get_model_name_from_sdf",
+    "get_sdf_string",
+    "get_world_name_from_sdf",
+    "parse_model",
+    "parse_srdf",
+    "parse_urdf",
+    "parse_world",
+    "sdf_string_valid",
+    "urdffile_to_sdfstring",
+    "urdfstring_to_sdfstring",
+    "validate_description",
+]
+
+
+def parse_model(source: str | os.PathLike) -> ModelDescription:
+    """The model of a URDF (``<robot>``) or SDF (``<sdf>``, first model) path or XML string."""
+    document = load_xml(source)
+    if document.root.tag == "robot":
+        return parse_urdf(source)
+    if document.root.tag == "sdf":
+        from .sdf import parse_sdf
+
+        return parse_sdf(source)
+    raise error_at(document.root, document.file, "unknown model format: expected a <robot> (URDF) or <sdf> root")
+
+
+def parse_world(source: str | os.PathLike) -> WorldDescription:
+    """The world of an SDF path or XML string: gravity, physics and models with their poses."""
+    from .sdf import parse_sdf_world
+
+    return parse_sdf_world(source)

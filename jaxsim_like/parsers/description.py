@@ -1,0 +1,194 @@
+"""Plain descriptions of models and worlds, as the parsers produce them (no JAX here).
+
+Conventions used by every field below:
+
+- Poses are homogeneous transforms ``A_H_B: (4, 4)`` (pose of frame B in frame A), metres.
+- Every link has its own frame; a joint connects a parent link to a child link and
+  ``P_H_C`` is the pose of the child link frame in the parent link frame at zero joint
+  position. The joint moves the child about (revolute) or along (prismatic) ``axis``, a
+  unit vector expressed in the child link frame, through ``axis_point`` (a point of the
+  axis in the child link frame; zero for URDF, where the joint frame is the child frame).
+- Inertias are rotational inertias about the centre of mass, expressed in the inertial
+  frame ``L_H_I`` (pose of the inertial frame in the link frame), kg m^2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """Where an element comes from: file (None for a string), line and a short element tag."""
+
+    file: str | None = None
+    line: int | None = None
+    element: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.file is not None else "<string>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.element}" if self.element else where
+
+
+@dataclass
+class Inertial:
+    """Mass [kg], inertial frame pose ``L_H_I: (4, 4)`` and inertia about the COM in that frame ``(3, 3)``."""
+
+    mass: float
+    L_H_I: np.ndarray = field(default_factory=lambda: np.eye(4))
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+
+
+@dataclass
+class Geometry:
+    """A collision shape in its own frame.
+
+    ``type`` is one of ``box`` (``size``: x, y, z), ``sphere`` (``radius``), ``cylinder``
+    and ``capsule`` (``radius``, ``length`` along z), ``ellipsoid`` (``size``: radii a, b, c),
+    ``plane`` (``normal``, ``size``: x, y) or ``mesh`` (``uri`` as written, ``path`` resolved
+    or None when not found, ``scale``).
+    """
+
+    type: str
+    size: tuple[float, ...] = ()
+    radius: float = 0.0
+    length: float = 0.0
+    normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    uri: str | None = None
+    path: str | None = None
+    scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+
+@dataclass
+class Collision:
+    """A collision element: name, shape pose in the link frame ``L_H_G: (4, 4)`` and its geometry."""
+
+    name: str
+    L_H_G: np.ndarray
+    geometry: Geometry
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
+class LinkDescription:
+    """A rigid body. ``inertial`` is None for a massless link (a frame)."""
+
+    name: str
+    inertial: Inertial | None = None
+    collisions: list[Collision] = field(default_factory=list)
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
+class JointLimits:
+    """Position [rad or m], effort [N m or N] and velocity [rad/s or m/s] limits; inf when absent."""
+
+    lower: float = -np.inf
+    upper: float = np.inf
+    effort: float = np.inf
+    velocity: float = np.inf
+
+
+@dataclass
+class Mimic:
+    """``q = multiplier * q_joint + offset``: parsed and reported, not enforced by the dynamics."""
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+
+
+@dataclass
+class JointDescription:
+    """A joint from ``parent`` to ``child``; see the module docstring for the frames."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    P_H_C: np.ndarray = field(default_factory=lambda: np.eye(4))
+    axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    axis_point: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    limits: JointLimits = field(default_factory=JointLimits)
+    damping: float = 0.0
+    friction: float = 0.0
+    mimic: Mimic | None = None
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
+class FrameDescription:
+    """An extra frame rigidly attached to ``link`` at ``L_H_F: (4, 4)``."""
+
+    name: str
+    link: str
+    L_H_F: np.ndarray = field(default_factory=lambda: np.eye(4))
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
+class ModelDescription:
+    """A kinematic tree as written in the file, fixed joints included.
+
+    ``root`` is the root link; ``M_H_root: (4, 4)`` its pose in the model frame and
+    ``W_H_M: (4, 4)`` the model frame in the world (the SDF ``<model><pose>``, or the pose
+    given by a world file). ``fixed_to_world`` is True when the file welds the root to the
+    world (URDF root named ``world``, SDF ``<static>`` or a joint to ``world``).
+    """
+
+    name: str
+    links: list[LinkDescription]
+    joints: list[JointDescription]
+    frames: list[FrameDescription] = field(default_factory=list)
+    root: str = ""
+    M_H_root: np.ndarray = field(default_factory=lambda: np.eye(4))
+    W_H_M: np.ndarray = field(default_factory=lambda: np.eye(4))
+    fixed_to_world: bool = False
+    static: bool = False
+    source: str | None = None
+
+    def link(self, name: str) -> LinkDescription:
+        """The link called ``name`` (KeyError if none)."""
+        for link in self.links:
+            if link.name == name:
+                return link
+        raise KeyError(name)
+
+    def joint(self, name: str) -> JointDescription:
+        """The joint called ``name`` (KeyError if none)."""
+        for joint in self.joints:
+            if joint.name == name:
+                return joint
+        raise KeyError(name)
+
+    def replace(self, **changes) -> "ModelDescription":
+        """A shallow copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class PhysicsDescription:
+    """The ``<physics>`` element of a world: step size [s], real-time factor, engine type."""
+
+    step_size: float = 0.001
+    real_time_factor: float = 1.0
+    type: str = ""
+
+
+@dataclass
+class WorldDescription:
+    """An SDF world: its name, gravity ``(3,)`` in m/s^2, physics settings and models with poses."""
+
+    name: str
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.80665]))
+    physics: PhysicsDescription = field(default_factory=PhysicsDescription)
+    models: list[ModelDescription] = field(default_factory=list)
+    source: str | None = None

@@ -1,0 +1,183 @@
+"""Collidable points sampled on collision shapes, in the link frame (numpy only).
+
+Contact is detected at these points, so every shape is reduced to points on its
+surface that can touch the terrain first:
+
+- box: the 8 corners, plus ``box_edge_samples`` evenly spaced points inside each of the
+  12 edges (default 0: corners only);
+- sphere: ``sphere_samples`` points of a Fibonacci lattice on the surface, both poles
+  included (default 50);
+- ellipsoid: the sphere lattice scaled by the radii;
+- cylinder: two rings of ``cylinder_samples`` points on the rims at z = +-length/2
+  (default 16 per ring);
+- capsule: the two rims, plus the sphere lattice split into the two hemispherical caps;
+- mesh: the distinct vertices, reduced to at most ``mesh_max_points`` by farthest-point
+  sampling (deterministic, keeps extremal vertices; default 200, None keeps all);
+  a mesh whose file was not found warns and gives no points;
+- plane: no points (planes are terrain, not bodies).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .description import Collision, Geometry, LinkDescription
+from .errors import ModelLoadError
+from .meshes import load_mesh_vertices
+
+_GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
+
+
+def collidable_points(
+    collision: Collision,
+    *,
+    box_edge_samples: int = 0,
+    sphere_samples: int = 50,
+    cylinder_samples: int = 16,
+    mesh_max_points: int | None = 200,
+) -> np.ndarray:
+    """Points ``(P, 3)`` [m] on the surface of ``collision``, in the link frame.
+
+    See the module docstring for what each shape gives and the defaults. Raises
+    ValueError for sample counts out of range and :class:`ModelLoadError` for an
+    unknown geometry type or a mesh file that cannot be read.
+    """
+    return _collidable_points(
+        collision,
+        _describe(collision, None),
+        box_edge_samples=box_edge_samples,
+        sphere_samples=sphere_samples,
+        cylinder_samples=cylinder_samples,
+        mesh_max_points=mesh_max_points,
+    )
+
+
+def link_collidable_points(link: LinkDescription, **options) -> np.ndarray:
+    """The collidable points ``(P, 3)`` of all collisions of ``link``, in the link frame.
+
+    ``options`` are those of :func:`collidable_points`.
+    """
+    points = [
+        _collidable_points(collision, _describe(collision, link.name), **options)
+        for collision in link.collisions
+    ]
+    return np.concatenate(points, axis=0) if points else np.zeros((0, 3))
+
+
+def _describe(collision: Collision, link: str | None) -> str:
+    text = f"collision '{collision.name}'" + (f" of link '{link}'" if link is not None else "")
+    where = collision.location
+    return f"{text} ({where})" if where.file is not None or where.line is not None else text
+
+
+def _collidable_points(
+    collision: Collision,
+    owner: str,
+    *,
+    box_edge_samples: int = 0,
+    sphere_samples: int = 50,
+    cylinder_samples: int = 16,
+    mesh_max_points: int | None = 200,
+) -> np.ndarray:
+    if box_edge_samples < 0:
+        raise ValueError(f"box_edge_samples must be >= 0, got {box_edge_samples}")
+    if sphere_samples < 2:
+        raise ValueError(f"sphere_samples must be >= 2, got {sphere_samples}")
+    if cylinder_samples < 3:
+        raise ValueError(f"cylinder_samples must be >= 3, got {cylinder_samples}")
+    if mesh_max_points is not None and mesh_max_points < 1:
+        raise ValueError(f"mesh_max_points must be >= 1 or None, got {mesh_max_points}")
+    geometry = collision.geometry
+    kind = geometry.type
+    if kind == "box":
+        G_points = box_points(np.asarray(geometry.size, dtype=float), box_edge_samples)
+    elif kind == "sphere":
+        G_points = geometry.radius * fibonacci_sphere(sphere_samples)
+    elif kind == "ellipsoid":
+        G_points = np.asarray(geometry.size, dtype=float) * fibonacci_sphere(sphere_samples)
+    elif kind == "cylinder":
+        G_points = rim_points(geometry.radius, geometry.length, cylinder_samples)
+    elif kind == "capsule":
+        G_points = capsule_points(geometry.radius, geometry.length, cylinder_samples, sphere_samples)
+    elif kind == "mesh":
+        G_points = _mesh_points(geometry, owner, mesh_max_points)
+    elif kind == "plane":
+        G_points = np.zeros((0, 3))
+    else:
+        location = collision.location
+        raise ModelLoadError(
+            f"{owner}: unknown geometry type '{kind}'", file=location.file, line=location.line, element=location.element
+        )
+    L_H_G = np.asarray(collision.L_H_G, dtype=float)
+    return G_points @ L_H_G[:3, :3].T + L_H_G[:3, 3]
+
+
+def fibonacci_sphere(samples: int) -> np.ndarray:
+    """``samples`` (>= 2) points ``(samples, 3)`` on the unit sphere, from +z to -z, poles included."""
+    index = np.arange(samples)
+    z = 1.0 - 2.0 * index / (samples - 1)
+    ring = np.sqrt(np.clip(1.0 - z**2, 0.0, None))
+    angle = _GOLDEN_ANGLE * index
+    return np.stack([ring * np.cos(angle), ring * np.sin(angle), z], axis=1)
+
+
+def box_points(size: np.ndarray, edge_samples: int = 0) -> np.ndarray:
+    """The 8 corners of a box of full ``size (3,)`` centred at the origin, then
+    ``edge_samples`` evenly spaced points inside each of its 12 edges: ``(8 + 12 k, 3)``."""
+    half = 0.5 * np.asarray(size, dtype=float)
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+    corners = signs * half
+    if edge_samples == 0:
+        return corners
+    fractions = np.arange(1, edge_samples + 1) / (edge_samples + 1)
+    edges = []
+    for axis in range(3):
+        for start in corners[corners[:, axis] < 0]:
+            end = start.copy()
+            end[axis] = half[axis]
+            edges.append(start + fractions[:, None] * (end - start))
+    return np.concatenate([corners, *edges], axis=0)
+
+
+def rim_points(radius: float, length: float, samples: int) -> np.ndarray:
+    """Two rings of ``samples`` points of ``radius`` at z = +length/2 then -length/2: ``(2 n, 3)``."""
+    angle = 2.0 * np.pi * np.arange(samples) / samples
+    ring = np.stack([radius * np.cos(angle), radius * np.sin(angle), np.zeros(samples)], axis=1)
+    return np.concatenate([ring + [0.0, 0.0, 0.5 * length], ring - [0.0, 0.0, 0.5 * length]], axis=0)
+
+
+def capsule_points(radius: float, length: float, rim_samples: int, sphere_samples: int) -> np.ndarray:
+    """A capsule along z (cylinder ``length`` between two hemispheres of ``radius``):
+    the two rims, then the upper half of a Fibonacci sphere on the top cap and the lower
+    half on the bottom cap."""
+    lattice = radius * fibonacci_sphere(sphere_samples)
+    upper = lattice[lattice[:, 2] >= 0.0] + [0.0, 0.0, 0.5 * length]
+    lower = lattice[lattice[:, 2] < 0.0] - [0.0, 0.0, 0.5 * length]
+    return np.concatenate([rim_points(radius, length, rim_samples), upper, lower], axis=0)
+
+
+def farthest_points(points: np.ndarray, count: int) -> np.ndarray:
+    """Indices (sorted) of ``count`` of ``points (N, 3)`` chosen by farthest-point sampling,
+    starting from the point farthest from the centroid (lowest index on ties)."""
+    if count >= len(points):
+        return np.arange(len(points))
+    chosen = [int(np.argmax(np.linalg.norm(points - points.mean(axis=0), axis=1)))]
+    distance = np.linalg.norm(points - points[chosen[0]], axis=1)
+    for _ in range(count - 1):
+        chosen.append(int(np.argmax(distance)))
+        distance = np.minimum(distance, np.linalg.norm(points - points[chosen[-1]], axis=1))
+    return np.sort(np.array(chosen))
+
+
+def _mesh_points(geometry: Geometry, owner: str, max_points: int | None) -> np.ndarray:
+    if geometry.path is None:
+        warnings.warn(f"mesh '{geometry.uri}' of {owner} was not found: it has no collidable points", stacklevel=4)
+        return np.zeros((0, 3))
+    vertices = np.asarray(load_mesh_vertices(geometry.path, geometry.scale), dtype=float).reshape(-1, 3)
+    _, first = np.unique(vertices, axis=0, return_index=True)
+    vertices = vertices[np.sort(first)]
+    if max_points is not None:
+        vertices = vertices[farthest_points(vertices, max_points)]
+    return vertices

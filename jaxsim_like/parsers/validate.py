@@ -1,0 +1,218 @@
+"""Consistency checks on a :class:`ModelDescription`, shared by the URDF and SDF parsers.
+
+Every failure raises :class:`ModelLoadError` at the :class:`SourceLocation` of the offending
+link, joint or frame (the model's ``source`` file when the location names none).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .description import JOINT_TYPES, Inertial, JointDescription, ModelDescription, SourceLocation
+from .errors import ModelLoadError
+
+_RELATIVE_TOLERANCE = 1e-6
+_ROTATION_TOLERANCE = 1e-6
+_AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
+
+
+def _fail(description: ModelDescription, where: SourceLocation, message: str) -> ModelLoadError:
+    return ModelLoadError(
+        message,
+        file=where.file if where.file is not None else description.source,
+        line=where.line,
+        element=where.element,
+    )
+
+
+def _check_transform(description: ModelDescription, where: SourceLocation, name: str, transform) -> None:
+    """A finite ``(4, 4)`` rigid transform: orthonormal rotation with determinant +1."""
+    matrix = np.asarray(transform, dtype=float)
+    if matrix.shape != (4, 4) or not np.all(np.isfinite(matrix)):
+        raise _fail(description, where, f"{name} is not a finite 4x4 transform")
+    rotation = matrix[:3, :3]
+    orthonormal = np.allclose(rotation.T @ rotation, np.eye(3), atol=_ROTATION_TOLERANCE)
+    if not orthonormal or np.linalg.det(rotation) < 0 or not np.allclose(matrix[3], [0, 0, 0, 1]):
+        raise _fail(description, where, f"{name} is not a rigid transform")
+
+
+def _check_names(description: ModelDescription) -> None:
+    seen: set[str] = set()
+    for link in description.links:
+        if link.name in seen:
+            raise _fail(description, link.location, f"duplicate link name '{link.name}'")
+        seen.add(link.name)
+    joints: set[str] = set()
+    for joint in description.joints:
+        if joint.name in joints:
+            raise _fail(description, joint.location, f"duplicate joint name '{joint.name}'")
+        joints.add(joint.name)
+    for frame in description.frames:
+        if frame.name in seen:
+            raise _fail(description, frame.location, f"frame name '{frame.name}' is already a link or frame name")
+        seen.add(frame.name)
+
+
+def _check_topology(description: ModelDescription) -> dict[str, JointDescription]:
+    """The joint to each child link, after checking references, parents, cycles and roots."""
+    links = {link.name: link for link in description.links}
+    if not links:
+        raise ModelLoadError(f"model '{description.name}' has no links", file=description.source)
+    parent_joint: dict[str, JointDescription] = {}
+    for joint in description.joints:
+        if joint.type not in JOINT_TYPES:
+            raise _fail(description, joint.location, f"unknown joint type '{joint.type}'")
+        for role, link in (("parent", joint.parent), ("child", joint.child)):
+            if link not in links:
+                raise _fail(description, joint.location, f"{role} link '{link}' does not exist")
+        if joint.parent == joint.child:
+            raise _fail(description, joint.location, f"joint connects link '{joint.child}' to itself")
+        if joint.child in parent_joint:
+            first = parent_joint[joint.child].name
+            raise _fail(
+                description,
+                joint.location,
+                f"link '{joint.child}' has two parents (joints '{first}' and '{joint.name}')",
+            )
+        parent_joint[joint.child] = joint
+    for link in description.links:
+        visited = {link.name}
+        current = link.name
+        while current in parent_joint:
+            current = parent_joint[current].parent
+            if current in visited:
+                joint = parent_joint[current]
+                raise _fail(description, joint.location, f"kinematic loop through joint '{joint.name}'")
+            visited.add(current)
+    roots = [link for link in description.links if link.name not in parent_joint]
+    if len(roots) > 1:
+        names = ", ".join(f"'{root.name}'" for root in roots)
+        raise _fail(description, roots[1].location, f"several root links ({names}): the model must be a single tree")
+    if description.root and description.root != roots[0].name:
+        raise _fail(description, roots[0].location, f"root '{description.root}' differs from the tree root")
+    for frame in description.frames:
+        if frame.link not in links:
+            raise _fail(description, frame.location, f"frame attached to unknown link '{frame.link}'")
+    return parent_joint
+
+
+def _check_joint(description: ModelDescription, joint: JointDescription) -> None:
+    where = joint.location
+    if joint.type == "floating":
+        raise _fail(
+            description,
+            where,
+            f"floating joint '{joint.name}' inside the kinematic tree is not supported "
+            "(only the base may be free: a floating joint from 'world' or no joint to the world)",
+        )
+    if joint.type == "planar":
+        raise _fail(description, where, f"planar joint '{joint.name}' is not supported")
+    _check_transform(description, where, "joint origin", joint.P_H_C)
+    axis = np.asarray(joint.axis, dtype=float)
+    point = np.asarray(joint.axis_point, dtype=float)
+    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or point.shape != (3,) or not np.all(np.isfinite(point)):
+        raise _fail(description, where, "joint axis must be finite 3-vectors")
+    if joint.type in _AXIS_TYPES and abs(np.linalg.norm(axis) - 1.0) > 1e-6:
+        raise _fail(description, where, f"joint axis {axis.tolist()} is not a unit vector")
+    limits = joint.limits
+    values = (limits.lower, limits.upper, limits.effort, limits.velocity, joint.damping, joint.friction)
+    if any(math.isnan(value) for value in values):
+        raise _fail(description, where, "NaN in joint limits or dynamics")
+    if limits.lower > limits.upper:
+        raise _fail(description, where, f"lower limit {limits.lower} exceeds upper limit {limits.upper}")
+    if limits.lower == math.inf or limits.upper == -math.inf:
+        raise _fail(description, where, "infinite limits must be lower=-inf, upper=+inf")
+    for label, value in (("effort", limits.effort), ("velocity", limits.velocity)):
+        if value < 0.0:
+            raise _fail(description, where, f"negative {label} limit {value}")
+    for label, value in (("damping", joint.damping), ("friction", joint.friction)):
+        if value < 0.0 or not math.isfinite(value):
+            raise _fail(description, where, f"{label} must be finite and non-negative, got {value}")
+    if joint.mimic is not None:
+        mimic = joint.mimic
+        if not (math.isfinite(mimic.multiplier) and math.isfinite(mimic.offset)):
+            raise _fail(description, where, "mimic multiplier and offset must be finite")
+        if mimic.joint == joint.name or all(other.name != mimic.joint for other in description.joints):
+            raise _fail(description, where, f"mimic refers to invalid joint '{mimic.joint}'")
+
+
+def _check_inertial(description: ModelDescription, where: SourceLocation, inertial: Inertial) -> None:
+    mass = float(inertial.mass)
+    if not math.isfinite(mass):
+        raise _fail(description, where, f"non-finite mass {mass}")
+    if mass < 0.0:
+        raise _fail(description, where, f"negative mass {mass}")
+    _check_transform(description, where, "inertial origin", inertial.L_H_I)
+    inertia = np.asarray(inertial.inertia, dtype=float)
+    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+        raise _fail(description, where, "inertia is not a finite 3x3 matrix")
+    scale = float(np.max(np.abs(inertia)))
+    if not np.allclose(inertia, inertia.T, atol=_RELATIVE_TOLERANCE * scale):
+        raise _fail(description, where, "inertia matrix is not symmetric")
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    tolerance = _RELATIVE_TOLERANCE * scale
+    if mass > 0.0 and moments[0] <= 0.0:
+        raise _fail(description, where, f"inertia is not positive definite (principal moments {moments.tolist()})")
+    if moments[0] < -tolerance:
+        raise _fail(description, where, f"inertia is not positive semi-definite (principal moments {moments.tolist()})")
+    if moments[0] + moments[1] < moments[2] - tolerance:
+        raise _fail(
+            description,
+            where,
+            f"principal moments {moments.tolist()} break the triangle inequality (I1 + I2 >= I3)",
+        )
+
+
+def _subtree_masses(description: ModelDescription, parent_joint: dict[str, JointDescription]) -> dict[str, float]:
+    masses = {link.name: (link.inertial.mass if link.inertial is not None else 0.0) for link in description.links}
+
+    def depth(name: str) -> int:
+        count = 0
+        while name in parent_joint:
+            name = parent_joint[name].parent
+            count += 1
+        return count
+
+    for name in sorted(masses, key=depth, reverse=True):
+        if name in parent_joint:
+            masses[parent_joint[name].parent] += masses[name]
+    return masses
+
+
+def validate_description(description: ModelDescription) -> None:
+    """Raise :class:`ModelLoadError` at the first inconsistency of ``description``.
+
+    Checks unique names, existing parent and child links, one parent per link, no loops,
+    a single root, no floating or planar joint inside the tree, finite rigid poses, unit
+    axes, limits and dynamics, physical inertials (non-negative mass, symmetric positive
+    definite inertia satisfying the triangle inequality; zero inertia allowed when
+    massless), and mass in every subtree moved by a joint or by a free base.
+    """
+    _check_names(description)
+    parent_joint = _check_topology(description)
+    model = SourceLocation(file=description.source, element=f'<model name="{description.name}">')
+    root = next(link for link in description.links if link.name not in parent_joint)
+    _check_transform(description, root.location, "root pose", description.M_H_root)
+    _check_transform(description, model, "model pose", description.W_H_M)
+    for joint in description.joints:
+        _check_joint(description, joint)
+    for link in description.links:
+        if link.inertial is not None:
+            _check_inertial(description, link.location, link.inertial)
+        for collision in link.collisions:
+            _check_transform(description, collision.location, "collision origin", collision.L_H_G)
+    for frame in description.frames:
+        _check_transform(description, frame.location, "frame pose", frame.L_H_F)
+    masses = _subtree_masses(description, parent_joint)
+    for link in description.links:
+        joint = parent_joint.get(link.name)
+        moving = joint.type != "fixed" if joint is not None else not (description.fixed_to_world or description.static)
+        if moving and masses[link.name] <= 0.0:
+            how = f"joint '{joint.name}'" if joint is not None else "the free base"
+            raise _fail(
+                description,
+                link.location,
+                f"link '{link.name}' is moved by {how} but it and its subtree have zero mass",
+            )
