@@ -1,17 +1,17 @@
 """Forward dynamics with the articulated-body algorithm, in the world frame, level by level.
 
 Working in world axes removes every parent-child transform from the recursions: articulated
-inertias and bias forces are summed into the parents with one scatter-add per tree level. The
-floating base is solved with an unrolled 6x6 LDL^T (no LAPACK call, so it batches on any device).
+inertias and bias forces are summed into the parents, one tree level per scan step (see
+:mod:`.levels`). The floating base is solved by 3x3 blocks (no LAPACK call, so it batches).
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from . import kinematics as kin_module
+from . import levels
 from . import representations as rep
 from . import spatial
 from .model import Model
@@ -19,22 +19,20 @@ from .rnea import check_joint_vector, link_wrenches_inertial
 from .state import State, check_representation
 
 
+def _inverse3(A: jax.Array) -> jax.Array:
+    """Inverse of a ``(3, 3)`` matrix by cross products (adjugate over determinant)."""
+    c0, c1, c2 = jnp.cross(A[1], A[2]), jnp.cross(A[2], A[0]), jnp.cross(A[0], A[1])
+    return jnp.stack([c0, c1, c2], axis=1) / jnp.dot(A[0], c0)
+
+
 def solve_spd6(A: jax.Array, b: jax.Array) -> jax.Array:
-    """``A^{-1} b`` for a symmetric positive definite ``A (6, 6)`` by an unrolled LDL^T."""
-    n = A.shape[-1]
-    L = [[None] * n for _ in range(n)]
-    D = [None] * n
-    for j in range(n):
-        D[j] = A[j, j] - sum(L[j][k] * L[j][k] * D[k] for k in range(j))
-        for i in range(j + 1, n):
-            L[i][j] = (A[i, j] - sum(L[i][k] * L[j][k] * D[k] for k in range(j))) / D[j]
-    y = [None] * n
-    for i in range(n):
-        y[i] = b[i] - sum(L[i][k] * y[k] for k in range(i))
-    x = [None] * n
-    for i in reversed(range(n)):
-        x[i] = y[i] / D[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))
-    return jnp.stack(x)
+    """``A^{-1} b`` for a symmetric positive definite ``A (6, 6)``, by 3x3 blocks and the Schur
+    complement: no LAPACK call, so it batches on any device."""
+    A11_inv = _inverse3(A[:3, :3])
+    schur_inv = _inverse3(A[3:, 3:] - A[3:, :3] @ A11_inv @ A[:3, 3:])
+    y = A11_inv @ b[:3]
+    x2 = schur_inv @ (b[3:] - A[3:, :3] @ y)
+    return jnp.concatenate([y - A11_inv @ (A[:3, 3:] @ x2), x2])
 
 
 def forward_dynamics(
@@ -59,37 +57,48 @@ def forward_dynamics(
     g = kin_module.default_gravity(dtype) if gravity is None else jnp.asarray(gravity, dtype)
     tau = kin_module.to_link_order(model, check_joint_vector(model, "joint_torques", joint_torques, dtype))
     W_f_ext = link_wrenches_inertial(model, kin, link_wrenches, representation)
-    parent = np.asarray(model.parent)
     S, v = kin.W_S, kin.W_v
-
     c = spatial.cross_motion(v, S * kin.qd[:, None])
-    momentum = (kin.W_M @ v[:, :, None])[:, :, 0]
-    IA = kin.W_M
-    pA = spatial.cross_force(v, momentum) - W_f_ext
-    U = jnp.zeros_like(S)
-    D = jnp.ones_like(tau)
-    u = jnp.zeros_like(tau)
-    for start, stop in reversed(model.levels):
-        level = slice(start, stop)
-        U_l = (IA[level] @ S[level][:, :, None])[:, :, 0]
-        D_l = jnp.sum(S[level] * U_l, axis=-1)
-        u_l = tau[level] - jnp.sum(S[level] * pA[level], axis=-1)
-        Ia = IA[level] - U_l[:, :, None] * U_l[:, None, :] / D_l[:, None, None]
-        pa = pA[level] + (Ia @ c[level][:, :, None])[:, :, 0] + U_l * (u_l / D_l)[:, None]
-        IA = IA.at[parent[level]].add(Ia)
-        pA = pA.at[parent[level]].add(pa)
-        U, D, u = U.at[level].set(U_l), D.at[level].set(D_l), u.at[level].set(u_l)
+    pA = spatial.cross_force(v, (kin.W_M @ v[:, :, None])[:, :, 0]) - W_f_ext
+    grid_rows = (
+        levels.to_grid(model, kin.W_M, jnp.eye(6)),
+        levels.to_grid(model, pA, 0.0),
+        levels.to_grid(model, S, 0.0),
+        levels.to_grid(model, c, 0.0),
+        levels.to_grid(model, tau, 0.0),
+        jnp.asarray(levels.valid_slots(model)),
+    )
+
+    def articulate(children, row):
+        IA_children, pA_children = children
+        M, p, S_row, c_row, tau_row, valid = row
+        IA, pA = M + IA_children, p + pA_children
+        U = (IA @ S_row[:, :, None])[:, :, 0]
+        D = jnp.where(valid, jnp.sum(S_row * U, axis=-1), 1.0)
+        u = tau_row - jnp.sum(S_row * pA, axis=-1)
+        Ia = IA - U[:, :, None] * U[:, None, :] / D[:, None, None]
+        pa = pA + (Ia @ c_row[:, :, None])[:, :, 0] + U * (u / D)[:, None]
+        return (Ia, pa), (U, D, u)
+
+    width = grid_rows[0].shape[1]
+    leaves = (jnp.zeros((width, 6, 6), dtype), jnp.zeros((width, 6), dtype))
+    (IA_root, pA_root), (U, D, u) = levels.scan_up(model, articulate, leaves, jax.tree.map(lambda x: x[1:], grid_rows))
 
     W_a_gravity = jnp.concatenate([g, jnp.zeros(3, dtype=dtype)])
-    a_root = -solve_spd6(IA[0], pA[0]) if model.floating_base else -W_a_gravity
-    a = jnp.zeros_like(S).at[0].set(a_root)
-    qdd = jnp.zeros_like(tau)
-    for start, stop in model.levels:
-        level = slice(start, stop)
-        a_parent = a[parent[level]] + c[level]
-        qdd_l = (u[level] - jnp.sum(U[level] * a_parent, axis=-1)) / D[level]
-        a = a.at[level].set(a_parent + S[level] * qdd_l[:, None])
-        qdd = qdd.at[level].set(qdd_l)
+    if model.floating_base:
+        a_root = -solve_spd6(kin.W_M[0] + IA_root[0], pA[0] + pA_root[0])
+    else:
+        a_root = -W_a_gravity
+
+    def accelerate(a_parents, row):
+        S_row, c_row, U_row, D_row, u_row = row
+        a_in = a_parents + c_row
+        qdd_row = (u_row - jnp.sum(U_row * a_in, axis=-1)) / D_row
+        return a_in + S_row * qdd_row[:, None], qdd_row
+
+    root_row = jnp.zeros((width, 6), dtype).at[0].set(a_root)
+    qdd_rows = levels.scan_down(model, accelerate, root_row, (grid_rows[2][1:], grid_rows[3][1:], U, D, u))
+    qdd = levels.from_grid(model, jnp.concatenate([jnp.zeros((1, width), dtype), qdd_rows]))
 
     joint_accelerations = kin_module.to_joint_order(model, qdd)
     if not model.floating_base:

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import levels
 from . import representations as rep
 from . import spatial
 from .model import Model, topology
@@ -63,12 +64,15 @@ def forward_kinematics(model: Model, state: State) -> jax.Array:
 
 def link_poses(model: Model, W_H_B: jax.Array, joint_positions: jax.Array) -> jax.Array:
     """``W_H_L (N, 4, 4)`` from the base pose ``W_H_B (4, 4)`` and joint positions ``(n,)``."""
-    P_H_C = joint_transforms(model, joint_positions)
-    W_H_L = P_H_C.at[0].set(W_H_B)
-    parent = np.asarray(model.parent)
-    for start, stop in model.levels:
-        W_H_L = W_H_L.at[start:stop].set(W_H_L[parent[start:stop]] @ P_H_C[start:stop])
-    return W_H_L
+    P_H_C = levels.to_grid(model, joint_transforms(model, joint_positions), jnp.eye(4))
+    root_row = jnp.zeros_like(P_H_C[0]).at[0].set(W_H_B)
+
+    def step(W_H_parents, P_H_C_row):
+        row = W_H_parents @ P_H_C_row
+        return row, row
+
+    rows = levels.scan_down(model, step, root_row, P_H_C[1:])
+    return levels.from_grid(model, jnp.concatenate([root_row[None], rows]))
 
 
 def frame_poses(model: Model, W_H_L: jax.Array) -> jax.Array:

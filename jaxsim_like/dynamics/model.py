@@ -187,6 +187,10 @@ class Topology:
 
     ``support (N, n)``: joint ``k`` moves link ``i``; ``subtree (N, N)``: link ``j`` is in the
     subtree of ``i`` (itself included); ``ancestor (n, n)``: joint ``j`` is ``k`` or above it.
+    ``grid (L + 1, W)``: the links of depth 0..L, one row per depth, padded to the widest
+    level with ``N`` (a padding slot); ``grid_position (N,)``: each link's flat index in the grid;
+    ``parent_selector (L, W, W)``: row ``l + 1`` takes its parents from row ``l`` by
+    ``parent_selector[l] @ row_l`` (a one-hot matrix; zero rows for padding).
     """
 
     levels: tuple[tuple[int, int], ...]
@@ -194,6 +198,9 @@ class Topology:
     subtree: np.ndarray
     ancestor: np.ndarray
     link_joint: np.ndarray
+    grid: np.ndarray
+    grid_position: np.ndarray
+    parent_selector: np.ndarray
 
 
 @functools.lru_cache(maxsize=256)
@@ -213,7 +220,27 @@ def topology(parent: tuple[int, ...], joint_link: tuple[int, ...]) -> Topology:
     link_joint[list(joint_link)] = np.arange(dofs)
     support = subtree[list(joint_link)].T.copy() if dofs else np.zeros((size, 0), dtype=bool)
     ancestor = subtree[np.ix_(list(joint_link), list(joint_link))] if dofs else np.zeros((0, 0), dtype=bool)
-    return Topology(levels=levels, support=support, subtree=subtree, ancestor=ancestor, link_joint=link_joint)
+    rows = ((0, 1),) + levels
+    width = max(stop - start for start, stop in rows)
+    grid = np.full((len(rows), width), size)
+    grid_position = np.zeros(size, dtype=int)
+    for row, (start, stop) in enumerate(rows):
+        grid[row, : stop - start] = np.arange(start, stop)
+        grid_position[start:stop] = row * width + np.arange(stop - start)
+    parent_selector = np.zeros((len(levels), width, width))
+    for row, (start, stop) in enumerate(levels):
+        for slot, link in enumerate(range(start, stop)):
+            parent_selector[row, slot, grid_position[parent[link]] % width] = 1.0
+    return Topology(
+        levels=levels,
+        support=support,
+        subtree=subtree,
+        ancestor=ancestor,
+        link_joint=link_joint,
+        grid=grid,
+        grid_position=grid_position,
+        parent_selector=parent_selector,
+    )
 
 
 def model_from_tree(

@@ -33,6 +33,7 @@ from .description import (
     WorldDescription,
 )
 from .errors import ModelLoadError
+from .sdf import parse_sdf, parse_sdf_world
 from .srdf import parse_srdf
 from .urdf import parse_urdf
 from .validate import validate_description
@@ -58,6 +59,8 @@ __all__ = [
     "get_sdf_string",
     "get_world_name_from_sdf",
     "parse_model",
+    "parse_sdf",
+    "parse_sdf_world",
     "parse_srdf",
     "parse_urdf",
     "parse_world",
@@ -74,14 +77,10 @@ def parse_model(source: str | os.PathLike) -> ModelDescription:
     if document.root.tag == "robot":
         return parse_urdf(source)
     if document.root.tag == "sdf":
-        from .sdf import parse_sdf
-
         return parse_sdf(source)
     raise error_at(document.root, document.file, "unknown model format: expected a <robot> (URDF) or <sdf> root")
 
 
 def parse_world(source: str | os.PathLike) -> WorldDescription:
     """The world of an SDF path or XML string: gravity, physics and models with their poses."""
-    from .sdf import parse_sdf_world
-
     return parse_sdf_world(source)

@@ -20,10 +20,11 @@ import os
 import numpy as np
 from lxml import etree
 
-from .description import Geometry, JointDescription, LinkDescription, ModelDescription
+from .description import Geometry, Inertial, JointDescription, LinkDescription, ModelDescription
 from .errors import ModelLoadError
-from .uri import model_search_path, resolve_uri
+from .sdf import parse_sdf, parse_sdf_world
 from .urdf import WORLD, parse_urdf
+from .uri import model_search_path, resolve_uri
 from .xml import XmlSource, load_xml, looks_like_xml
 
 SDF_VERSION = "1.7"
@@ -96,19 +97,19 @@ def _geometry(parent: etree._Element, geometry: Geometry) -> None:
         _add(element, "scale", _numbers(geometry.scale))
 
 
+_INERTIA_ENTRIES = (("ixx", 0, 0), ("ixy", 0, 1), ("ixz", 0, 2), ("iyy", 1, 1), ("iyz", 1, 2), ("izz", 2, 2))
+
+
 def _link(model: etree._Element, link: LinkDescription, M_H_L: np.ndarray) -> None:
     element = _add(model, "link", name=link.name)
     _add(element, "pose", _pose(M_H_L))
-    inertial = _add(element, "inertial")
-    if link.inertial is not None:
-        _add(inertial, "pose", _pose(link.inertial.L_H_I))
-    _add(inertial, "mass", _numbers([link.inertial.mass if link.inertial is not None else 0.0]))
-    inertia = _add(inertial, "inertia")
-    matrix = link.inertial.inertia if link.inertial is not None else np.zeros((3, 3))
-    for tag, (row, column) in zip(
-        ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"), ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
-    ):
-        _add(inertia, tag, _numbers([matrix[row, column]]))
+    inertial = link.inertial if link.inertial is not None else Inertial(mass=0.0)
+    written = _add(element, "inertial")
+    _add(written, "pose", _pose(inertial.L_H_I))
+    _add(written, "mass", _numbers([inertial.mass]))
+    inertia = _add(written, "inertia")
+    for tag, row, column in _INERTIA_ENTRIES:
+        _add(inertia, tag, _numbers([inertial.inertia[row, column]]))
     for collision in link.collisions:
         shape = _add(element, "collision", name=collision.name)
         _add(shape, "pose", _pose(collision.L_H_G))
@@ -125,7 +126,11 @@ def _joint(model: etree._Element, joint: JointDescription) -> None:
     _add(axis, "xyz", _numbers(joint.axis))
     limits = joint.limits
     bounds = [("lower", limits.lower), ("upper", limits.upper)] if joint.type != "continuous" else []
-    written = [(tag, value) for tag, value in [*bounds, ("effort", limits.effort), ("velocity", limits.velocity)] if math.isfinite(value)]
+    written = [
+        (tag, value)
+        for tag, value in [*bounds, ("effort", limits.effort), ("velocity", limits.velocity)]
+        if math.isfinite(value)
+    ]
     if written:
         limit = _add(axis, "limit")
         for tag, value in written:
@@ -202,18 +207,18 @@ def urdffile_to_sdfstring(urdf_file: str | os.PathLike) -> str:
 def _sdf_document(sdf: str | os.PathLike) -> XmlSource:
     document = load_xml(sdf if looks_like_xml(sdf) else find_sdf_file(os.fspath(sdf)))
     if document.root.tag != "sdf":
-        raise ModelLoadError("not an SDF document (root is not <sdf>)", file=document.file, line=document.root.sourceline)
+        raise ModelLoadError(
+            "not an SDF document (root is not <sdf>)", file=document.file, line=document.root.sourceline
+        )
     return document
 
 
 def _check_sdf(sdf: str) -> None:
     """Parse an SDF string or path fully, raising :class:`ModelLoadError` when invalid."""
-    from . import sdf as sdf_parser
-
     if _sdf_document(sdf).root.find("world") is not None:
-        sdf_parser.parse_sdf_world(sdf)
+        parse_sdf_world(sdf)
     else:
-        sdf_parser.parse_sdf(sdf)
+        parse_sdf(sdf)
 
 
 def sdf_string_valid(sdf_string: str) -> bool:
@@ -231,24 +236,27 @@ def get_sdf_string(sdf_or_path: str | os.PathLike) -> str:
     A URDF file or string is converted. Raises :class:`ModelLoadError` when the document is
     invalid and :class:`FileNotFoundError` when the file cannot be found.
     """
-    if looks_like_xml(sdf_or_path):
-        source = text = sdf_or_path
-    else:
-        source = find_sdf_file(os.fspath(sdf_or_path))
-        with open(source, encoding="utf-8") as handle:
-            text = handle.read()
+    from_string = looks_like_xml(sdf_or_path)
+    source = sdf_or_path if from_string else find_sdf_file(os.fspath(sdf_or_path))
     if load_xml(source).root.tag == "robot":
-        return urdfstring_to_sdfstring(text) if source is text else urdffile_to_sdfstring(source)
+        return urdfstring_to_sdfstring(source) if from_string else urdffile_to_sdfstring(source)
     _check_sdf(source)
-    return text
+    if from_string:
+        return source
+    with open(source, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def _named(document: XmlSource, elements: list, index: int, kind: str) -> str:
     if not 0 <= index < len(elements):
-        raise ModelLoadError(f"no {kind} with index {index} ({len(elements)} {kind}(s) in the document)", file=document.file)
+        raise ModelLoadError(
+            f"no {kind} with index {index} ({len(elements)} {kind}(s) in the document)", file=document.file
+        )
     name = elements[index].get("name")
     if not name:
-        raise ModelLoadError(f"{kind} without a name", file=document.file, line=elements[index].sourceline, element=f"<{kind}>")
+        raise ModelLoadError(
+            f"{kind} without a name", file=document.file, line=elements[index].sourceline, element=f"<{kind}>"
+        )
     return name
 
 
@@ -289,6 +297,8 @@ def find_sdf_file(name: str) -> str:
     gives the file named by its ``model.config``, else its ``model.sdf``, else its only
     ``.sdf`` file. Raises :class:`FileNotFoundError` when nothing is found.
     """
+    if not name:
+        raise FileNotFoundError("empty SDF file name")
     if "://" in name:
         found = resolve_uri(name)
     elif os.path.exists(name):

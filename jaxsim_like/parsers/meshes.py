@@ -16,10 +16,8 @@ from .errors import ModelLoadError
 from .xml import load_xml
 
 _STL_HEADER = 80
-_STL_TRIANGLE = np.dtype(
-    [("normal", "<f4", (3,)), ("vertices", "<f4", (3, 3)), ("attribute", "<u2")]
-)
-_STL_VERTEX = re.compile(rb"^\s*vertex\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.MULTILINE)
+_STL_TRIANGLE = np.dtype([("normal", "<f4", (3,)), ("vertices", "<f4", (3, 3)), ("attribute", "<u2")])
+_STL_VERTEX = re.compile(rb"^\s*vertex\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.MULTILINE | re.IGNORECASE)
 
 
 def _read(path: str) -> bytes:
@@ -35,7 +33,7 @@ def _read(path: str) -> bytes:
 def _stl(path: str, data: bytes) -> np.ndarray:
     count = int(np.frombuffer(data, "<u4", 1, _STL_HEADER)[0]) if len(data) >= _STL_HEADER + 4 else -1
     binary_size = _STL_HEADER + 4 + _STL_TRIANGLE.itemsize * count
-    is_ascii = data.lstrip()[:5].lower() == b"solid" and b"facet" in data[:4096]
+    is_ascii = data.lstrip()[:5].lower() == b"solid" and b"facet" in data[:4096].lower()
     if count >= 0 and (len(data) == binary_size or (not is_ascii and len(data) > binary_size)):
         triangles = np.frombuffer(data, _STL_TRIANGLE, count, _STL_HEADER + 4)
         return triangles["vertices"].reshape(-1, 3).astype(float)
@@ -47,7 +45,9 @@ def _stl(path: str, data: bytes) -> np.ndarray:
             vertices.append([float(value) for value in match.groups()])
         except ValueError:
             line = data.count(b"\n", 0, match.start()) + 1
-            raise ModelLoadError(f"invalid STL vertex '{match.group(0).strip().decode(errors='replace')}'", file=path, line=line) from None
+            raise ModelLoadError(
+                f"invalid STL vertex '{match.group(0).strip().decode(errors='replace')}'", file=path, line=line
+            ) from None
     return np.array(vertices, dtype=float).reshape(-1, 3)
 
 

@@ -12,7 +12,6 @@ at the element that closes them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 from lxml import etree
@@ -64,14 +63,15 @@ class Scope:
 
 @dataclass(frozen=True, eq=False)
 class Ref:
-    """A frame name written at ``element``, to be looked up in ``scope``."""
+    """A frame name written at ``element`` of ``file``, to be looked up in ``scope``."""
 
     scope: Scope
     name: str
     element: etree._Element
+    file: str | None
 
 
-Target = Union[str, Ref]
+Target = str | Ref
 """A node id, or a :class:`Ref` naming one."""
 
 
@@ -84,23 +84,26 @@ class Node:
     name: str
     kind: str
     element: etree._Element
+    file: str | None
     scope: Scope
     pose: np.ndarray = field(default_factory=lambda: np.eye(4))
     pose_element: etree._Element | None = None
+    pose_file: str | None = None
     relative_to: Target | None = None
     attached_to: Target | None = None
     placement: Ref | None = None
 
     def error(self, message: str, at_pose: bool = False) -> ModelLoadError:
-        element = self.pose_element if at_pose and self.pose_element is not None else self.element
-        return error_at(element, self.scope.file, message)
+        if at_pose and self.pose_element is not None:
+            return error_at(self.pose_element, self.pose_file, message)
+        return error_at(self.element, self.file, message)
 
 
 class FrameGraph:
     """Frames of a world (or of a model placed in a virtual world), by id and by name."""
 
     def __init__(self, world: Scope, element: etree._Element) -> None:
-        root = Node(id=WORLD, name=WORLD, kind="world", element=element, scope=world)
+        root = Node(id=WORLD, name=WORLD, kind="world", element=element, file=world.file, scope=world)
         self.nodes: dict[str, Node] = {WORLD: root}
         self._names: dict[str, str] = {WORLD: WORLD}
         self._world_poses: dict[str, np.ndarray] = {WORLD: np.eye(4)}
@@ -128,11 +131,11 @@ class FrameGraph:
         scope = target.scope
         if target.name == MODEL_FRAME:
             if scope.is_world:
-                raise error_at(target.element, scope.file, "'__model__' does not exist in a world")
+                raise error_at(target.element, target.file, "'__model__' does not exist in a world")
             return scope.frame
         found = self._names.get(scope.prefix + target.name)
         if found is None:
-            raise error_at(target.element, scope.file, f"unknown frame '{target.name}' in {scope.label}")
+            raise error_at(target.element, target.file, f"unknown frame '{target.name}' in {scope.label}")
         return found
 
     def _local(self, node_id: str) -> tuple[str, np.ndarray]:
@@ -153,7 +156,8 @@ class FrameGraph:
         while current != anchor:
             if current == WORLD:
                 name = self.nodes[start].name
-                raise error_at(owner.placement.element, owner.scope.file, f"placement frame '{name}' is not inside {owner.name}")
+                where = owner.placement
+                raise error_at(where.element, where.file, f"placement frame '{name}' is not inside '{owner.name}'")
             parent, local = self._local(current)
             transform = local @ transform
             if parent in visited:

@@ -15,14 +15,15 @@ import numpy as np
 from lxml import etree
 
 from .description import Geometry
-from .uri import resolve_uri
 from .urdf import rpy_to_rotation
+from .uri import resolve_uri
 from .xml import describe, error_at
 
 OLDEST_VERSION = (1, 4)
 NEWEST_VERSION = (1, 11)
 
 _VERSION = re.compile(r"(\d+)\.(\d+)")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _UNSUPPORTED_SHAPES = ("heightmap", "polyline", "image")
 
 
@@ -45,15 +46,18 @@ def numbers(element: etree._Element, file: str | None, counts: tuple[int, ...]) 
     words = (element.text or "").split()
     if len(words) not in counts:
         expected = " or ".join(str(count) for count in counts)
-        raise error_at(element, file, f"expected {expected} number(s), got {len(words)}: '{(element.text or '').strip()}'")
+        raise error_at(
+            element, file, f"expected {expected} number(s), got {len(words)}: '{(element.text or '').strip()}'"
+        )
     values = []
     for word in words:
-        try:
-            value = float(word)
-        except ValueError:
-            raise error_at(element, file, f"'{word}' is not a number") from None
-        if not math.isfinite(value):
+        if word.lower().lstrip("+-") in ("nan", "inf", "infinity"):
             raise error_at(element, file, f"non-finite value '{word}'")
+        if not _NUMBER.fullmatch(word):
+            raise error_at(element, file, f"'{word}' is not a number")
+        value = float(word)
+        if not math.isfinite(value):
+            raise error_at(element, file, f"value '{word}' is out of range")
         values.append(value)
     return np.array(values, dtype=float)
 

@@ -4,8 +4,11 @@ The URDF joint frame is the child link frame: ``<joint><origin>`` becomes ``P_H_
 axis is expressed in the child frame (``axis_point`` stays zero). Poses use URDF's fixed-axis
 roll-pitch-yaw, ``R = Rz(yaw) Ry(pitch) Rx(roll)``. A root link named ``world`` welds the
 model to the world: the link and its fixed joint are dropped, the child becomes the root and
-``M_H_root`` is the joint origin (a floating joint from ``world`` gives a free base there
-instead). Visuals, materials, transmissions, Gazebo and ros2_control extensions are ignored.
+``M_H_root`` is the joint origin; a floating joint from ``world`` gives a free base there
+instead, and a moving joint from ``world`` keeps ``world`` as a massless root link welded to
+the world. Floating and planar joints inside the tree are parsed, then rejected by
+:func:`validate_description`. Visuals, materials, transmissions, Gazebo and ros2_control
+extensions are ignored.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ class _Reader:
         self.file = file
         self.directory = directory
 
-    def error(self, element: etree._Element, message: str):
+    def error(self, element: etree._Element, message: str) -> ModelLoadError:
         return error_at(element, self.file, message)
 
     def required(self, element: etree._Element, attribute: str) -> str:
@@ -109,7 +112,7 @@ class _Reader:
             if _NUMBER.fullmatch(word):
                 value = float(word)
             elif allow_infinity and _INFINITY.fullmatch(word):
-                value = float(word.lower().replace("infinity", "inf"))
+                value = float(word)
             elif word.lower().lstrip("+-") in ("nan", "inf", "infinity"):
                 raise self.error(element, f"{attribute}='{text}': non-finite value '{word}'")
             else:
@@ -230,6 +233,8 @@ class _Reader:
         if dynamics is not None:
             damping = self.number(dynamics, "damping", 0.0)
             friction = self.number(dynamics, "friction", 0.0)
+        if joint_type not in _MOVING_TYPES:
+            damping = friction = 0.0
         mimic_element = self.child(element, "mimic")
         mimic = None
         if mimic_element is not None:

@@ -10,12 +10,20 @@ import math
 
 import numpy as np
 
-from .description import JOINT_TYPES, Inertial, JointDescription, ModelDescription, SourceLocation
+from .description import (
+    JOINT_TYPES,
+    Inertial,
+    JointDescription,
+    ModelDescription,
+    SourceLocation,
+)
 from .errors import ModelLoadError
 
 _RELATIVE_TOLERANCE = 1e-6
 _ROTATION_TOLERANCE = 1e-6
 _AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
+_IDENTITY = np.eye(3)
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def _fail(description: ModelDescription, where: SourceLocation, message: str) -> ModelLoadError:
@@ -30,11 +38,11 @@ def _fail(description: ModelDescription, where: SourceLocation, message: str) ->
 def _check_transform(description: ModelDescription, where: SourceLocation, name: str, transform) -> None:
     """A finite ``(4, 4)`` rigid transform: orthonormal rotation with determinant +1."""
     matrix = np.asarray(transform, dtype=float)
-    if matrix.shape != (4, 4) or not np.all(np.isfinite(matrix)):
+    if matrix.shape != (4, 4) or not np.isfinite(matrix).all():
         raise _fail(description, where, f"{name} is not a finite 4x4 transform")
     rotation = matrix[:3, :3]
-    orthonormal = np.allclose(rotation.T @ rotation, np.eye(3), atol=_ROTATION_TOLERANCE)
-    if not orthonormal or np.linalg.det(rotation) < 0 or not np.allclose(matrix[3], [0, 0, 0, 1]):
+    orthonormal = np.abs(rotation.T @ rotation - _IDENTITY).max() <= _ROTATION_TOLERANCE
+    if not orthonormal or np.linalg.det(rotation) < 0 or np.abs(matrix[3] - _LAST_ROW).max() > _ROTATION_TOLERANCE:
         raise _fail(description, where, f"{name} is not a rigid transform")
 
 
@@ -77,15 +85,18 @@ def _check_topology(description: ModelDescription) -> dict[str, JointDescription
                 f"link '{joint.child}' has two parents (joints '{first}' and '{joint.name}')",
             )
         parent_joint[joint.child] = joint
+    reaches_root: set[str] = set()
     for link in description.links:
-        visited = {link.name}
+        path: set[str] = set()
         current = link.name
-        while current in parent_joint:
-            current = parent_joint[current].parent
-            if current in visited:
+        while current not in reaches_root and current in parent_joint:
+            if current in path:
                 joint = parent_joint[current]
                 raise _fail(description, joint.location, f"kinematic loop through joint '{joint.name}'")
-            visited.add(current)
+            path.add(current)
+            current = parent_joint[current].parent
+        reaches_root.update(path)
+        reaches_root.add(current)
     roots = [link for link in description.links if link.name not in parent_joint]
     if len(roots) > 1:
         names = ", ".join(f"'{root.name}'" for root in roots)
@@ -112,7 +123,7 @@ def _check_joint(description: ModelDescription, joint: JointDescription) -> None
     _check_transform(description, where, "joint origin", joint.P_H_C)
     axis = np.asarray(joint.axis, dtype=float)
     point = np.asarray(joint.axis_point, dtype=float)
-    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or point.shape != (3,) or not np.all(np.isfinite(point)):
+    if axis.shape != (3,) or point.shape != (3,) or not (np.isfinite(axis).all() and np.isfinite(point).all()):
         raise _fail(description, where, "joint axis must be finite 3-vectors")
     if joint.type in _AXIS_TYPES and abs(np.linalg.norm(axis) - 1.0) > 1e-6:
         raise _fail(description, where, f"joint axis {axis.tolist()} is not a unit vector")
@@ -146,13 +157,12 @@ def _check_inertial(description: ModelDescription, where: SourceLocation, inerti
         raise _fail(description, where, f"negative mass {mass}")
     _check_transform(description, where, "inertial origin", inertial.L_H_I)
     inertia = np.asarray(inertial.inertia, dtype=float)
-    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+    if inertia.shape != (3, 3) or not np.isfinite(inertia).all():
         raise _fail(description, where, "inertia is not a finite 3x3 matrix")
-    scale = float(np.max(np.abs(inertia)))
-    if not np.allclose(inertia, inertia.T, atol=_RELATIVE_TOLERANCE * scale):
+    tolerance = _RELATIVE_TOLERANCE * float(np.abs(inertia).max())
+    if np.abs(inertia - inertia.T).max() > tolerance:
         raise _fail(description, where, "inertia matrix is not symmetric")
     moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
-    tolerance = _RELATIVE_TOLERANCE * scale
     if mass > 0.0 and moments[0] <= 0.0:
         raise _fail(description, where, f"inertia is not positive definite (principal moments {moments.tolist()})")
     if moments[0] < -tolerance:
@@ -166,16 +176,15 @@ def _check_inertial(description: ModelDescription, where: SourceLocation, inerti
 
 
 def _subtree_masses(description: ModelDescription, parent_joint: dict[str, JointDescription]) -> dict[str, float]:
+    """The mass of each link plus all its descendants [kg]."""
     masses = {link.name: (link.inertial.mass if link.inertial is not None else 0.0) for link in description.links}
-
-    def depth(name: str) -> int:
-        count = 0
-        while name in parent_joint:
-            name = parent_joint[name].parent
-            count += 1
-        return count
-
-    for name in sorted(masses, key=depth, reverse=True):
+    children: dict[str, list[str]] = {}
+    for child, joint in parent_joint.items():
+        children.setdefault(joint.parent, []).append(child)
+    order = [name for name in masses if name not in parent_joint]
+    for name in order:
+        order.extend(children.get(name, []))
+    for name in reversed(order):
         if name in parent_joint:
             masses[parent_joint[name].parent] += masses[name]
     return masses

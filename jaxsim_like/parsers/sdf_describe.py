@@ -1,0 +1,259 @@
+"""From a resolved SDFormat frame graph to a :class:`ModelDescription` (frames per description.py).
+
+For a joint with parent link ``P``, child link ``C`` and joint frame ``J`` (all posed at zero
+position): ``P_H_C = W_H_P^-1 W_H_C``, the axis is rotated from its ``expressed_in`` frame
+into ``C`` and ``axis_point`` is the origin of ``J`` in ``C``. Names are relative to the
+world-level model (``inner::link`` for a nested one). A link without ``<inertial>`` has the
+SDFormat defaults: mass 1 kg, unit inertia at the link origin.
+
+The root is the link without a parent joint. A fixed joint to ``world`` makes its child the
+root, welded to the world (further fixed joints to ``world`` hang from that root); any other
+joint to ``world`` keeps a massless ``world`` link as the root. In a static model, links
+without a parent joint are welded to the root by fixed joints named ``__weld_<link>__``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from lxml import etree
+
+from .description import (
+    Collision,
+    FrameDescription,
+    Inertial,
+    JointDescription,
+    JointLimits,
+    LinkDescription,
+    Mimic,
+    ModelDescription,
+)
+from .errors import ModelLoadError
+from .sdf_declare import Declarations, JointDeclaration
+from .sdf_frames import WORLD, Node, Ref, Scope, inverse
+from .sdf_values import boolean, child, child_number, numbers, pose_matrix, pose_reference, read_geometry
+from .xml import error_at, location
+
+_SDF_INFINITY = 1e16
+_MOVING_JOINTS = ("revolute", "continuous", "prismatic")
+
+
+def _bound(value: float) -> float:
+    return math.copysign(math.inf, value) if abs(value) >= _SDF_INFINITY else value
+
+
+def _cap(value: float) -> float:
+    return math.inf if value < 0.0 else value
+
+
+def _located(joint: JointDescription, message: str) -> ModelLoadError:
+    where = joint.location
+    return ModelLoadError(message, file=where.file, line=where.line, element=where.element)
+
+
+class _ModelBuilder:
+    """Builds the description of one world-level model of ``declarations``."""
+
+    def __init__(self, declarations: Declarations, model: Node) -> None:
+        self.graph = declarations.graph
+        self.declarations = declarations
+        self.model = model
+        self.scope: Scope = declarations.scopes[model.id]
+        self.prefix = f"{model.name}::"
+        self.W_H_M = self.graph.world_pose(model.id)
+
+    def name(self, node_id: str) -> str:
+        return self.graph.nodes[node_id].name[len(self.prefix) :]
+
+    def M_H(self, node_id: str) -> np.ndarray:
+        return self.graph.relative_pose(node_id, self.model.id)
+
+    def local_pose(
+        self, element: etree._Element | None, scope: Scope, file: str | None, W_H_L: np.ndarray
+    ) -> np.ndarray:
+        """``L_H_X`` of a ``<pose>`` inside a link: in the link frame, or in its ``relative_to`` frame."""
+        X = pose_matrix(element, file)
+        reference = pose_reference(element)
+        if reference is None:
+            return X
+        frame = self.graph.lookup(Ref(scope, reference, element, file))
+        return inverse(W_H_L) @ self.graph.world_pose(frame) @ X
+
+    def link(self, node: Node) -> LinkDescription:
+        element, file, scope = node.element, node.file, node.scope
+        W_H_L = self.graph.world_pose(node.id)
+        inertial_element = child(element, "inertial", file)
+        if inertial_element is None:
+            inertial = Inertial(mass=1.0, inertia=np.eye(3))
+        else:
+            if (inertial_element.get("auto") or "").strip().lower() in ("true", "1"):
+                raise error_at(
+                    inertial_element,
+                    file,
+                    'automatic inertia (auto="true") is not supported: write <mass> and <inertia>',
+                )
+            tensor = child(inertial_element, "inertia", file)
+            ixx, iyy, izz = (child_number(tensor, tag, 1.0, file) for tag in ("ixx", "iyy", "izz"))
+            ixy, ixz, iyz = (child_number(tensor, tag, 0.0, file) for tag in ("ixy", "ixz", "iyz"))
+            inertial = Inertial(
+                mass=child_number(inertial_element, "mass", 1.0, file),
+                L_H_I=self.local_pose(child(inertial_element, "pose", file), scope, file, W_H_L),
+                inertia=np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]),
+            )
+        collisions: list[Collision] = []
+        for index, item in enumerate(element.findall("collision")):
+            name = (item.get("name") or "").strip() or f"collision_{index}"
+            if any(collision.name == name for collision in collisions):
+                raise error_at(item, file, f"duplicate collision name '{name}'")
+            shape = child(item, "geometry", file)
+            if shape is None:
+                raise error_at(item, file, "missing <geometry>")
+            geometry = read_geometry(shape, file, scope.directory)
+            if geometry is not None:
+                L_H_G = self.local_pose(child(item, "pose", file), scope, file, W_H_L)
+                collisions.append(Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file)))
+        return LinkDescription(
+            name=self.name(node.id), inertial=inertial, collisions=collisions, location=location(element, file)
+        )
+
+    def joint(self, declaration: JointDeclaration) -> JointDescription:
+        node = declaration.node
+        graph = self.graph
+        child_link = graph.attached_link(graph.lookup(declaration.child))
+        parent_link = WORLD if declaration.parent is None else graph.attached_link(graph.lookup(declaration.parent))
+        if parent_link == child_link:
+            raise node.error(f"joint '{node.name}' connects link '{graph.nodes[child_link].name}' to itself")
+        W_H_C = graph.world_pose(child_link)
+        C_H_J = inverse(W_H_C) @ graph.world_pose(node.id)
+        description = JointDescription(
+            name=self.name(node.id),
+            type=declaration.type,
+            parent=WORLD if parent_link == WORLD else self.name(parent_link),
+            child=self.name(child_link),
+            P_H_C=inverse(graph.world_pose(parent_link)) @ W_H_C,
+            axis_point=C_H_J[:3, 3].copy(),
+            location=location(node.element, node.file),
+        )
+        if declaration.type in _MOVING_JOINTS:
+            self.axis(description, node, W_H_C)
+        return description
+
+    def axis(self, description: JointDescription, node: Node, W_H_C: np.ndarray) -> None:
+        """Fill axis, limits, dynamics and mimic from ``<axis>``."""
+        file, scope, version = node.file, node.scope, node.scope.version
+        axis = child(node.element, "axis", file)
+        xyz = child(axis, "xyz", file)
+        vector = numbers(xyz, file, (3,)) if xyz is not None else np.array([0.0, 0.0, 1.0])
+        norm = float(np.linalg.norm(vector))
+        if norm < 1e-12:
+            raise error_at(xyz, file, "the joint axis must not be zero")
+        legacy = child(axis, "use_parent_model_frame", file)
+        if legacy is not None and version >= (1, 7):
+            raise error_at(
+                legacy, file, 'use_parent_model_frame was removed in SDFormat 1.7: use <xyz expressed_in="__model__">'
+            )
+        expressed_in = (xyz.get("expressed_in") or "").strip() if xyz is not None else ""
+        if expressed_in:
+            frame = self.graph.lookup(Ref(scope, expressed_in, xyz, file))
+        elif boolean(legacy, file) if legacy is not None else (version < (1, 5) and axis is not None):
+            frame = scope.frame
+        else:
+            frame = node.id
+        C_R_E = (inverse(W_H_C) @ self.graph.world_pose(frame))[:3, :3]
+        description.axis = C_R_E @ (vector / norm)
+        limit = child(axis, "limit", file)
+        lower = _bound(child_number(limit, "lower", -_SDF_INFINITY, file))
+        upper = _bound(child_number(limit, "upper", _SDF_INFINITY, file))
+        if description.type == "continuous":
+            lower, upper = -math.inf, math.inf
+        elif lower > upper:
+            raise error_at(limit, file, f"lower limit {lower} exceeds upper limit {upper}")
+        description.limits = JointLimits(
+            lower=lower,
+            upper=upper,
+            effort=_cap(child_number(limit, "effort", -1.0, file)),
+            velocity=_cap(child_number(limit, "velocity", -1.0, file)),
+        )
+        dynamics = child(axis, "dynamics", file)
+        description.damping = child_number(dynamics, "damping", 0.0, file)
+        description.friction = child_number(dynamics, "friction", 0.0, file)
+        mimic = child(axis, "mimic", file)
+        if mimic is not None:
+            leader = (mimic.get("joint") or "").strip()
+            if not leader:
+                raise error_at(mimic, file, "missing attribute 'joint'")
+            target = self.graph.lookup(Ref(scope, leader, mimic, file))
+            if self.graph.nodes[target].kind != "joint":
+                raise error_at(mimic, file, f"mimic '{leader}' is not a joint")
+            multiplier = child_number(mimic, "multiplier", 1.0, file)
+            offset = child_number(mimic, "offset", 0.0, file) - multiplier * child_number(mimic, "reference", 0.0, file)
+            description.mimic = Mimic(joint=self.name(target), multiplier=multiplier, offset=offset)
+
+    def frame(self, node: Node) -> FrameDescription:
+        link = self.graph.attached_link(node.id)
+        L_H_F = self.graph.relative_pose(node.id, link)
+        return FrameDescription(
+            name=self.name(node.id), link=self.name(link), L_H_F=L_H_F, location=location(node.element, node.file)
+        )
+
+    def build(self) -> ModelDescription:
+        top = self.model.id
+        links = [self.link(node) for node in self.declarations.links if node.scope.top == top]
+        if not links:
+            raise self.model.error(f"model '{self.model.name}' has no links")
+        joints = [self.joint(item) for item in self.declarations.joints if item.node.scope.top == top]
+        frames = [self.frame(node) for node in self.declarations.frames if node.scope.top == top]
+        static = self.scope.static
+        to_world = [joint for joint in joints if joint.parent == WORLD]
+        root, M_H_root = "", np.eye(4)
+        if any(joint.type != "fixed" for joint in to_world):
+            links.insert(0, LinkDescription(name=WORLD, location=location(self.model.element, self.model.file)))
+            root, M_H_root = WORLD, inverse(self.W_H_M)
+        elif to_world:
+            root = to_world[0].child
+            M_H_root = self.M_H(f"link:{self.prefix}{root}")
+            joints.remove(to_world[0])
+            for joint in to_world[1:]:
+                if joint.child == root:
+                    raise _located(joint, f"link '{root}' is attached to the world by several joints")
+                joint.parent = root
+                joint.P_H_C = inverse(M_H_root) @ self.M_H(f"link:{self.prefix}{joint.child}")
+        children = {joint.child for joint in joints}
+        roots = [link.name for link in links if link.name not in children]
+        if not root and roots:
+            canonical = self.name(self.graph.attached_link(top))
+            root = canonical if static and canonical in roots else roots[0]
+            M_H_root = self.M_H(f"link:{self.prefix}{root}")
+        if static:
+            for name in roots:
+                if name != root:
+                    M_H_link = self.M_H(f"link:{self.prefix}{name}")
+                    link = next(item for item in links if item.name == name)
+                    joints.append(
+                        JointDescription(
+                            name=f"__weld_{name}__",
+                            type="fixed",
+                            parent=root,
+                            child=name,
+                            P_H_C=inverse(M_H_root) @ M_H_link,
+                            location=link.location,
+                        )
+                    )
+        return ModelDescription(
+            name=self.model.name,
+            links=links,
+            joints=joints,
+            frames=frames,
+            root=root,
+            M_H_root=M_H_root,
+            W_H_M=self.W_H_M,
+            fixed_to_world=static or bool(to_world),
+            static=static,
+            source=self.scope.file,
+        )
+
+
+def describe_model(declarations: Declarations, model: Node) -> ModelDescription:
+    """The description of the world-level ``model`` (not yet validated)."""
+    return _ModelBuilder(declarations, model).build()
