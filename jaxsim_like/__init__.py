@@ -1,9 +1,27 @@
 """jaxsim_like: a differentiable, JAX-native rigid-body simulator for robotics."""
 
-from . import dynamics
+from . import dynamics, models, simulation
 from .dynamics import Model, State, reduce
 from .loading import ContactSampling, load_model, load_world
 from .parsers.errors import ModelLoadError
+from .simulation import ContactParams, SimulationParams, StepOutput, Terrain, rollout, step
 
-__all__ = ["ContactSampling", "Model", "ModelLoadError", "State", "dynamics", "load_model", "load_world", "reduce"]
+__all__ = [
+    "ContactParams",
+    "ContactSampling",
+    "Model",
+    "ModelLoadError",
+    "SimulationParams",
+    "State",
+    "StepOutput",
+    "Terrain",
+    "dynamics",
+    "load_model",
+    "load_world",
+    "models",
+    "reduce",
+    "rollout",
+    "simulation",
+    "step",
+]
 __version__ = "0.1.0"

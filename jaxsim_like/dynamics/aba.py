@@ -55,8 +55,21 @@ def forward_dynamics(
     kin = kin_module.kinematics(model, state)
     dtype = kin.W_H_L.dtype
     g = kin_module.default_gravity(dtype) if gravity is None else jnp.asarray(gravity, dtype)
-    tau = kin_module.to_link_order(model, check_joint_vector(model, "joint_torques", joint_torques, dtype))
+    tau = check_joint_vector(model, "joint_torques", joint_torques, dtype)
     W_f_ext = link_wrenches_inertial(model, kin, link_wrenches, representation)
+    W_a_B, joint_accelerations = articulated_body_accelerations(model, kin, tau, W_f_ext, g)
+    if not model.floating_base:
+        return jnp.zeros(6, dtype=dtype), joint_accelerations
+    return rep.acceleration_from_inertial(W_a_B, kin.W_H_L[0], kin.W_v_B, representation), joint_accelerations
+
+
+def articulated_body_accelerations(
+    model: Model, kin: kin_module.Kinematics, joint_torques: jax.Array, W_f_ext: jax.Array, gravity: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """``d/dt W_v_WB (6,)`` (zero with a fixed base) and joint accelerations ``(n,)`` from the
+    kinematics of a state, torques ``(n,)``, external wrenches ``W_f (N, 6)`` and ``gravity (3,)``."""
+    dtype = kin.W_H_L.dtype
+    tau = kin_module.to_link_order(model, joint_torques)
     S, v = kin.W_S, kin.W_v
     c = spatial.cross_motion(v, S * kin.qd[:, None])
     pA = spatial.cross_force(v, (kin.W_M @ v[:, :, None])[:, :, 0]) - W_f_ext
@@ -84,7 +97,7 @@ def forward_dynamics(
     leaves = (jnp.zeros((width, 6, 6), dtype), jnp.zeros((width, 6), dtype))
     (IA_root, pA_root), (U, D, u) = levels.scan_up(model, articulate, leaves, jax.tree.map(lambda x: x[1:], grid_rows))
 
-    W_a_gravity = jnp.concatenate([g, jnp.zeros(3, dtype=dtype)])
+    W_a_gravity = jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
     if model.floating_base:
         a_root = -solve_spd6(kin.W_M[0] + IA_root[0], pA[0] + pA_root[0])
     else:
@@ -103,5 +116,4 @@ def forward_dynamics(
     joint_accelerations = kin_module.to_joint_order(model, qdd)
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), joint_accelerations
-    W_a_B = a_root + W_a_gravity
-    return rep.acceleration_from_inertial(W_a_B, kin.W_H_L[0], kin.W_v_B, representation), joint_accelerations
+    return a_root + W_a_gravity, joint_accelerations

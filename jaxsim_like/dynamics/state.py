@@ -25,7 +25,14 @@ def check_representation(representation: str) -> str:
 
 @functools.partial(
     jax.tree_util.register_dataclass,
-    data_fields=["base_position", "base_quaternion", "base_velocity", "joint_positions", "joint_velocities"],
+    data_fields=[
+        "base_position",
+        "base_quaternion",
+        "base_velocity",
+        "joint_positions",
+        "joint_velocities",
+        "contact_deformation",
+    ],
     meta_fields=["velocity_representation"],
 )
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +42,8 @@ class State:
 
     ``body``: ``B_v_WB``; ``inertial``: ``W_v_WB``; ``mixed``: ``[d/dt W_o_B; W_omega_WB]``.
     A fixed-base model keeps the base pose (where it is welded) and a zero base velocity.
+    ``contact_deformation (P, 3)`` [m] is the tangential deformation of the soft contact at
+    each collidable point (world axes), the memory that lets a contact stick.
     """
 
     base_position: jax.Array
@@ -42,6 +51,7 @@ class State:
     base_velocity: jax.Array
     joint_positions: jax.Array
     joint_velocities: jax.Array
+    contact_deformation: jax.Array
     velocity_representation: str = "mixed"
 
     @staticmethod
@@ -53,6 +63,7 @@ class State:
         base_velocity: Any = None,
         joint_positions: Any = None,
         joint_velocities: Any = None,
+        contact_deformation: Any = None,
         velocity_representation: str = "mixed",
     ) -> "State":
         """A state of ``model``; missing values are zero and the base pose defaults to the file's.
@@ -62,10 +73,10 @@ class State:
         check_representation(velocity_representation)
         dtype = model.link_mass.dtype
 
-        def value(name: str, given: Any, default: Any, size: int) -> jax.Array:
+        def value(name: str, given: Any, default: Any, *shape: int) -> jax.Array:
             array = jnp.asarray(default if given is None else given, dtype=dtype)
-            if array.shape != (size,):
-                raise ValueError(f"{name} must have shape ({size},) for model {model.name!r}, got {tuple(array.shape)}")
+            if array.shape != shape:
+                raise ValueError(f"{name} must have shape {shape} for model {model.name!r}, got {tuple(array.shape)}")
             return array
 
         W_H_B = model.base_transform
@@ -80,6 +91,9 @@ class State:
             base_velocity=base_velocity,
             joint_positions=value("joint_positions", joint_positions, jnp.zeros(model.dofs), model.dofs),
             joint_velocities=value("joint_velocities", joint_velocities, jnp.zeros(model.dofs), model.dofs),
+            contact_deformation=value(
+                "contact_deformation", contact_deformation, jnp.zeros((len(model.point_link), 3)), len(model.point_link), 3
+            ),
             velocity_representation=velocity_representation,
         )
 

@@ -21,6 +21,7 @@ import numpy as np
 from .description import ModelDescription, PhysicsDescription, WorldDescription
 from .sdf_declare import Declarations, Document
 from .sdf_describe import describe_model
+from .sdf_frames import Node
 from .sdf_values import NEWEST_VERSION, child, child_number, child_vector, parse_version
 from .validate import validate_description
 from .xml import XmlSource, error_at, load_xml
@@ -39,7 +40,7 @@ def _open(source: str | os.PathLike) -> tuple[XmlSource, Document, list]:
     raise error_at(root, xml.file, "expected an <sdf> document")
 
 
-def _describe_validated(declarations: Declarations, node) -> ModelDescription:
+def _describe_validated(declarations: Declarations, node: Node) -> ModelDescription:
     description = describe_model(declarations, node)
     validate_description(description)
     return description

@@ -95,7 +95,7 @@ class Declarations:
         self.joints: list[JointDeclaration] = []
         self.frames: list[Node] = []
         self.world_frames: list[Node] = []
-        self._includes: list[str] = []
+        self._includes: list[str] = [os.path.abspath(document.file)] if document.file else []
 
     def declare_world(self, element: etree._Element, document: Document) -> None:
         """Declare the frames, models and includes of a ``<world>``."""
@@ -125,13 +125,14 @@ class Declarations:
         static = boolean(static_element, file) if static_element is not None else False
         if include is not None and include.static is not None:
             static = include.static
+        merge = include is not None and include.merge
+        static = static and not merge  # a merged model takes the static flag of the enclosing one
         if static and not parent.is_world and not parent.static:
             raise error_at(element, file, f"static model '{name}' nested in a non-static model is not supported")
         if include is not None and include.pose is not None:
             pose_element, pose_file = include.pose, include.file
         else:
             pose_element, pose_file = child(element, "pose", file), file
-        merge = include is not None and include.merge
         if merge:
             node_name = f"{parent.prefix}_merged__{name}__model__"
             kind, prefix = "frame", parent.prefix

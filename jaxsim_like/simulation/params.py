@@ -1,0 +1,132 @@
+"""Simulation parameters: one pytree, so that changing any value never recompiles."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics import crba
+from ..dynamics.kinematics import STANDARD_GRAVITY
+from ..dynamics.model import Model
+from ..dynamics.state import State
+from .contacts import ContactParams
+from .terrain import Terrain
+
+INTEGRATORS = ("semi_implicit_euler", "rk4")
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=[
+        "dt",
+        "gravity",
+        "contact",
+        "terrain",
+        "contact_enabled",
+        "limit_stiffness",
+        "limit_damping",
+        "friction_velocity",
+    ],
+    meta_fields=["integrator"],
+)
+@dataclasses.dataclass(frozen=True)
+class SimulationParams:
+    """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
+    ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
+    ``friction_velocity`` ``(n,)``; ``integrator`` is ``"semi_implicit_euler"`` or ``"rk4"``."""
+
+    dt: jax.Array
+    gravity: jax.Array
+    contact: ContactParams
+    terrain: Terrain
+    contact_enabled: jax.Array
+    limit_stiffness: jax.Array
+    limit_damping: jax.Array
+    friction_velocity: jax.Array
+    integrator: str = "semi_implicit_euler"
+
+    @staticmethod
+    def build(
+        model: Model,
+        *,
+        dt: float = 0.001,
+        integrator: str = "semi_implicit_euler",
+        gravity: Any = (0.0, 0.0, -STANDARD_GRAVITY),
+        terrain: Terrain | None = None,
+        contact: ContactParams | None = None,
+        max_penetration: float = 0.005,
+        friction: float = 0.5,
+        contact_enabled_links: Any = None,
+        limit_frequency: float | None = None,
+    ) -> "SimulationParams":
+        """Parameters for ``model`` with defaults derived from it.
+
+        Contacts default to :meth:`ContactParams.from_mass` with the model's mass, ``max_penetration``
+        [m] and ``friction``, critically damped but with the damping capped so that the lightest
+        link carrying collidable points stays stable under an explicit step (``c dt / m <= 0.5``
+        with up to four of its points touching). Joint limits are spring-dampers giving each
+        joint, with its effective inertia ``1 / (M^-1)_ii`` at the zero configuration, the
+        frequency ``limit_frequency`` [rad/s] (default ``0.2 / dt``), critically damped. The
+        Coulomb friction is smoothed over a ``friction_velocity`` that keeps the explicit step stable.
+        """
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
+        if not dt > 0:
+            raise ValueError(f"dt must be positive, got {dt}")
+        gravity = np.asarray(gravity, dtype=float)
+        if gravity.shape != (3,) or not np.isfinite(gravity).all():
+            raise ValueError(f"gravity must be a finite 3-vector, got {gravity!r}")
+        if contact is None:
+            contact = ContactParams.from_mass(
+                max(float(model.total_mass), 1e-3),
+                gravity=max(float(np.linalg.norm(gravity)), STANDARD_GRAVITY),
+                max_penetration=max_penetration,
+                friction=friction,
+                max_linear_damping=_stable_point_damping(model, dt),
+            )
+        enabled = np.ones(model.number_of_links, dtype=bool) if contact_enabled_links is None else np.asarray(contact_enabled_links, bool)
+        if enabled.shape != (model.number_of_links,):
+            raise ValueError(f"contact_enabled_links must have shape ({model.number_of_links},), got {enabled.shape}")
+        inertia = _joint_effective_inertia(model)
+        frequency = 0.2 / dt if limit_frequency is None else float(limit_frequency)
+        friction_velocity = np.maximum(np.asarray(model.joint_friction) * dt / (0.5 * inertia), 1e-3)
+        return SimulationParams(
+            dt=jnp.asarray(float(dt)),
+            gravity=jnp.asarray(gravity),
+            contact=contact,
+            terrain=Terrain.plane() if terrain is None else terrain,
+            contact_enabled=jnp.asarray(enabled),
+            limit_stiffness=jnp.asarray(inertia * frequency**2),
+            limit_damping=jnp.asarray(2.0 * inertia * frequency),
+            friction_velocity=jnp.asarray(friction_velocity),
+            integrator=integrator,
+        )
+
+    def replace(self, **changes: Any) -> "SimulationParams":
+        """A copy with some fields changed (traced fields: no recompilation)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _joint_effective_inertia(model: Model) -> np.ndarray:
+    """``1 / (M^-1)_ii (n,)``: each joint's inertia with all other joints free, at the zero configuration."""
+    if not model.dofs:
+        return np.zeros(0)
+    M = np.asarray(crba.mass_matrix(model, State.build(model)), dtype=float)
+    return np.maximum(1.0 / np.diag(np.linalg.inv(M))[-model.dofs :], 1e-9)
+
+
+def _stable_point_damping(model: Model, dt: float) -> float:
+    """The largest linear damping [N s/m] per point that keeps the lightest contact-carrying link
+    stable under an explicit step, with up to four of its points touching at once."""
+    links = np.asarray(model.point_link, dtype=int)
+    if links.size == 0:
+        return float("inf")
+    counts = np.bincount(links, minlength=model.number_of_links)
+    carrying = counts > 0
+    mass_per_point = np.asarray(model.link_mass)[carrying] / np.minimum(counts[carrying], 4)
+    return float(0.5 * mass_per_point.min() / dt)

@@ -1,0 +1,224 @@
+"""The simulation step and rollouts: pure functions of ``(model, state, inputs, params)``."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics import kinematics as kin_module
+from ..dynamics import representations as rep
+from ..dynamics import spatial
+from ..dynamics.aba import articulated_body_accelerations
+from ..dynamics.model import Model
+from ..dynamics.rnea import check_joint_vector
+from ..dynamics.state import State
+from . import contacts, terrain
+from .joint_effects import joint_torques as applied_joint_torques
+from .params import SimulationParams
+
+
+class StepOutput(NamedTuple):
+    """What happened during a step, at its start, per collidable point ``P`` and joint ``n``.
+
+    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m],
+    ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
+    those forces about the link origin (world axes), ``in_contact (P,)``, and the
+    ``joint_torques (n,)`` actually applied (command, limits, damping and friction).
+    """
+
+    contact_positions: jax.Array
+    contact_normals: jax.Array
+    penetration: jax.Array
+    contact_forces: jax.Array
+    contact_torques: jax.Array
+    in_contact: jax.Array
+    joint_torques: jax.Array
+
+
+class _Rates(NamedTuple):
+    base_position: jax.Array
+    base_quaternion: jax.Array
+    base_velocity: jax.Array
+    joint_positions: jax.Array
+    joint_velocities: jax.Array
+    contact_deformation: jax.Array
+
+
+def _point_map(model: Model, dtype) -> jax.Array:
+    """``(N, P)`` one-hot matrix summing per-point values into their links."""
+    links = np.asarray(model.point_link, dtype=int)
+    return jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype=dtype)
+
+
+def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wrenches: jax.Array | None, at_com: bool) -> jax.Array:
+    """``W_f (N, 6)`` of user wrenches ``(N, 6)``: world axes, about the link origin (or its COM)."""
+    dtype = kin.W_H_L.dtype
+    if link_wrenches is None:
+        return jnp.zeros((model.number_of_links, 6), dtype)
+    link_wrenches = jnp.asarray(link_wrenches, dtype)
+    if link_wrenches.shape != (model.number_of_links, 6):
+        raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(link_wrenches.shape)}")
+    point = kin.W_H_L[:, :3, 3]
+    if at_com:
+        point = point + (kin.W_H_L[:, :3, :3] @ model.link_com[:, :, None])[:, :, 0]
+    force = link_wrenches[:, :3]
+    return jnp.concatenate([force, link_wrenches[:, 3:] + jnp.cross(point, force)], axis=-1)
+
+
+def _rates(
+    model: Model,
+    state: State,
+    params: SimulationParams,
+    commanded: jax.Array,
+    link_wrenches: jax.Array | None,
+    at_com: bool,
+) -> tuple[_Rates, StepOutput]:
+    """The time derivative of every state field and the step outputs at ``state``."""
+    kin = kin_module.kinematics(model, state)
+    dtype = kin.W_H_L.dtype
+    W_H_point = kin.W_H_L[np.asarray(model.point_link, dtype=int)]
+    points = (W_H_point[:, :3, :3] @ model.collidable_points[:, :, None])[:, :, 0] + W_H_point[:, :3, 3]
+    W_v_point = kin.W_v[np.asarray(model.point_link, dtype=int)]
+    velocities = W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
+    depth, normal = terrain.penetration(params.terrain, points)
+    enabled = params.contact_enabled[np.asarray(model.point_link, dtype=int)]
+    forces, deformation_rate = contacts.contact_forces(
+        params.contact, depth, normal, velocities, state.contact_deformation, enabled
+    )
+    point_map = _point_map(model, dtype)
+    W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
+    W_f_ext = W_f_contacts + external_wrenches_inertial(model, kin, link_wrenches, at_com)
+
+    tau = applied_joint_torques(
+        model,
+        state.joint_positions,
+        state.joint_velocities,
+        commanded,
+        limit_stiffness=params.limit_stiffness,
+        limit_damping=params.limit_damping,
+        friction_velocity=params.friction_velocity,
+    )
+    W_a_B, qdd = articulated_body_accelerations(model, kin, tau, W_f_ext, params.gravity.astype(dtype))
+    W_H_B, W_v_B = kin.W_H_L[0], kin.W_v_B
+    base_acceleration = rep.acceleration_from_inertial(W_a_B, W_H_B, W_v_B, state.velocity_representation)
+    omega = W_v_B[3:]
+    position_rate = W_v_B[:3] + jnp.cross(omega, W_H_B[:3, 3])
+    quaternion_rate = spatial.quaternion_derivative(state.base_quaternion, omega)
+    if not model.floating_base:
+        base_acceleration = jnp.zeros_like(base_acceleration)
+        position_rate, quaternion_rate = jnp.zeros_like(position_rate), jnp.zeros_like(quaternion_rate)
+    link_origins = kin.W_H_L[np.asarray(model.point_link, dtype=int), :3, 3]
+    outputs = StepOutput(
+        contact_positions=points,
+        contact_normals=normal,
+        penetration=jnp.maximum(depth, 0.0),
+        contact_forces=forces,
+        contact_torques=jnp.cross(points - link_origins, forces),
+        in_contact=(depth > 0) & enabled,
+        joint_torques=tau,
+    )
+    rates = _Rates(
+        base_position=position_rate,
+        base_quaternion=quaternion_rate,
+        base_velocity=base_acceleration,
+        joint_positions=state.joint_velocities,
+        joint_velocities=qdd,
+        contact_deformation=deformation_rate,
+    )
+    return rates, outputs
+
+
+def _advance(state: State, rates: _Rates, dt: jax.Array) -> State:
+    """``state + dt * rates`` field by field (the quaternion is renormalised by the kinematics)."""
+    return state.replace(**{name: getattr(state, name) + dt * value for name, value in rates._asdict().items()})
+
+
+def _semi_implicit_euler(model, state, params, commanded, link_wrenches, at_com) -> tuple[State, StepOutput]:
+    rates, outputs = _rates(model, state, params, commanded, link_wrenches, at_com)
+    dt = params.dt
+    base_velocity = state.base_velocity + dt * rates.base_velocity
+    joint_velocities = state.joint_velocities + dt * rates.joint_velocities
+    W_H_B = state.base_transform
+    W_v_B = rep.velocity_to_inertial(base_velocity, W_H_B, state.velocity_representation)
+    if model.floating_base:
+        position = state.base_position + dt * (W_v_B[:3] + jnp.cross(W_v_B[3:], W_H_B[:3, 3]))
+        quaternion = spatial.integrate_quaternion(state.base_quaternion, W_v_B[3:], dt)
+    else:
+        position, quaternion = state.base_position, state.base_quaternion
+    next_state = state.replace(
+        base_position=position,
+        base_quaternion=quaternion,
+        base_velocity=base_velocity,
+        joint_positions=state.joint_positions + dt * joint_velocities,
+        joint_velocities=joint_velocities,
+        contact_deformation=state.contact_deformation + dt * rates.contact_deformation,
+    )
+    return next_state, outputs
+
+
+def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State, StepOutput]:
+    dt = params.dt
+    k1, outputs = _rates(model, state, params, commanded, link_wrenches, at_com)
+    k2, _ = _rates(model, _advance(state, k1, dt / 2), params, commanded, link_wrenches, at_com)
+    k3, _ = _rates(model, _advance(state, k2, dt / 2), params, commanded, link_wrenches, at_com)
+    k4, _ = _rates(model, _advance(state, k3, dt), params, commanded, link_wrenches, at_com)
+    combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1, k2, k3, k4)
+    next_state = _advance(state, combined, dt)
+    quaternion = next_state.base_quaternion / jnp.linalg.norm(next_state.base_quaternion)
+    return next_state.replace(base_quaternion=quaternion), outputs
+
+
+def step(
+    model: Model,
+    state: State,
+    *,
+    joint_torques: jax.Array | None = None,
+    link_wrenches: jax.Array | None = None,
+    params: SimulationParams | None = None,
+    link_wrenches_at_com: bool = False,
+) -> tuple[State, StepOutput]:
+    """Advance ``state`` by ``params.dt`` under commanded ``joint_torques (n,)`` and external
+    ``link_wrenches (N, 6)`` ([force; torque], world axes, about each link's origin, or its COM
+    with ``link_wrenches_at_com``), with soft contacts against the terrain and joint effects.
+
+    Returns the next state and the :class:`StepOutput` of the state it started from.
+    """
+    params = SimulationParams.build(model) if params is None else params
+    commanded = check_joint_vector(model, "joint_torques", joint_torques, state.joint_positions.dtype)
+    integrate = _rk4 if params.integrator == "rk4" else _semi_implicit_euler
+    return integrate(model, state, params, commanded, link_wrenches, link_wrenches_at_com)
+
+
+def rollout(
+    model: Model,
+    state: State,
+    joint_torques: jax.Array,
+    *,
+    params: SimulationParams | None = None,
+    link_wrenches: jax.Array | None = None,
+    link_wrenches_at_com: bool = False,
+    checkpoint: bool = False,
+) -> tuple[State, tuple[State, StepOutput]]:
+    """Run ``T`` steps with ``joint_torques (T, n)`` (and ``link_wrenches (T, N, 6)``) in one ``lax.scan``.
+
+    Returns the final state and the stacked ``(states, outputs)``: ``states`` holds the state
+    after each step. ``checkpoint=True`` rematerialises each step in the backward pass, so the
+    memory of a gradient stays flat in the horizon.
+    """
+    params = SimulationParams.build(model) if params is None else params
+    torques = jnp.asarray(joint_torques, state.joint_positions.dtype)
+    if torques.ndim != 2 or torques.shape[1] != model.dofs:
+        raise ValueError(f"joint_torques must have shape (T, {model.dofs}), got {tuple(torques.shape)}")
+
+    def one_step(current, inputs):
+        tau, wrenches = inputs
+        next_state, outputs = step(
+            model, current, joint_torques=tau, link_wrenches=wrenches, params=params, link_wrenches_at_com=link_wrenches_at_com
+        )
+        return next_state, (next_state, outputs)
+
+    body = jax.checkpoint(one_step) if checkpoint else one_step
+    return jax.lax.scan(body, state, (torques, link_wrenches))
