@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -59,19 +60,113 @@ def info(source: str) -> str:
     return "\n".join(lines)
 
 
+def _progress(done: int, total: int, started: float) -> None:
+    width = 30
+    filled = int(width * done / total)
+    elapsed = time.perf_counter() - started
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} steps  {elapsed:5.1f} s")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def simulate(args: argparse.Namespace) -> str:
+    """Drop the model from ``args.height`` and simulate ``args.duration`` seconds (``args.batch`` worlds)."""
+    import jax
+    import jax.numpy as jnp
+
+    from .loading import load_model
+    from .recording import Recording
+    from .simulation import SimulationParams, rollout
+    from .dynamics.state import State
+    from .simulation.step import contact_point_positions
+
+    model = load_model(_model_source(args.model))
+    params = SimulationParams.build(model, dt=args.dt, integrator=args.integrator)
+    rng = np.random.default_rng(args.seed)
+    lower = np.nan_to_num(np.asarray(model.position_limit_lower), neginf=-np.pi)
+    upper = np.nan_to_num(np.asarray(model.position_limit_upper), posinf=np.pi)
+    offsets = rng.uniform(-1, 1, (args.batch, model.dofs)) * 0.1 * (upper - lower) if args.batch > 1 else np.zeros((1, model.dofs))
+    joint_positions = np.clip(0.5 * (lower + upper) * 0 + offsets, lower, upper)
+
+    def initial(q):
+        state = State.build(model, joint_positions=q)
+        if not model.floating_base or not model.point_link:
+            return state
+        lowest = jnp.min(contact_point_positions(model, state)[:, 2])
+        return state.replace(base_position=state.base_position.at[2].add(args.height - lowest))
+
+    states = jax.vmap(initial)(jnp.asarray(joint_positions))
+    steps = max(1, int(round(args.duration / args.dt)))
+    chunk = min(steps, 250)
+    segment = jax.jit(
+        jax.vmap(lambda s: rollout(model, s, jnp.zeros((chunk, model.dofs), s.joint_positions.dtype), params=params))
+    )
+    started = time.perf_counter()
+    compiled = segment.lower(states).compile()
+    compile_time = time.perf_counter() - started
+    started = time.perf_counter()
+    pieces, done = [], 0
+    while done < steps:
+        states, (trajectory, outputs) = compiled(states)
+        pieces.append((trajectory, outputs))
+        done += chunk
+        if steps >= 2000:
+            _progress(min(done, steps), steps, started)
+    jax.block_until_ready(states)
+    wall = time.perf_counter() - started
+    trajectory, outputs = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1)[:, :steps], *pieces)
+    recording = Recording.from_rollout(model, trajectory, outputs, args.dt, integrator=args.integrator, batch=args.batch)
+    normal = np.asarray(outputs.contact_forces)[:, -1].sum(axis=1)[:, 2]
+    lines = [
+        info(args.model),
+        "",
+        f"simulated    {steps * args.dt:.3f} s x {args.batch} world(s), dt {args.dt} s, {args.integrator}",
+        f"compile      {compile_time:.2f} s",
+        f"run          {wall:.2f} s wall, {steps * args.batch / wall:,.0f} steps/s, real-time factor {steps * args.dt * args.batch / wall:.1f}",
+        f"base height  {float(recording.base_position[0, -1, 2]):.4f} m at the end (started {float(recording.base_position[0, 0, 2]):.4f} m)",
+        f"contacts     max penetration {float(np.asarray(outputs.penetration).max()) * 1000:.2f} mm; "
+        f"final normal force {float(normal[0]):.2f} N (m g = {float(model.total_mass) * 9.81:.2f} N)",
+        f"finite       {bool(np.isfinite(recording.joint_positions).all() and np.isfinite(recording.base_position).all())}",
+    ]
+    if args.out:
+        recording.save(args.out)
+        lines.append(f"saved        {args.out}")
+    if args.plot:
+        from .plots import plot_recording
+
+        plot_recording(recording, args.plot)
+        lines.append(f"plotted      {args.plot}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``jaxsim-like`` console script."""
     parser = argparse.ArgumentParser(prog="jaxsim-like", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     info_parser = commands.add_parser("info", help="print a model's tree, DoFs, masses, frames and contact points")
     info_parser.add_argument("model", help="a shipped model name (pendulum, cart_pole, quadruped, humanoid) or a URDF/SDF path")
+    sim_parser = commands.add_parser("simulate", help="drop a model on the ground and simulate it")
+    sim_parser.add_argument("model", help="a shipped model name or a URDF/SDF path")
+    sim_parser.add_argument("--duration", type=float, default=2.0, help="simulated time [s] (default 2)")
+    sim_parser.add_argument("--dt", type=float, default=0.001, help="step size [s] (default 0.001)")
+    sim_parser.add_argument("--height", type=float, default=0.5, help="drop height of the lowest contact point [m] (default 0.5)")
+    sim_parser.add_argument("--batch", type=int, default=1, help="number of worlds, with perturbed joint positions (default 1)")
+    sim_parser.add_argument("--integrator", choices=("semi_implicit_euler", "rk4"), default="semi_implicit_euler")
+    sim_parser.add_argument("--seed", type=int, default=0, help="seed of the batch's perturbations")
+    sim_parser.add_argument("--out", help="save the trajectory to this .npz file")
+    sim_parser.add_argument("--plot", help="save a figure (PNG) of the trajectory; needs matplotlib")
     args = parser.parse_args(argv)
     from .parsers.errors import ModelLoadError
 
     try:
         if args.command == "info":
             print(info(args.model))
-    except (ModelLoadError, ValueError) as error:
+        elif args.command == "simulate":
+            if args.duration <= 0 or args.dt <= 0 or args.batch < 1:
+                raise ValueError("--duration and --dt must be positive and --batch at least 1")
+            print(simulate(args))
+    except (ModelLoadError, ValueError, ImportError) as error:
         print(f"jaxsim-like: error: {error}", file=sys.stderr)
         return 2
     return 0

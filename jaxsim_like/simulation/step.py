@@ -68,6 +68,16 @@ def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wr
     return jnp.concatenate([force, link_wrenches[:, 3:] + jnp.cross(point, force)], axis=-1)
 
 
+def contact_point_positions(model: Model, state: State) -> jax.Array:
+    """``W_p (P, 3)``: the world position of every collidable point."""
+    return _point_positions(model, kin_module.forward_kinematics(model, state))
+
+
+def _point_positions(model: Model, W_H_L: jax.Array) -> jax.Array:
+    W_H_point = W_H_L[np.asarray(model.point_link, dtype=int)]
+    return (W_H_point[:, :3, :3] @ model.collidable_points[:, :, None])[:, :, 0] + W_H_point[:, :3, 3]
+
+
 def _rates(
     model: Model,
     state: State,
@@ -79,8 +89,7 @@ def _rates(
     """The time derivative of every state field and the step outputs at ``state``."""
     kin = kin_module.kinematics(model, state)
     dtype = kin.W_H_L.dtype
-    W_H_point = kin.W_H_L[np.asarray(model.point_link, dtype=int)]
-    points = (W_H_point[:, :3, :3] @ model.collidable_points[:, :, None])[:, :, 0] + W_H_point[:, :3, 3]
+    points = _point_positions(model, kin.W_H_L)
     W_v_point = kin.W_v[np.asarray(model.point_link, dtype=int)]
     velocities = W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
     depth, normal = terrain.penetration(params.terrain, points)

@@ -1,0 +1,265 @@
+"""The jitted functions behind the object API: a world's run and a model's observation.
+
+A world is a tuple of per-model pytrees (models differ, so they are not stacked): one
+:func:`run_world` call steps every dynamic model ``steps`` times with
+:func:`jaxsim_like.simulation.step`, its controllers (:mod:`.control`) and the pending
+wrenches. It is compiled once per world structure (the tuple of model topologies, the number
+of wrench slots, the history size and the sticky :class:`Features`); targets, gains, gravity,
+the controller period and the state are traced. :func:`observe` derives what the getters read
+(link poses, velocities, accelerations, joint wrenches, what each contact point touches) from
+a model's state and its last step.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics import kinematics as kin_module
+from ..dynamics import representations as rep
+from ..dynamics import spatial
+from ..dynamics.crba import mass_matrix
+from ..dynamics.model import Model
+from ..dynamics.state import State
+from ..simulation import SimulationParams, StepOutput, Terrain, penetration, step
+from . import control
+from .types import JointControlMode
+
+# A ground plane this far below the origin [m] never touches anything: the world has no ground.
+NO_GROUND_OFFSET = -1.0e6
+
+
+class Features(NamedTuple):
+    """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints)
+    and wrenches applied away from the link origin. Once on, they stay on (one recompilation)."""
+
+    exact_velocity: bool = False
+    wrench_points: bool = False
+
+
+class ModelInputs(NamedTuple):
+    """What the API writes between runs: the control ``table (n, COLUMNS)``, the controller
+    ``period`` [s], and ``K`` wrench slots: ``wrenches (K, 6)`` [force; torque] in world axes,
+    their application ``points (K, 3)`` in the link frame, ``links (K,)`` and the number of
+    physics ``steps (K,)`` each still acts."""
+
+    table: jax.Array
+    period: jax.Array
+    wrenches: jax.Array
+    wrench_points: jax.Array
+    wrench_links: jax.Array
+    wrench_steps: jax.Array
+
+
+class LastStep(NamedTuple):
+    """The last physics step: the state it started from, its outputs, the commanded torques
+    ``(n,)``, the joint accelerations ``(n,)``, the base acceleration ``(6,)`` (mixed) and the
+    user wrenches ``(N, 6)`` (world axes, about each link origin)."""
+
+    previous: State
+    outputs: StepOutput
+    commands: jax.Array
+    joint_accelerations: jax.Array
+    base_acceleration: jax.Array
+    link_wrenches: jax.Array
+
+
+class ModelSim(NamedTuple):
+    """What evolves in a run: the state, the controllers, the ring buffer of commanded torques
+    ``history (H, n)`` (row ``s % H`` holds physics step ``s``) and the last step."""
+
+    state: State
+    controller: control.ControllerState
+    history: jax.Array
+    last: LastStep
+
+
+class Observation(NamedTuple):
+    """Per link ``N``: ``W_H_L (N, 4, 4)``, mixed and body velocities ``(N, 6)``, mixed and body
+    accelerations ``(N, 6)`` (of the last step); per joint: the wrench ``(n, 6)`` the joint
+    transmits to its child link (body frame of the child, about its origin); per contact point:
+    what it touches, ``element (P,)`` (0 the ground, ``b + 1`` static box ``b``)."""
+
+    W_H_L: jax.Array
+    mixed_velocity: jax.Array
+    body_velocity: jax.Array
+    mixed_acceleration: jax.Array
+    body_acceleration: jax.Array
+    joint_wrenches: jax.Array
+    element: jax.Array
+
+
+def initial_sim(model: Model, state: State, history_size: int) -> ModelSim:
+    """The :class:`ModelSim` of a model just inserted at ``state``."""
+    dtype = state.joint_positions.dtype
+    points, n = len(model.point_link), model.dofs
+    zeros3 = jnp.zeros((points, 3), dtype)
+    outputs = StepOutput(
+        contact_positions=zeros3,
+        contact_normals=zeros3,
+        penetration=jnp.zeros(points, dtype),
+        contact_forces=zeros3,
+        contact_torques=zeros3,
+        in_contact=jnp.zeros(points, bool),
+        joint_torques=jnp.zeros(n, dtype),
+    )
+    last = LastStep(
+        previous=state,
+        outputs=outputs,
+        commands=jnp.zeros(n, dtype),
+        joint_accelerations=jnp.zeros(n, dtype),
+        base_acceleration=jnp.zeros(6, dtype),
+        link_wrenches=jnp.zeros((model.number_of_links, 6), dtype),
+    )
+    return ModelSim(state, control.ControllerState.zeros(n, dtype), jnp.zeros((history_size, n), dtype), last)
+
+
+def _link_wrenches(model: Model, state: State, inputs: ModelInputs, active: jax.Array, with_points: bool) -> jax.Array:
+    """``(N, 6)`` sum of the active wrench slots per link: world axes, about the link origin."""
+    wrenches = jnp.where(active[:, None], inputs.wrenches, 0.0)
+    if with_points:
+        W_H_L = kin_module.forward_kinematics(model, state)
+        arms = (W_H_L[inputs.wrench_links, :3, :3] @ inputs.wrench_points[:, :, None])[:, :, 0]
+        wrenches = wrenches.at[:, 3:].add(jnp.cross(arms, wrenches[:, :3]))
+    return jax.ops.segment_sum(wrenches, inputs.wrench_links, num_segments=model.number_of_links)
+
+
+def _exact_velocity(
+    model: Model, state: State, params: SimulationParams, table: jax.Array, torques: jax.Array, wrenches: jax.Array
+) -> jax.Array:
+    """``torques`` plus, on velocity_follower_dart joints, the torques that bring their velocity
+    to the (clipped) target in one step.
+
+    The semi-implicit Euler step is affine in the torques, ``qd' = qd'_0 + dt (M^-1)_qq tau``, so
+    the extra torques solve ``dt (M^-1)_cc tau_c = target_c - qd'_0,c`` on those joints ``c``
+    (exact up to the effort limits; approximate with rk4).
+    """
+    follower = table[:, control.MODE] == int(JointControlMode.velocity_follower_dart)
+    free, _ = step(model, state, joint_torques=torques, link_wrenches=wrenches, params=params)
+    M = mass_matrix(model, state)
+    n, dtype = model.dofs, M.dtype
+    selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
+    response = params.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
+    target = jnp.clip(table[:, control.VELOCITY_TARGET], table[:, control.VELOCITY_MIN], table[:, control.VELOCITY_MAX])
+    system = jnp.where(follower[:, None] & follower[None, :], response, jnp.eye(n, dtype=dtype))
+    extra = jnp.linalg.solve(system, jnp.where(follower, target - free.joint_velocities, 0.0))
+    return torques + jnp.where(follower, extra, 0.0)
+
+
+def _step_model(
+    model: Model,
+    params: SimulationParams,
+    inputs: ModelInputs,
+    sim: ModelSim,
+    k: jax.Array,
+    time: jax.Array,
+    global_step: jax.Array,
+    features: Features,
+) -> ModelSim:
+    state = sim.state
+    dt = params.dt
+    torques, controller = control.joint_commands(
+        inputs.table, inputs.period, sim.controller, state.joint_positions, state.joint_velocities, time, dt
+    )
+    wrenches = _link_wrenches(model, state, inputs, k < inputs.wrench_steps, features.wrench_points)
+    if features.exact_velocity and model.dofs:
+        torques = _exact_velocity(model, state, params, inputs.table, torques, wrenches)
+        torques = jnp.clip(torques, inputs.table[:, control.EFFORT_MIN], inputs.table[:, control.EFFORT_MAX])
+    next_state, outputs = step(model, state, joint_torques=torques, link_wrenches=wrenches, params=params)
+    history = sim.history.at[global_step % sim.history.shape[0]].set(torques)
+    last = LastStep(
+        previous=state,
+        outputs=outputs,
+        commands=torques,
+        joint_accelerations=(next_state.joint_velocities - state.joint_velocities) / dt,
+        base_acceleration=(next_state.base_velocity - state.base_velocity) / dt,
+        link_wrenches=wrenches,
+    )
+    return ModelSim(next_state, controller, history, last)
+
+
+def _run_world(
+    models: tuple[Model, ...],
+    params: tuple[SimulationParams, ...],
+    inputs: tuple[ModelInputs, ...],
+    sims: tuple[ModelSim, ...],
+    gravity: jax.Array,
+    start_step: jax.Array,
+    steps: jax.Array,
+    features: tuple[Features, ...],
+) -> tuple[ModelSim, ...]:
+    params = tuple(p.replace(gravity=gravity.astype(p.gravity.dtype)) for p in params)
+    sims = tuple(
+        s._replace(controller=control.reset(s.controller, i.table[:, control.RESET] > 0)) for s, i in zip(sims, inputs)
+    )
+
+    def body(k, current):
+        global_step = start_step + k
+        return tuple(
+            _step_model(m, p, i, s, k, global_step * p.dt, global_step, f)
+            for m, p, i, s, f in zip(models, params, inputs, current, features)
+        )
+
+    return jax.lax.fori_loop(0, steps, body, sims)
+
+
+run_world = jax.jit(_run_world, static_argnames=("features",))
+run_world.__doc__ = """Advance every dynamic model of a world by ``steps`` physics steps (0: a paused run,
+which only applies the PID resets requested in the control tables). ``start_step`` counts the
+physics steps done so far (the time is ``step * dt``); ``gravity (3,)`` overrides the params'."""
+
+
+def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
+    """``(P,)``: 0 where the ground is the deepest surface at a point, ``b + 1`` for static box ``b``."""
+    no_boxes = terrain.replace(box_transforms=terrain.box_transforms[:0], box_half_extents=terrain.box_half_extents[:0])
+    depths = [penetration(no_boxes, points)[0]]
+    for b in range(terrain.box_transforms.shape[0]):
+        box = no_boxes.replace(
+            plane_offset=jnp.asarray(NO_GROUND_OFFSET, terrain.plane_offset.dtype),
+            box_transforms=terrain.box_transforms[b : b + 1],
+            box_half_extents=terrain.box_half_extents[b : b + 1],
+        )
+        depths.append(penetration(box, points)[0])
+    return jnp.argmax(jnp.stack(depths, axis=1), axis=1)
+
+
+def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) -> Observation:
+    kin = kin_module.kinematics(model, sim.state)
+    last = sim.last
+    before = kin_module.kinematics(model, last.previous)
+    W_a_B = kin_module.base_acceleration_inertial(model, last.previous, before, last.base_acceleration, "mixed")
+    W_a = kin_module.link_accelerations_inertial(model, before, W_a_B, last.joint_accelerations)
+
+    # The wrench each joint transmits: the subtree's rate of momentum change minus its gravity and external wrenches.
+    dtype = W_a.dtype
+    links = np.asarray(model.point_link, dtype=int)
+    outputs = last.outputs
+    point_map = jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype)
+    W_f_contacts = point_map @ jnp.concatenate(
+        [outputs.contact_forces, jnp.cross(outputs.contact_positions, outputs.contact_forces)], axis=-1
+    )
+    origins = before.W_H_L[:, :3, 3]
+    W_f_user = last.link_wrenches.at[:, 3:].add(jnp.cross(origins, last.link_wrenches[:, :3]))
+    W_a_gravity = jnp.concatenate([gravity.astype(dtype), jnp.zeros(3, dtype)])
+    momentum = (before.W_M @ before.W_v[:, :, None])[:, :, 0]
+    W_f = (before.W_M @ (W_a - W_a_gravity)[:, :, None])[:, :, 0] + spatial.cross_force(before.W_v, momentum)
+    W_F = kin_module.subtree_sum(model, W_f - W_f_contacts - W_f_user)
+    children = np.asarray(model.joint_link, dtype=int)
+    joint_wrenches = rep.force_from_inertial(W_F[children], before.W_H_L[children], "body")
+
+    return Observation(
+        W_H_L=kin.W_H_L,
+        mixed_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "mixed"),
+        body_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "body"),
+        mixed_acceleration=rep.acceleration_from_inertial(W_a, before.W_H_L, before.W_v, "mixed"),
+        body_acceleration=rep.acceleration_from_inertial(W_a, before.W_H_L, before.W_v, "body"),
+        joint_wrenches=joint_wrenches,
+        element=_contact_elements(terrain, outputs.contact_positions),
+    )
+
+
+observe = jax.jit(_observe)
+observe.__doc__ = "The :class:`Observation` of a model's state and last step, given the world's terrain and gravity."

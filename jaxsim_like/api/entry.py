@@ -1,0 +1,369 @@
+"""What a world keeps for one model: its description, the dynamics model, the device arrays of
+the run (state, controllers, history, last step) and the host-side control inputs.
+
+Control inputs (targets, modes, gains, limits, wrench slots) are numpy arrays edited in place by
+the handles and uploaded to the device before a run when they changed. Resets are pending until
+the next run, as in ScenarIO. Derived values (link poses, velocities...) are computed on first
+access after a run by :func:`.engine.observe` and cached until the next run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Callable
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics.model import Model
+from ..dynamics.state import State
+from ..parsers.description import ModelDescription
+from ..simulation import SimulationParams, Terrain
+from . import control, engine, errors
+from .types import JointControlMode
+
+_GENERATIONS = itertools.count(1)
+
+# Peak speed [rad/s or m/s] of an interpolated position trajectory when the joint has no velocity limit.
+DEFAULT_INTERPOLATION_SPEED = 1.0
+
+# ScenarIO's targets, in the order of the target flags.
+TARGETS = ("position", "velocity", "acceleration", "force")
+_TARGET_COLUMN = {
+    "position": control.POSITION_TARGET,
+    "velocity": control.VELOCITY_TARGET,
+    "acceleration": control.ACCELERATION_TARGET,
+    "force": control.FORCE_TARGET,
+}
+_M = JointControlMode
+# The control modes that accept each target (ScenarIO's rules).
+ACCEPTED_MODES = {
+    "position": (_M.position, _M.position_interpolated, _M.idle, _M.force),
+    "velocity": (_M.velocity, _M.velocity_follower_dart, _M.force),
+    "acceleration": (_M.idle, _M.force),
+    "force": (_M.force, _M.position, _M.position_interpolated, _M.velocity),
+}
+
+
+class ModelEntry:
+    """One model of a world (see the module docstring). ``name`` is the world-level name."""
+
+    def __init__(
+        self,
+        name: str,
+        description: ModelDescription,
+        model: Model,
+        params: SimulationParams | None,
+        dt: float,
+        srdf: Any = None,
+    ) -> None:
+        self.name = name
+        self.generation = next(_GENERATIONS)
+        self.description = description
+        self.model = model
+        self.static = params is None
+        self.params = params
+        self.dt = dt
+        self.srdf = srdf
+        self.sim = engine.initial_sim(model, State.build(model), history_size=1)
+        self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
+        self.period = math.inf
+        self.target_set = np.zeros((model.dofs, len(TARGETS)), dtype=bool)
+        self.target_set[:, TARGETS.index("force")] = True
+        self.history_size = np.zeros(model.dofs, dtype=int)
+        self.history_start = np.zeros(model.dofs, dtype=int)
+        self.features = engine.Features()
+        self.contacts_enabled = np.zeros(model.number_of_links, dtype=bool)
+        self.base_targets: dict[str, np.ndarray] = {}
+        self.plugins: list[tuple[Callable, Any]] = []
+        self.pending: dict[str, Any] = {"joint_positions": {}, "joint_velocities": {}}
+        self.removed = False
+        self._wrenches: list[dict[str, Any]] = []
+        self._inputs: engine.ModelInputs | None = None
+        self._params_for: Terrain | None = None
+        self._run_params: SimulationParams | None = None
+        self.cache: dict[str, Any] = {}
+
+    # ----- names and indices -------------------------------------------------------------
+
+    def joint_indices(self, joint_names: Any = ()) -> list[int]:
+        """Indices of ``joint_names`` (all joints when empty); JointNotFound for unknown names."""
+        if isinstance(joint_names, str):
+            raise TypeError(f"joint_names must be a sequence of names, got the string {joint_names!r}")
+        names = list(joint_names) or list(self.model.joint_names)
+        indices = []
+        for name in names:
+            if name not in self.model.joint_names:
+                raise errors.JointNotFound(name, f"model '{self.name}' has joints {list(self.model.joint_names)}")
+            indices.append(self.model.joint_names.index(name))
+        return indices
+
+    def link_indices(self, link_names: Any = ()) -> list[int]:
+        """Indices of ``link_names`` (all links when empty); LinkNotFound for unknown names."""
+        if isinstance(link_names, str):
+            raise TypeError(f"link_names must be a sequence of names, got the string {link_names!r}")
+        names = list(link_names) or list(self.model.link_names)
+        indices = []
+        for name in names:
+            if name not in self.model.link_names:
+                raise errors.LinkNotFound(name, f"model '{self.name}' has links {list(self.model.link_names)}")
+            indices.append(self.model.link_names.index(name))
+        return indices
+
+    def values(self, data: Any, size: int, what: str) -> np.ndarray:
+        """``data`` as a float array of ``size`` values; DOFMismatch otherwise."""
+        array = np.asarray(data, dtype=float).reshape(-1)
+        if array.size != size:
+            raise errors.DOFMismatch(size, array.size, f"{self.name}: {what}")
+        if np.isnan(array).any():
+            raise ValueError(f"{what} of model '{self.name}' must not contain NaN")
+        return array
+
+    # ----- cached reads ------------------------------------------------------------------
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The state after the last run, as numpy arrays (cached until the next run)."""
+        if "state" not in self.cache:
+            s = self.sim.state
+            self.cache["state"] = {
+                "base_position": np.asarray(s.base_position),
+                "base_quaternion": np.asarray(s.base_quaternion),
+                "base_velocity": np.asarray(s.base_velocity),
+                "joint_positions": np.asarray(s.joint_positions),
+                "joint_velocities": np.asarray(s.joint_velocities),
+            }
+        return self.cache["state"]
+
+    def last(self) -> dict[str, np.ndarray]:
+        """The last physics step as numpy arrays (cached until the next run)."""
+        if "last" not in self.cache:
+            last = self.sim.last
+            self.cache["last"] = {
+                "commands": np.asarray(last.commands),
+                "joint_torques": np.asarray(last.outputs.joint_torques),
+                "joint_accelerations": np.asarray(last.joint_accelerations),
+                "contact_positions": np.asarray(last.outputs.contact_positions),
+                "contact_normals": np.asarray(last.outputs.contact_normals),
+                "penetration": np.asarray(last.outputs.penetration),
+                "contact_forces": np.asarray(last.outputs.contact_forces),
+                "contact_torques": np.asarray(last.outputs.contact_torques),
+                "in_contact": np.asarray(last.outputs.in_contact),
+            }
+        return self.cache["last"]
+
+    def observation(self, terrain: Terrain, gravity: np.ndarray) -> engine.Observation:
+        """The :class:`~.engine.Observation` after the last run (computed once, as numpy arrays)."""
+        if "observation" not in self.cache:
+            value = engine.observe(self.model, self.sim, terrain, jnp.asarray(gravity))
+            self.cache["observation"] = engine.Observation(*(np.asarray(x) for x in value))
+        return self.cache["observation"]
+
+    # ----- control inputs ----------------------------------------------------------------
+
+    def touch(self) -> None:
+        """Mark the control inputs as changed (uploaded before the next run)."""
+        self._inputs = None
+
+    def current_positions(self) -> np.ndarray:
+        """Joint positions as the next step will see them: the state with pending resets applied."""
+        positions = self.state()["joint_positions"].copy()
+        for index, value in self.pending["joint_positions"].items():
+            positions[index] = value
+        return positions
+
+    def current_velocities(self) -> np.ndarray:
+        velocities = self.state()["joint_velocities"].copy()
+        for index, value in self.pending["joint_velocities"].items():
+            velocities[index] = value
+        return velocities
+
+    def mode(self, index: int) -> JointControlMode:
+        return JointControlMode(int(self.table[index, control.MODE]))
+
+    def set_mode(self, index: int, mode: Any, time: float) -> None:
+        """Switch joint ``index`` to ``mode``: its targets become the current state, its PID resets."""
+        try:
+            mode = JointControlMode(int(mode))
+        except ValueError:
+            raise errors.JointError(f"unknown control mode {mode!r}", self.model.joint_names[index]) from None
+        if mode == JointControlMode.invalid:
+            raise errors.JointError("the invalid control mode cannot be set", self.model.joint_names[index])
+        if mode == JointControlMode.velocity_follower_dart and not self.features.exact_velocity:
+            self.features = self.features._replace(exact_velocity=True)
+        row = self.table[index]
+        row[control.MODE] = int(mode)
+        self.target_set[index] = False
+        if mode in (JointControlMode.position, JointControlMode.position_interpolated):
+            position = self.current_positions()[index]
+            row[control.POSITION_TARGET] = row[control.START_POSITION] = position
+            row[control.START_TIME], row[control.DURATION] = time, 0.0
+            self.target_set[index, TARGETS.index("position")] = True
+        elif mode in (JointControlMode.velocity, JointControlMode.velocity_follower_dart):
+            row[control.VELOCITY_TARGET] = self.current_velocities()[index]
+            self.target_set[index, TARGETS.index("velocity")] = True
+        else:
+            row[control.FORCE_TARGET] = 0.0
+            self.target_set[index, TARGETS.index("force")] = True
+        row[control.RESET] = 1.0
+        self.touch()
+
+    def set_target(self, kind: str, index: int, value: float, time: float) -> None:
+        """Set the ``kind`` target of joint ``index``; JointError if its mode does not accept it."""
+        mode = self.mode(index)
+        if mode not in ACCEPTED_MODES[kind]:
+            accepted = ", ".join(m.name for m in ACCEPTED_MODES[kind])
+            raise errors.JointError(
+                f"control mode '{mode.name}' does not accept a {kind} target (accepted in: {accepted})",
+                self.model.joint_names[index],
+            )
+        row = self.table[index]
+        if kind == "position" and mode == JointControlMode.position_interpolated:
+            start = float(
+                control.minimum_jerk(
+                    row[control.START_POSITION], row[control.POSITION_TARGET], row[control.START_TIME], row[control.DURATION], time, np
+                )
+            )
+            speed = min(abs(row[control.VELOCITY_MIN]), abs(row[control.VELOCITY_MAX]))
+            speed = speed if math.isfinite(speed) and speed > 0 else DEFAULT_INTERPOLATION_SPEED
+            # A quintic from start to goal in T seconds peaks at 15/8 |goal - start| / T.
+            row[control.START_POSITION], row[control.START_TIME] = start, time
+            row[control.DURATION] = 1.875 * abs(value - start) / speed
+        row[_TARGET_COLUMN[kind]] = value
+        self.target_set[index, TARGETS.index(kind)] = True
+        self.touch()
+
+    def target(self, kind: str, index: int) -> float:
+        """The ``kind`` target of joint ``index``; JointError if none was set."""
+        if not self.target_set[index, TARGETS.index(kind)]:
+            raise errors.JointError(f"no {kind} target was set", self.model.joint_names[index])
+        return float(self.table[index, _TARGET_COLUMN[kind]])
+
+    def reset_pid(self, index: int) -> None:
+        self.table[index, control.RESET] = 1.0
+        self.touch()
+
+    def add_wrench(self, link: int, wrench: np.ndarray, point: np.ndarray, duration: float) -> None:
+        """A wrench ``[force; torque]`` (world axes, torque about the application point) applied at
+        ``point`` (link frame) for ``duration`` seconds (one physics step when zero)."""
+        if not duration >= 0 or not math.isfinite(duration):
+            raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
+        steps = max(1, math.ceil(duration / self.dt - 1e-9))
+        if np.any(point != 0) and not self.features.wrench_points:
+            self.features = self.features._replace(wrench_points=True)
+        self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})
+        self.touch()
+
+    def set_model(self, **changes: Any) -> None:
+        """Change traced fields of the dynamics model (limits, friction): no recompilation."""
+        self.model = self.model.replace(**{k: jnp.asarray(v, self.model.link_mass.dtype) for k, v in changes.items()})
+        self.cache.clear()
+
+    # ----- runs --------------------------------------------------------------------------
+
+    def inputs(self) -> engine.ModelInputs:
+        """The control inputs on the device (uploaded again only after a change)."""
+        if self._inputs is None:
+            dtype = self.model.link_mass.dtype
+            capacity = 4
+            while capacity < len(self._wrenches):
+                capacity *= 2
+            wrenches = np.zeros((capacity, 6))
+            points = np.zeros((capacity, 3))
+            links = np.zeros(capacity, dtype=np.int32)
+            steps = np.zeros(capacity, dtype=np.int32)
+            for slot, item in enumerate(self._wrenches):
+                wrenches[slot], points[slot], links[slot], steps[slot] = item["wrench"], item["point"], item["link"], item["steps"]
+            self._inputs = engine.ModelInputs(
+                table=jnp.asarray(self.table, dtype),
+                period=jnp.asarray(self.period, dtype),
+                wrenches=jnp.asarray(wrenches, dtype),
+                wrench_points=jnp.asarray(points, dtype),
+                wrench_links=jnp.asarray(links),
+                wrench_steps=jnp.asarray(steps),
+            )
+        return self._inputs
+
+    def run_params(self, terrain: Terrain) -> SimulationParams:
+        """The simulation parameters with the world's terrain (rebuilt only when it changes)."""
+        if self._params_for is not terrain:
+            self._run_params = self.params.replace(terrain=terrain)
+            self._params_for = terrain
+        return self._run_params
+
+    def set_params(self, params: SimulationParams) -> None:
+        self.params = params
+        self._params_for = None
+
+    def apply_resets(self) -> bool:
+        """Apply the pending resets to the state; True if there were any."""
+        pending = self.pending
+        if not (pending["joint_positions"] or pending["joint_velocities"] or len(pending) > 2):
+            return False
+        state = self.sim.state
+        changes: dict[str, Any] = {}
+        if pending["joint_positions"]:
+            indices = np.fromiter(pending["joint_positions"], dtype=int)
+            values = np.fromiter(pending["joint_positions"].values(), dtype=float)
+            changes["joint_positions"] = state.joint_positions.at[indices].set(values)
+        if pending["joint_velocities"]:
+            indices = np.fromiter(pending["joint_velocities"], dtype=int)
+            values = np.fromiter(pending["joint_velocities"].values(), dtype=float)
+            changes["joint_velocities"] = state.joint_velocities.at[indices].set(values)
+        if "base_position" in pending:
+            changes["base_position"] = jnp.asarray(pending["base_position"], state.base_position.dtype)
+        if "base_quaternion" in pending:
+            changes["base_quaternion"] = jnp.asarray(pending["base_quaternion"], state.base_quaternion.dtype)
+        if "base_velocity" in pending:
+            changes["base_velocity"] = jnp.asarray(pending["base_velocity"], state.base_velocity.dtype)
+        if pending["joint_positions"] or "base_position" in pending or "base_quaternion" in pending:
+            changes["contact_deformation"] = jnp.zeros_like(state.contact_deformation)
+        self.sim = self.sim._replace(state=state.replace(**changes))
+        self.pending = {"joint_positions": {}, "joint_velocities": {}}
+        self.cache.clear()
+        return True
+
+    def finish_run(self, sim: engine.ModelSim, steps: int) -> None:
+        """Store the result of a run of ``steps`` physics steps and update the host inputs."""
+        self.sim = sim
+        if self.table[:, control.RESET].any():
+            self.table[:, control.RESET] = 0.0
+            self.touch()
+        if steps and self._wrenches:
+            for item in self._wrenches:
+                item["steps"] -= steps
+            self._wrenches = [item for item in self._wrenches if item["steps"] > 0]
+            self.touch()
+        self.cache.clear()
+
+    # ----- history of applied joint forces -----------------------------------------------
+
+    def enable_history(self, indices: list[int], enable: bool, size: int, step_count: int) -> None:
+        if enable and int(size) < 1:
+            raise ValueError(f"max_history_size must be at least 1, got {size}")
+        for index in indices:
+            if not enable:
+                self.history_size[index] = 0
+            elif self.history_size[index] == 0:
+                self.history_size[index] = int(size)
+                self.history_start[index] = step_count
+        capacity = max(1, int(self.history_size.max(initial=0)))
+        old = np.asarray(self.sim.history)
+        if capacity > old.shape[0]:
+            new = np.zeros((capacity, self.model.dofs))
+            for s in range(max(0, step_count - old.shape[0]), step_count):
+                new[s % capacity] = old[s % old.shape[0]]
+            self.sim = self.sim._replace(history=jnp.asarray(new, self.sim.history.dtype))
+            self.cache.clear()
+
+    def history(self, index: int, step_count: int) -> np.ndarray:
+        """The last ``size`` commanded torques of joint ``index``, oldest first (zeros before enabling)."""
+        size = int(self.history_size[index])
+        if size == 0:
+            return np.zeros(0)
+        if "history" not in self.cache:
+            self.cache["history"] = np.asarray(self.sim.history)
+        buffer = self.cache["history"]
+        steps = np.arange(step_count - size, step_count)
+        valid = steps >= max(self.history_start[index], 0)
+        return np.where(valid, buffer[steps % buffer.shape[0], index], 0.0)

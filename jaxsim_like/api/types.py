@@ -1,0 +1,296 @@
+"""Value types and enums of the object API, as in ScenarIO (``scenario.core`` / ``scenario.gazebo``).
+
+Vectors are numpy arrays where ScenarIO returns tuples; quaternions are ``wxyz``. The enums are
+``IntEnum`` with ScenarIO's integer values, and the module also has ScenarIO's flat constants
+(``JointControlMode_position``, ``JointType_revolute``, ``PhysicsEngine_dart``,
+``Verbosity_debug``...).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+def vector(value: Any, size: int, name: str) -> np.ndarray:
+    """``value`` as a float array of shape ``(size,)``; ValueError naming ``name`` otherwise."""
+    array = np.asarray(value, dtype=float).reshape(-1) if np.ndim(value) else np.asarray([value], dtype=float)
+    if array.shape != (size,):
+        raise ValueError(f"{name} must have {size} elements, got {np.shape(value)}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite, got {array.tolist()}")
+    return array
+
+
+def unit_quaternion(value: Any, name: str = "orientation") -> np.ndarray:
+    """A wxyz quaternion normalised to unit norm; ValueError if it is zero or not 4 numbers."""
+    q = vector(value, 4, name)
+    norm = np.linalg.norm(q)
+    if norm == 0:
+        raise ValueError(f"{name} must be a non-zero wxyz quaternion")
+    return q / norm
+
+
+class Pose:
+    """A pose: ``position (3,)`` [m] and ``orientation (4,)`` (wxyz quaternion) in the world."""
+
+    def __init__(self, position: Any = (0.0, 0.0, 0.0), orientation: Any = (1.0, 0.0, 0.0, 0.0)) -> None:
+        self.position = position
+        self.orientation = orientation
+
+    @property
+    def position(self) -> np.ndarray:
+        return self._position
+
+    @position.setter
+    def position(self, value: Any) -> None:
+        self._position = vector(value, 3, "position")
+
+    @property
+    def orientation(self) -> np.ndarray:
+        return self._orientation
+
+    @orientation.setter
+    def orientation(self, value: Any) -> None:
+        self._orientation = vector(value, 4, "orientation")
+
+    @staticmethod
+    def identity() -> "Pose":
+        """The identity pose."""
+        return Pose()
+
+    @property
+    def transform(self) -> np.ndarray:
+        """``W_H_P (4, 4)`` of this pose (the orientation is normalised)."""
+        w, x, y, z = unit_quaternion(self.orientation)
+        R = np.array(
+            [
+                [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+            ]
+        )
+        H = np.eye(4)
+        H[:3, :3], H[:3, 3] = R, self.position
+        return H
+
+    @staticmethod
+    def from_transform(H: np.ndarray) -> "Pose":
+        """The pose of a homogeneous transform ``(4, 4)`` (quaternion with ``w >= 0``)."""
+        return Pose(np.asarray(H)[:3, 3], rotation_to_quaternion(np.asarray(H)[:3, :3]))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pose) and np.array_equal(self.position, other.position) and np.array_equal(
+            self.orientation, other.orientation
+        )
+
+    def __repr__(self) -> str:
+        return f"Pose(position={self.position.tolist()}, orientation={self.orientation.tolist()})"
+
+
+def Pose_identity() -> Pose:
+    """ScenarIO's module-level ``Pose_identity()``."""
+    return Pose.identity()
+
+
+def rotation_to_quaternion(R: np.ndarray) -> np.ndarray:
+    """Unit wxyz quaternion (``w >= 0``) of a rotation matrix ``(3, 3)`` (numpy)."""
+    m = np.asarray(R, dtype=float)
+    trace = np.trace(m)
+    candidates = np.array(
+        [
+            [1 + trace, m[2, 1] - m[1, 2], m[0, 2] - m[2, 0], m[1, 0] - m[0, 1]],
+            [m[2, 1] - m[1, 2], 1 + m[0, 0] - m[1, 1] - m[2, 2], m[0, 1] + m[1, 0], m[0, 2] + m[2, 0]],
+            [m[0, 2] - m[2, 0], m[0, 1] + m[1, 0], 1 - m[0, 0] + m[1, 1] - m[2, 2], m[1, 2] + m[2, 1]],
+            [m[1, 0] - m[0, 1], m[0, 2] + m[2, 0], m[1, 2] + m[2, 1], 1 - m[0, 0] - m[1, 1] + m[2, 2]],
+        ]
+    )
+    q = candidates[int(np.argmax([trace, m[0, 0], m[1, 1], m[2, 2]]))]
+    q = q / np.linalg.norm(q)
+    return -q if q[0] < 0 else q
+
+
+@dataclass
+class PosePair:
+    """Two poses (ScenarIO's ``PosePair``)."""
+
+    first: Pose = field(default_factory=Pose)
+    second: Pose = field(default_factory=Pose)
+
+
+@dataclass
+class PID:
+    """PID gains and limits of a joint controller, with ScenarIO's (and ignition::math's) meaning:
+
+    ``cmd = -p e - I - d de/dt + cmd_offset`` with ``e = current - reference`` and the integral
+    ``I += i e dt`` clamped to ``[i_min, i_max]`` when ``i_max >= i_min``; the command is clamped
+    to ``[cmd_min, cmd_max]`` when ``cmd_max >= cmd_min``. Unlimited by default.
+    """
+
+    p: float = 0.0
+    i: float = 0.0
+    d: float = 0.0
+    i_min: float = -np.inf
+    i_max: float = np.inf
+    cmd_min: float = -np.inf
+    cmd_max: float = np.inf
+    cmd_offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("p", "i", "d", "i_min", "i_max", "cmd_min", "cmd_max", "cmd_offset"):
+            value = float(getattr(self, name))
+            if np.isnan(value):
+                raise ValueError(f"PID.{name} must not be NaN")
+            setattr(self, name, value)
+
+    def as_array(self) -> np.ndarray:
+        """``[p, i, d, i_min, i_max, cmd_min, cmd_max, cmd_offset]``."""
+        return np.array([self.p, self.i, self.d, self.i_min, self.i_max, self.cmd_min, self.cmd_max, self.cmd_offset])
+
+    @staticmethod
+    def from_array(values: np.ndarray) -> "PID":
+        return PID(*[float(v) for v in values])
+
+
+# ScenarIO's default joint PID (p, i, d) = (1, 0.1, 0.01), without limits.
+DEFAULT_PID = PID(1.0, 0.1, 0.01)
+
+
+@dataclass
+class Limit:
+    """The ``min`` and ``max`` of one DoF."""
+
+    min: float = -np.inf
+    max: float = np.inf
+
+
+@dataclass
+class JointLimit:
+    """Per-DoF ``min`` and ``max`` arrays of a joint (or of several joints, serialised)."""
+
+    min: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    max: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        self.min = np.asarray(self.min, dtype=float).reshape(-1)
+        self.max = np.asarray(self.max, dtype=float).reshape(-1)
+        if self.min.shape != self.max.shape:
+            raise ValueError(f"JointLimit min and max must have the same size, got {self.min.size} and {self.max.size}")
+
+
+@dataclass
+class ContactPoint:
+    """A contact point: ``position (3,)`` [m] in the world, ``normal (3,)`` (from ``body_b`` into
+    ``body_a``), ``force (3,)`` [N] on ``body_a`` (world axes), ``torque (3,)`` [N m] of that force
+    about the origin of ``body_a``'s link frame (world axes) and penetration ``depth`` [m]."""
+
+    depth: float
+    force: np.ndarray
+    normal: np.ndarray
+    position: np.ndarray
+    torque: np.ndarray
+
+
+@dataclass
+class Contact:
+    """The contact between ``body_a`` and ``body_b`` (scoped ``model::link`` names) and its points."""
+
+    body_a: str
+    body_b: str
+    points: list[ContactPoint] = field(default_factory=list)
+
+
+class JointControlMode(enum.IntEnum):
+    """How a joint is actuated; the values are ScenarIO's."""
+
+    invalid = 0
+    idle = 1
+    force = 2
+    velocity = 3
+    velocity_follower_dart = 4
+    position = 5
+    position_interpolated = 6
+
+
+class JointType(enum.IntEnum):
+    """Joint types; the values are ScenarIO's (continuous joints are ``revolute``)."""
+
+    invalid = 0
+    fixed = 1
+    revolute = 2
+    prismatic = 3
+    ball = 4
+
+
+class PhysicsEngine(enum.IntEnum):
+    """The physics settings of a world.
+
+    ``dart`` (ScenarIO's only engine) selects our default: semi-implicit Euler with soft contacts;
+    ``semi_implicit_euler`` is the same, ``rk4`` the fourth-order Runge-Kutta integrator.
+    """
+
+    dart = 0
+    semi_implicit_euler = 0
+    rk4 = 1
+
+
+INTEGRATOR_OF_ENGINE = {PhysicsEngine.dart: "semi_implicit_euler", PhysicsEngine.rk4: "rk4"}
+
+
+class Verbosity(enum.IntEnum):
+    """Log levels of :func:`~jaxsim_like.api.set_verbosity`."""
+
+    suppress_all = 0
+    error = 1
+    warning = 2
+    info = 3
+    debug = 4
+
+
+# ScenarIO's flat constants (``scenario.core.JointControlMode_position`` and friends).
+JointControlMode_invalid = JointControlMode.invalid
+JointControlMode_idle = JointControlMode.idle
+JointControlMode_force = JointControlMode.force
+JointControlMode_velocity = JointControlMode.velocity
+JointControlMode_velocity_follower_dart = JointControlMode.velocity_follower_dart
+JointControlMode_position = JointControlMode.position
+JointControlMode_position_interpolated = JointControlMode.position_interpolated
+JointType_invalid = JointType.invalid
+JointType_fixed = JointType.fixed
+JointType_revolute = JointType.revolute
+JointType_prismatic = JointType.prismatic
+JointType_ball = JointType.ball
+PhysicsEngine_dart = PhysicsEngine.dart
+PhysicsEngine_semi_implicit_euler = PhysicsEngine.semi_implicit_euler
+PhysicsEngine_rk4 = PhysicsEngine.rk4
+Verbosity_suppress_all = Verbosity.suppress_all
+Verbosity_error = Verbosity.error
+Verbosity_warning = Verbosity.warning
+Verbosity_info = Verbosity.info
+Verbosity_debug = Verbosity.debug
+
+CONSTANT_NAMES = (
+    "JointControlMode_invalid",
+    "JointControlMode_idle",
+    "JointControlMode_force",
+    "JointControlMode_velocity",
+    "JointControlMode_velocity_follower_dart",
+    "JointControlMode_position",
+    "JointControlMode_position_interpolated",
+    "JointType_invalid",
+    "JointType_fixed",
+    "JointType_revolute",
+    "JointType_prismatic",
+    "JointType_ball",
+    "PhysicsEngine_dart",
+    "PhysicsEngine_semi_implicit_euler",
+    "PhysicsEngine_rk4",
+    "Verbosity_suppress_all",
+    "Verbosity_error",
+    "Verbosity_warning",
+    "Verbosity_info",
+    "Verbosity_debug",
+)
