@@ -1,6 +1,10 @@
 """jaxsim_like: a differentiable, JAX-native rigid-body simulator for robotics."""
 
-from . import dynamics, models, simulation
+from ._xla import apply_cpu_defaults
+
+apply_cpu_defaults()
+
+from . import dynamics, models, simulation  # noqa: E402
 from .dynamics import Model, State, reduce
 from .loading import ContactSampling, load_model, load_world
 from .parsers.errors import ModelLoadError

@@ -1,0 +1,128 @@
+"""The ScenarIO-style object API: ``Simulator``, ``World``, ``Model``, ``Link``, ``Joint``.
+
+For users of gym-ignition's ScenarIO: the same class names, method names, arguments and
+behaviour (``scenario.core`` and ``scenario.gazebo`` merged in one namespace), with numpy
+arrays where ScenarIO returns tuples, plus Gazebo Sim's link and joint queries. See
+``docs/object_api.md`` for the differences and the honest exceptions (GUI, shared-library
+plugins, Fuel downloads).
+
+    from jaxsim_like import api
+
+    simulator = api.Simulator(step_size=0.001, rtf=float("inf"), steps_per_run=1)
+    simulator.initialize()
+    world = simulator.get_world()
+    world.insert_model(api.get_ground_plane(), override_model_name="ground_plane")
+    world.insert_model(path_to_urdf, api.Pose([0, 0, 1]), "robot")
+    simulator.run(paused=True)
+"""
+
+from .errors import (
+    DOFMismatch,
+    JointError,
+    JointNotFound,
+    LinkError,
+    LinkNotFound,
+    ModelError,
+    ModelNotFound,
+    NotImplementedError,
+    SimulatorError,
+    WorldError,
+)
+from .joint import Joint
+from .link import Link
+from .model import Model
+from .scenery import AxisAlignedBox
+from .simulator import Simulator
+from .types import *  # noqa: F403  (the enums' flat constants, listed in CONSTANT_NAMES)
+from .types import (
+    CONSTANT_NAMES,
+    PID,
+    Contact,
+    ContactPoint,
+    JointControlMode,
+    JointLimit,
+    JointType,
+    Limit,
+    PhysicsEngine,
+    Pose,
+    Pose_identity,
+    PosePair,
+    Verbosity,
+)
+from .utils import (
+    ToGazeboJoint,
+    ToGazeboLink,
+    ToGazeboModel,
+    ToGazeboWorld,
+    denormalize,
+    find_sdf_file,
+    get_empty_world,
+    get_ground_plane,
+    get_install_prefix,
+    get_model_file_from_fuel,
+    get_model_name_from_sdf,
+    get_random_string,
+    get_sdf_string,
+    get_world_name_from_sdf,
+    insert_plugin_to_gazebo_entity,
+    normalize,
+    sdf_string_valid,
+    set_verbosity,
+    urdffile_to_sdfstring,
+    urdfstring_to_sdfstring,
+)
+from .world import World
+
+GazeboSimulator = Simulator
+
+__all__ = [
+    "PID",
+    "AxisAlignedBox",
+    "Contact",
+    "ContactPoint",
+    "DOFMismatch",
+    "GazeboSimulator",
+    "Joint",
+    "JointControlMode",
+    "JointError",
+    "JointLimit",
+    "JointNotFound",
+    "JointType",
+    "Limit",
+    "Link",
+    "LinkError",
+    "LinkNotFound",
+    "Model",
+    "ModelError",
+    "ModelNotFound",
+    "NotImplementedError",
+    "PhysicsEngine",
+    "Pose",
+    "Pose_identity",
+    "PosePair",
+    "Simulator",
+    "SimulatorError",
+    "ToGazeboJoint",
+    "ToGazeboLink",
+    "ToGazeboModel",
+    "ToGazeboWorld",
+    "Verbosity",
+    "World",
+    "denormalize",
+    "find_sdf_file",
+    "get_empty_world",
+    "get_ground_plane",
+    "get_install_prefix",
+    "get_model_file_from_fuel",
+    "get_model_name_from_sdf",
+    "get_random_string",
+    "get_sdf_string",
+    "get_world_name_from_sdf",
+    "insert_plugin_to_gazebo_entity",
+    "normalize",
+    "sdf_string_valid",
+    "set_verbosity",
+    "urdffile_to_sdfstring",
+    "urdfstring_to_sdfstring",
+    *CONSTANT_NAMES,
+]

@@ -294,3 +294,20 @@ CONSTANT_NAMES = (
     "Verbosity_info",
     "Verbosity_debug",
 )
+
+__all__ = [
+    "DEFAULT_PID",
+    "PID",
+    "Contact",
+    "ContactPoint",
+    "JointControlMode",
+    "JointLimit",
+    "JointType",
+    "Limit",
+    "PhysicsEngine",
+    "Pose",
+    "PosePair",
+    "Pose_identity",
+    "Verbosity",
+    *CONSTANT_NAMES,
+]

@@ -38,6 +38,7 @@ __all__ = [
     "denormalize",
     "find_sdf_file",
     "get_empty_world",
+    "get_ground_plane",
     "get_install_prefix",
     "get_model_file_from_fuel",
     "get_model_name_from_sdf",
@@ -104,6 +105,31 @@ def get_random_string(length: int) -> str:
         raise ValueError(f"length must be non-negative, got {length}")
     alphabet = string.ascii_letters + string.digits
     return "".join(secrets.choice(alphabet) for _ in range(int(length)))
+
+
+_GROUND_PLANE = """<?xml version="1.0" ?>
+<sdf version="1.7">
+  <model name="ground_plane">
+    <static>true</static>
+    <link name="link">
+      <collision name="collision">
+        <geometry>
+          <plane>
+            <normal>0 0 1</normal>
+            <size>{size} {size}</size>
+          </plane>
+        </geometry>
+      </collision>
+    </link>
+  </model>
+</sdf>
+"""
+
+
+def get_ground_plane(size: float = 100.0) -> str:
+    """An SDF string of gym-ignition's ``ground_plane``: a static model named ``ground_plane``
+    whose link ``link`` has a horizontal ``<plane>`` collision through the origin."""
+    return _GROUND_PLANE.format(size=float(size))
 
 
 def get_install_prefix() -> str:

@@ -1,0 +1,387 @@
+"""``Model``: ScenarIO's model (core and Gazebo methods) and its SRDF.
+
+Joint-vector methods take an optional ``joint_names`` that selects the joints and defines the
+serialisation (default: every moving joint, in the description's order); a vector of the wrong
+size raises DOFMismatch, an unknown name JointNotFound. The base is the root link of the model;
+``world`` velocities are mixed (world axes, at the base origin), ``body`` ones in base axes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import errors
+from .entry import ModelEntry
+from .handle import Handle
+from .joint import Joint
+from .link import Link, link_contacts
+from .semantics import Semantics
+from .types import Contact, JointLimit, unit_quaternion, vector
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+class Model(Semantics, Handle):
+    """A model of a world (ScenarIO's ``scenario.gazebo.Model``)."""
+
+    def __init__(self, world: "World", entry: ModelEntry) -> None:
+        super().__init__(world, entry)
+
+    def _scoped(self) -> str:
+        return self._model_name
+
+    # ----- structure ---------------------------------------------------------------------
+
+    def name(self) -> str:
+        return self._model_name
+
+    def dofs(self, joint_names: Any = ()) -> int:
+        """The number of DoFs of ``joint_names`` (every joint when empty)."""
+        return len(self._entry.joint_indices(joint_names))
+
+    def nr_of_links(self) -> int:
+        return self._entry.model.number_of_links
+
+    def nr_of_joints(self) -> int:
+        return self._entry.model.dofs
+
+    def link_names(self, scoped: bool = False) -> list[str]:
+        """The links (bodies after lumping fixed joints), ``model::link`` when ``scoped``."""
+        names = list(self._entry.model.link_names)
+        return [f"{self._model_name}::{name}" for name in names] if scoped else names
+
+    def joint_names(self, scoped: bool = False) -> list[str]:
+        """The moving joints, ``model::joint`` when ``scoped``."""
+        names = list(self._entry.model.joint_names)
+        return [f"{self._model_name}::{name}" for name in names] if scoped else names
+
+    def get_link(self, link_name: str) -> Link:
+        """The link called ``link_name``; LinkNotFound if there is none."""
+        entry = self._entry
+        return Link(self._world, entry, entry.link_indices([link_name])[0])
+
+    def get_joint(self, joint_name: str) -> Joint:
+        """The joint called ``joint_name``; JointNotFound if there is none."""
+        entry = self._entry
+        return Joint(self._world, entry, entry.joint_indices([joint_name])[0])
+
+    def links(self, link_names: Any = ()) -> list[Link]:
+        entry = self._entry
+        return [Link(self._world, entry, index) for index in entry.link_indices(link_names)]
+
+    def joints(self, joint_names: Any = ()) -> list[Joint]:
+        entry = self._entry
+        return [Joint(self._world, entry, index) for index in entry.joint_indices(joint_names)]
+
+    def total_mass(self, link_names: Any = ()) -> float:
+        """The mass [kg] of ``link_names`` (the whole model when empty)."""
+        entry = self._entry
+        return float(np.sum(np.asarray(entry.model.link_mass)[entry.link_indices(link_names)]))
+
+    def base_frame(self) -> str:
+        """The base link: the root of the kinematic tree."""
+        return self._entry.model.link_names[0]
+
+    def insert_model_plugin(self, lib_name: Any, class_name: str = "", context: str = "") -> bool:
+        """Add a plugin: a Python callable ``plugin(model)`` run before every physics step
+        (shared-library plugins raise NotImplementedError)."""
+        return self._insert_plugin(lib_name, class_name, context)
+
+    # ----- controllers -------------------------------------------------------------------
+
+    def controller_period(self) -> float:
+        """The period [s] of the joint controllers (infinite until set: a PID then computes its
+        command once, at the first step after it is reset, and holds it)."""
+        return self._entry.period
+
+    def set_controller_period(self, period: float) -> bool:
+        """Set the controller period [s]; a period shorter than the physics step means every step."""
+        period = float(period)
+        if not period > 0:
+            raise errors.ModelError(f"the controller period must be positive, got {period}", self._model_name)
+        entry = self._entry
+        entry.period = period
+        entry.touch()
+        return True
+
+    def set_joint_control_mode(self, mode: int, joint_names: Any = ()) -> bool:
+        """Switch ``joint_names`` (all when empty) to ``mode``; see :meth:`Joint.set_control_mode`."""
+        entry = self._entry
+        for index in entry.joint_indices(joint_names):
+            entry.set_mode(index, mode, self._world.time())
+        return True
+
+    def enable_history_of_applied_joint_forces(self, enable: bool = True, max_history_size_per_joint: int = 100, joint_names: Any = ()) -> bool:
+        """Keep the last ``max_history_size_per_joint`` commanded forces of ``joint_names``."""
+        entry = self._entry
+        entry.enable_history(entry.joint_indices(joint_names), bool(enable), int(max_history_size_per_joint), self._world._step_count)
+        return True
+
+    def history_of_applied_joint_forces_enabled(self, joint_names: Any = ()) -> bool:
+        entry = self._entry
+        return bool(np.all(entry.history_size[entry.joint_indices(joint_names)] > 0))
+
+    def history_of_applied_joint_forces(self, joint_names: Any = ()) -> np.ndarray:
+        """The commanded forces of the last ``H`` physics steps, ``H * dofs`` values ordered by step
+        (oldest first), each step in the ``joint_names`` serialisation. The joints' histories
+        must be enabled with the same size."""
+        entry = self._entry
+        indices = entry.joint_indices(joint_names)
+        sizes = {int(entry.history_size[i]) for i in indices}
+        if 0 in sizes or len(sizes) > 1:
+            raise errors.ModelError(
+                "the history must be enabled with the same size for every joint considered "
+                f"(sizes: {dict(zip([entry.model.joint_names[i] for i in indices], entry.history_size[indices].tolist()))})",
+                self._model_name,
+            )
+        columns = [entry.history(i, self._world._step_count) for i in indices]
+        return np.stack(columns, axis=1).reshape(-1)
+
+    # ----- joint vectors -----------------------------------------------------------------
+
+    def _read(self, key: str, joint_names: Any) -> np.ndarray:
+        entry = self._entry
+        return entry.state()[key][entry.joint_indices(joint_names)].copy()
+
+    def joint_positions(self, joint_names: Any = ()) -> np.ndarray:
+        return self._read("joint_positions", joint_names)
+
+    def joint_velocities(self, joint_names: Any = ()) -> np.ndarray:
+        return self._read("joint_velocities", joint_names)
+
+    def joint_accelerations(self, joint_names: Any = ()) -> np.ndarray:
+        """The joint accelerations of the last physics step."""
+        entry = self._entry
+        return entry.last()["joint_accelerations"][entry.joint_indices(joint_names)].copy()
+
+    def joint_generalized_forces(self, joint_names: Any = ()) -> np.ndarray:
+        """The forces acting at the joints in the last physics step (see :meth:`Joint.generalized_force`)."""
+        entry = self._entry
+        return entry.last()["joint_torques"][entry.joint_indices(joint_names)].copy()
+
+    def joint_limits(self, joint_names: Any = ()) -> JointLimit:
+        """The position limits of ``joint_names``."""
+        entry = self._entry
+        indices = entry.joint_indices(joint_names)
+        return JointLimit(
+            np.asarray(entry.model.position_limit_lower)[indices], np.asarray(entry.model.position_limit_upper)[indices]
+        )
+
+    def _set_targets(self, kind: str, values: Any, joint_names: Any) -> bool:
+        entry = self._entry
+        indices = entry.joint_indices(joint_names)
+        data = entry.values(values, len(indices), f"{kind} targets")
+        time = self._world.time()
+        for index, value in zip(indices, data):
+            entry.set_target(kind, index, float(value), time)
+        return True
+
+    def _targets(self, kind: str, joint_names: Any) -> np.ndarray:
+        entry = self._entry
+        return np.array([entry.target(kind, index) for index in entry.joint_indices(joint_names)])
+
+    def set_joint_position_targets(self, positions: Any, joint_names: Any = ()) -> bool:
+        return self._set_targets("position", positions, joint_names)
+
+    def set_joint_velocity_targets(self, velocities: Any, joint_names: Any = ()) -> bool:
+        return self._set_targets("velocity", velocities, joint_names)
+
+    def set_joint_acceleration_targets(self, accelerations: Any, joint_names: Any = ()) -> bool:
+        return self._set_targets("acceleration", accelerations, joint_names)
+
+    def set_joint_generalized_force_targets(self, forces: Any, joint_names: Any = ()) -> bool:
+        return self._set_targets("force", forces, joint_names)
+
+    def joint_position_targets(self, joint_names: Any = ()) -> np.ndarray:
+        return self._targets("position", joint_names)
+
+    def joint_velocity_targets(self, joint_names: Any = ()) -> np.ndarray:
+        return self._targets("velocity", joint_names)
+
+    def joint_acceleration_targets(self, joint_names: Any = ()) -> np.ndarray:
+        return self._targets("acceleration", joint_names)
+
+    def joint_generalized_force_targets(self, joint_names: Any = ()) -> np.ndarray:
+        return self._targets("force", joint_names)
+
+    def reset_joint_positions(self, positions: Any, joint_names: Any = ()) -> bool:
+        """Set joint positions at the next run (paused or not); their PIDs are reset."""
+        return self._reset_joints("joint_positions", positions, joint_names)
+
+    def reset_joint_velocities(self, velocities: Any, joint_names: Any = ()) -> bool:
+        """Set joint velocities at the next run (paused or not); their PIDs are reset."""
+        return self._reset_joints("joint_velocities", velocities, joint_names)
+
+    def _reset_joints(self, key: str, values: Any, joint_names: Any) -> bool:
+        entry = self._entry
+        indices = entry.joint_indices(joint_names)
+        data = entry.values(values, len(indices), key)
+        for index, value in zip(indices, data):
+            entry.pending[key][index] = float(value)
+            entry.reset_pid(index)
+        return True
+
+    # ----- base ----------------------------------------------------------------------------
+
+    def base_position(self) -> np.ndarray:
+        """``(3,)`` [m] position of the base link in the world."""
+        return self._entry.state()["base_position"].copy()
+
+    def base_orientation(self) -> np.ndarray:
+        """``(4,)`` wxyz quaternion of the base link in the world."""
+        return self._entry.state()["base_quaternion"].copy()
+
+    def base_world_linear_velocity(self) -> np.ndarray:
+        """``(3,)`` [m/s] velocity of the base origin, world axes."""
+        return self._entry.state()["base_velocity"][:3].copy()
+
+    def base_world_angular_velocity(self) -> np.ndarray:
+        """``(3,)`` [rad/s] angular velocity of the base, world axes."""
+        return self._entry.state()["base_velocity"][3:].copy()
+
+    def _base_rotation(self) -> np.ndarray:
+        from .types import Pose
+
+        state = self._entry.state()
+        return Pose(state["base_position"], state["base_quaternion"]).transform[:3, :3]
+
+    def base_body_linear_velocity(self) -> np.ndarray:
+        """``(3,)`` [m/s] velocity of the base origin, base axes."""
+        return self._base_rotation().T @ self.base_world_linear_velocity()
+
+    def base_body_angular_velocity(self) -> np.ndarray:
+        """``(3,)`` [rad/s] angular velocity of the base, base axes."""
+        return self._base_rotation().T @ self.base_world_angular_velocity()
+
+    def reset_base_pose(self, position: Any = (0.0, 0.0, 0.0), orientation: Any = (1.0, 0.0, 0.0, 0.0)) -> bool:
+        """Move the base link to ``position`` and wxyz ``orientation`` at the next run (paused or not)."""
+        entry = self._entry
+        entry.pending["base_position"] = vector(position, 3, "position")
+        entry.pending["base_quaternion"] = unit_quaternion(orientation)
+        return True
+
+    def reset_base_position(self, position: Any = (0.0, 0.0, 0.0)) -> bool:
+        entry = self._entry
+        entry.pending["base_position"] = vector(position, 3, "position")
+        return True
+
+    def reset_base_orientation(self, orientation: Any = (1.0, 0.0, 0.0, 0.0)) -> bool:
+        entry = self._entry
+        entry.pending["base_quaternion"] = unit_quaternion(orientation)
+        return True
+
+    def reset_base_world_linear_velocity(self, linear: Any = (0.0, 0.0, 0.0)) -> bool:
+        """Set the base origin's velocity [m/s] (world axes) at the next run."""
+        return self._reset_base_velocity(linear=vector(linear, 3, "linear"))
+
+    def reset_base_world_angular_velocity(self, angular: Any = (0.0, 0.0, 0.0)) -> bool:
+        """Set the base angular velocity [rad/s] (world axes) at the next run."""
+        return self._reset_base_velocity(angular=vector(angular, 3, "angular"))
+
+    def reset_base_world_velocity(self, linear: Any = (0.0, 0.0, 0.0), angular: Any = (0.0, 0.0, 0.0)) -> bool:
+        return self._reset_base_velocity(linear=vector(linear, 3, "linear"), angular=vector(angular, 3, "angular"))
+
+    def _reset_base_velocity(self, linear: np.ndarray | None = None, angular: np.ndarray | None = None) -> bool:
+        entry = self._entry
+        if not entry.model.floating_base:
+            raise errors.ModelError("a fixed-base model has no base velocity to reset", self._model_name)
+        velocity = entry.pending.get("base_velocity", entry.state()["base_velocity"]).copy()
+        if linear is not None:
+            velocity[:3] = linear
+        if angular is not None:
+            velocity[3:] = angular
+        entry.pending["base_velocity"] = velocity
+        return True
+
+    def _set_base_target(self, key: str, value: np.ndarray) -> bool:
+        self._entry.base_targets[key] = value
+        return True
+
+    def _base_target(self, key: str) -> np.ndarray:
+        try:
+            return self._entry.base_targets[key].copy()
+        except KeyError:
+            raise errors.ModelError(f"no base {key.replace('_', ' ')} target was set", self._model_name) from None
+
+    def set_base_pose_target(self, position: Any, orientation: Any) -> bool:
+        """Store a base pose target (for custom controllers; the physics does not use it)."""
+        return self._set_base_target("position", vector(position, 3, "position")) and self._set_base_target(
+            "orientation", vector(orientation, 4, "orientation")
+        )
+
+    def set_base_position_target(self, position: Any) -> bool:
+        return self._set_base_target("position", vector(position, 3, "position"))
+
+    def set_base_orientation_target(self, orientation: Any) -> bool:
+        return self._set_base_target("orientation", vector(orientation, 4, "orientation"))
+
+    def set_base_world_velocity_target(self, linear: Any, angular: Any) -> bool:
+        return self.set_base_world_linear_velocity_target(linear) and self.set_base_world_angular_velocity_target(angular)
+
+    def set_base_world_linear_velocity_target(self, linear: Any) -> bool:
+        return self._set_base_target("linear_velocity", vector(linear, 3, "linear"))
+
+    def set_base_world_angular_velocity_target(self, angular: Any) -> bool:
+        return self._set_base_target("angular_velocity", vector(angular, 3, "angular"))
+
+    def set_base_world_linear_acceleration_target(self, linear: Any) -> bool:
+        return self._set_base_target("linear_acceleration", vector(linear, 3, "linear"))
+
+    def set_base_world_angular_acceleration_target(self, angular: Any) -> bool:
+        return self._set_base_target("angular_acceleration", vector(angular, 3, "angular"))
+
+    def base_position_target(self) -> np.ndarray:
+        return self._base_target("position")
+
+    def base_orientation_target(self) -> np.ndarray:
+        return self._base_target("orientation")
+
+    def base_world_linear_velocity_target(self) -> np.ndarray:
+        return self._base_target("linear_velocity")
+
+    def base_world_angular_velocity_target(self) -> np.ndarray:
+        return self._base_target("angular_velocity")
+
+    def base_world_linear_acceleration_target(self) -> np.ndarray:
+        return self._base_target("linear_acceleration")
+
+    def base_world_angular_acceleration_target(self) -> np.ndarray:
+        return self._base_target("angular_acceleration")
+
+    # ----- contacts ------------------------------------------------------------------------
+
+    def contacts_enabled(self) -> bool:
+        """Whether the contacts of every link are reported (off by default, as in ScenarIO)."""
+        return bool(np.all(self._entry.contacts_enabled))
+
+    def enable_contacts(self, enable: bool = True) -> bool:
+        """Report (or stop reporting) the contacts of every link; they are always simulated."""
+        self._entry.contacts_enabled[:] = bool(enable)
+        return True
+
+    def self_collisions_enabled(self) -> bool:
+        """Always False: contacts are between collidable points and the terrain."""
+        return False
+
+    def enable_self_collisions(self, enable: bool = True) -> bool:
+        """Disabling is accepted; enabling raises NotImplementedError (no self-collisions)."""
+        if enable:
+            raise errors.NotImplementedError(
+                "enable_self_collisions",
+                "contacts are computed between the collidable points of moving models and the terrain "
+                "(ground plane and static boxes); links of a model do not collide with each other",
+            )
+        return True
+
+    def links_in_contact(self) -> list[str]:
+        """The links with reported contacts in the last step."""
+        entry = self._entry
+        return [entry.model.link_names[i] for i in range(entry.model.number_of_links) if link_contacts(self._world, entry, i)]
+
+    def contacts(self, link_names: Any = ()) -> list[Contact]:
+        """The reported contacts of ``link_names`` (every link when empty) in the last step."""
+        entry = self._entry
+        return [contact for i in entry.link_indices(link_names) for contact in link_contacts(self._world, entry, i)]

@@ -1,0 +1,164 @@
+"""``Simulator``: ScenarIO's ``GazeboSimulator`` (step size, real-time factor, steps per run).
+
+Runs are deterministic and synchronous: ``run()`` returns after ``steps_per_run`` physics steps
+of every world (a paused run applies insertions, removals and resets without stepping). A finite
+real-time factor paces the runs so that simulated time advances ``rtf`` times as fast as wall
+time; ``rtf=float('inf')`` runs as fast as possible.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any
+
+from ..parsers import get_empty_world, parse_world
+from ..parsers.description import WorldDescription
+from . import errors
+from .sdf_worlds import parse_worlds
+from .utils import log
+from .world import World
+
+
+class Simulator:
+    """A simulator of one or more worlds (``Simulator(step_size=0.001, rtf=1.0, steps_per_run=1)``)."""
+
+    def __init__(self, step_size: float = 0.001, rtf: float = 1.0, steps_per_run: int = 1) -> None:
+        self._step_size = float(step_size)
+        self._rtf = float(rtf)
+        self._steps_per_run = int(steps_per_run)
+        self._descriptions: list[WorldDescription] = []
+        self._worlds: dict[str, World] = {}
+        self._initialized = False
+        self._closed = False
+        self._deadline: float | None = None
+
+    def step_size(self) -> float:
+        """The physics step [s]."""
+        return self._step_size
+
+    def real_time_factor(self) -> float:
+        """The desired real-time factor (``inf``: as fast as possible)."""
+        return self._rtf
+
+    def steps_per_run(self) -> int:
+        """The physics steps of every unpaused run."""
+        return self._steps_per_run
+
+    def initialize(self) -> bool:
+        """Create the worlds (the empty world ``default`` if none was inserted).
+
+        Raises SimulatorError for a non-positive step size, real-time factor or steps per run.
+        """
+        if self._closed:
+            raise errors.SimulatorError("the simulator was closed")
+        if self._initialized:
+            return True
+        problems = [
+            f"{name} must be positive, got {value}"
+            for name, value in (("step_size", self._step_size), ("rtf", self._rtf), ("steps_per_run", self._steps_per_run))
+            if not value > 0
+        ]
+        if problems:
+            raise errors.SimulatorError("cannot initialize: " + "; ".join(problems))
+        if not self._descriptions:
+            self._descriptions.append(parse_world(get_empty_world()))
+        for description in self._descriptions:
+            self._worlds[description.name] = World(self, description.name, description.gravity, description.models)
+        self._initialized = True
+        log.info("simulator initialized with worlds %s", list(self._worlds))
+        return True
+
+    def initialized(self) -> bool:
+        return self._initialized
+
+    def run(self, paused: bool = False) -> bool:
+        """One run: ``steps_per_run`` physics steps of every world, or a paused run (no step)."""
+        if not self._initialized or self._closed:
+            raise errors.SimulatorError(
+                "the simulator was closed" if self._closed else "run() before initialize(): call initialize() first"
+            )
+        start = time.perf_counter()
+        steps = 0 if paused else self._steps_per_run
+        for world in self._worlds.values():
+            world._run(steps)
+        if steps and math.isfinite(self._rtf):
+            base = start if self._deadline is None else max(self._deadline, start)
+            self._deadline = base + steps * self._step_size / self._rtf
+            delay = self._deadline - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+        return True
+
+    def pause(self) -> bool:
+        """Runs are synchronous, so the simulator is always paused between them: True."""
+        return True
+
+    def running(self) -> bool:
+        """False: runs are synchronous (ScenarIO's non-deterministic mode does not exist here)."""
+        return False
+
+    def close(self) -> bool:
+        """Release the worlds; the simulator cannot be used afterwards."""
+        for world in self._worlds.values():
+            world._close()
+        self._worlds.clear()
+        self._closed = True
+        return True
+
+    def gui(self, verbosity: int = -1) -> bool:
+        """There is no GUI: raises NotImplementedError."""
+        raise errors.NotImplementedError(
+            "gui",
+            "there is no Gazebo GUI: read poses with Model.base_position / Link.world_pose and plot or "
+            "render them (for example with matplotlib or meshcat)",
+        )
+
+    def insert_world_from_sdf(self, world_file: str | os.PathLike = "", world_name: str = "") -> bool:
+        """Load the first world of an SDF file (the empty world when ``world_file`` is empty),
+        renamed ``world_name`` if given. Only before :meth:`initialize`."""
+        self._check_not_initialized()
+        source = os.fspath(world_file)
+        description = parse_world(source if source else get_empty_world())
+        self._add(description, world_name)
+        return True
+
+    def insert_worlds_from_sdf(self, world_file: str | os.PathLike, world_names: Any = ()) -> bool:
+        """Load every world of an SDF file, renamed ``world_names`` if given. Only before :meth:`initialize`."""
+        self._check_not_initialized()
+        descriptions = parse_worlds(os.fspath(world_file))
+        names = list(world_names)
+        if names and len(names) != len(descriptions):
+            raise errors.SimulatorError(f"{len(names)} world names given for {len(descriptions)} worlds in '{world_file}'")
+        for index, description in enumerate(descriptions):
+            self._add(description, names[index] if names else "")
+        return True
+
+    def world_names(self) -> list[str]:
+        return list(self._worlds) if self._initialized else [d.name for d in self._descriptions]
+
+    def get_world(self, world_name: str = "") -> World:
+        """The world called ``world_name`` (the first one when empty)."""
+        if not self._initialized:
+            raise errors.SimulatorError("get_world() before initialize(): call initialize() first")
+        if not world_name:
+            return next(iter(self._worlds.values()))
+        try:
+            return self._worlds[world_name]
+        except KeyError:
+            raise errors.WorldError(f"no such world; the worlds are {list(self._worlds)}", world_name) from None
+
+    def _check_not_initialized(self) -> None:
+        if self._initialized or self._closed:
+            raise errors.SimulatorError("worlds can only be inserted before initialize()")
+
+    def _add(self, description: WorldDescription, name: str) -> None:
+        name = name or description.name
+        if name in {d.name for d in self._descriptions}:
+            raise errors.WorldError("a world with this name was already inserted", name)
+        description.name = name
+        self._descriptions.append(description)
+
+    def __repr__(self) -> str:
+        return f"Simulator(step_size={self._step_size}, rtf={self._rtf}, steps_per_run={self._steps_per_run}, worlds={self.world_names()})"

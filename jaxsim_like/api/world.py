@@ -1,0 +1,313 @@
+"""``World``: the models of one simulated world, their physics settings, gravity and plugins.
+
+As in ScenarIO, an inserted model is listed and readable at once, while removals and resets
+are applied by the next run of the simulator (paused or not). A world's physics is on from the
+start (ScenarIO needs ``set_physics_engine`` first; here it only chooses the settings).
+Every moving model is stepped with :func:`jaxsim_like.simulation.step` against the world's
+terrain (see :mod:`.scenery`); moving models do not collide with each other.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from typing import TYPE_CHECKING, Any, Callable
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics.model import build_model
+from ..loading import ContactSampling
+from ..parsers import parse_model, parse_srdf
+from ..parsers.description import ModelDescription
+from ..simulation import ContactParams, SimulationParams
+from . import engine, errors, scenery
+from .entry import ModelEntry
+from .types import INTEGRATOR_OF_ENGINE, PhysicsEngine, Pose, vector
+from .utils import log
+
+if TYPE_CHECKING:
+    from .model import Model
+    from .simulator import Simulator
+
+
+def entity_id(scoped_name: str) -> int:
+    """A stable non-zero id of a scoped name (ScenarIO hashes scoped names too)."""
+    return zlib.crc32(scoped_name.encode()) or 1
+
+
+def as_pose(pose: Any) -> Pose:
+    """A :class:`Pose` from a Pose, a ``(position, orientation)`` pair or a ``(4, 4)`` transform."""
+    if isinstance(pose, Pose):
+        return pose
+    array = np.asarray(pose, dtype=object)
+    if array.shape == (4, 4):
+        return Pose.from_transform(np.asarray(pose, dtype=float))
+    if len(pose) == 2:
+        return Pose(*pose)
+    raise ValueError(f"pose must be a Pose, a (position, orientation) pair or a 4x4 transform, got {pose!r}")
+
+
+class World:
+    """A simulated world (ScenarIO's ``scenario.gazebo.World``), created by the :class:`Simulator`."""
+
+    def __init__(self, simulator: "Simulator", name: str, gravity: Any, models: list[ModelDescription] = ()) -> None:
+        self._simulator = simulator
+        self._name = name
+        self._gravity = vector(gravity, 3, "gravity")
+        self._dtype = jnp.zeros(()).dtype
+        self._entries: dict[str, ModelEntry] = {}
+        self._removals: list[str] = []
+        self._step_count = 0
+        self._integrator = "semi_implicit_euler"
+        self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.005, "friction": 0.5}
+        self._plugins: list[tuple[Callable, Any]] = []
+        self._terrain = None
+        self._terrain_names: list[str] = [""]
+        self._terrain_dirty = True
+        self._valid = True
+        for description in models:
+            self._add(description, description.name, None)
+        self._refresh()
+
+    # ----- ScenarIO's World ------------------------------------------------------------
+
+    def id(self) -> int:
+        """A unique non-zero id (a hash of the world name)."""
+        return entity_id(self._name)
+
+    def entity(self) -> int:
+        """The id of this world (there is no Gazebo entity)."""
+        return self.id()
+
+    def valid(self) -> bool:
+        """Whether the world still exists (False after the simulator is closed)."""
+        return self._valid
+
+    def to_gazebo(self) -> "World":
+        """ScenarIO's cast to the Gazebo class: this world itself."""
+        return self
+
+    def time(self) -> float:
+        """The simulated time [s]: physics steps done times the step size."""
+        return self._step_count * self._simulator.step_size()
+
+    def name(self) -> str:
+        return self._name
+
+    def gravity(self) -> np.ndarray:
+        """The gravity vector ``(3,)`` [m/s^2]."""
+        return self._gravity.copy()
+
+    def set_gravity(self, gravity: Any) -> bool:
+        """Set the gravity ``(3,)`` [m/s^2] used from the next run (any time; no recompilation)."""
+        self._gravity = vector(gravity, 3, "gravity")
+        self._clear_caches()
+        return True
+
+    def model_names(self) -> list[str]:
+        """The names of the models of the world (a removed model is listed until the next run)."""
+        return list(self._entries)
+
+    def get_model(self, model_name: str) -> "Model":
+        """The model called ``model_name``; ModelNotFound if there is none."""
+        from .model import Model
+
+        return Model(self, self._entry(model_name))
+
+    def models(self, model_names: Any = ()) -> list["Model"]:
+        """The models called ``model_names`` (all when empty), in that order."""
+        return [self.get_model(name) for name in (list(model_names) or self.model_names())]
+
+    def insert_model(self, model_file: str | os.PathLike, pose: Any = None, override_model_name: str = "", *, srdf: Any = None) -> bool:
+        """Insert a model from a URDF or SDF file (or XML string); see :meth:`insert_model_from_file`."""
+        return self.insert_model_from_file(model_file, pose, override_model_name, srdf=srdf)
+
+    def insert_model_from_file(self, path: str | os.PathLike, pose: Any = None, override_model_name: str = "", *, srdf: Any = None) -> bool:
+        """Insert the model of a URDF or SDF file at ``pose`` (the model frame in the world; default:
+        the pose in the description, else the identity), named ``override_model_name`` (default:
+        the description's name). ``srdf`` (path or string) attaches a semantic description.
+
+        The model is listed and readable at once. Raises ModelError for a name already in the
+        world, :class:`~jaxsim_like.ModelLoadError` for an invalid description and
+        FileNotFoundError for a missing file.
+        """
+        source = os.fspath(path)
+        if not source.strip():
+            raise FileNotFoundError("empty model file name")
+        return self._insert(source, pose, override_model_name, srdf)
+
+    def insert_model_from_string(self, sdf_string: str, pose: Any = None, override_model_name: str = "", *, srdf: Any = None) -> bool:
+        """Insert the model of a URDF or SDF XML string; see :meth:`insert_model_from_file`."""
+        return self._insert(sdf_string, pose, override_model_name, srdf)
+
+    def remove_model(self, model_name: str) -> bool:
+        """Remove a model at the next run (paused or not); ModelNotFound if there is none."""
+        self._entry(model_name)
+        if model_name not in self._removals:
+            self._removals.append(model_name)
+        return True
+
+    def set_physics_engine(
+        self,
+        engine: int = PhysicsEngine.dart,
+        *,
+        contact: ContactParams | None = None,
+        max_penetration: float = 0.005,
+        friction: float = 0.5,
+    ) -> bool:
+        """Choose the physics settings: ``PhysicsEngine.dart`` (or ``semi_implicit_euler``) and
+        ``rk4`` select the integrator; ``contact`` gives the soft-contact parameters of every model,
+        else each model gets :meth:`ContactParams.from_mass` of its mass sinking
+        ``max_penetration`` [m] at rest, with Coulomb ``friction``."""
+        try:
+            integrator = INTEGRATOR_OF_ENGINE[PhysicsEngine(int(engine))]
+        except ValueError:
+            raise errors.WorldError(f"unknown physics engine {engine!r}; expected one of {[e.name for e in PhysicsEngine]}", self._name) from None
+        self._integrator = integrator
+        self._contact = {"contact": contact, "max_penetration": float(max_penetration), "friction": float(friction)}
+        for entry in self._entries.values():
+            if not entry.static:
+                entry.set_params(self._params(entry.model))
+        return True
+
+    def insert_world_plugin(self, lib_name: Any, class_name: str = "", context: str = "") -> bool:
+        """Add a plugin: a Python callable ``plugin(world)`` run before every physics step.
+
+        Gazebo plugins from shared libraries raise NotImplementedError.
+        """
+        return self._insert_plugin(lib_name, class_name, context)
+
+    # ----- internals used by the handles and the simulator --------------------------------
+
+    def _insert_plugin(self, plugin: Any, class_name: str = "", context: str = "", handle: Any = None) -> bool:
+        if not callable(plugin):
+            raise errors.NotImplementedError(
+                f"Gazebo plugin '{plugin}' ({class_name or 'no class'})",
+                "shared-library plugins need Gazebo; pass a Python callable, called with the handle before every physics step",
+            )
+        if handle is None:
+            self._plugins.append((plugin, self))
+        else:
+            self._entry(handle._model_name, handle._generation).plugins.append((plugin, handle))
+        return True
+
+    def _entry(self, model_name: str, generation: int | None = None) -> ModelEntry:
+        entry = self._entries.get(model_name)
+        if entry is None or (generation is not None and entry.generation != generation):
+            raise errors.ModelNotFound(model_name, f"the models of world '{self._name}' are {self.model_names()}")
+        return entry
+
+    def _params(self, model) -> SimulationParams:
+        return SimulationParams.build(
+            model,
+            dt=self._simulator.step_size(),
+            integrator=self._integrator,
+            gravity=self._gravity,
+            contact=self._contact["contact"],
+            max_penetration=self._contact["max_penetration"],
+            friction=self._contact["friction"],
+        )
+
+    def _add(self, description: ModelDescription, name: str, srdf: Any) -> ModelEntry:
+        model = build_model(
+            description, floating_base=False if description.static else None, collidable_points=ContactSampling().points
+        )
+        semantics = parse_srdf(srdf, description) if srdf is not None else None
+        params = None if description.static else self._params(model)
+        entry = ModelEntry(name, description, model, params, self._simulator.step_size(), semantics)
+        self._entries[name] = entry
+        if entry.static:
+            self._terrain_dirty = True
+        log.info("world '%s': inserted model '%s' (%s)", self._name, name, model)
+        return entry
+
+    def _insert(self, source: str, pose: Any, override_model_name: str, srdf: Any) -> bool:
+        description = parse_model(source)
+        name = override_model_name or description.name
+        if name in self._entries:
+            raise errors.ModelError(f"a model with this name is already in world '{self._name}'", name)
+        if pose is not None:
+            description = description.replace(W_H_M=as_pose(pose).transform)
+        self._add(description, name, srdf)
+        self._refresh()
+        return True
+
+    def _terrain_now(self):
+        if self._terrain_dirty or self._terrain is None:
+            statics = [
+                (e.name, e.description, e.model, _base_transform(e.state())) for e in self._entries.values() if e.static
+            ]
+            self._terrain, self._terrain_names = scenery.static_terrain(statics, self._dtype)
+            self._terrain_dirty = False
+        return self._terrain
+
+    def _clear_caches(self) -> None:
+        for entry in self._entries.values():
+            entry.cache.pop("observation", None)
+
+    def _refresh(self) -> None:
+        """After a change of structure: compute every observation now, so getters never compile."""
+        terrain = self._terrain_now()
+        for entry in self._entries.values():
+            entry.observation(terrain, self._gravity)
+
+    def _observation(self, entry: ModelEntry) -> engine.Observation:
+        return entry.observation(self._terrain_now(), self._gravity)
+
+    def _plugins_to_run(self) -> list[tuple[Callable, Any]]:
+        return self._plugins + [plugin for entry in self._entries.values() for plugin in entry.plugins]
+
+    def _run(self, steps: int) -> None:
+        """One simulator run of ``steps`` physics steps (0: paused)."""
+        plugins = self._plugins_to_run()
+        if steps and plugins:
+            for _ in range(steps):
+                for plugin, handle in plugins:
+                    plugin(handle)
+                self._advance(1)
+        else:
+            self._advance(steps)
+
+    def _advance(self, steps: int) -> None:
+        changed = bool(self._removals)
+        for name in self._removals:
+            entry = self._entries.pop(name)
+            entry.removed = True
+            self._terrain_dirty |= entry.static
+        self._removals = []
+        for entry in self._entries.values():
+            if entry.static and entry.apply_resets():
+                self._terrain_dirty = True
+        changed |= self._terrain_dirty
+        terrain = self._terrain_now()
+        dynamic = [entry for entry in self._entries.values() if not entry.static]
+        for entry in dynamic:
+            entry.apply_resets()
+        if dynamic:
+            sims = engine.run_world(
+                tuple(entry.model for entry in dynamic),
+                tuple(entry.run_params(terrain) for entry in dynamic),
+                tuple(entry.inputs() for entry in dynamic),
+                tuple(entry.sim for entry in dynamic),
+                jnp.asarray(self._gravity, self._dtype),
+                self._step_count,
+                steps,
+                features=tuple(entry.features for entry in dynamic),
+            )
+            for entry, sim in zip(dynamic, sims):
+                entry.finish_run(sim, steps)
+        self._step_count += steps
+        if changed:
+            self._refresh()
+
+    def _close(self) -> None:
+        self._valid = False
+        self._entries.clear()
+
+    def __repr__(self) -> str:
+        return f"World({self._name!r}, models={self.model_names()}, time={self.time():g})"
+
+
+def _base_transform(state: dict[str, np.ndarray]) -> np.ndarray:
+    return Pose(state["base_position"], state["base_quaternion"]).transform
