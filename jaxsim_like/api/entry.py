@@ -111,6 +111,10 @@ class ModelEntry:
             indices.append(self.model.link_names.index(name))
         return indices
 
+    def scoped_joint(self, index: int) -> str:
+        """``model::joint`` of joint ``index``."""
+        return f"{self.name}::{self.model.joint_names[index]}"
+
     def values(self, data: Any, size: int, what: str) -> np.ndarray:
         """``data`` as a float array of ``size`` values; DOFMismatch otherwise."""
         array = np.asarray(data, dtype=float).reshape(-1)
@@ -186,9 +190,9 @@ class ModelEntry:
         try:
             mode = JointControlMode(int(mode))
         except ValueError:
-            raise errors.JointError(f"unknown control mode {mode!r}", self.model.joint_names[index]) from None
+            raise errors.JointError(f"unknown control mode {mode!r}", self.scoped_joint(index)) from None
         if mode == JointControlMode.invalid:
-            raise errors.JointError("the invalid control mode cannot be set", self.model.joint_names[index])
+            raise errors.JointError("the invalid control mode cannot be set", self.scoped_joint(index))
         if mode == JointControlMode.velocity_follower_dart and not self.features.exact_velocity:
             self.features = self.features._replace(exact_velocity=True)
         row = self.table[index]
@@ -215,7 +219,7 @@ class ModelEntry:
             accepted = ", ".join(m.name for m in ACCEPTED_MODES[kind])
             raise errors.JointError(
                 f"control mode '{mode.name}' does not accept a {kind} target (accepted in: {accepted})",
-                self.model.joint_names[index],
+                self.scoped_joint(index),
             )
         row = self.table[index]
         if kind == "position" and mode == JointControlMode.position_interpolated:
@@ -236,7 +240,7 @@ class ModelEntry:
     def target(self, kind: str, index: int) -> float:
         """The ``kind`` target of joint ``index``; JointError if none was set."""
         if not self.target_set[index, TARGETS.index(kind)]:
-            raise errors.JointError(f"no {kind} target was set", self.model.joint_names[index])
+            raise errors.JointError(f"no {kind} target was set", self.scoped_joint(index))
         return float(self.table[index, _TARGET_COLUMN[kind]])
 
     def reset_pid(self, index: int) -> None:

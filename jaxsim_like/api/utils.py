@@ -15,17 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..parsers import (
-    find_sdf_file,
-    get_empty_world,
-    get_sdf_string,
-    get_world_name_from_sdf,
-    parse_model,
-    sdf_string_valid,
-    urdffile_to_sdfstring,
-    urdfstring_to_sdfstring,
-)
-from ..parsers import get_model_name_from_sdf as _sdf_model_name
+from .. import parsers
+from ..parsers import get_empty_world, parse_model, sdf_string_valid, urdffile_to_sdfstring, urdfstring_to_sdfstring
 from ..parsers.xml import load_xml, looks_like_xml
 from . import errors
 from .types import Verbosity
@@ -137,6 +128,22 @@ def get_install_prefix() -> str:
     return ""
 
 
+def find_sdf_file(file_name: str) -> str:
+    """The absolute path of an SDF file: a path, a ``model://`` URI, or a file or model folder
+    found in GZ_SIM_RESOURCE_PATH (see :func:`jaxsim_like.parsers.find_sdf_file`)."""
+    return parsers.find_sdf_file(file_name)
+
+
+def get_sdf_string(file_name: str | os.PathLike) -> str:
+    """The SDF string of an SDF file (a URDF file is converted); see :func:`jaxsim_like.parsers.get_sdf_string`."""
+    return parsers.get_sdf_string(file_name)
+
+
+def get_world_name_from_sdf(file_name: str | os.PathLike, world_index: int = 0) -> str:
+    """The name of the ``world_index``-th world of an SDF file or string."""
+    return parsers.get_world_name_from_sdf(file_name, world_index)
+
+
 def get_model_name_from_sdf(file_name: str | os.PathLike, model_index: int = 0) -> str:
     """The name of a model of an SDF (or, as sdformat converts them, URDF) file or string."""
     source = os.fspath(file_name)
@@ -145,7 +152,7 @@ def get_model_name_from_sdf(file_name: str | os.PathLike, model_index: int = 0) 
         if model_index != 0:
             raise errors.ModelError(f"a URDF holds one model, asked for index {model_index}", str(file_name))
         return parse_model(document.file or source).name
-    return _sdf_model_name(source, model_index)
+    return parsers.get_model_name_from_sdf(source, model_index)
 
 
 _FUEL_URI = re.compile(r"^https?://(?P<server>[^/]+)/(?:\d+\.\d+/)?(?P<owner>[^/]+)/models/(?P<name>[^/]+)/?(?:(?P<version>\d+)/?)?$")

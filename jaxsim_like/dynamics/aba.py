@@ -70,27 +70,20 @@ def articulated_body_accelerations(
     kinematics of a state, torques ``(n,)``, external wrenches ``W_f (N, 6)`` and ``gravity (3,)``."""
     dtype = kin.W_H_L.dtype
     tau = kin_module.to_link_order(model, joint_torques)
-    S, v = kin.W_S, kin.W_v
-    c = spatial.cross_motion(v, S * kin.qd[:, None])
-    pA = spatial.cross_force(v, (kin.W_M @ v[:, :, None])[:, :, 0]) - W_f_ext
-    grid_rows = (
-        levels.to_grid(model, kin.W_M, jnp.eye(6)),
-        levels.to_grid(model, pA, 0.0),
-        levels.to_grid(model, S, 0.0),
-        levels.to_grid(model, c, 0.0),
-        levels.to_grid(model, tau, 0.0),
-        jnp.asarray(levels.valid_slots(model)),
-    )
+    S, v, M = kin.grid_S, kin.grid_v, kin.grid_M
+    c = spatial.cross_motion(v, S * kin.grid_qd[..., None])
+    pA = spatial.cross_force(v, jnp.sum(M * v[..., None, :], axis=-1)) - levels.to_grid(model, W_f_ext, 0.0)
+    grid_rows = (M, pA, S, c, levels.to_grid(model, tau, 0.0), jnp.asarray(levels.valid_slots(model)))
 
     def articulate(children, row):
         IA_children, pA_children = children
         M, p, S_row, c_row, tau_row, valid = row
         IA, pA = M + IA_children, p + pA_children
-        U = (IA @ S_row[:, :, None])[:, :, 0]
+        U = jnp.sum(IA * S_row[:, None, :], axis=-1)
         D = jnp.where(valid, jnp.sum(S_row * U, axis=-1), 1.0)
         u = tau_row - jnp.sum(S_row * pA, axis=-1)
         Ia = IA - U[:, :, None] * U[:, None, :] / D[:, None, None]
-        pa = pA + (Ia @ c_row[:, :, None])[:, :, 0] + U * (u / D)[:, None]
+        pa = pA + jnp.sum(Ia * c_row[:, None, :], axis=-1) + U * (u / D)[:, None]
         return (Ia, pa), (U, D, u)
 
     width = grid_rows[0].shape[1]
@@ -99,7 +92,7 @@ def articulated_body_accelerations(
 
     W_a_gravity = jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
     if model.floating_base:
-        a_root = -solve_spd6(kin.W_M[0] + IA_root[0], pA[0] + pA_root[0])
+        a_root = -solve_spd6(M[0, 0] + IA_root[0], pA[0, 0] + pA_root[0])
     else:
         a_root = -W_a_gravity
 

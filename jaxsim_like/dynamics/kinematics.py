@@ -42,19 +42,32 @@ def to_joint_order(model: Model, link_values: jax.Array) -> jax.Array:
     return link_values[np.asarray(model.joint_link, dtype=int)]
 
 
+def _motion_generator(A: jax.Array, b: jax.Array) -> jax.Array:
+    """``[A, b; 0, 0] (N, 4, 4)`` from ``A (N, 3, 3)`` and ``b (N, 3)``."""
+    top = jnp.concatenate([A, b[:, :, None]], axis=-1)
+    return jnp.concatenate([top, jnp.zeros_like(top[:, :1, :])], axis=-2)
+
+
 def joint_transforms(model: Model, joint_positions: jax.Array) -> jax.Array:
-    """``P_H_C(q) (N, 4, 4)``: each link in its parent at the given joint positions ``(n,)``."""
-    q = to_link_order(model, joint_positions)
-    revolute = np.asarray(model.joint_type) == 1
-    prismatic = np.asarray(model.joint_type) == 2
-    axis, point = model.joint_axis, model.joint_axis_point
-    K = spatial.skew(axis)
-    s, c = jnp.sin(q)[:, None, None], jnp.cos(q)[:, None, None]
-    R_rev = jnp.eye(3, dtype=q.dtype) + s * K + (1 - c) * (K @ K)
-    t_rev = point - (R_rev @ point[:, :, None])[:, :, 0]
-    R = jnp.where(revolute[:, None, None], R_rev, jnp.eye(3, dtype=q.dtype))
-    t = jnp.where(revolute[:, None], t_rev, 0.0) + jnp.where(prismatic[:, None], axis * q[:, None], 0.0)
-    return model.joint_transform @ spatial.transform(R, t)
+    """``P_H_C(q) (N, 4, 4)``: each link in its parent at the given joint positions ``(n,)``.
+
+    With ``P_H_C(q) = P_H_C0 @ [R(q), (I - R(q)) p; 0, 1]`` and Rodrigues'
+    ``R(q) = I + sin(q) K + (1 - cos(q)) K^2`` (``K`` the axis' cross-product matrix), the
+    products with ``P_H_C0`` do not depend on ``q``: the per-state work is elementwise.
+    """
+    q = to_link_order(model, joint_positions)[:, None, None]
+    revolute = jnp.asarray(np.asarray(model.joint_type) == 1)[:, None, None]
+    prismatic = jnp.asarray(np.asarray(model.joint_type) == 2)[:, None, None]
+    K = spatial.skew(model.joint_axis)
+    point = model.joint_axis_point[:, :, None]
+    sine_term = model.joint_transform @ _motion_generator(K, -(K @ point)[:, :, 0])
+    cosine_term = model.joint_transform @ _motion_generator(K @ K, -(K @ K @ point)[:, :, 0])
+    slide_term = model.joint_transform @ _motion_generator(jnp.zeros_like(K), model.joint_axis)
+    return (
+        model.joint_transform
+        + jnp.where(revolute, jnp.sin(q) * sine_term + (1 - jnp.cos(q)) * cosine_term, 0.0)
+        + jnp.where(prismatic, q * slide_term, 0.0)
+    )
 
 
 def forward_kinematics(model: Model, state: State) -> jax.Array:
@@ -80,23 +93,32 @@ def frame_poses(model: Model, W_H_L: jax.Array) -> jax.Array:
     return W_H_L[np.asarray(model.frame_link, dtype=int)] @ model.frame_transform
 
 
+def _motion_subspaces(W_H: jax.Array, axis: jax.Array, point: jax.Array, joint_type) -> jax.Array:
+    """World motion subspaces ``(..., 6)`` of joints with the given axes and points in the moved
+    frames ``W_H (..., 4, 4)`` and type codes ``joint_type (...)`` (1 revolute, 2 prismatic)."""
+    R, o = W_H[..., :3, :3], W_H[..., :3, 3]
+    W_axis = spatial.rotate(R, axis)
+    W_point = spatial.rotate(R, point) + o
+    revolute = (jnp.asarray(joint_type) == 1)[..., None]
+    prismatic = (jnp.asarray(joint_type) == 2)[..., None]
+    linear = jnp.where(revolute, jnp.cross(W_point, W_axis), 0.0) + jnp.where(prismatic, W_axis, 0.0)
+    return jnp.concatenate([linear, jnp.where(revolute, W_axis, 0.0)], axis=-1)
+
+
+def _world_inertias(mass: jax.Array, com: jax.Array, inertia: jax.Array, W_H: jax.Array) -> jax.Array:
+    """6D inertias ``(..., 6, 6)`` about the world origin of bodies with frames ``W_H (..., 4, 4)``."""
+    R = W_H[..., :3, :3]
+    return spatial.spatial_inertia(mass, spatial.rotate(R, com) + W_H[..., :3, 3], spatial.congruence(R, inertia))
+
+
 def world_motion_subspaces(model: Model, W_H_L: jax.Array) -> jax.Array:
     """``W_S (N, 6)``: the world-frame motion of each link per unit velocity of its joint (root: 0)."""
-    R, o = W_H_L[:, :3, :3], W_H_L[:, :3, 3]
-    W_axis = (R @ model.joint_axis[:, :, None])[:, :, 0]
-    W_point = (R @ model.joint_axis_point[:, :, None])[:, :, 0] + o
-    revolute = np.asarray(model.joint_type)[:, None] == 1
-    prismatic = np.asarray(model.joint_type)[:, None] == 2
-    linear = jnp.where(revolute, jnp.cross(W_point, W_axis), 0.0) + jnp.where(prismatic, W_axis, 0.0)
-    angular = jnp.where(revolute, W_axis, 0.0)
-    return jnp.concatenate([linear, angular], axis=-1)
+    return _motion_subspaces(W_H_L, model.joint_axis, model.joint_axis_point, np.asarray(model.joint_type))
 
 
 def world_inertias(model: Model, W_H_L: jax.Array) -> jax.Array:
     """``W_M (N, 6, 6)``: each link's 6D inertia about the world origin, world axes."""
-    R = W_H_L[:, :3, :3]
-    W_com = (R @ model.link_com[:, :, None])[:, :, 0] + W_H_L[:, :3, 3]
-    return spatial.spatial_inertia(model.link_mass, W_com, R @ model.link_inertia @ jnp.swapaxes(R, -1, -2))
+    return _world_inertias(model.link_mass, model.link_com, model.link_inertia, W_H_L)
 
 
 def ancestors_sum(model: Model, link_values: jax.Array) -> jax.Array:
@@ -113,18 +135,24 @@ def subtree_sum(model: Model, link_values: jax.Array) -> jax.Array:
 
 
 class Kinematics(NamedTuple):
-    """World-frame kinematics of a state (link order, inertial representation).
+    """World-frame kinematics of a state (inertial representation), on the level grid of
+    :mod:`.levels` (``(L + 1, W, ...)``, for the recursions) and in link order (``(N, ...)``).
 
-    ``W_H_L (N, 4, 4)``, ``W_S (N, 6)`` joint motion subspaces, ``W_M (N, 6, 6)`` inertias,
-    ``W_v (N, 6)`` link velocities, ``qd (N,)`` joint velocities per link, ``W_v_B (6,)``.
+    Poses ``H``, joint motion subspaces ``S (.., 6)``, 6D inertias ``M (.., 6, 6)``, link
+    velocities ``v (.., 6)``, joint velocities ``qd`` per link, and the base velocity ``W_v_B (6,)``.
     """
 
+    grid_H: jax.Array
+    grid_S: jax.Array
+    grid_M: jax.Array
+    grid_v: jax.Array
+    grid_qd: jax.Array
+    W_v_B: jax.Array
     W_H_L: jax.Array
     W_S: jax.Array
     W_M: jax.Array
     W_v: jax.Array
     qd: jax.Array
-    W_v_B: jax.Array
 
 
 def base_velocity_inertial(model: Model, state: State, W_H_B: jax.Array) -> jax.Array:
@@ -135,13 +163,52 @@ def base_velocity_inertial(model: Model, state: State, W_H_B: jax.Array) -> jax.
 
 
 def kinematics(model: Model, state: State) -> Kinematics:
-    """The :class:`Kinematics` of ``state``."""
-    W_H_L = forward_kinematics(model, state)
-    W_S = world_motion_subspaces(model, W_H_L)
-    qd = to_link_order(model, state.joint_velocities)
-    W_v_B = base_velocity_inertial(model, state, W_H_L[0])
-    W_v = W_v_B + ancestors_sum(model, W_S * qd[:, None])
-    return Kinematics(W_H_L=W_H_L, W_S=W_S, W_M=world_inertias(model, W_H_L), W_v=W_v, qd=qd, W_v_B=W_v_B)
+    """The :class:`Kinematics` of ``state``: one scan from the root computes, level by level,
+    the poses, motion subspaces and velocities of the links."""
+    W_H_B = state.base_transform
+    W_v_B = base_velocity_inertial(model, state, W_H_B)
+    dtype = W_H_B.dtype
+    grid_qd = levels.to_grid(model, to_link_order(model, state.joint_velocities), 0.0)
+    rows = (
+        levels.to_grid(model, joint_transforms(model, state.joint_positions), 0.0)[1:],
+        grid_qd[1:],
+        levels.to_grid(model, model.joint_axis, 0.0)[1:],
+        levels.to_grid(model, model.joint_axis_point, 0.0)[1:],
+        levels.to_grid(model, jnp.asarray(model.joint_type), 0)[1:],
+    )
+    width = grid_qd.shape[1]
+    root_row = (jnp.zeros((width, 4, 4), dtype).at[0].set(W_H_B), jnp.zeros((width, 6), dtype).at[0].set(W_v_B))
+
+    def step(parents, inputs):
+        (H_parents, v_parents), (P_H_C, qd, axis, point, joint_type) = parents, inputs
+        H = H_parents @ P_H_C
+        S = _motion_subspaces(H, axis, point, joint_type)
+        v = v_parents + S * qd[:, None]
+        return (H, v), (H, S, v)
+
+    H, S, v = levels.scan_down(model, step, root_row, rows)
+    grid_H = jnp.concatenate([root_row[0][None], H])
+    grid_S = jnp.concatenate([jnp.zeros((1, width, 6), dtype), S])
+    grid_v = jnp.concatenate([root_row[1][None], v])
+    grid_M = _world_inertias(
+        levels.to_grid(model, model.link_mass, 0.0),
+        levels.to_grid(model, model.link_com, 0.0),
+        levels.to_grid(model, model.link_inertia, 0.0),
+        grid_H,
+    )
+    return Kinematics(
+        grid_H=grid_H,
+        grid_S=grid_S,
+        grid_M=grid_M,
+        grid_v=grid_v,
+        grid_qd=grid_qd,
+        W_v_B=W_v_B,
+        W_H_L=levels.from_grid(model, grid_H),
+        W_S=levels.from_grid(model, grid_S),
+        W_M=levels.from_grid(model, grid_M),
+        W_v=levels.from_grid(model, grid_v),
+        qd=to_link_order(model, state.joint_velocities),
+    )
 
 
 def link_accelerations_inertial(model: Model, kin: Kinematics, W_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:

@@ -45,16 +45,18 @@ def scatter_to_parents(selector: jax.Array, child_row: jax.Array) -> jax.Array:
     return jnp.tensordot(selector.T, child_row, axes=1)
 
 
-def scan_down(model: Model, step: Callable[[jax.Array, Any], tuple[jax.Array, Any]], root_row: jax.Array, rows: Any):
+def scan_down(model: Model, step: Callable[[Any, Any], tuple[Any, Any]], root_row: Any, rows: Any):
     """Root to leaves: ``step(parents_row, row_inputs) -> (row, row_outputs)`` for rows 1..L.
 
-    ``parents_row`` holds each slot's parent value; returns the stacked ``row_outputs``.
+    ``root_row`` and ``row`` are pytrees of ``(W, ...)`` arrays; ``parents_row`` holds each
+    slot's parent values. Returns the stacked ``row_outputs``.
     """
-    selector = jnp.asarray(topology(model.parent, model.joint_link).parent_selector, root_row.dtype)
+    selector = jnp.asarray(topology(model.parent, model.joint_link).parent_selector)
 
     def body(previous, inputs):
         select, row_inputs = inputs
-        return step(gather_parents(select, previous), row_inputs)
+        parents = jax.tree.map(lambda value: gather_parents(select.astype(value.dtype), value), previous)
+        return step(parents, row_inputs)
 
     _, outputs = jax.lax.scan(body, root_row, (selector, rows))
     return outputs

@@ -175,12 +175,24 @@ def cross_force(v: Array, f: Array) -> Array:
     return jnp.concatenate([jnp.cross(w, f[..., :3]), jnp.cross(v_lin, f[..., :3]) + jnp.cross(w, f[..., 3:])], axis=-1)
 
 
+def rotate(R: Array, v: Array) -> Array:
+    """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)``, written elementwise (no tiny dots)."""
+    return jnp.sum(R * v[..., None, :], axis=-1)
+
+
+def congruence(R: Array, A: Array) -> Array:
+    """``R @ A @ R^T`` for ``(..., 3, 3)`` matrices, written elementwise (no tiny dots)."""
+    RA = jnp.sum(R[..., :, :, None] * A[..., None, :, :], axis=-2)
+    return jnp.sum(RA[..., :, None, :] * R[..., None, :, :], axis=-1)
+
+
 def spatial_inertia(mass: Array, com: Array, inertia_com: Array) -> Array:
     """6D inertia ``(..., 6, 6)`` about a frame's origin, from mass, COM ``(..., 3)`` and the
     rotational inertia about the COM ``(..., 3, 3)``, all in that frame's axes."""
     c = skew(com)
     m = mass[..., None, None]
     eye = jnp.broadcast_to(jnp.eye(3, dtype=com.dtype), c.shape)
+    c_c = com[..., :, None] * com[..., None, :] - jnp.sum(com * com, axis=-1)[..., None, None] * eye
     top = jnp.concatenate([m * eye, -m * c], axis=-1)
-    bottom = jnp.concatenate([m * c, inertia_com - m * c @ c], axis=-1)
+    bottom = jnp.concatenate([m * c, inertia_com - m * c_c], axis=-1)
     return jnp.concatenate([top, bottom], axis=-2)

@@ -1,0 +1,235 @@
+"""Batched simulation: ``B`` worlds for ``T`` steps in one ``jit(shard_map(vmap | lax.map)(scan))``.
+
+:func:`simulate_batch` runs :func:`jaxsim_like.rollout` for a batch of initial states, with
+shared or per-world joint torques, and optionally per-world model and simulation parameters
+(masses, friction, terrain, ...). The batch axis is sharded over a one-axis
+:class:`jax.sharding.Mesh` (axis ``"batch"``) of all devices (``jax.devices()``): each device
+simulates its slice of the batch, with no communication. The batch is padded to a multiple of
+the device count (repeating its last world) and the padding is stripped from the results.
+
+Within a device, ``chunk_size`` chooses how its slice is batched:
+
+- ``None``: one ``jax.vmap`` over the whole slice (best on GPU and TPU, which want wide arrays);
+- an integer ``c``: ``jax.lax.map(..., batch_size=c)``, a loop over chunks of ``c`` worlds, each
+  a ``vmap``. On the CPU this keeps the working set of a step in cache; at 4096 states it was
+  measured 2-3x faster per state than a plain ``vmap`` (``jaxsim-like bench`` measures both).
+- ``"auto"`` (default): 64 on the CPU, ``None`` elsewhere.
+
+Multi-host (multi-controller JAX): call ``jax.distributed.initialize()`` first (your call, once
+per process), then call :func:`simulate_batch` with the same arguments on every process: the
+mesh spans the global ``jax.devices()``, and each process hands over only the rows its own
+devices hold (:func:`local_rows`) through ``jax.make_array_from_process_local_data``. The results
+are global ``jax.Array`` s sharded over the batch; read a process's own rows from their
+``addressable_shards``, or gather everything with
+``jax.experimental.multihost_utils.process_allgather``. Choose ``B`` a multiple of the global
+device count to avoid padding (which is stripped with a global slice).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from .dynamics.model import Model
+from .dynamics.state import State
+from .simulation.params import SimulationParams
+from .simulation.step import StepOutput, rollout
+
+AXIS = "batch"
+CPU_CHUNK_SIZE = 64
+
+
+def batch_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
+    """A one-axis mesh (``"batch"``) over ``devices`` (default: every device of every process)."""
+    devices = jax.devices() if devices is None else list(devices)
+    if not devices:
+        raise ValueError("devices must not be empty")
+    return Mesh(np.asarray(devices, dtype=object), (AXIS,))
+
+
+def default_chunk_size(mesh: Mesh) -> int | None:
+    """:data:`CPU_CHUNK_SIZE` on CPU devices, ``None`` (a plain vmap) on GPUs and TPUs."""
+    return CPU_CHUNK_SIZE if mesh.devices.flat[0].platform == "cpu" else None
+
+
+def padded_size(batch: int, mesh: Mesh) -> int:
+    """``batch`` rounded up to a multiple of the mesh's device count."""
+    devices = mesh.devices.size
+    return -(-batch // devices) * devices
+
+
+def local_rows(batch: int, mesh: Mesh) -> slice:
+    """The rows of a (padded) batch of ``batch`` worlds that this process's devices simulate.
+
+    With one process this is every row; with several, a contiguous block per process.
+    """
+    indices = NamedSharding(mesh, PartitionSpec(AXIS)).addressable_devices_indices_map((batch,))
+    spans = sorted((index[0].indices(batch)[:2] for index in indices.values()))
+    start, stop = spans[0][0], spans[-1][1]
+    if sum(b - a for a, b in spans) != stop - start:
+        raise ValueError("this process's devices do not hold a contiguous block of the batch; order the devices by process")
+    return slice(start, stop)
+
+
+def _place(value: Any, sharding: NamedSharding, batched: bool) -> jax.Array:
+    """``value`` as a global array with ``sharding``: host data goes through
+    ``jax.make_array_from_process_local_data`` (each process passes its own rows)."""
+    if isinstance(value, jax.Array) and jax.process_count() == 1:
+        return value if value.sharding == sharding else jax.device_put(value, sharding)
+    host = np.asarray(value)
+    local = host[local_rows(host.shape[0], sharding.mesh)] if batched else host
+    return jax.make_array_from_process_local_data(sharding, local, host.shape)
+
+
+def _pad(value: Any, size: int) -> Any:
+    """``value`` with its leading axis padded to ``size`` by repeating its last row."""
+    missing = size - value.shape[0]
+    if not missing:
+        return value
+    xp = np if isinstance(value, np.ndarray) else jnp
+    return xp.concatenate([value, xp.repeat(value[-1:], missing, axis=0)])
+
+
+def _batched_leaves(reference: Any, candidate: Any, batch: int, what: str) -> tuple[list[Any], tuple[bool, ...]]:
+    """The leaves of ``candidate`` and, per leaf, whether it carries a leading batch axis.
+
+    A leaf with the reference leaf's rank is shared; one with one more axis, of length ``batch``,
+    is per world. Raises ValueError for anything else, or for a different tree structure.
+    """
+    ref_leaves, ref_def = jax.tree.flatten(reference)
+    leaves, treedef = jax.tree.flatten(candidate)
+    if treedef != ref_def:
+        raise ValueError(f"{what} must have the structure of the unbatched one (same model, integrator, terrain kind)")
+    flags = []
+    for path, ref, leaf in zip(jax.tree_util.tree_flatten_with_path(reference)[0], ref_leaves, leaves):
+        name = jax.tree_util.keystr(path[0])
+        ref_ndim, ndim = np.ndim(ref), np.ndim(leaf)
+        if ndim == ref_ndim:
+            flags.append(False)
+        elif ndim == ref_ndim + 1 and np.shape(leaf)[0] == batch:
+            flags.append(True)
+        else:
+            raise ValueError(
+                f"{what}{name} has shape {np.shape(leaf)}: expected {np.shape(ref)} (shared) or "
+                f"({batch}, ...) with {ref_ndim + 1} axes (one value per world)"
+            )
+    return leaves, tuple(flags)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(
+    mesh: Mesh,
+    treedef: Any,
+    flags: tuple[bool, ...],
+    torques_batched: bool,
+    chunk_size: int | None,
+    batch: int,
+    checkpoint: bool,
+    trajectory: bool,
+):
+    """The jitted batched rollout for one static configuration."""
+    padded = padded_size(batch, mesh)
+    local = padded // mesh.devices.size
+
+    def per_device(states, torques, varying, shared):
+        def world(inputs):
+            state, tau, own = inputs
+            own, rest = iter(own), iter(shared)
+            model, params = jax.tree.unflatten(treedef, [next(own) if f else next(rest) for f in flags])
+            final, (states_t, outputs) = rollout(model, state, torques if tau is None else tau, params=params, checkpoint=checkpoint)
+            return (final, (states_t, outputs)) if trajectory else final
+
+        inputs = (states, torques if torques_batched else None, varying)
+        if chunk_size is None or chunk_size >= local:
+            return jax.vmap(world)(inputs)
+        return jax.lax.map(world, inputs, batch_size=chunk_size)
+
+    rows, whole = PartitionSpec(AXIS), PartitionSpec()
+    mapped = jax.shard_map(
+        per_device,
+        mesh=mesh,
+        in_specs=(rows, rows if torques_batched else whole, rows, whole),
+        out_specs=rows,
+        check_vma=False,
+    )
+
+    def run(states, torques, varying, shared):
+        result = mapped(states, torques, varying, shared)
+        return result if padded == batch else jax.tree.map(lambda x: x[:batch], result)
+
+    return jax.jit(run)
+
+
+def simulate_batch(
+    model: Model,
+    states: State,
+    joint_torques: Any,
+    *,
+    params: SimulationParams | None = None,
+    batched_model: Model | None = None,
+    batched_params: SimulationParams | None = None,
+    devices: Sequence[jax.Device] | None = None,
+    chunk_size: int | str | None = "auto",
+    checkpoint: bool = False,
+    trajectory: bool = True,
+) -> tuple[State, tuple[State, StepOutput] | None]:
+    """Simulate ``B`` worlds for ``T`` steps, the batch sharded over ``devices``.
+
+    - ``states``: a :class:`State` whose arrays lead with the batch axis ``B`` (e.g. from
+      ``jax.vmap(lambda q: State.build(model, joint_positions=q))(qs)``); host (numpy) or device arrays.
+    - ``joint_torques``: ``(T, n)`` shared by every world, or ``(B, T, n)``.
+    - ``params``: the :class:`SimulationParams` (default ``SimulationParams.build(model)``).
+    - ``batched_model`` / ``batched_params``: ``model`` / ``params`` with some traced fields given
+      per world, with a leading axis ``B`` (e.g. ``model.replace(link_mass=masses)`` with
+      ``masses (B, N)``, or ``params.replace(contact=params.contact.replace(friction=mu))`` with
+      ``mu (B,)``); fields with the unbatched shape stay shared.
+    - ``devices``: the devices of the mesh (default ``jax.devices()``: all of them, every host).
+    - ``chunk_size``: ``None`` (plain vmap per device), an integer (``lax.map`` over chunks of
+      that many worlds per device) or ``"auto"`` (64 on CPU, ``None`` elsewhere); see the module doc.
+    - ``checkpoint``: rematerialise each step in a backward pass (see :func:`jaxsim_like.rollout`).
+    - ``trajectory``: return the stacked states and outputs; ``False`` returns ``(final, None)``
+      and keeps only the final states in memory.
+
+    Returns ``(final_states, (states, outputs))``: ``final_states`` leads with ``B``, the stacked
+    ``states`` and ``outputs`` with ``(B, T)``, as ``jax.vmap(rollout)`` would. Compiled once per
+    configuration (shapes, devices, chunking, which fields are batched): new values never recompile.
+    """
+    batch = int(np.shape(states.base_position)[0]) if np.ndim(states.base_position) == 2 else 0
+    if not batch:
+        raise ValueError(f"states must lead with a batch axis: base_position has shape {np.shape(states.base_position)}")
+    mesh = batch_mesh(devices)
+    chunk = default_chunk_size(mesh) if chunk_size == "auto" else chunk_size
+    if chunk is not None and (not isinstance(chunk, (int, np.integer)) or chunk < 1):
+        raise ValueError(f"chunk_size must be a positive integer, None or 'auto', not {chunk_size!r}")
+    params = SimulationParams.build(model) if params is None else params
+    dtype = states.joint_positions.dtype
+    torques = joint_torques if isinstance(joint_torques, jax.Array) else np.asarray(joint_torques, dtype)
+    if torques.ndim == 2 and torques.shape[1] == model.dofs:
+        torques_batched = False
+    elif torques.ndim == 3 and torques.shape[0] == batch and torques.shape[2] == model.dofs:
+        torques_batched = True
+    else:
+        raise ValueError(f"joint_torques must have shape (T, {model.dofs}) or ({batch}, T, {model.dofs}), got {tuple(torques.shape)}")
+    for name, leaf in zip(State.__dataclass_fields__, jax.tree.leaves(states)):
+        if np.shape(leaf)[:1] != (batch,):
+            raise ValueError(f"every array of states must lead with the batch axis {batch}; {name} has shape {np.shape(leaf)}")
+
+    candidate = (model if batched_model is None else batched_model, params if batched_params is None else batched_params)
+    leaves, flags = _batched_leaves((model, params), candidate, batch, "batched parameters")
+    treedef = jax.tree.structure((model, params))
+
+    padded = padded_size(batch, mesh)
+    rows, whole = NamedSharding(mesh, PartitionSpec(AXIS)), NamedSharding(mesh, PartitionSpec())
+    per_world = [_place(_pad(leaf, padded), rows, True) for leaf in jax.tree.leaves(states)]
+    placed_states = jax.tree.unflatten(jax.tree.structure(states), per_world)
+    placed_torques = _place(_pad(torques, padded), rows, True) if torques_batched else _place(torques, whole, False)
+    varying = [_place(_pad(leaf, padded), rows, True) for leaf, f in zip(leaves, flags) if f]
+    shared = [_place(leaf, whole, False) for leaf, f in zip(leaves, flags) if not f]
+    run = _compiled(mesh, treedef, flags, torques_batched, None if chunk is None else int(chunk), batch, checkpoint, trajectory)
+    result = run(placed_states, placed_torques, varying, shared)
+    return result if trajectory else (result, None)
