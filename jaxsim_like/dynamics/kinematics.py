@@ -1,9 +1,10 @@
 """Forward kinematics and the world-frame quantities shared by the dynamics algorithms.
 
-Poses are composed level by level (one batched product per tree depth, so the graph grows with
-the depth, not the number of links). Everything else is written in the inertial (world) frame,
-where the motion of link ``i`` is the sum of its ancestors' joint motions: those sums are one
-product with the static ancestor matrix of the tree, with no recursion at all.
+Poses and velocities are composed level by level, in one ``lax.scan`` over the depth levels of
+the tree (see :mod:`.levels`), so the graph does not grow with the number of links. Everything
+is written in the inertial (world) frame, where the motion of link ``i`` is the sum of its
+ancestors' joint motions: accelerations and the sums of RNEA and CRBA are products with the
+static ancestor matrix of the tree, with no recursion at all.
 """
 
 from __future__ import annotations
@@ -31,9 +32,7 @@ def default_gravity(dtype) -> jax.Array:
 def to_link_order(model: Model, joint_values: jax.Array) -> jax.Array:
     """``(N, ...)`` per-link values from ``(n, ...)`` per-joint ones; the root gets zero."""
     link_joint = topology(model.parent, model.joint_link).link_joint
-    padded = jnp.concatenate([jnp.zeros_like(joint_values[:1]), joint_values]) if model.dofs else jnp.zeros(
-        (1,) + joint_values.shape[1:], joint_values.dtype
-    )
+    padded = jnp.concatenate([jnp.zeros((1,) + joint_values.shape[1:], joint_values.dtype), joint_values])
     return padded[link_joint + 1]
 
 

@@ -17,7 +17,7 @@ from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from . import contacts, terrain
 from .joint_effects import joint_torques as applied_joint_torques
-from .params import SimulationParams
+from .params import INTEGRATORS, SimulationParams
 
 
 class StepOutput(NamedTuple):
@@ -197,6 +197,8 @@ def step(
     """
     params = SimulationParams.build(model) if params is None else params
     commanded = check_joint_vector(model, "joint_torques", joint_torques, state.joint_positions.dtype)
+    if params.integrator not in INTEGRATORS:
+        raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
     integrate = _rk4 if params.integrator == "rk4" else _semi_implicit_euler
     return integrate(model, state, params, commanded, link_wrenches, link_wrenches_at_com)
 
