@@ -121,6 +121,19 @@ def _batched_leaves(reference: Any, candidate: Any, batch: int, what: str) -> tu
     return leaves, tuple(flags)
 
 
+def _chunked_map(f: Any, xs: Any, size: int, chunk: int) -> Any:
+    """``jax.vmap(f)(xs)`` computed as a loop over chunks of ``chunk`` rows (``lax.map`` with
+    ``batch_size``, written with explicit shapes so that empty arrays reshape too)."""
+    loops, rest = divmod(size, chunk)
+    head = jax.tree.map(lambda x: x[: loops * chunk].reshape(loops, chunk, *x.shape[1:]), xs)
+    out = jax.lax.map(jax.vmap(f), head)
+    out = jax.tree.map(lambda y: y.reshape(loops * chunk, *y.shape[2:]), out)
+    if not rest:
+        return out
+    tail = jax.vmap(f)(jax.tree.map(lambda x: x[loops * chunk :], xs))
+    return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, tail)
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(
     mesh: Mesh,
@@ -147,7 +160,7 @@ def _compiled(
         inputs = (states, torques if torques_batched else None, varying)
         if chunk_size is None or chunk_size >= local:
             return jax.vmap(world)(inputs)
-        return jax.lax.map(world, inputs, batch_size=chunk_size)
+        return _chunked_map(world, inputs, local, chunk_size)
 
     rows, whole = PartitionSpec(AXIS), PartitionSpec()
     mapped = jax.shard_map(

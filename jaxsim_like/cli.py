@@ -140,6 +140,94 @@ def simulate(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def _seconds(call, repeats: int) -> float:
+    """Median wall time [s] of ``call()`` (its result waited for), over ``repeats`` calls."""
+    import jax
+
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        jax.block_until_ready(call())
+        samples.append(time.perf_counter() - started)
+    return float(np.median(samples))
+
+
+def _bench_model(name: str, batches: list[int], steps: int, chunk: int, repeats: int) -> list[str]:
+    """Lines of the throughput table of one shipped model (see :func:`bench`)."""
+    import jax
+    import jax.numpy as jnp
+
+    from .batching import simulate_batch
+    from .dynamics.state import State
+    from .loading import load_model
+    from .simulation import SimulationParams, rollout, step
+
+    model = load_model(_model_source(name))
+    params = SimulationParams.build(model)
+    state = State.build(model)
+    tau = jnp.zeros(model.dofs, state.joint_positions.dtype)
+    torques = jnp.zeros((steps, model.dofs), state.joint_positions.dtype)
+    lines = []
+
+    started = time.perf_counter()
+    stepper = jax.jit(lambda s, u: step(model, s, joint_torques=u, params=params)).lower(state, tau).compile()
+    compile_s = time.perf_counter() - started
+    per_call = _seconds(lambda: stepper(state, tau), max(20, 10 * repeats))
+    lines.append(f"{name:10s} {'step':8s} {1:>6d} {'-':>8s} {compile_s:9.2f} {1 / per_call:14,.0f}   {per_call * 1e6:9.1f} us/call")
+
+    started = time.perf_counter()
+    roller = jax.jit(lambda s, u: rollout(model, s, u, params=params)[0]).lower(state, torques).compile()
+    compile_s = time.perf_counter() - started
+    run_s = _seconds(lambda: roller(state, torques), repeats)
+    lines.append(f"{name:10s} {'rollout':8s} {1:>6d} {'-':>8s} {compile_s:9.2f} {steps / run_s:14,.0f}   {run_s / steps * 1e6:9.2f} us/step")
+
+    for batch in batches:
+        states = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)), state)
+        for mode, chunk_size in (("vmap", None), ("chunked", chunk)):
+            if mode == "chunked" and chunk >= batch:
+                continue
+
+            def call():
+                return simulate_batch(model, states, torques, params=params, chunk_size=chunk_size, trajectory=False)[0]
+
+            started = time.perf_counter()
+            jax.block_until_ready(call())
+            first_s = time.perf_counter() - started
+            run_s = _seconds(call, repeats)
+            label = mode if chunk_size is None else f"{mode}/{chunk_size}"
+            lines.append(
+                f"{name:10s} {'batch':8s} {batch:>6d} {label:>8s} {max(first_s - run_s, 0.0):9.2f} "
+                f"{batch * steps / run_s:14,.0f}   {run_s / (batch * steps) * 1e6:9.2f} us/world-step"
+            )
+    return lines
+
+
+def bench(args: argparse.Namespace) -> str:
+    """A quick throughput table: one jitted step, a ``steps``-step rollout, and batches of worlds
+    (plain vmap and chunked, :func:`jaxsim_like.batching.simulate_batch`) of each model.
+
+    Compile times are trace + compile (for batches: first call minus a steady call); rates are
+    medians of ``repeats`` calls, in (world-)steps per second of wall time.
+    """
+    import jax
+
+    from . import models
+
+    names = args.model or models.available()
+    batches = sorted({int(b) for b in args.batches.split(",")})
+    if min(batches) < 1 or args.steps < 1 or args.chunk < 1 or args.repeats < 1:
+        raise ValueError("--batches, --steps, --chunk and --repeats must be positive")
+    device = jax.devices()[0]
+    lines = [
+        f"jaxsim-like bench: {len(jax.devices())} x {device.platform} ({device.device_kind}), jax {jax.__version__}, "
+        f"{'float64' if jax.config.jax_enable_x64 else 'float32'}, {args.steps} steps per rollout, median of {args.repeats}",
+        f"{'model':10s} {'what':8s} {'batch':>6s} {'mode':>8s} {'compile s':>9s} {'steps/s':>14s}   per step",
+    ]
+    for name in names:
+        lines.extend(_bench_model(name, batches, args.steps, args.chunk, args.repeats))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``jaxsim-like`` console script."""
     parser = argparse.ArgumentParser(prog="jaxsim-like", description=__doc__)
@@ -156,6 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     sim_parser.add_argument("--seed", type=int, default=0, help="seed of the batch's perturbations")
     sim_parser.add_argument("--out", help="save the trajectory to this .npz file")
     sim_parser.add_argument("--plot", help="save a figure (PNG) of the trajectory; needs matplotlib")
+    bench_parser = commands.add_parser("bench", help="measure the throughput of step, rollout and batches of worlds")
+    bench_parser.add_argument("--model", action="append", help="a shipped model name or a path (repeatable; default: every shipped model)")
+    bench_parser.add_argument("--batches", default="1,64,1024", help="comma-separated batch sizes (default 1,64,1024)")
+    bench_parser.add_argument("--steps", type=int, default=50, help="steps per rollout (default 50)")
+    bench_parser.add_argument("--chunk", type=int, default=64, help="worlds per chunk in the chunked mode (default 64)")
+    bench_parser.add_argument("--repeats", type=int, default=3, help="timed calls per figure, median (default 3)")
+    bench_parser.add_argument("--x64", action="store_true", help="float64 (default: float32)")
     args = parser.parse_args(argv)
     from .parsers.errors import ModelLoadError
 
@@ -166,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.duration <= 0 or args.dt <= 0 or args.batch < 1:
                 raise ValueError("--duration and --dt must be positive and --batch at least 1")
             print(simulate(args))
+        elif args.command == "bench":
+            if args.x64:
+                import jax
+
+                jax.config.update("jax_enable_x64", True)
+            print(bench(args))
     except (ModelLoadError, ValueError, ImportError) as error:
         print(f"jaxsim-like: error: {error}", file=sys.stderr)
         return 2

@@ -89,7 +89,7 @@ class ControllerState(NamedTuple):
     last_update: jax.Array
 
     @staticmethod
-    def zeros(dofs: int, dtype) -> "ControllerState":
+    def zeros(dofs: int, dtype) -> ControllerState:
         zero = jnp.zeros(dofs, dtype)
         return ControllerState(zero, zero, zero, jnp.zeros(dofs, bool), jnp.full(dofs, -jnp.inf, dtype))
 

@@ -24,7 +24,7 @@ from ..dynamics import spatial
 from ..dynamics.crba import mass_matrix
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from ..simulation import SimulationParams, StepOutput, Terrain, penetration, step
+from ..simulation import SimulationParams, Terrain, penetration, step
 from . import control
 from .types import JointControlMode
 
@@ -33,46 +33,54 @@ NO_GROUND_OFFSET = -1.0e6
 
 
 class Features(NamedTuple):
-    """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints)
-    and wrenches applied away from the link origin. Once on, they stay on (one recompilation)."""
+    """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints).
+    Once on, it stays on (one recompilation)."""
 
     exact_velocity: bool = False
-    wrench_points: bool = False
+
+
+# Columns of a wrench slot: force (3) and torque (3) in world axes, application point (3) in the
+# link frame, link index, physics steps left.
+FORCE, TORQUE, POINT, LINK, STEPS = slice(0, 3), slice(3, 6), slice(6, 9), 9, 10
+WRENCH_COLUMNS = 11
+# Columns of the last step's per-point outputs: position (3), normal (3), penetration, force (3),
+# torque about the link origin (3), in contact (1.0 or 0.0).
+POSITION, NORMAL, PENETRATION, POINT_FORCE, POINT_TORQUE, IN_CONTACT = (
+    slice(0, 3), slice(3, 6), 6, slice(7, 10), slice(10, 13), 13
+)
+POINT_COLUMNS = 14
+# Rows of the last step's per-joint outputs: commanded torque, acceleration, applied torque.
+COMMAND, ACCELERATION, APPLIED = 0, 1, 2
 
 
 class ModelInputs(NamedTuple):
     """What the API writes between runs: the control ``table (n, COLUMNS)``, the controller
-    ``period`` [s], and ``K`` wrench slots: ``wrenches (K, 6)`` [force; torque] in world axes,
-    their application ``points (K, 3)`` in the link frame, ``links (K,)`` and the number of
-    physics ``steps (K,)`` each still acts."""
+    ``period`` [s] and ``K`` wrench slots ``(K, WRENCH_COLUMNS)``."""
 
     table: jax.Array
     period: jax.Array
     wrenches: jax.Array
-    wrench_points: jax.Array
-    wrench_links: jax.Array
-    wrench_steps: jax.Array
 
 
 class LastStep(NamedTuple):
-    """The last physics step: the state it started from, its outputs, the commanded torques
-    ``(n,)``, the joint accelerations ``(n,)``, the base acceleration ``(6,)`` (mixed) and the
-    user wrenches ``(N, 6)`` (world axes, about each link origin)."""
+    """The last physics step, packed: per collidable point ``points (P, POINT_COLUMNS)``, per joint
+    ``joints (3, n)`` (commanded torque, acceleration, applied torque), the base acceleration
+    ``(6,)`` (mixed) and the user wrenches ``(N, 6)`` (world axes, about each link origin)."""
 
-    previous: State
-    outputs: StepOutput
-    commands: jax.Array
-    joint_accelerations: jax.Array
+    points: jax.Array
+    joints: jax.Array
     base_acceleration: jax.Array
     link_wrenches: jax.Array
 
 
 class ModelSim(NamedTuple):
-    """What evolves in a run: the state, the controllers, the ring buffer of commanded torques
-    ``history (H, n)`` (row ``s % H`` holds physics step ``s``) and the last step."""
+    """What evolves in a run: the state, the controllers packed ``(5, n)`` (the fields of
+    :class:`.control.ControllerState`), the ring buffer of commanded torques ``history (H, n)``
+    (row ``s % H`` holds physics step ``s``) and the last step. Few, packed arrays keep the cost
+    of a call low."""
 
     state: State
-    controller: control.ControllerState
+    controller: jax.Array
     history: jax.Array
     last: LastStep
 
@@ -92,39 +100,47 @@ class Observation(NamedTuple):
     element: jax.Array
 
 
+def pack_controller(state: control.ControllerState) -> jax.Array:
+    return jnp.stack([state.integral, state.previous_error, state.command, state.has_previous.astype(state.integral.dtype), state.last_update])
+
+
+def unpack_controller(packed: jax.Array) -> control.ControllerState:
+    return control.ControllerState(packed[0], packed[1], packed[2], packed[3] > 0.5, packed[4])
+
+
 def initial_sim(model: Model, state: State, history_size: int) -> ModelSim:
     """The :class:`ModelSim` of a model just inserted at ``state``."""
     dtype = state.joint_positions.dtype
-    points, n = len(model.point_link), model.dofs
-    zeros3 = jnp.zeros((points, 3), dtype)
-    outputs = StepOutput(
-        contact_positions=zeros3,
-        contact_normals=zeros3,
-        penetration=jnp.zeros(points, dtype),
-        contact_forces=zeros3,
-        contact_torques=zeros3,
-        in_contact=jnp.zeros(points, bool),
-        joint_torques=jnp.zeros(n, dtype),
-    )
+    n = model.dofs
     last = LastStep(
-        previous=state,
-        outputs=outputs,
-        commands=jnp.zeros(n, dtype),
-        joint_accelerations=jnp.zeros(n, dtype),
+        points=jnp.zeros((len(model.point_link), POINT_COLUMNS), dtype),
+        joints=jnp.zeros((3, n), dtype),
         base_acceleration=jnp.zeros(6, dtype),
         link_wrenches=jnp.zeros((model.number_of_links, 6), dtype),
     )
-    return ModelSim(state, control.ControllerState.zeros(n, dtype), jnp.zeros((history_size, n), dtype), last)
+    controller = pack_controller(control.ControllerState.zeros(n, dtype))
+    return ModelSim(state, controller, jnp.zeros((history_size, n), dtype), last)
 
 
-def _link_wrenches(model: Model, state: State, inputs: ModelInputs, active: jax.Array, with_points: bool) -> jax.Array:
-    """``(N, 6)`` sum of the active wrench slots per link: world axes, about the link origin."""
-    wrenches = jnp.where(active[:, None], inputs.wrenches, 0.0)
-    if with_points:
+def _link_wrenches(model: Model, state: State, slots: jax.Array, k: jax.Array) -> jax.Array:
+    """``(N, 6)`` sum of the wrench slots active at step ``k`` of the run, per link: world axes,
+    about the link origin.
+
+    Wrenches applied away from the origin need the link orientations: the kinematics is
+    evaluated only at the steps that have such a wrench (``lax.cond``).
+    """
+    active = k < slots[:, STEPS]
+    links = slots[:, LINK].astype(jnp.int32)
+    wrenches = jnp.where(active[:, None], slots[:, :6], 0.0)
+
+    def moved_to_origins(wrenches):
         W_H_L = kin_module.forward_kinematics(model, state)
-        arms = (W_H_L[inputs.wrench_links, :3, :3] @ inputs.wrench_points[:, :, None])[:, :, 0]
-        wrenches = wrenches.at[:, 3:].add(jnp.cross(arms, wrenches[:, :3]))
-    return jax.ops.segment_sum(wrenches, inputs.wrench_links, num_segments=model.number_of_links)
+        arms = (W_H_L[links, :3, :3] @ slots[:, POINT, None])[:, :, 0]
+        return wrenches.at[:, 3:].add(jnp.cross(arms, wrenches[:, :3]))
+
+    away = jnp.any(active & jnp.any(slots[:, POINT] != 0, axis=-1))
+    wrenches = jax.lax.cond(away, moved_to_origins, lambda w: w, wrenches)
+    return jax.ops.segment_sum(wrenches, links, num_segments=model.number_of_links)
 
 
 def _exact_velocity(
@@ -155,30 +171,40 @@ def _step_model(
     inputs: ModelInputs,
     sim: ModelSim,
     k: jax.Array,
-    time: jax.Array,
     global_step: jax.Array,
     features: Features,
 ) -> ModelSim:
     state = sim.state
     dt = params.dt
     torques, controller = control.joint_commands(
-        inputs.table, inputs.period, sim.controller, state.joint_positions, state.joint_velocities, time, dt
+        inputs.table, inputs.period, unpack_controller(sim.controller), state.joint_positions, state.joint_velocities,
+        global_step * dt, dt,
     )
-    wrenches = _link_wrenches(model, state, inputs, k < inputs.wrench_steps, features.wrench_points)
+    wrenches = _link_wrenches(model, state, inputs.wrenches, k)
     if features.exact_velocity and model.dofs:
         torques = _exact_velocity(model, state, params, inputs.table, torques, wrenches)
         torques = jnp.clip(torques, inputs.table[:, control.EFFORT_MIN], inputs.table[:, control.EFFORT_MAX])
-    next_state, outputs = step(model, state, joint_torques=torques, link_wrenches=wrenches, params=params)
-    history = sim.history.at[global_step % sim.history.shape[0]].set(torques)
+    next_state, out = step(model, state, joint_torques=torques, link_wrenches=wrenches, params=params)
+    dtype = torques.dtype
+    points = jnp.concatenate(
+        [
+            out.contact_positions,
+            out.contact_normals,
+            out.penetration[:, None],
+            out.contact_forces,
+            out.contact_torques,
+            out.in_contact[:, None].astype(dtype),
+        ],
+        axis=1,
+    )
     last = LastStep(
-        previous=state,
-        outputs=outputs,
-        commands=torques,
-        joint_accelerations=(next_state.joint_velocities - state.joint_velocities) / dt,
+        points=points,
+        joints=jnp.stack([torques, (next_state.joint_velocities - state.joint_velocities) / dt, out.joint_torques]),
         base_acceleration=(next_state.base_velocity - state.base_velocity) / dt,
         link_wrenches=wrenches,
     )
-    return ModelSim(next_state, controller, history, last)
+    history = sim.history.at[global_step % sim.history.shape[0]].set(torques)
+    return ModelSim(next_state, pack_controller(controller), history, last)
 
 
 def _run_world(
@@ -188,28 +214,28 @@ def _run_world(
     sims: tuple[ModelSim, ...],
     gravity: jax.Array,
     start_step: jax.Array,
-    steps: jax.Array,
+    steps: int,
     features: tuple[Features, ...],
 ) -> tuple[ModelSim, ...]:
     params = tuple(p.replace(gravity=gravity.astype(p.gravity.dtype)) for p in params)
     sims = tuple(
-        s._replace(controller=control.reset(s.controller, i.table[:, control.RESET] > 0)) for s, i in zip(sims, inputs)
+        s._replace(controller=pack_controller(control.reset(unpack_controller(s.controller), i.table[:, control.RESET] > 0)))
+        for s, i in zip(sims, inputs)
     )
 
     def body(k, current):
-        global_step = start_step + k
         return tuple(
-            _step_model(m, p, i, s, k, global_step * p.dt, global_step, f)
-            for m, p, i, s, f in zip(models, params, inputs, current, features)
+            _step_model(m, p, i, s, k, start_step + k, f) for m, p, i, s, f in zip(models, params, inputs, current, features)
         )
 
     return jax.lax.fori_loop(0, steps, body, sims)
 
 
-run_world = jax.jit(_run_world, static_argnames=("features",))
-run_world.__doc__ = """Advance every dynamic model of a world by ``steps`` physics steps (0: a paused run,
-which only applies the PID resets requested in the control tables). ``start_step`` counts the
-physics steps done so far (the time is ``step * dt``); ``gravity (3,)`` overrides the params'."""
+run_world = jax.jit(_run_world, static_argnames=("steps", "features"))
+run_world.__doc__ = """Advance every dynamic model of a world by ``steps`` physics steps (static: the simulator's
+steps per run), after the PID resets requested in the control tables. ``start_step`` counts the
+physics steps done so far (the time is ``step * dt``); ``gravity (3,)`` overrides the params'.
+(Donating ``sims`` would save copies, but costs more than it saves on CPU.)"""
 
 
 def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
@@ -229,37 +255,36 @@ def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
 def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) -> Observation:
     kin = kin_module.kinematics(model, sim.state)
     last = sim.last
-    before = kin_module.kinematics(model, last.previous)
-    W_a_B = kin_module.base_acceleration_inertial(model, last.previous, before, last.base_acceleration, "mixed")
-    W_a = kin_module.link_accelerations_inertial(model, before, W_a_B, last.joint_accelerations)
+    W_a_B = kin_module.base_acceleration_inertial(model, sim.state, kin, last.base_acceleration, "mixed")
+    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, last.joints[ACCELERATION])
 
-    # The wrench each joint transmits: the subtree's rate of momentum change minus its gravity and external wrenches.
+    # The wrench each joint transmits: the subtree's rate of momentum change minus its gravity and
+    # external wrenches (the contact and user wrenches of the last step).
     dtype = W_a.dtype
     links = np.asarray(model.point_link, dtype=int)
-    outputs = last.outputs
     point_map = jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype)
-    W_f_contacts = point_map @ jnp.concatenate(
-        [outputs.contact_forces, jnp.cross(outputs.contact_positions, outputs.contact_forces)], axis=-1
-    )
-    origins = before.W_H_L[:, :3, 3]
+    positions, forces = last.points[:, POSITION], last.points[:, POINT_FORCE]
+    W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(positions, forces)], axis=-1)
+    origins = kin.W_H_L[:, :3, 3]
     W_f_user = last.link_wrenches.at[:, 3:].add(jnp.cross(origins, last.link_wrenches[:, :3]))
     W_a_gravity = jnp.concatenate([gravity.astype(dtype), jnp.zeros(3, dtype)])
-    momentum = (before.W_M @ before.W_v[:, :, None])[:, :, 0]
-    W_f = (before.W_M @ (W_a - W_a_gravity)[:, :, None])[:, :, 0] + spatial.cross_force(before.W_v, momentum)
+    momentum = (kin.W_M @ kin.W_v[:, :, None])[:, :, 0]
+    W_f = (kin.W_M @ (W_a - W_a_gravity)[:, :, None])[:, :, 0] + spatial.cross_force(kin.W_v, momentum)
     W_F = kin_module.subtree_sum(model, W_f - W_f_contacts - W_f_user)
     children = np.asarray(model.joint_link, dtype=int)
-    joint_wrenches = rep.force_from_inertial(W_F[children], before.W_H_L[children], "body")
+    joint_wrenches = rep.force_from_inertial(W_F[children], kin.W_H_L[children], "body")
 
     return Observation(
         W_H_L=kin.W_H_L,
         mixed_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "mixed"),
         body_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "body"),
-        mixed_acceleration=rep.acceleration_from_inertial(W_a, before.W_H_L, before.W_v, "mixed"),
-        body_acceleration=rep.acceleration_from_inertial(W_a, before.W_H_L, before.W_v, "body"),
+        mixed_acceleration=rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, "mixed"),
+        body_acceleration=rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, "body"),
         joint_wrenches=joint_wrenches,
-        element=_contact_elements(terrain, outputs.contact_positions),
+        element=_contact_elements(terrain, positions),
     )
 
 
 observe = jax.jit(_observe)
-observe.__doc__ = "The :class:`Observation` of a model's state and last step, given the world's terrain and gravity."
+observe.__doc__ = """The :class:`Observation` of a model's state after a run and of its last step (accelerations and
+wrenches of the last step are evaluated at the final state), given the world's terrain and gravity."""

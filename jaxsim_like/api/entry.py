@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -24,6 +26,9 @@ from . import control, engine, errors
 from .types import JointControlMode
 
 _GENERATIONS = itertools.count(1)
+
+# Rows of the ring buffer of commanded torques: histories up to this size never recompile the run.
+HISTORY_CAPACITY = 128
 
 # Peak speed [rad/s or m/s] of an interpolated position trajectory when the joint has no velocity limit.
 DEFAULT_INTERPOLATION_SPEED = 1.0
@@ -66,7 +71,7 @@ class ModelEntry:
         self.params = params
         self.dt = dt
         self.srdf = srdf
-        self.sim = engine.initial_sim(model, State.build(model), history_size=1)
+        self.sim = engine.initial_sim(model, State.build(model), history_size=HISTORY_CAPACITY)
         self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
         self.period = math.inf
         self.target_set = np.zeros((model.dofs, len(TARGETS)), dtype=bool)
@@ -78,7 +83,6 @@ class ModelEntry:
         self.base_targets: dict[str, np.ndarray] = {}
         self.plugins: list[tuple[Callable, Any]] = []
         self.pending: dict[str, Any] = {"joint_positions": {}, "joint_velocities": {}}
-        self.removed = False
         self._wrenches: list[dict[str, Any]] = []
         self._inputs: engine.ModelInputs | None = None
         self._params_for: Terrain | None = None
@@ -126,41 +130,35 @@ class ModelEntry:
 
     # ----- cached reads ------------------------------------------------------------------
 
-    def state(self) -> dict[str, np.ndarray]:
-        """The state after the last run, as numpy arrays (cached until the next run)."""
-        if "state" not in self.cache:
-            s = self.sim.state
-            self.cache["state"] = {
-                "base_position": np.asarray(s.base_position),
-                "base_quaternion": np.asarray(s.base_quaternion),
-                "base_velocity": np.asarray(s.base_velocity),
-                "joint_positions": np.asarray(s.joint_positions),
-                "joint_velocities": np.asarray(s.joint_velocities),
-            }
-        return self.cache["state"]
+    def state(self, key: str) -> np.ndarray:
+        """A field of the state after the last run, as a numpy array (cached until the next run)."""
+        cache = self.cache.setdefault("state", {})
+        if key not in cache:
+            cache[key] = np.array(getattr(self.sim.state, key))
+        return cache[key]
 
     def last(self) -> dict[str, np.ndarray]:
         """The last physics step as numpy arrays (cached until the next run)."""
         if "last" not in self.cache:
-            last = self.sim.last
+            points, joints = (np.array(x) for x in jax.device_get((self.sim.last.points, self.sim.last.joints)))
             self.cache["last"] = {
-                "commands": np.asarray(last.commands),
-                "joint_torques": np.asarray(last.outputs.joint_torques),
-                "joint_accelerations": np.asarray(last.joint_accelerations),
-                "contact_positions": np.asarray(last.outputs.contact_positions),
-                "contact_normals": np.asarray(last.outputs.contact_normals),
-                "penetration": np.asarray(last.outputs.penetration),
-                "contact_forces": np.asarray(last.outputs.contact_forces),
-                "contact_torques": np.asarray(last.outputs.contact_torques),
-                "in_contact": np.asarray(last.outputs.in_contact),
+                "commands": joints[engine.COMMAND],
+                "joint_accelerations": joints[engine.ACCELERATION],
+                "joint_torques": joints[engine.APPLIED],
+                "contact_positions": points[:, engine.POSITION],
+                "contact_normals": points[:, engine.NORMAL],
+                "penetration": points[:, engine.PENETRATION],
+                "contact_forces": points[:, engine.POINT_FORCE],
+                "contact_torques": points[:, engine.POINT_TORQUE],
+                "in_contact": points[:, engine.IN_CONTACT] > 0.5,
             }
         return self.cache["last"]
 
     def observation(self, terrain: Terrain, gravity: np.ndarray) -> engine.Observation:
         """The :class:`~.engine.Observation` after the last run (computed once, as numpy arrays)."""
         if "observation" not in self.cache:
-            value = engine.observe(self.model, self.sim, terrain, jnp.asarray(gravity))
-            self.cache["observation"] = engine.Observation(*(np.asarray(x) for x in value))
+            value = engine.observe(self.model, self.sim, terrain, np.asarray(gravity))
+            self.cache["observation"] = engine.Observation(*(np.array(x) for x in jax.device_get(value)))
         return self.cache["observation"]
 
     # ----- control inputs ----------------------------------------------------------------
@@ -171,13 +169,13 @@ class ModelEntry:
 
     def current_positions(self) -> np.ndarray:
         """Joint positions as the next step will see them: the state with pending resets applied."""
-        positions = self.state()["joint_positions"].copy()
+        positions = self.state("joint_positions").copy()
         for index, value in self.pending["joint_positions"].items():
             positions[index] = value
         return positions
 
     def current_velocities(self) -> np.ndarray:
-        velocities = self.state()["joint_velocities"].copy()
+        velocities = self.state("joint_velocities").copy()
         for index, value in self.pending["joint_velocities"].items():
             velocities[index] = value
         return velocities
@@ -253,8 +251,6 @@ class ModelEntry:
         if not duration >= 0 or not math.isfinite(duration):
             raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
         steps = max(1, math.ceil(duration / self.dt - 1e-9))
-        if np.any(point != 0) and not self.features.wrench_points:
-            self.features = self.features._replace(wrench_points=True)
         self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})
         self.touch()
 
@@ -266,26 +262,17 @@ class ModelEntry:
     # ----- runs --------------------------------------------------------------------------
 
     def inputs(self) -> engine.ModelInputs:
-        """The control inputs on the device (uploaded again only after a change)."""
+        """The control inputs of the next run (rebuilt only after a change)."""
         if self._inputs is None:
-            dtype = self.model.link_mass.dtype
             capacity = 4
             while capacity < len(self._wrenches):
                 capacity *= 2
-            wrenches = np.zeros((capacity, 6))
-            points = np.zeros((capacity, 3))
-            links = np.zeros(capacity, dtype=np.int32)
-            steps = np.zeros(capacity, dtype=np.int32)
+            slots = np.zeros((capacity, engine.WRENCH_COLUMNS))
             for slot, item in enumerate(self._wrenches):
-                wrenches[slot], points[slot], links[slot], steps[slot] = item["wrench"], item["point"], item["link"], item["steps"]
-            self._inputs = engine.ModelInputs(
-                table=jnp.asarray(self.table, dtype),
-                period=jnp.asarray(self.period, dtype),
-                wrenches=jnp.asarray(wrenches, dtype),
-                wrench_points=jnp.asarray(points, dtype),
-                wrench_links=jnp.asarray(links),
-                wrench_steps=jnp.asarray(steps),
-            )
+                slots[slot, :6], slots[slot, engine.POINT] = item["wrench"], item["point"]
+                slots[slot, engine.LINK], slots[slot, engine.STEPS] = item["link"], item["steps"]
+            # numpy arrays go straight to the jitted run, which copies them to the device.
+            self._inputs = engine.ModelInputs(table=self.table.copy(), period=np.asarray(self.period), wrenches=slots)
         return self._inputs
 
     def run_params(self, terrain: Terrain) -> SimulationParams:
@@ -328,12 +315,13 @@ class ModelEntry:
         return True
 
     def finish_run(self, sim: engine.ModelSim, steps: int) -> None:
-        """Store the result of a run of ``steps`` physics steps and update the host inputs."""
+        """Store the result of a run of ``steps >= 1`` physics steps and update the host inputs
+        (the PID resets it applied, the wrench steps it consumed)."""
         self.sim = sim
         if self.table[:, control.RESET].any():
             self.table[:, control.RESET] = 0.0
             self.touch()
-        if steps and self._wrenches:
+        if self._wrenches:
             for item in self._wrenches:
                 item["steps"] -= steps
             self._wrenches = [item for item in self._wrenches if item["steps"] > 0]
@@ -351,8 +339,10 @@ class ModelEntry:
             elif self.history_size[index] == 0:
                 self.history_size[index] = int(size)
                 self.history_start[index] = step_count
-        capacity = max(1, int(self.history_size.max(initial=0)))
         old = np.asarray(self.sim.history)
+        capacity = old.shape[0]
+        while capacity < self.history_size.max(initial=0):
+            capacity *= 2
         if capacity > old.shape[0]:
             new = np.zeros((capacity, self.model.dofs))
             for s in range(max(0, step_count - old.shape[0]), step_count):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class Handle:
     """Base of the object-API handles."""
 
-    def __init__(self, world: "World", entry: ModelEntry) -> None:
+    def __init__(self, world: World, entry: ModelEntry) -> None:
         self._world = world
         self._model_name = entry.name
         self._generation = entry.generation
@@ -33,11 +33,8 @@ class Handle:
 
     def valid(self) -> bool:
         """Whether the entity still exists in its world."""
-        try:
-            self._entry
-        except RuntimeError:
-            return False
-        return True
+        entry = self._world._entries.get(self._model_name)
+        return self._world.valid() and entry is not None and entry.generation == self._generation
 
     def id(self) -> int:
         """A unique non-zero id (a hash of the world name and the scoped name)."""

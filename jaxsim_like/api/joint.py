@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 class Joint(Handle):
     """A joint of a model (ScenarIO's ``scenario.gazebo.Joint``)."""
 
-    def __init__(self, world: "World", entry: ModelEntry, index: int) -> None:
+    def __init__(self, world: World, entry: ModelEntry, index: int) -> None:
         super().__init__(world, entry)
         self._index = index
         self._name = entry.model.joint_names[index]
@@ -48,7 +48,7 @@ class Joint(Handle):
         return float(values[0])
 
     def _state(self, key: str) -> float:
-        return float(self._entry.state()[key][self._index])
+        return float(self._entry.state(key)[self._index])
 
     def _time(self) -> float:
         return self._world.time()
@@ -298,7 +298,7 @@ class Joint(Handle):
 
     # ----- Gazebo's Joint queries ---------------------------------------------------------
 
-    def parent_model(self) -> "Model":
+    def parent_model(self) -> Model:
         from .model import Model
 
         return Model(self._world, self._entry)
@@ -367,14 +367,14 @@ class Joint(Handle):
             self.set_control_mode(JointControlMode.velocity_follower_dart)
         return self.set_velocity_target(velocity)
 
-    def parent_link(self) -> "Link":
+    def parent_link(self) -> Link:
         """The link moved by this joint's parent side (the body holding the parent link)."""
         from .link import Link
 
         entry = self._entry
         return Link(self._world, entry, entry.model.parent[entry.model.joint_link[self._index]])
 
-    def child_link(self) -> "Link":
+    def child_link(self) -> Link:
         """The link this joint moves."""
         from .link import Link
 

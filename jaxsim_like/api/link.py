@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .world import World
 
 
-def link_contacts(world: "World", entry: ModelEntry, link: int) -> list[Contact]:
+def link_contacts(world: World, entry: ModelEntry, link: int) -> list[Contact]:
     """The contacts of link ``link`` (empty when its contact detection is off): one per body it
     touches (the ground or a static box), with every touching collidable point."""
     if not entry.contacts_enabled[link]:
@@ -53,7 +53,7 @@ def link_contacts(world: "World", entry: ModelEntry, link: int) -> list[Contact]
 class Link(Handle):
     """A link of a model (ScenarIO's ``scenario.gazebo.Link``)."""
 
-    def __init__(self, world: "World", entry: ModelEntry, index: int) -> None:
+    def __init__(self, world: World, entry: ModelEntry, index: int) -> None:
         super().__init__(world, entry)
         self._index = index
         self._name = entry.model.link_names[index]
@@ -181,7 +181,7 @@ class Link(Handle):
 
     # ----- Gazebo Sim's Link queries ----------------------------------------------------
 
-    def parent_model(self) -> "Model":
+    def parent_model(self) -> Model:
         """The model of this link."""
         from .model import Model
 
@@ -260,7 +260,7 @@ class Link(Handle):
         observation = self._observation()
         W_H_L = observation.W_H_L[self._index]
         arm = W_H_L[:3, 3] - observation.W_H_L[0, :3, 3]
-        state_base = entry.state()["base_velocity"]
+        state_base = entry.state("base_velocity")
         base = entry.pending.get("base_velocity", state_base).copy()
         shift = base - state_base
         v_link = observation.mixed_velocity[self._index] + np.concatenate([shift[:3] + np.cross(shift[3:], arm), shift[3:]])

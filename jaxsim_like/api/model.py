@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class Model(Semantics, Handle):
     """A model of a world (ScenarIO's ``scenario.gazebo.Model``)."""
 
-    def __init__(self, world: "World", entry: ModelEntry) -> None:
+    def __init__(self, world: World, entry: ModelEntry) -> None:
         super().__init__(world, entry)
 
     def _scoped(self) -> str:
@@ -144,7 +144,7 @@ class Model(Semantics, Handle):
 
     def _read(self, key: str, joint_names: Any) -> np.ndarray:
         entry = self._entry
-        return entry.state()[key][entry.joint_indices(joint_names)].copy()
+        return entry.state(key)[entry.joint_indices(joint_names)].copy()
 
     def joint_positions(self, joint_names: Any = ()) -> np.ndarray:
         return self._read("joint_positions", joint_names)
@@ -228,25 +228,25 @@ class Model(Semantics, Handle):
 
     def base_position(self) -> np.ndarray:
         """``(3,)`` [m] position of the base link in the world."""
-        return self._entry.state()["base_position"].copy()
+        return self._entry.state("base_position").copy()
 
     def base_orientation(self) -> np.ndarray:
         """``(4,)`` wxyz quaternion of the base link in the world."""
-        return self._entry.state()["base_quaternion"].copy()
+        return self._entry.state("base_quaternion").copy()
 
     def base_world_linear_velocity(self) -> np.ndarray:
         """``(3,)`` [m/s] velocity of the base origin, world axes."""
-        return self._entry.state()["base_velocity"][:3].copy()
+        return self._entry.state("base_velocity")[:3].copy()
 
     def base_world_angular_velocity(self) -> np.ndarray:
         """``(3,)`` [rad/s] angular velocity of the base, world axes."""
-        return self._entry.state()["base_velocity"][3:].copy()
+        return self._entry.state("base_velocity")[3:].copy()
 
     def _base_rotation(self) -> np.ndarray:
         from .types import Pose
 
-        state = self._entry.state()
-        return Pose(state["base_position"], state["base_quaternion"]).transform[:3, :3]
+        entry = self._entry
+        return Pose(entry.state("base_position"), entry.state("base_quaternion")).transform[:3, :3]
 
     def base_body_linear_velocity(self) -> np.ndarray:
         """``(3,)`` [m/s] velocity of the base origin, base axes."""
@@ -288,7 +288,7 @@ class Model(Semantics, Handle):
         entry = self._entry
         if not entry.model.floating_base:
             raise errors.ModelError("a fixed-base model has no base velocity to reset", self._model_name)
-        velocity = entry.pending.get("base_velocity", entry.state()["base_velocity"]).copy()
+        velocity = entry.pending.get("base_velocity", entry.state("base_velocity")).copy()
         if linear is not None:
             velocity[:3] = linear
         if angular is not None:

@@ -9,8 +9,8 @@ touch each other). Only one ground plane is used: the first one found.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
@@ -87,7 +87,7 @@ class AxisAlignedBox:
         """The 8 corners ``(8, 3)``."""
         return np.array([[x, y, z] for x in (self.min[0], self.max[0]) for y in (self.min[1], self.max[1]) for z in (self.min[2], self.max[2])])
 
-    def transformed(self, A_H_B: np.ndarray) -> "AxisAlignedBox":
+    def transformed(self, A_H_B: np.ndarray) -> AxisAlignedBox:
         """The axis-aligned box, in frame A, that bounds this box given in frame B."""
         corners = self.corners @ A_H_B[:3, :3].T + A_H_B[:3, 3]
         return AxisAlignedBox(corners.min(axis=0), corners.max(axis=0))

@@ -8,6 +8,7 @@ position, moves their targets too so that the controllers hold the new configura
 from __future__ import annotations
 
 import os
+
 from ..parsers import parse_srdf
 from ..parsers.srdf import SRDF, EndEffector
 from . import errors

@@ -16,7 +16,7 @@ from typing import Any
 from ..parsers import get_empty_world, parse_world
 from ..parsers.description import WorldDescription
 from . import errors
-from .sdf_worlds import parse_worlds
+from ..parsers.sdf import parse_sdf_worlds
 from .utils import log
 from .world import World
 
@@ -127,7 +127,7 @@ class Simulator:
     def insert_worlds_from_sdf(self, world_file: str | os.PathLike, world_names: Any = ()) -> bool:
         """Load every world of an SDF file, renamed ``world_names`` if given. Only before :meth:`initialize`."""
         self._check_not_initialized()
-        descriptions = parse_worlds(os.fspath(world_file))
+        descriptions = parse_sdf_worlds(os.fspath(world_file))
         names = list(world_names)
         if names and len(names) != len(descriptions):
             raise errors.SimulatorError(f"{len(names)} world names given for {len(descriptions)} worlds in '{world_file}'")

@@ -58,7 +58,7 @@ class Pose:
         self._orientation = vector(value, 4, "orientation")
 
     @staticmethod
-    def identity() -> "Pose":
+    def identity() -> Pose:
         """The identity pose."""
         return Pose()
 
@@ -78,7 +78,7 @@ class Pose:
         return H
 
     @staticmethod
-    def from_transform(H: np.ndarray) -> "Pose":
+    def from_transform(H: np.ndarray) -> Pose:
         """The pose of a homogeneous transform ``(4, 4)`` (quaternion with ``w >= 0``)."""
         return Pose(np.asarray(H)[:3, 3], rotation_to_quaternion(np.asarray(H)[:3, :3]))
 
@@ -151,7 +151,7 @@ class PID:
         return np.array([self.p, self.i, self.d, self.i_min, self.i_max, self.cmd_min, self.cmd_max, self.cmd_offset])
 
     @staticmethod
-    def from_array(values: np.ndarray) -> "PID":
+    def from_array(values: np.ndarray) -> PID:
         return PID(*[float(v) for v in values])
 
 
@@ -301,13 +301,32 @@ __all__ = [
     "Contact",
     "ContactPoint",
     "JointControlMode",
+    "JointControlMode_force",
+    "JointControlMode_idle",
+    "JointControlMode_invalid",
+    "JointControlMode_position",
+    "JointControlMode_position_interpolated",
+    "JointControlMode_velocity",
+    "JointControlMode_velocity_follower_dart",
     "JointLimit",
     "JointType",
+    "JointType_ball",
+    "JointType_fixed",
+    "JointType_invalid",
+    "JointType_prismatic",
+    "JointType_revolute",
     "Limit",
     "PhysicsEngine",
+    "PhysicsEngine_dart",
+    "PhysicsEngine_rk4",
+    "PhysicsEngine_semi_implicit_euler",
     "Pose",
     "PosePair",
     "Pose_identity",
     "Verbosity",
-    *CONSTANT_NAMES,
+    "Verbosity_debug",
+    "Verbosity_error",
+    "Verbosity_info",
+    "Verbosity_suppress_all",
+    "Verbosity_warning",
 ]

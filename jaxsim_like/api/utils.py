@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from .. import parsers
-from ..parsers import get_empty_world, parse_model, sdf_string_valid, urdffile_to_sdfstring, urdfstring_to_sdfstring
+from ..parsers import (
+    get_empty_world,
+    parse_model,
+    sdf_string_valid,
+    urdffile_to_sdfstring,
+    urdfstring_to_sdfstring,
+)
 from ..parsers.xml import load_xml, looks_like_xml
 from . import errors
 from .types import Verbosity

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import build_model
 from ..loading import ContactSampling
-from ..parsers import parse_model, parse_srdf
+from ..parsers import find_sdf_file, parse_model, parse_srdf
 from ..parsers.description import ModelDescription
+from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, SimulationParams
 from . import engine, errors, scenery
 from .entry import ModelEntry
@@ -51,7 +53,7 @@ def as_pose(pose: Any) -> Pose:
 class World:
     """A simulated world (ScenarIO's ``scenario.gazebo.World``), created by the :class:`Simulator`."""
 
-    def __init__(self, simulator: "Simulator", name: str, gravity: Any, models: list[ModelDescription] = ()) -> None:
+    def __init__(self, simulator: Simulator, name: str, gravity: Any, models: list[ModelDescription] = ()) -> None:
         self._simulator = simulator
         self._name = name
         self._gravity = vector(gravity, 3, "gravity")
@@ -84,7 +86,7 @@ class World:
         """Whether the world still exists (False after the simulator is closed)."""
         return self._valid
 
-    def to_gazebo(self) -> "World":
+    def to_gazebo(self) -> World:
         """ScenarIO's cast to the Gazebo class: this world itself."""
         return self
 
@@ -109,24 +111,27 @@ class World:
         """The names of the models of the world (a removed model is listed until the next run)."""
         return list(self._entries)
 
-    def get_model(self, model_name: str) -> "Model":
+    def get_model(self, model_name: str) -> Model:
         """The model called ``model_name``; ModelNotFound if there is none."""
         from .model import Model
 
         return Model(self, self._entry(model_name))
 
-    def models(self, model_names: Any = ()) -> list["Model"]:
+    def models(self, model_names: Any = ()) -> list[Model]:
         """The models called ``model_names`` (all when empty), in that order."""
         return [self.get_model(name) for name in (list(model_names) or self.model_names())]
 
     def insert_model(self, model_file: str | os.PathLike, pose: Any = None, override_model_name: str = "", *, srdf: Any = None) -> bool:
         """Insert a model from a URDF or SDF file (or XML string); see :meth:`insert_model_from_file`."""
+        if looks_like_xml(model_file):
+            return self.insert_model_from_string(model_file, pose, override_model_name, srdf=srdf)
         return self.insert_model_from_file(model_file, pose, override_model_name, srdf=srdf)
 
     def insert_model_from_file(self, path: str | os.PathLike, pose: Any = None, override_model_name: str = "", *, srdf: Any = None) -> bool:
-        """Insert the model of a URDF or SDF file at ``pose`` (the model frame in the world; default:
-        the pose in the description, else the identity), named ``override_model_name`` (default:
-        the description's name). ``srdf`` (path or string) attaches a semantic description.
+        """Insert the model of a URDF or SDF file (a path, a ``model://`` URI, or a file or model
+        folder on GZ_SIM_RESOURCE_PATH) at ``pose`` (the model frame in the world; default: the pose
+        in the description, else the identity), named ``override_model_name`` (default: the
+        description's name). ``srdf`` (path or string) attaches a semantic description.
 
         The model is listed and readable at once. Raises ModelError for a name already in the
         world, :class:`~jaxsim_like.ModelLoadError` for an invalid description and
@@ -135,6 +140,8 @@ class World:
         source = os.fspath(path)
         if not source.strip():
             raise FileNotFoundError("empty model file name")
+        if not os.path.isfile(source):
+            source = find_sdf_file(source)  # model:// URIs and names on GZ_SIM_RESOURCE_PATH
         return self._insert(source, pose, override_model_name, srdf)
 
     def insert_model_from_string(self, sdf_string: str, pose: Any = None, override_model_name: str = "", *, srdf: Any = None) -> bool:
@@ -236,7 +243,7 @@ class World:
     def _terrain_now(self):
         if self._terrain_dirty or self._terrain is None:
             statics = [
-                (e.name, e.description, e.model, _base_transform(e.state())) for e in self._entries.values() if e.static
+                (e.name, e.description, e.model, _base_transform(e)) for e in self._entries.values() if e.static
             ]
             self._terrain, self._terrain_names = scenery.static_terrain(statics, self._dtype)
             self._terrain_dirty = False
@@ -259,7 +266,8 @@ class World:
         return self._plugins + [plugin for entry in self._entries.values() for plugin in entry.plugins]
 
     def _run(self, steps: int) -> None:
-        """One simulator run of ``steps`` physics steps (0: paused)."""
+        """One simulator run of ``steps`` physics steps (0: paused). A paused run applies removals
+        and resets on the host; the PID resets wait for the next physics step."""
         plugins = self._plugins_to_run()
         if steps and plugins:
             for _ in range(steps):
@@ -272,9 +280,7 @@ class World:
     def _advance(self, steps: int) -> None:
         changed = bool(self._removals)
         for name in self._removals:
-            entry = self._entries.pop(name)
-            entry.removed = True
-            self._terrain_dirty |= entry.static
+            self._terrain_dirty |= self._entries.pop(name).static
         self._removals = []
         for entry in self._entries.values():
             if entry.static and entry.apply_resets():
@@ -284,13 +290,13 @@ class World:
         dynamic = [entry for entry in self._entries.values() if not entry.static]
         for entry in dynamic:
             entry.apply_resets()
-        if dynamic:
+        if dynamic and steps:
             sims = engine.run_world(
                 tuple(entry.model for entry in dynamic),
                 tuple(entry.run_params(terrain) for entry in dynamic),
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
-                jnp.asarray(self._gravity, self._dtype),
+                self._gravity,
                 self._step_count,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
@@ -309,5 +315,5 @@ class World:
         return f"World({self._name!r}, models={self.model_names()}, time={self.time():g})"
 
 
-def _base_transform(state: dict[str, np.ndarray]) -> np.ndarray:
-    return Pose(state["base_position"], state["base_quaternion"]).transform
+def _base_transform(entry: ModelEntry) -> np.ndarray:
+    return Pose(entry.state("base_position"), entry.state("base_quaternion")).transform

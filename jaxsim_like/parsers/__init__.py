@@ -34,6 +34,7 @@ from .description import (
 )
 from .errors import ModelLoadError
 from .sdf import parse_sdf, parse_sdf_world
+from .sdf import parse_sdf, parse_sdf_world, parse_sdf_worlds
 from .srdf import parse_srdf
 from .urdf import parse_urdf
 from .validate import validate_description
@@ -59,6 +60,9 @@ __all__ = [
     "get_sdf_string",
     "get_world_name_from_sdf",
     "parse_model",
+    "parse_sdf",
+    "parse_sdf_world",
+    "parse_sdf_worlds",
     "parse_sdf",
     "parse_sdf_world",
     "parse_srdf",

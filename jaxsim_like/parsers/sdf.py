@@ -96,8 +96,8 @@ def _physics(world, file: str | None) -> PhysicsDescription:
     )
 
 
-def parse_sdf_world(source: str | os.PathLike) -> WorldDescription:
-    """Parse the first ``<world>`` of an SDFormat path or XML string.
+def parse_sdf_worlds(source: str | os.PathLike) -> list[WorldDescription]:
+    """Parse every ``<world>`` of an SDFormat path or XML string, in document order.
 
     Gravity [m/s^2] comes from ``<world><gravity>`` (``<physics><gravity>`` in 1.4), by
     default ``0 0 -9.8``; the physics settings from the ``<physics default="true">``, or
@@ -105,9 +105,18 @@ def parse_sdf_world(source: str | os.PathLike) -> WorldDescription:
     with its world pose ``W_H_M``.
     """
     xml, document, elements = _open(source)
-    world = next((item for item in elements if item.tag == "world"), None)
-    if world is None:
+    worlds = [item for item in elements if item.tag == "world"]
+    if not worlds:
         raise error_at(xml.root, xml.file, "the document has no <world>")
+    return [_world_description(world, xml, document) for world in worlds]
+
+
+def parse_sdf_world(source: str | os.PathLike) -> WorldDescription:
+    """Parse the first ``<world>`` of an SDFormat path or XML string (see :func:`parse_sdf_worlds`)."""
+    return parse_sdf_worlds(source)[0]
+
+
+def _world_description(world, xml: XmlSource, document: Document) -> WorldDescription:
     name = (world.get("name") or "").strip()
     if not name:
         raise error_at(world, xml.file, "missing name")

@@ -116,7 +116,7 @@ def _joint_effective_inertia(model: Model) -> np.ndarray:
     """``1 / (M^-1)_ii (n,)``: each joint's inertia with all other joints free, at the zero configuration."""
     if not model.dofs:
         return np.zeros(0)
-    M = np.asarray(crba.mass_matrix(model, State.build(model)), dtype=float)
+    M = np.asarray(jax.jit(crba.mass_matrix)(model, State.build(model)), dtype=float)
     return np.maximum(1.0 / np.diag(np.linalg.inv(M))[-model.dofs :], 1e-9)
 
 

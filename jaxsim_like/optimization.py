@@ -1,0 +1,172 @@
+"""Trajectory optimisation and system identification with optax, through differentiable rollouts.
+
+- :func:`optimize`: the loop. ``loss(x) -> scalar`` of any pytree ``x``, an optax optimiser,
+  one jitted ``value_and_grad`` + update per iteration, an optional projection after each
+  update, and the loss history. Optimisers that need the loss itself (``optax.lbfgs``, with its
+  line search) get it through optax's extra arguments.
+- Torques within limits, two ways: parameterise ``u = effort * tanh(z)`` (:func:`bounded`; ``z``
+  free, smooth, what the examples do), or optimise ``u`` itself and clip it after each update
+  (``optimize(..., project=lambda u: clip_to_limits(u, effort))``, a projected gradient).
+- :func:`rollout_cost`: the cost of a rollout accumulated step by step without storing the
+  trajectory, each step rematerialised in the backward pass, and with ``segment_length`` a
+  second level of checkpoints (every segment's start), so the memory of a gradient grows as
+  ``T / segment_length + segment_length`` states rather than ``T`` steps of intermediates.
+  ``jaxsim_like.rollout(..., checkpoint=True)`` is the one-level version that also returns the
+  trajectory.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .dynamics.model import Model
+from .dynamics.state import State
+from .simulation.params import SimulationParams
+from .simulation.step import StepOutput, step
+
+
+class OptimizationResult(NamedTuple):
+    """The loop's outcome.
+
+    ``params``: the last iterate (after the last update; the iterate that reached the target, or
+    whose loss was not finite, when the loop stopped early); ``best_params``: the evaluated
+    iterate with the lowest loss, ``best_loss``; ``losses (k,)``: the loss of the iterate at the
+    start of each iteration; ``converged``: stopped on ``target_loss``; ``diverged``: stopped
+    on a loss that was not finite (the last entry of ``losses``).
+    """
+
+    params: Any
+    best_params: Any
+    best_loss: float
+    losses: np.ndarray
+    converged: bool
+    diverged: bool
+
+
+def bounded(z: jax.Array, limit: jax.Array) -> jax.Array:
+    """``limit * tanh(z)``: values strictly within ``[-limit, limit]`` for any ``z``."""
+    return limit * jnp.tanh(z)
+
+
+def unbounded(u: jax.Array, limit: jax.Array, margin: float = 1e-6) -> jax.Array:
+    """The ``z`` with ``bounded(z, limit) = u`` (``u`` clipped ``margin`` inside the limits)."""
+    return jnp.arctanh(jnp.clip(u / limit, -1 + margin, 1 - margin))
+
+
+def clip_to_limits(u: jax.Array, limit: jax.Array) -> jax.Array:
+    """``u`` clipped to ``[-limit, limit]`` (the projection of a projected-gradient method)."""
+    return jnp.clip(u, -limit, limit)
+
+
+def piecewise_constant(knots: jax.Array, steps: int) -> jax.Array:
+    """``(steps, n)`` values holding each of the ``K`` rows of ``knots (K, n)`` for ``steps / K`` steps."""
+    index = (np.arange(steps) * knots.shape[0]) // steps
+    return knots[index]
+
+
+def optimize(
+    loss: Callable[[Any], jax.Array],
+    initial: Any,
+    optimizer: optax.GradientTransformation,
+    *,
+    iterations: int,
+    project: Callable[[Any], Any] | None = None,
+    target_loss: float | None = None,
+    callback: Callable[[int, float, Any], None] | None = None,
+) -> OptimizationResult:
+    """Minimise ``loss`` from ``initial`` for at most ``iterations`` updates of ``optimizer``.
+
+    ``project(x)`` runs after every update (e.g. :func:`clip_to_limits`); the loop stops early
+    once the loss is at or below ``target_loss``; ``callback(iteration, loss, x)`` sees every
+    iteration, before its update. It also stops when the loss is not finite (``diverged``).
+    Every loss comes with its gradient, so the iterate after the last update is not evaluated:
+    ``best_params`` is the best of the evaluated ones. ``loss`` must be a jit-able scalar
+    function of the pytree ``x``.
+    """
+    if iterations < 1:
+        raise ValueError(f"iterations must be at least 1, got {iterations}")
+    optimizer = optax.with_extra_args_support(optimizer)
+    value_and_grad = jax.value_and_grad(loss)
+
+    @jax.jit
+    def update(x, state):
+        value, grads = value_and_grad(x)
+        updates, state = optimizer.update(grads, state, x, value=value, grad=grads, value_fn=loss)
+        x = optax.apply_updates(x, updates)
+        return (x if project is None else project(x)), state, value
+
+    x = initial if project is None else project(initial)
+    state = optimizer.init(x)
+    losses: list[float] = []
+    best, best_loss = x, float("inf")
+    converged = diverged = False
+    for iteration in range(iterations):
+        candidate = x
+        x, state, value = update(x, state)
+        value = float(value)
+        losses.append(value)
+        if callback is not None:
+            callback(iteration, value, candidate)
+        if not np.isfinite(value):
+            x, diverged = candidate, True
+            break
+        if value < best_loss:
+            best, best_loss = candidate, value
+        if target_loss is not None and value <= target_loss:
+            x, converged = candidate, True
+            break
+    return OptimizationResult(x, best, best_loss, np.asarray(losses), converged, diverged)
+
+
+def rollout_cost(
+    model: Model,
+    state: State,
+    joint_torques: jax.Array,
+    *,
+    params: SimulationParams,
+    stage_cost: Callable[[State, StepOutput, jax.Array], jax.Array],
+    final_cost: Callable[[State], jax.Array] | None = None,
+    segment_length: int | None = None,
+) -> tuple[jax.Array, State]:
+    """``sum_k stage_cost(x_{k+1}, output_k, k) + final_cost(x_T)`` over ``T`` steps of ``joint_torques (T, n)``.
+
+    ``stage_cost`` sees the state after step ``k``, that step's :class:`StepOutput` and the step
+    index ``k`` (to index references). Each step is rematerialised in the backward pass; with
+    ``segment_length`` (a divisor of ``T``) the steps are also grouped in checkpointed segments.
+    Returns the cost and the final state.
+    """
+    torques = jnp.asarray(joint_torques, state.joint_positions.dtype)
+    if torques.ndim != 2 or torques.shape[1] != model.dofs:
+        raise ValueError(f"joint_torques must have shape (T, {model.dofs}), got {tuple(torques.shape)}")
+    steps = torques.shape[0]
+    dtype = state.joint_positions.dtype
+
+    @jax.checkpoint
+    def one_step(carry, inputs):
+        current, cost = carry
+        tau, k = inputs
+        next_state, outputs = step(model, current, joint_torques=tau, params=params)
+        return (next_state, cost + stage_cost(next_state, outputs, k)), None
+
+    inputs = (torques, jnp.arange(steps))
+    carry = (state, jnp.zeros((), dtype))
+    if segment_length is None or segment_length >= steps:
+        (final, cost), _ = jax.lax.scan(one_step, carry, inputs)
+    else:
+        if steps % segment_length:
+            raise ValueError(f"segment_length ({segment_length}) must divide the number of steps ({steps})")
+        segments = jax.tree.map(lambda x: x.reshape(steps // segment_length, segment_length, *x.shape[1:]), inputs)
+
+        @jax.checkpoint
+        def one_segment(carry, segment_inputs):
+            return jax.lax.scan(one_step, carry, segment_inputs)[0], None
+
+        (final, cost), _ = jax.lax.scan(one_segment, carry, segments)
+    if final_cost is not None:
+        cost = cost + final_cost(final)
+    return cost, final
