@@ -141,9 +141,10 @@ def simulate(args: argparse.Namespace) -> str:
 
 
 def _seconds(call, repeats: int) -> float:
-    """Median wall time [s] of ``call()`` (its result waited for), over ``repeats`` calls."""
+    """Median wall time [s] of ``call()`` (its result waited for), over ``repeats`` calls after a warm-up call."""
     import jax
 
+    jax.block_until_ready(call())
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -182,12 +183,12 @@ def _bench_model(name: str, batches: list[int], steps: int, chunk: int, repeats:
     lines.append(f"{name:10s} {'rollout':8s} {1:>6d} {'-':>8s} {compile_s:9.2f} {steps / run_s:14,.0f}   {run_s / steps * 1e6:9.2f} us/step")
 
     for batch in batches:
-        states = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch, *x.shape)), state)
+        states = jax.tree.map(lambda x, b=batch: jnp.broadcast_to(x, (b, *x.shape)), state)
         for mode, chunk_size in (("vmap", None), ("chunked", chunk)):
             if mode == "chunked" and chunk >= batch:
                 continue
 
-            def call():
+            def call(states=states, chunk_size=chunk_size):
                 return simulate_batch(model, states, torques, params=params, chunk_size=chunk_size, trajectory=False)[0]
 
             started = time.perf_counter()
@@ -219,8 +220,10 @@ def bench(args: argparse.Namespace) -> str:
         raise ValueError("--batches, --steps, --chunk and --repeats must be positive")
     device = jax.devices()[0]
     lines = [
-        f"jaxsim-like bench: {len(jax.devices())} x {device.platform} ({device.device_kind}), jax {jax.__version__}, "
-        f"{'float64' if jax.config.jax_enable_x64 else 'float32'}, {args.steps} steps per rollout, median of {args.repeats}",
+        (
+            f"jaxsim-like bench: {len(jax.devices())} x {device.platform} ({device.device_kind}), jax {jax.__version__}, "
+            f"{'float64' if jax.config.jax_enable_x64 else 'float32'}, {args.steps} steps per rollout, median of {args.repeats}"
+        ),
         f"{'model':10s} {'what':8s} {'batch':>6s} {'mode':>8s} {'compile s':>9s} {'steps/s':>14s}   per step",
     ]
     for name in names:
@@ -247,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser = commands.add_parser("bench", help="measure the throughput of step, rollout and batches of worlds")
     bench_parser.add_argument("--model", action="append", help="a shipped model name or a path (repeatable; default: every shipped model)")
     bench_parser.add_argument("--batches", default="1,64,1024", help="comma-separated batch sizes (default 1,64,1024)")
-    bench_parser.add_argument("--steps", type=int, default=50, help="steps per rollout (default 50)")
+    bench_parser.add_argument("--steps", type=int, default=20, help="steps per rollout (default 20)")
     bench_parser.add_argument("--chunk", type=int, default=64, help="worlds per chunk in the chunked mode (default 64)")
     bench_parser.add_argument("--repeats", type=int, default=3, help="timed calls per figure, median (default 3)")
     bench_parser.add_argument("--x64", action="store_true", help="float64 (default: float32)")

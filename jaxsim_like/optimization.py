@@ -17,7 +17,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +50,7 @@ class OptimizationResult(NamedTuple):
 
 
 def bounded(z: jax.Array, limit: jax.Array) -> jax.Array:
-    """``limit * tanh(z)``: values strictly within ``[-limit, limit]`` for any ``z``."""
+    """``limit * tanh(z)``: values within ``[-limit, limit]`` for any ``z``."""
     return limit * jnp.tanh(z)
 
 

@@ -1,0 +1,116 @@
+"""Batched simulation (jaxsim_like.batching): the 4-device sharded run equals the single-device
+run, and bad inputs raise ValueError naming what is wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsim_like as js
+from jaxsim_like import batching
+
+HERE = Path(__file__).resolve().parent
+TOLERANCE = 1e-12
+
+
+@pytest.fixture(scope="module")
+def sharded_figures(workflow_figures):
+    """The figures of ``sharded_batch_check.py``, run with 4 forced CPU devices.
+
+    XLA reads ``--xla_force_host_platform_device_count`` when its CPU backend starts, which this
+    process has already done: hence the subprocess.
+    """
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = " ".join(filter(None, [env.get("XLA_FLAGS", ""), "--xla_force_host_platform_device_count=4"]))
+    done = subprocess.run(
+        [sys.executable, str(HERE / "sharded_batch_check.py")], check=False, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    for name in ("boxes_sharded_vs_one_device", "boxes_chunked_vs_one_device", "pendulums_sharded_vs_one_device"):
+        workflow_figures(f"batching: {name} (max scaled difference)", figures[name])
+    return figures
+
+
+def test_sharded_runs_on_four_devices(sharded_figures):
+    assert sharded_figures["devices"] == 4 and sharded_figures["process_count"] == 1
+    assert sharded_figures["pendulums_sharding_devices"] == 4
+    assert sharded_figures["pendulums_sharding_spec"] == "P('batch',)"
+    assert sharded_figures["pendulums_shard_rows"] == [2, 2, 2, 2]
+    assert sharded_figures["local_rows"] == [0, 8]
+
+
+def test_sharded_equals_single_device(sharded_figures):
+    for name in (
+        "boxes_sharded_vs_one_device",
+        "boxes_chunked_vs_one_device",
+        "boxes_one_device_vs_vmap_rollout",
+        "pendulums_sharded_vs_one_device",
+        "pendulums_final_only_vs_one_device",
+    ):
+        assert sharded_figures[name] <= TOLERANCE, (name, sharded_figures[name])
+    # The boxes did something worth comparing: they fell and bounced.
+    assert sharded_figures["boxes_bounced"] > 0.05
+
+
+def test_padding_is_stripped(sharded_figures):
+    assert sharded_figures["padded_size_6"] == 8
+    assert sharded_figures["boxes_batch"] == 6
+    assert sharded_figures["boxes_trajectory_shape"] == [6, 100, 3]
+    assert sharded_figures["pendulums_final_only_returns_none"]
+
+
+def test_mesh_helpers_on_one_device():
+    mesh = batching.batch_mesh()
+    assert mesh.axis_names == ("batch",)
+    assert batching.padded_size(5, mesh) == 5 * 1
+    assert batching.local_rows(5, mesh) == slice(0, 5)
+    assert batching.default_chunk_size(mesh) == batching.CPU_CHUNK_SIZE
+    with pytest.raises(ValueError, match="devices"):
+        batching.batch_mesh([])
+
+
+@pytest.fixture(scope="module")
+def pendulum_batch():
+    model = js.load_model(js.models.path("pendulum"))
+    states = jax.vmap(lambda q: js.State.build(model, joint_positions=q))(jnp.zeros((3, 1)))
+    return model, states
+
+
+@pytest.mark.parametrize(
+    "kwargs, torques_shape, message",
+    [
+        ({}, (10, 2), r"joint_torques must have shape \(T, 1\) or \(3, T, 1\)"),
+        ({}, (4, 10, 1), r"joint_torques must have shape"),
+        ({"chunk_size": 0}, (10, 1), "chunk_size must be a positive integer"),
+        ({"chunk_size": "big"}, (10, 1), "chunk_size must be a positive integer"),
+    ],
+)
+def test_bad_inputs_raise(pendulum_batch, kwargs, torques_shape, message):
+    model, states = pendulum_batch
+    with pytest.raises(ValueError, match=message):
+        batching.simulate_batch(model, states, np.zeros(torques_shape), **kwargs)
+
+
+def test_unbatched_states_raise(pendulum_batch):
+    model, _ = pendulum_batch
+    with pytest.raises(ValueError, match="batch axis"):
+        batching.simulate_batch(model, js.State.build(model), np.zeros((10, 1)))
+
+
+def test_batched_parameters_must_lead_with_the_batch(pendulum_batch):
+    model, states = pendulum_batch
+    with pytest.raises(ValueError, match=r"link_mass.*\(3, \.\.\.\)"):
+        batching.simulate_batch(model, states, np.zeros((10, 1)), batched_model=model.replace(link_mass=np.ones((4, 2))))
+    params = js.SimulationParams.build(model)
+    other = params.replace(integrator="rk4")
+    with pytest.raises(ValueError, match="structure"):
+        batching.simulate_batch(model, states, np.zeros((10, 1)), params=params, batched_params=other)
