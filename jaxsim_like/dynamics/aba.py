@@ -60,14 +60,14 @@ def forward_dynamics(
     W_a_B, joint_accelerations = articulated_body_accelerations(model, kin, tau, W_f_ext, g)
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), joint_accelerations
-    return rep.acceleration_from_inertial(W_a_B, kin.W_H_L[0], kin.W_v_B, representation), joint_accelerations
+    return rep.acceleration_from_inertial(W_a_B, kin.W_H_L[0], kin.W_v_B, representation, kin.origin), joint_accelerations
 
 
 def articulated_body_accelerations(
     model: Model, kin: kin_module.Kinematics, joint_torques: jax.Array, W_f_ext: jax.Array, gravity: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-    """``d/dt W_v_WB (6,)`` (zero with a fixed base) and joint accelerations ``(n,)`` from the
-    kinematics of a state, torques ``(n,)``, external wrenches ``W_f (N, 6)`` and ``gravity (3,)``."""
+    """``d/dt G_v_WB (6,)`` (zero with a fixed base) and joint accelerations ``(n,)`` from the
+    kinematics of a state, torques ``(n,)``, external wrenches ``G_f (N, 6)`` and ``gravity (3,)``."""
     dtype = kin.W_H_L.dtype
     tau = kin_module.to_link_order(model, joint_torques)
     S, v, M = kin.grid_S, kin.grid_v, kin.grid_M

@@ -68,8 +68,9 @@ def _centroidal_force_transform(W_p_CoM: jax.Array) -> jax.Array:
 def centroidal_momentum(model: Model, state: State) -> jax.Array:
     """``G_h (6,)``: ``[linear; angular]`` momentum about the COM, world axes."""
     kin = kin_module.kinematics(model, state)
-    W_h = jnp.sum((kin.W_M @ kin.W_v[:, :, None])[:, :, 0], axis=0)
-    return _centroidal_force_transform(com_position(model, state)) @ W_h
+    G_h = jnp.sum((kin.W_M @ kin.W_v[:, :, None])[:, :, 0], axis=0)
+    G_p_CoM = jnp.sum(model.link_mass[:, None] * _link_coms(model, kin.W_H_L), axis=0) / model.total_mass
+    return _centroidal_force_transform(G_p_CoM) @ G_h
 
 
 def centroidal_momentum_matrix(model: Model, state: State, *, velocity_representation: str | None = None) -> jax.Array:

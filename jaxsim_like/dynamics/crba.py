@@ -16,7 +16,8 @@ def mass_matrix(model: Model, state: State, *, velocity_representation: str | No
     """``M(q) (nv, nv)``, symmetric positive definite, for ``nu = [base velocity; joint velocities]``
     with the base velocity in ``velocity_representation`` (default: the state's)."""
     representation = check_representation(velocity_representation or state.velocity_representation)
-    W_H_L = kin_module.forward_kinematics(model, state)
+    G_H_B, origin = kin_module.internal_base_pose(state)
+    W_H_L = kin_module.link_poses(model, G_H_B, state.joint_positions)
     W_S = kin_module.world_motion_subspaces(model, W_H_L)
     W_M = kin_module.world_inertias(model, W_H_L)
     W_Mc = kin_module.subtree_sum(model, W_M)
@@ -28,7 +29,7 @@ def mass_matrix(model: Model, state: State, *, velocity_representation: str | No
     M_qq = upper + jnp.where(above.T & ~np.eye(model.dofs, dtype=bool), products.T, 0.0)
     if not model.floating_base:
         return M_qq
-    X = rep.to_inertial_transform(W_H_L[0], representation)
+    X = rep.to_inertial_transform(W_H_L[0], representation, origin)
     M_BB = X.T @ W_Mc[0] @ X
     M_Bq = X.T @ F[joints].T
     return jnp.block([[M_BB, M_Bq], [M_Bq.T, M_qq]])

@@ -134,11 +134,13 @@ def subtree_sum(model: Model, link_values: jax.Array) -> jax.Array:
 
 
 class Kinematics(NamedTuple):
-    """World-frame kinematics of a state (inertial representation), on the level grid of
-    :mod:`.levels` (``(L + 1, W, ...)``, for the recursions) and in link order (``(N, ...)``).
+    """Kinematics of a state in the internal frame ``G`` (world axes, origin at the base, so that
+    nothing grows with the distance from the world origin), on the level grid of :mod:`.levels`
+    (``(L + 1, W, ...)``, for the recursions) and in link order (``(N, ...)``).
 
-    Poses ``H``, joint motion subspaces ``S (.., 6)``, 6D inertias ``M (.., 6, 6)``, link
-    velocities ``v (.., 6)``, joint velocities ``qd`` per link, and the base velocity ``W_v_B (6,)``.
+    Poses ``H`` (``G_H_L``), joint motion subspaces ``S (.., 6)``, 6D inertias ``M (.., 6, 6)``,
+    link velocities ``v (.., 6)``, joint velocities ``qd`` per link, the base velocity
+    ``W_v_B (6,)`` (``G_v_B``), and ``origin (3,)``: the world position of ``G``'s origin.
     """
 
     grid_H: jax.Array
@@ -152,20 +154,26 @@ class Kinematics(NamedTuple):
     W_M: jax.Array
     W_v: jax.Array
     qd: jax.Array
+    origin: jax.Array
 
 
-def base_velocity_inertial(model: Model, state: State, W_H_B: jax.Array) -> jax.Array:
-    """``W_v_WB (6,)`` of the state's base velocity (zero with a fixed base)."""
+def base_velocity_inertial(model: Model, state: State, W_H_B: jax.Array, origin: jax.Array | None = None) -> jax.Array:
+    """``G_v_WB (6,)`` of the state's base velocity (zero with a fixed base); ``W_H_B`` is ``G_H_B``."""
     if not model.floating_base:
         return jnp.zeros(6, dtype=W_H_B.dtype)
-    return rep.velocity_to_inertial(state.base_velocity, W_H_B, state.velocity_representation)
+    return rep.velocity_to_inertial(state.base_velocity, W_H_B, state.velocity_representation, origin)
+
+
+def internal_base_pose(state: State) -> tuple[jax.Array, jax.Array]:
+    """``G_H_B (4, 4)`` (the base orientation, at the origin) and ``origin = W_o_B (3,)``."""
+    return spatial.pose_to_transform(jnp.zeros_like(state.base_position), state.base_quaternion), state.base_position
 
 
 def kinematics(model: Model, state: State) -> Kinematics:
     """The :class:`Kinematics` of ``state``: one scan from the root computes, level by level,
     the poses, motion subspaces and velocities of the links."""
-    W_H_B = state.base_transform
-    W_v_B = base_velocity_inertial(model, state, W_H_B)
+    W_H_B, origin = internal_base_pose(state)
+    W_v_B = base_velocity_inertial(model, state, W_H_B, origin)
     dtype = W_H_B.dtype
     grid_qd = levels.to_grid(model, to_link_order(model, state.joint_velocities), 0.0)
     rows = (
@@ -207,6 +215,7 @@ def kinematics(model: Model, state: State) -> Kinematics:
         W_M=levels.from_grid(model, grid_M),
         W_v=levels.from_grid(model, grid_v),
         qd=to_link_order(model, state.joint_velocities),
+        origin=origin,
     )
 
 
@@ -218,16 +227,16 @@ def link_accelerations_inertial(model: Model, kin: Kinematics, W_a_B: jax.Array,
 
 
 def base_acceleration_inertial(model: Model, state: State, kin: Kinematics, base_acceleration: jax.Array | None, representation: str) -> jax.Array:
-    """``d/dt W_v_WB (6,)`` from a base acceleration in ``representation`` (None: zero in that representation)."""
+    """``d/dt G_v_WB (6,)`` from a base acceleration in ``representation`` (None: zero in that representation)."""
     if not model.floating_base:
         return jnp.zeros(6, dtype=kin.W_H_L.dtype)
     a = jnp.zeros(6, dtype=kin.W_H_L.dtype) if base_acceleration is None else jnp.asarray(base_acceleration, kin.W_H_L.dtype)
-    return rep.acceleration_to_inertial(a, kin.W_H_L[0], kin.W_v_B, representation)
+    return rep.acceleration_to_inertial(a, kin.W_H_L[0], kin.W_v_B, representation, kin.origin)
 
 
 def with_velocity_representation(model: Model, state: State, velocity_representation: str) -> State:
     """The same physical state with its base velocity written in another representation."""
-    W_H_B = state.base_transform
-    W_v_B = base_velocity_inertial(model, state, W_H_B)
-    base_velocity = rep.velocity_from_inertial(W_v_B, W_H_B, velocity_representation)
+    G_H_B, origin = internal_base_pose(state)
+    G_v_B = base_velocity_inertial(model, state, G_H_B, origin)
+    base_velocity = rep.velocity_from_inertial(G_v_B, G_H_B, velocity_representation, origin)
     return state.replace(base_velocity=base_velocity, velocity_representation=velocity_representation)

@@ -13,13 +13,13 @@ from .state import State, check_representation
 
 
 def link_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wrenches: jax.Array | None, representation: str) -> jax.Array:
-    """``W_f (N, 6)`` of external link wrenches ``(N, 6)`` given in ``representation`` of each link."""
+    """``G_f (N, 6)`` of external link wrenches ``(N, 6)`` given in ``representation`` of each link."""
     if link_wrenches is None:
         return jnp.zeros((model.number_of_links, 6), dtype=kin.W_H_L.dtype)
     link_wrenches = jnp.asarray(link_wrenches, dtype=kin.W_H_L.dtype)
     if link_wrenches.shape != (model.number_of_links, 6):
         raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(link_wrenches.shape)}")
-    return rep.force_to_inertial(link_wrenches, kin.W_H_L, representation)
+    return rep.force_to_inertial(link_wrenches, kin.W_H_L, representation, kin.origin)
 
 
 def check_joint_vector(model: Model, name: str, value: jax.Array | None, dtype) -> jax.Array:
@@ -64,7 +64,7 @@ def inverse_dynamics(
     torques = kin_module.to_joint_order(model, jnp.sum(kin.W_S * W_F, axis=-1))
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), torques
-    return rep.force_from_inertial(W_F[0], kin.W_H_L[0], representation), torques
+    return rep.force_from_inertial(W_F[0], kin.W_H_L[0], representation, kin.origin), torques
 
 
 def bias_forces(model: Model, state: State, *, gravity: jax.Array | None = None, velocity_representation: str | None = None) -> jax.Array:

@@ -54,7 +54,7 @@ def _point_map(model: Model, dtype) -> jax.Array:
 
 
 def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wrenches: jax.Array | None, at_com: bool) -> jax.Array:
-    """``W_f (N, 6)`` of user wrenches ``(N, 6)``: world axes, about the link origin (or its COM)."""
+    """``G_f (N, 6)`` of user wrenches ``(N, 6)``: world axes, about the link origin (or its COM)."""
     dtype = kin.W_H_L.dtype
     if link_wrenches is None:
         return jnp.zeros((model.number_of_links, 6), dtype)
@@ -92,7 +92,7 @@ def _rates(
     points = _point_positions(model, kin.W_H_L)
     W_v_point = kin.W_v[np.asarray(model.point_link, dtype=int)]
     velocities = W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
-    depth, normal = terrain.penetration(params.terrain, points)
+    depth, normal = terrain.penetration(params.terrain, points + kin.origin)
     enabled = params.contact_enabled[np.asarray(model.point_link, dtype=int)]
     forces, deformation_rate = contacts.contact_forces(
         params.contact, depth, normal, velocities, state.contact_deformation, enabled
@@ -112,7 +112,7 @@ def _rates(
     )
     W_a_B, qdd = articulated_body_accelerations(model, kin, tau, W_f_ext, params.gravity.astype(dtype))
     W_H_B, W_v_B = kin.W_H_L[0], kin.W_v_B
-    base_acceleration = rep.acceleration_from_inertial(W_a_B, W_H_B, W_v_B, state.velocity_representation)
+    base_acceleration = rep.acceleration_from_inertial(W_a_B, W_H_B, W_v_B, state.velocity_representation, kin.origin)
     omega = W_v_B[3:]
     position_rate = W_v_B[:3] + jnp.cross(omega, W_H_B[:3, 3])
     quaternion_rate = spatial.quaternion_derivative(state.base_quaternion, omega)
@@ -121,7 +121,7 @@ def _rates(
         position_rate, quaternion_rate = jnp.zeros_like(position_rate), jnp.zeros_like(quaternion_rate)
     link_origins = kin.W_H_L[np.asarray(model.point_link, dtype=int), :3, 3]
     outputs = StepOutput(
-        contact_positions=points,
+        contact_positions=points + kin.origin,
         contact_normals=normal,
         penetration=jnp.maximum(depth, 0.0),
         contact_forces=forces,
@@ -150,11 +150,11 @@ def _semi_implicit_euler(model, state, params, commanded, link_wrenches, at_com)
     dt = params.dt
     base_velocity = state.base_velocity + dt * rates.base_velocity
     joint_velocities = state.joint_velocities + dt * rates.joint_velocities
-    W_H_B = state.base_transform
-    W_v_B = rep.velocity_to_inertial(base_velocity, W_H_B, state.velocity_representation)
+    G_H_B, origin = kin_module.internal_base_pose(state)
+    G_v_B = rep.velocity_to_inertial(base_velocity, G_H_B, state.velocity_representation, origin)
     if model.floating_base:
-        position = state.base_position + dt * (W_v_B[:3] + jnp.cross(W_v_B[3:], W_H_B[:3, 3]))
-        quaternion = spatial.integrate_quaternion(state.base_quaternion, W_v_B[3:], dt)
+        position = state.base_position + dt * G_v_B[:3]
+        quaternion = spatial.integrate_quaternion(state.base_quaternion, G_v_B[3:], dt)
     else:
         position, quaternion = state.base_position, state.base_quaternion
     next_state = state.replace(

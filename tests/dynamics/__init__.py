@@ -1,0 +1,1 @@
+"""Tests of the rigid-body dynamics core (jaxsim_like.dynamics)."""

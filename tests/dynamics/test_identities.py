@@ -1,0 +1,134 @@
+"""Identities of the dynamics, on every test asset (fixed and floating) in each representation:
+M symmetric positive definite, ABA and RNEA inverse of each other, CRBA columns equal to RNEA
+differences, Jacobians and ``J_dot nu`` equal to finite differences, and the rate of kinetic plus
+potential energy equal to the power of the torques and external wrenches."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import jaxsim_like as js
+
+from .conftest import (
+    REPRESENTATIONS,
+    advance_pose,
+    assert_close,
+    pose,
+    quaternion_wxyz,
+    velocity_of_pose_derivative,
+)
+
+STEP = 1e-4
+FD_TOLERANCE = 1e-8
+
+
+def advanced(model: js.Model, state: js.State, dt: float, base_acceleration=None, joint_accelerations=None) -> js.State:
+    """The state after ``dt`` seconds to first order: the pose moved along the state's velocity
+    (constant in its representation), the velocity moved by ``dt`` times the given accelerations."""
+    rep = state.velocity_representation
+    velocity = np.asarray(state.base_velocity)
+    H = advance_pose(rep, pose(np.asarray(state.base_position), np.asarray(state.base_quaternion)), velocity, dt)
+    qd = np.asarray(state.joint_velocities)
+    return js.State.build(
+        model,
+        base_position=H[:3, 3],
+        base_quaternion=quaternion_wxyz(H[:3, :3]),
+        base_velocity=velocity if base_acceleration is None else velocity + dt * base_acceleration,
+        joint_positions=np.asarray(state.joint_positions) + dt * qd,
+        joint_velocities=qd if joint_accelerations is None else qd + dt * joint_accelerations,
+        velocity_representation=rep,
+    )
+
+
+def generalized_velocity(model: js.Model, state: js.State) -> np.ndarray:
+    return np.asarray(state.generalized_velocity(model))
+
+
+def split(model: js.Model, nu_dot: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    return (nu_dot[:6], nu_dot[6:]) if model.floating_base else (None, nu_dot)
+
+
+def time_derivative(results, k: int, **accelerations_of_rep) -> dict[str, dict[str, np.ndarray]]:
+    """The time derivative of every output at sample ``k`` along the motion of :func:`advanced`
+    (every representation at once), by the fourth-order central difference (error O(STEP^4))."""
+    model = results.model
+    outputs = []
+    for dt in (-2 * STEP, -STEP, STEP, 2 * STEP):
+        states = {rep: advanced(model, results.states[k][rep], dt, **accelerations_of_rep.get(rep, {})) for rep in REPRESENTATIONS}
+        outputs.append(results.evaluate(states, results.inputs[k]))
+    return jax.tree.map(lambda a, b, c, d: (a - 8 * b + 8 * c - d) / (12 * STEP), *outputs)
+
+
+def test_mass_matrix_is_symmetric_positive_definite(lab, asset_case, rep):
+    for ours in lab.results(asset_case).ours:
+        M = ours[rep]["mass_matrix"]
+        assert_close(M, M.T, f"mass_matrix symmetry [{rep}]", tolerance=1e-14)
+        if M.size:
+            assert np.linalg.eigvalsh(M).min() > 0, f"{asset_case}: M is not positive definite"
+
+
+def test_aba_and_rnea_invert_each_other(lab, asset_case, rep):
+    results = lab.results(asset_case)
+    model = results.model
+    for k, (sample, ours) in enumerate(zip(results.samples, results.ours)):
+        inputs = results.inputs[k][rep]
+        where = f"{asset_case} sample {k}"
+        unactuated = np.zeros(6) if model.floating_base else np.zeros(0)
+        assert_close(ours[rep]["rnea_of_aba"], np.concatenate([unactuated, sample.tau]), f"rnea(aba) [{rep}]", where=where)
+        base = np.asarray(inputs["base_acceleration"]) if model.floating_base else np.zeros(0)
+        assert_close(ours[rep]["aba_of_rnea"], np.concatenate([base, sample.qdd]), f"aba(rnea) [{rep}]", where=where)
+
+
+def test_crba_columns_equal_rnea_differences(lab, asset_case, rep):
+    results = lab.results(asset_case)
+    if results.model.generalized_velocity_size == 0:
+        assert all(ours[rep]["mass_matrix"].shape == (0, 0) for ours in results.ours)
+        return
+    for k, ours in enumerate(results.ours):
+        assert_close(ours[rep]["rnea_differences"], ours[rep]["mass_matrix"], f"crba columns [{rep}]", where=f"{asset_case} sample {k}")
+
+
+def test_jacobians_equal_finite_differences(lab, asset_case, rep):
+    """``J nu`` is the derivative of the link poses; ``J_dot nu`` that of ``J nu`` (constant ``nu``)."""
+    results = lab.results(asset_case)
+    model = results.model
+    for k, ours in enumerate(results.ours):
+        nu = generalized_velocity(model, results.states[k][rep])
+        rates = time_derivative(results, k)[rep]
+        H, H_dot = ours[rep]["link_poses"], rates["link_poses"]
+        velocity_fd = np.stack([velocity_of_pose_derivative(rep, H[i], H_dot[i]) for i in range(len(H))])
+        where = f"{asset_case} sample {k}"
+        assert_close(ours[rep]["link_jacobians"] @ nu, velocity_fd, f"J nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
+        assert_close(ours[rep]["link_bias_accelerations"], rates["link_jacobians"] @ nu, f"J_dot nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
+        assert_close(ours[rep]["com_jacobian"] @ nu, rates["com_position"], f"J_com nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
+        assert_close(ours[rep]["com_bias_acceleration"], rates["com_jacobian"] @ nu, f"J_dot_com nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
+
+
+def test_energy_rate_equals_power_of_applied_forces(lab, asset_case, rep):
+    """Along the motion given by ABA: d/dt (kinetic + potential) = tau . qd + sum_i f_i . v_i."""
+    results = lab.results(asset_case)
+    model = results.model
+    for k, (sample, ours) in enumerate(zip(results.samples, results.ours)):
+        accelerations = {}
+        for r in REPRESENTATIONS:
+            base, joints = split(model, results.ours[k][r]["aba"])
+            accelerations[r] = {"base_acceleration": base, "joint_accelerations": joints}
+        rates = time_derivative(results, k, **accelerations)[rep]
+        rate = rates["kinetic_energy"] + rates["potential_energy"]
+        wrenches = np.asarray(results.inputs[k][rep]["link_wrenches"])
+        power = sample.tau @ sample.qd + np.sum(wrenches * ours[rep]["link_velocities"])
+        assert_close(rate, power, f"energy rate vs power [{rep}]", tolerance=FD_TOLERANCE, where=f"{asset_case} sample {k}")
+
+
+def test_momentum_energy_and_velocities_are_consistent(lab, asset_case, rep):
+    """``v = J nu``, ``h_G = A_G nu``, ``c_dot = J_com nu``, ``K = nu^T M nu / 2``."""
+    results = lab.results(asset_case)
+    model = results.model
+    for k, ours in enumerate(results.ours):
+        nu = generalized_velocity(model, results.states[k][rep])
+        out, where = ours[rep], f"{asset_case} sample {k}"
+        assert_close(out["link_jacobians"] @ nu, out["link_velocities"], f"J nu = v [{rep}]", where=where)
+        assert_close(out["centroidal_momentum_matrix"] @ nu, out["centroidal_momentum"], f"A_G nu = h_G [{rep}]", where=where)
+        assert_close(out["com_jacobian"] @ nu, out["com_velocity"], f"J_com nu = c_dot [{rep}]", where=where)
+        assert_close(0.5 * nu @ out["mass_matrix"] @ nu, out["kinetic_energy"], f"nu^T M nu / 2 = K [{rep}]", where=where)
