@@ -253,6 +253,7 @@ def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
 
 
 def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) -> Observation:
+    # The kinematics are in the internal frame G (world axes, origin at the base: kin.origin).
     kin = kin_module.kinematics(model, sim.state)
     last = sim.last
     W_a_B = kin_module.base_acceleration_inertial(model, sim.state, kin, last.base_acceleration, "mixed")
@@ -264,7 +265,7 @@ def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) 
     links = np.asarray(model.point_link, dtype=int)
     point_map = jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype)
     positions, forces = last.points[:, POSITION], last.points[:, POINT_FORCE]
-    W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(positions, forces)], axis=-1)
+    W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(positions - kin.origin, forces)], axis=-1)
     origins = kin.W_H_L[:, :3, 3]
     W_f_user = last.link_wrenches.at[:, 3:].add(jnp.cross(origins, last.link_wrenches[:, :3]))
     W_a_gravity = jnp.concatenate([gravity.astype(dtype), jnp.zeros(3, dtype)])
@@ -275,7 +276,7 @@ def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) 
     joint_wrenches = rep.force_from_inertial(W_F[children], kin.W_H_L[children], "body")
 
     return Observation(
-        W_H_L=kin.W_H_L,
+        W_H_L=kin.W_H_L.at[:, :3, 3].add(kin.origin),
         mixed_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "mixed"),
         body_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "body"),
         mixed_acceleration=rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, "mixed"),

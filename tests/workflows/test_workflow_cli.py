@@ -39,7 +39,7 @@ def test_info_of_a_missing_model_is_an_error(capsys):
 @pytest.mark.parametrize("name", SHIPPED)
 def test_simulate_writes_a_recording(name, tmp_path, capsys):
     out = tmp_path / f"{name}.npz"
-    assert cli.main(["simulate", name, "--duration", "0.2", "--out", str(out)]) == 0
+    assert cli.main(["simulate", name, "--duration", "0.2", "--dt", "0.001", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "finite       True" in text and f"saved        {out}" in text
     model = js.load_model(js.models.path(name))
@@ -58,7 +58,7 @@ def test_simulate_writes_a_recording(name, tmp_path, capsys):
 
 def test_simulate_a_batch_round_trip(tmp_path, capsys):
     out = tmp_path / "batch.npz"
-    assert cli.main(["simulate", "cart_pole", "--duration", "0.05", "--batch", "3", "--out", str(out)]) == 0
+    assert cli.main(["simulate", "cart_pole", "--duration", "0.05", "--dt", "0.001", "--batch", "3", "--out", str(out)]) == 0
     capsys.readouterr()
     recording = Recording.load(out)
     assert recording.joint_positions.shape == (3, 50, 2)
