@@ -7,6 +7,7 @@ inside one run, and read medians.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -224,3 +225,156 @@ def write_json(path: str | Path, rows: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows, indent=2, default=float) + "\n")
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Simulation steps (benchmarks/step.py): a step chained on its own output, batched rollouts and
+# the gradient of a rollout, for any library that fills a StepSubject. Each function is compiled
+# once (ahead of time) and the compiled executable is what gets timed.
+
+
+@dataclasses.dataclass
+class StepSubject:
+    """One library's simulation step on one model, ready to time.
+
+    - `constants`: what stays fixed during a simulation (model, parameters); first argument of
+      every function below, passed to jit as an argument (not baked in as a constant).
+    - `state`: one state; `torques (n,)`: the joint torques applied at every step.
+    - `step(constants, state, torques) -> next state`.
+    - `batch(size) -> (states, torques)`: `size` states and torque rows with a leading axis.
+    - `final_loss(constants, state, torques (T, n)) -> scalar`: a loss on the state after `T` steps.
+    - `info`: what to report next to the figures (dtype, collidable points, settings).
+    """
+
+    library: str
+    constants: Any
+    state: Any
+    torques: jax.Array
+    step: Callable[[Any, Any, jax.Array], Any]
+    batch: Callable[[int], tuple[Any, jax.Array]]
+    final_loss: Callable[[Any, Any, jax.Array], jax.Array]
+    info: dict = dataclasses.field(default_factory=dict)
+
+
+def compiled(fn: Callable, *args: Any) -> tuple[float, Callable]:
+    """Seconds to trace, lower and compile `jax.jit(fn)` for `args` from cold caches, and the executable."""
+    jax.clear_caches()
+    start = time.perf_counter()
+    executable = jax.jit(fn).lower(*args).compile()
+    return time.perf_counter() - start, executable
+
+
+def call_time(executable: Callable, *args: Any, repeats: int, warmup: int = 2) -> float:
+    """Median µs of one dispatched call of a compiled executable, after warm-up."""
+    for _ in range(warmup):
+        block(executable(*args))
+    return 1e6 * _median_seconds(lambda: executable(*args), repeats)
+
+
+def chained_loop(step: Callable, iterations: int) -> Callable:
+    """`(constants, state, torques) -> state` after `iterations` steps, each from the state the
+    previous one returned, with the same torques, in one `lax.fori_loop`."""
+
+    def loop(constants: Any, state: Any, torques: jax.Array) -> Any:
+        return jax.lax.fori_loop(0, iterations, lambda _, current: step(constants, current, torques), state)
+
+    return loop
+
+
+def _split(tree: Any, chunk: int) -> Any:
+    return jax.tree.map(lambda x: x.reshape((x.shape[0] // chunk, chunk, *x.shape[1:])), tree)
+
+
+def _merge(tree: Any) -> Any:
+    return jax.tree.map(lambda x: x.reshape((x.shape[0] * x.shape[1], *x.shape[2:])), tree)
+
+
+def batched_methods(step: Callable, steps: int, chunks: Sequence[int]) -> dict[str, Callable]:
+    """Batched rollouts `(constants, states, torques) -> states` of `steps` steps each, by method:
+    `vmap` (one `jax.vmap` over the whole batch) and `chunk<C>` (`lax.map` over chunks of C states,
+    vmapped inside a chunk, as `lax.map(..., batch_size=C)` does, so the working set stays small;
+    the batch must be a multiple of C)."""
+    vmapped = jax.vmap(chained_loop(step, steps), in_axes=(None, 0, 0))
+    methods = {"vmap": vmapped}
+
+    def chunked(size: int) -> Callable:
+        def run(constants: Any, states: Any, torques: jax.Array) -> Any:
+            pieces = jax.lax.map(lambda piece: vmapped(constants, *piece), _split((states, torques), size))
+            return _merge(pieces)
+
+        return run
+
+    for size in chunks:
+        methods[f"chunk{size}"] = chunked(size)
+    return methods
+
+
+def throughput(
+    subject: StepSubject,
+    sizes: Sequence[int] = BATCH_SIZES,
+    *,
+    steps: int = 10,
+    chunks: Sequence[int] = (32, 128),
+    repeats: int = 3,
+) -> list[dict]:
+    """Steps per second of batched rollouts: one dispatched call advances `size` states by `steps`
+    steps; steps/s = size * steps / median seconds per call. One row per size and method (chunked
+    methods only where the batch is a multiple of the chunk and larger than it)."""
+    rows = []
+    methods = batched_methods(subject.step, steps, chunks)
+    for size in sizes:
+        states, torques = subject.batch(size)
+        for method, fn in methods.items():
+            if method.startswith("chunk"):
+                chunk = int(method[len("chunk") :])
+                if size <= chunk or size % chunk:
+                    continue
+            _, executable = compiled(fn, subject.constants, states, torques)
+            seconds = 1e-6 * call_time(executable, subject.constants, states, torques, repeats=repeats, warmup=1)
+            rows.append({"batch": size, "method": method, "steps": steps, "steps_per_s": size * steps / seconds})
+    return rows
+
+
+def rollout_gradient(subject: StepSubject, horizon: int = 100, *, repeats: int = 5) -> dict:
+    """Compile time [s] and median time [ms] of `jax.grad` of `final_loss` over a rollout of
+    `horizon` steps, with respect to the torque sequence `(horizon, n)` (the steps in one
+    `lax.scan` inside `final_loss`); also whether the gradient is finite."""
+    torques = jnp.broadcast_to(subject.torques, (horizon, *subject.torques.shape))
+    arguments = (subject.constants, subject.state, torques)
+    compile_s, executable = compiled(jax.grad(subject.final_loss, argnums=2), *arguments)
+    finite = bool(jnp.all(jnp.isfinite(block(executable(*arguments)))))
+    call_us = call_time(executable, *arguments, repeats=repeats, warmup=1)
+    return {"horizon": horizon, "grad_compile_s": compile_s, "grad_ms": call_us / 1000.0, "grad_finite": finite}
+
+
+def measure_step(
+    subject: StepSubject,
+    *,
+    sizes: Sequence[int] = BATCH_SIZES,
+    quick: bool = False,
+    throughput_steps: int | None = None,
+    chunks: Sequence[int] = (32, 128),
+    horizon: int = 100,
+    gradient: bool = True,
+) -> dict:
+    """Every figure for one StepSubject: compile_s (of one step), dispatched_us (one step per call),
+    noop_dispatched_us (a jitted function of the same arguments that returns the state unchanged:
+    the floor of dispatched_us), in_graph_us (steps chained in one loop), throughput rows and,
+    with `gradient`, the rollout gradient."""
+    arguments = (subject.constants, subject.state, subject.torques)
+    compile_s, executable = compiled(subject.step, *arguments)
+    _, noop = compiled(lambda constants, state, torques: state, *arguments)
+    iterations = 20 if quick else 100
+    _, loop = compiled(chained_loop(subject.step, iterations), *arguments)
+    figures = {
+        "compile_s": compile_s,
+        "dispatched_us": call_time(executable, *arguments, repeats=30 if quick else 200),
+        "noop_dispatched_us": call_time(noop, *arguments, repeats=30 if quick else 200),
+        "in_graph_us": call_time(loop, *arguments, repeats=3 if quick else 7, warmup=1) / iterations,
+        "throughput": throughput(
+            subject, sizes, steps=throughput_steps or (2 if quick else 10), chunks=chunks, repeats=1 if quick else 3
+        ),
+    }
+    if gradient:
+        figures.update(rollout_gradient(subject, horizon, repeats=3 if quick else 10))
+    return figures
