@@ -99,28 +99,7 @@ def timings(
     """Compile, dispatched, in-graph and vmapped timings of FK, RNEA, CRBA, ABA for a model with `dofs` joints."""
     model = load(urdf_path)
     states = st.random_states(dofs, num_states, seed)
-    single = st.take(states, 0)
-    state = build_state(model, single)
-    inputs = _inputs(single)
-    build_batch = jax.jit(jax.vmap(build_state, in_axes=(None, 0)))
-
-    def batch_args(size: int) -> tuple:
-        chosen = st.batch(states, size)
-        return model, build_batch(model, chosen), _inputs(chosen)
-
-    rows = []
-    for algorithm, fn in functions().items():
-        figures = timing.measure(
-            fn,
-            (model, state, inputs),
-            batch_args,
-            in_axes=(None, 0, 0),
-            constant_argnums=(0,),
-            sizes=sizes,
-            quick=quick,
-        )
-        rows.append({"library": "jaxsim_like", "algorithm": algorithm, **figures})
-    return rows
+    return timing.time_algorithms("jaxsim_like", model, states, build_state, _inputs, functions(), sizes=sizes, quick=quick)
 
 
 def load_time(urdf_path: str, repeats: int = 5) -> dict:

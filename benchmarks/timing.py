@@ -26,6 +26,8 @@ apply_cpu_defaults()
 import jax
 import jax.numpy as jnp
 
+from benchmarks import states as st
+
 RESULTS_DIRECTORY = Path(__file__).resolve().parent / "results"
 BATCH_SIZES = (1, 64, 1024, 4096)
 
@@ -226,6 +228,44 @@ def write_json(path: str | Path, rows: Any) -> Path:
     path.write_text(json.dumps(rows, indent=2, default=float) + "\n")
     return path
 
+
+def time_algorithms(
+    library: str,
+    model: Any,
+    states: dict,
+    build: Callable[[Any, dict], Any],
+    inputs: Callable[[dict], Any],
+    functions: dict[str, Callable],
+    *,
+    sizes: Sequence[int] = BATCH_SIZES,
+    quick: bool = False,
+) -> list[dict]:
+    """:func:`measure` of each of a library's ``functions`` (``fn(model, state, inputs)``), one row each.
+
+    ``states`` are random states from :mod:`benchmarks.states`; ``build(model, state)`` makes the
+    library's state of one of them (vmapped for the batches), ``inputs(state)`` its torques and
+    accelerations.
+    """
+    single = st.take(states, 0)
+    build_batch = jax.jit(jax.vmap(build, in_axes=(None, 0)))
+
+    def batch_args(size: int) -> tuple:
+        chosen = st.batch(states, size)
+        return model, build_batch(model, chosen), inputs(chosen)
+
+    rows = []
+    for algorithm, fn in functions.items():
+        figures = measure(
+            fn,
+            (model, build(model, single), inputs(single)),
+            batch_args,
+            in_axes=(None, 0, 0),
+            constant_argnums=(0,),
+            sizes=sizes,
+            quick=quick,
+        )
+        rows.append({"library": library, "algorithm": algorithm, **figures})
+    return rows
 
 # ---------------------------------------------------------------------------------------------
 # Simulation steps (benchmarks/step.py): a step chained on its own output, batched rollouts and

@@ -89,28 +89,7 @@ def timings(
     """Compile, dispatched, in-graph and vmapped timings of FK, RNEA, CRBA, ABA (see benchmarks.timing)."""
     model = load(urdf_path)
     states = st.random_states(model.dofs(), num_states, seed)
-    single = st.take(states, 0)
-    data = build_data(model, single)
-    inputs = _inputs(single)
-    build_batch = jax.jit(jax.vmap(build_data, in_axes=(None, 0)))
-
-    def batch_args(size: int) -> tuple:
-        chosen = st.batch(states, size)
-        return model, build_batch(model, chosen), _inputs(chosen)
-
-    rows = []
-    for algorithm, fn in functions().items():
-        figures = timing.measure(
-            fn,
-            (model, data, inputs),
-            batch_args,
-            in_axes=(None, 0, 0),
-            constant_argnums=(0,),
-            sizes=sizes,
-            quick=quick,
-        )
-        rows.append({"library": "jaxsim", "algorithm": algorithm, **figures})
-    return rows
+    return timing.time_algorithms("jaxsim", model, states, build_data, _inputs, functions(), sizes=sizes, quick=quick)
 
 
 def load_time(urdf_path: str, repeats: int = 2) -> dict:
