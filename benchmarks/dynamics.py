@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ TARGETS = (
     ("dispatched ABA, jaxsim_like / jaxsim", "dispatched_us", "jaxsim", 0.2),
     ("compile ABA, jaxsim_like / jaxsim", "compile_s", "jaxsim", 0.5),
     ("ABA per state at 4096, jaxsim_like / Pinocchio call", "per_state_4096_us", "pinocchio", 1.0),
+    ("ABA per state at 4096 in chunks (chunked_vmap) / Pinocchio call", "chunked_per_state_4096_us", "pinocchio", 1.0),
 )
 
 
@@ -50,8 +51,8 @@ def aba_agreement(
     return {"library": library, "aba_max_abs_error": float(error), "aba_max_abs_reference": float(scale)}
 
 
-def _batch_figure(row: dict, size: int, key: str) -> float | None:
-    for entry in row.get("batched", []):
+def _batch_figure(row: dict, size: int, key: str, kind: str = "batched") -> float | None:
+    for entry in row.get(kind, []):
         if entry["batch"] == size:
             return entry[key]
     return None
@@ -64,6 +65,8 @@ def _figure(rows: list[dict], library: str, key: str) -> float | None:
                 return row["single_us"]
             if key == "per_state_4096_us":
                 return _batch_figure(row, 4096, "per_state_us")
+            if key == "chunked_per_state_4096_us":
+                return _batch_figure(row, 4096, "per_state_us", "chunked")
             return row[key]
     return None
 
@@ -100,14 +103,20 @@ def display_rows(model: str, rows: list[dict], sizes: tuple[int, ...]) -> list[d
             "dispatched_us": row.get("dispatched_us", row.get("single_us")),
             "in_graph_us": row.get("in_graph_us"),
         }
-        for size in sizes:
-            per_batch = _batch_figure(row, size, "per_batch_us")
-            per_state = _batch_figure(row, size, "per_state_us")
-            line[f"vmap{size}_us"] = (
-                None if per_batch is None else f"{timing.format_value(per_batch)} / {timing.format_value(per_state)}"
-            )
-        lines.append(line)
+        lines.append({**line, **_batch_cells(row, sizes, "batched")})
+        if row.get("chunked"):
+            chunked = {**dict.fromkeys(line), "model": model, "library": f"{row['library']} (chunked_vmap)"}
+            lines.append({**chunked, "algorithm": row["algorithm"], **_batch_cells(row, sizes, "chunked")})
     return lines
+
+
+def _batch_cells(row: dict, sizes: Sequence[int], kind: str) -> dict:
+    cells = {}
+    for size in sizes:
+        per_batch = _batch_figure(row, size, "per_batch_us", kind)
+        per_state = _batch_figure(row, size, "per_state_us", kind)
+        cells[f"vmap{size}_us"] = None if per_batch is None else f"{timing.format_value(per_batch)} / {timing.format_value(per_state)}"
+    return cells
 
 
 def benchmark_model(name: str, path: Path, quick: bool, with_ours: bool, jaxsim_peer: Any) -> dict:

@@ -1,7 +1,7 @@
 """Forward dynamics with the articulated-body algorithm, in the world frame, level by level.
 
 Working in world axes removes every parent-child transform from the recursions: articulated
-inertias and bias forces are summed into the parents, one tree level per scan step (see
+inertias and bias forces are summed into the parents, one tree level at a time (see
 :mod:`.levels`). The floating base is solved by 3x3 blocks (no LAPACK call, so it batches).
 """
 
@@ -69,43 +69,38 @@ def articulated_body_accelerations(
     """``d/dt G_v_WB (6,)`` (zero with a fixed base) and joint accelerations ``(n,)`` from the
     kinematics of a state, torques ``(n,)``, external wrenches ``G_f (N, 6)`` and ``gravity (3,)``."""
     dtype = kin.W_H_L.dtype
-    tau = kin_module.to_link_order(model, joint_torques)
-    S, v, M = kin.grid_S, kin.grid_v, kin.grid_M
-    c = spatial.cross_motion(v, S * kin.grid_qd[..., None])
-    pA = spatial.cross_force(v, jnp.sum(M * v[..., None, :], axis=-1)) - levels.to_grid(model, W_f_ext, 0.0)
-    grid_rows = (M, pA, S, c, levels.to_grid(model, tau, 0.0), jnp.asarray(levels.valid_slots(model)))
+    S, v, M = kin.W_S, kin.W_v, kin.W_M
+    c = spatial.cross_motion(v, S * kin.qd[:, None])
+    pA = spatial.cross_force(v, jnp.sum(M * v[:, None, :], axis=-1)) - W_f_ext
+    link_inputs = (M, pA, S, c, kin_module.to_link_order(model, joint_torques))
 
-    def articulate(children, row):
-        IA_children, pA_children = children
-        M, p, S_row, c_row, tau_row, valid = row
+    def articulate(children, inputs):
+        (IA_children, pA_children), (M, p, S, c, tau) = children, inputs
         IA, pA = M + IA_children, p + pA_children
-        U = jnp.sum(IA * S_row[:, None, :], axis=-1)
-        D = jnp.where(valid, jnp.sum(S_row * U, axis=-1), 1.0)
-        u = tau_row - jnp.sum(S_row * pA, axis=-1)
+        U = jnp.sum(IA * S[:, None, :], axis=-1)
+        D = jnp.sum(S * U, axis=-1)
+        u = tau - jnp.sum(S * pA, axis=-1)
         Ia = IA - U[:, :, None] * U[:, None, :] / D[:, None, None]
-        pa = pA + jnp.sum(Ia * c_row[:, None, :], axis=-1) + U * (u / D)[:, None]
+        pa = pA + jnp.sum(Ia * c[:, None, :], axis=-1) + U * (u / D)[:, None]
         return (Ia, pa), (U, D, u)
 
-    width = grid_rows[0].shape[1]
-    leaves = (jnp.zeros((width, 6, 6), dtype), jnp.zeros((width, 6), dtype))
-    (IA_root, pA_root), (U, D, u) = levels.scan_up(model, articulate, leaves, jax.tree.map(lambda x: x[1:], grid_rows))
+    zeros = (jnp.zeros((6, 6), dtype), jnp.zeros(6, dtype))
+    root_outputs = (jnp.zeros((1, 6), dtype), jnp.ones(1, dtype), jnp.zeros(1, dtype))
+    (IA_root, pA_root), (U, D, u) = levels.scan_up(model, articulate, zeros, root_outputs, link_inputs)
 
     W_a_gravity = jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
     if model.floating_base:
-        a_root = -solve_spd6(M[0, 0] + IA_root[0], pA[0, 0] + pA_root[0])
+        a_root = -solve_spd6(M[0] + IA_root[0], pA[0] + pA_root[0])
     else:
         a_root = -W_a_gravity
 
-    def accelerate(a_parents, row):
-        S_row, c_row, U_row, D_row, u_row = row
-        a_in = a_parents + c_row
-        qdd_row = (u_row - jnp.sum(U_row * a_in, axis=-1)) / D_row
-        return a_in + S_row * qdd_row[:, None], qdd_row
+    def accelerate(a_parents, inputs):
+        S, c, U, D, u = inputs
+        a_in = a_parents + c
+        qdd = (u - jnp.sum(U * a_in, axis=-1)) / D
+        return a_in + S * qdd[:, None], qdd
 
-    root_row = jnp.zeros((width, 6), dtype).at[0].set(a_root)
-    qdd_rows = levels.scan_down(model, accelerate, root_row, (grid_rows[2][1:], grid_rows[3][1:], U, D, u))
-    qdd = levels.from_grid(model, jnp.concatenate([jnp.zeros((1, width), dtype), qdd_rows]))
-
+    qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (S, c, U, D, u))
     joint_accelerations = kin_module.to_joint_order(model, qdd)
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), joint_accelerations

@@ -1,7 +1,7 @@
 """Forward kinematics and the world-frame quantities shared by the dynamics algorithms.
 
-Poses and velocities are composed level by level, in one ``lax.scan`` over the depth levels of
-the tree (see :mod:`.levels`), so the graph does not grow with the number of links. Everything
+Poses and velocities are composed level by level, one traversal over the depth levels of the
+tree (see :mod:`.levels`), so the graph does not grow with the number of links. Everything
 is written in the inertial (world) frame, where the motion of link ``i`` is the sum of its
 ancestors' joint motions: accelerations and the sums of RNEA and CRBA are products with the
 static ancestor matrix of the tree, with no recursion at all.
@@ -76,15 +76,12 @@ def forward_kinematics(model: Model, state: State) -> jax.Array:
 
 def link_poses(model: Model, W_H_B: jax.Array, joint_positions: jax.Array) -> jax.Array:
     """``W_H_L (N, 4, 4)`` from the base pose ``W_H_B (4, 4)`` and joint positions ``(n,)``."""
-    P_H_C = levels.to_grid(model, joint_transforms(model, joint_positions), jnp.eye(4))
-    root_row = jnp.zeros_like(P_H_C[0]).at[0].set(W_H_B)
 
-    def step(W_H_parents, P_H_C_row):
-        row = W_H_parents @ P_H_C_row
-        return row, row
+    def step(W_H_parents, P_H_C):
+        W_H_C = W_H_parents @ P_H_C
+        return W_H_C, W_H_C
 
-    rows = levels.scan_down(model, step, root_row, P_H_C[1:])
-    return levels.from_grid(model, jnp.concatenate([root_row[None], rows]))
+    return levels.scan_down(model, step, W_H_B[None], W_H_B[None], joint_transforms(model, joint_positions))
 
 
 def frame_poses(model: Model, W_H_L: jax.Array) -> jax.Array:
@@ -135,19 +132,13 @@ def subtree_sum(model: Model, link_values: jax.Array) -> jax.Array:
 
 class Kinematics(NamedTuple):
     """Kinematics of a state in the internal frame ``G`` (world axes, origin at the base, so that
-    nothing grows with the distance from the world origin), on the level grid of :mod:`.levels`
-    (``(L + 1, W, ...)``, for the recursions) and in link order (``(N, ...)``).
+    nothing grows with the distance from the world origin), per link ``(N, ...)``.
 
-    Poses ``H`` (``G_H_L``), joint motion subspaces ``S (.., 6)``, 6D inertias ``M (.., 6, 6)``,
-    link velocities ``v (.., 6)``, joint velocities ``qd`` per link, the base velocity
-    ``W_v_B (6,)`` (``G_v_B``), and ``origin (3,)``: the world position of ``G``'s origin.
+    Poses ``W_H_L`` (``G_H_L``), joint motion subspaces ``W_S (N, 6)`` (root: 0), 6D inertias
+    ``W_M (N, 6, 6)``, link velocities ``W_v (N, 6)``, joint velocities per link ``qd (N,)``, the
+    base velocity ``W_v_B (6,)`` (``G_v_B``), and ``origin (3,)``: the world position of ``G``'s origin.
     """
 
-    grid_H: jax.Array
-    grid_S: jax.Array
-    grid_M: jax.Array
-    grid_v: jax.Array
-    grid_qd: jax.Array
     W_v_B: jax.Array
     W_H_L: jax.Array
     W_S: jax.Array
@@ -170,51 +161,35 @@ def internal_base_pose(state: State) -> tuple[jax.Array, jax.Array]:
 
 
 def kinematics(model: Model, state: State) -> Kinematics:
-    """The :class:`Kinematics` of ``state``: one scan from the root computes, level by level,
-    the poses, motion subspaces and velocities of the links."""
+    """The :class:`Kinematics` of ``state``: one traversal from the root computes, level by
+    level, the poses, motion subspaces and velocities of the links."""
     W_H_B, origin = internal_base_pose(state)
     W_v_B = base_velocity_inertial(model, state, W_H_B, origin)
-    dtype = W_H_B.dtype
-    grid_qd = levels.to_grid(model, to_link_order(model, state.joint_velocities), 0.0)
-    rows = (
-        levels.to_grid(model, joint_transforms(model, state.joint_positions), 0.0)[1:],
-        grid_qd[1:],
-        levels.to_grid(model, model.joint_axis, 0.0)[1:],
-        levels.to_grid(model, model.joint_axis_point, 0.0)[1:],
-        levels.to_grid(model, jnp.asarray(model.joint_type), 0)[1:],
+    qd = to_link_order(model, state.joint_velocities)
+    link_inputs = (
+        joint_transforms(model, state.joint_positions),
+        qd,
+        model.joint_axis,
+        model.joint_axis_point,
+        np.asarray(model.joint_type),
     )
-    width = grid_qd.shape[1]
-    root_row = (jnp.zeros((width, 4, 4), dtype).at[0].set(W_H_B), jnp.zeros((width, 6), dtype).at[0].set(W_v_B))
 
     def step(parents, inputs):
-        (H_parents, v_parents), (P_H_C, qd, axis, point, joint_type) = parents, inputs
+        (H_parents, v_parents), (P_H_C, qd_level, axis, point, joint_type) = parents, inputs
         H = H_parents @ P_H_C
         S = _motion_subspaces(H, axis, point, joint_type)
-        v = v_parents + S * qd[:, None]
+        v = v_parents + S * qd_level[:, None]
         return (H, v), (H, S, v)
 
-    H, S, v = levels.scan_down(model, step, root_row, rows)
-    grid_H = jnp.concatenate([root_row[0][None], H])
-    grid_S = jnp.concatenate([jnp.zeros((1, width, 6), dtype), S])
-    grid_v = jnp.concatenate([root_row[1][None], v])
-    grid_M = _world_inertias(
-        levels.to_grid(model, model.link_mass, 0.0),
-        levels.to_grid(model, model.link_com, 0.0),
-        levels.to_grid(model, model.link_inertia, 0.0),
-        grid_H,
-    )
+    root = (W_H_B[None], W_v_B[None])
+    W_H_L, W_S, W_v = levels.scan_down(model, step, root, (W_H_B[None], jnp.zeros((1, 6), W_H_B.dtype), W_v_B[None]), link_inputs)
     return Kinematics(
-        grid_H=grid_H,
-        grid_S=grid_S,
-        grid_M=grid_M,
-        grid_v=grid_v,
-        grid_qd=grid_qd,
         W_v_B=W_v_B,
-        W_H_L=levels.from_grid(model, grid_H),
-        W_S=levels.from_grid(model, grid_S),
-        W_M=levels.from_grid(model, grid_M),
-        W_v=levels.from_grid(model, grid_v),
-        qd=to_link_order(model, state.joint_velocities),
+        W_H_L=W_H_L,
+        W_S=W_S,
+        W_M=world_inertias(model, W_H_L),
+        W_v=W_v,
+        qd=qd,
         origin=origin,
     )
 
