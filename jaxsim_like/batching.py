@@ -147,6 +147,32 @@ def _chunked_map(f: Any, xs: Any, size: int, chunk: int) -> Any:
     return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, tail)
 
 
+def chunked_vmap(fn: Any, chunk_size: int | str | None = "auto") -> Any:
+    """``jax.vmap(fn)`` over the leading axis of every argument, computed in chunks of
+    ``chunk_size`` rows (``"auto"``: :data:`CPU_CHUNK_SIZE` when the default backend is the CPU,
+    one plain ``vmap`` otherwise; ``None``: one plain ``vmap``).
+
+    On the CPU a chunk's working set stays in cache (the ABA of 4096 iCub states ran about 2x
+    faster per state in chunks of 64). Pass shared arguments (the model) by closure:
+    ``chunked_vmap(lambda s, u: forward_dynamics(model, s, joint_torques=u))``.
+    """
+    if chunk_size == "auto":
+        chunk_size = CPU_CHUNK_SIZE if jax.default_backend() == "cpu" else None
+    elif chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"chunk_size must be a positive integer, 'auto' or None, not {chunk_size!r}")
+
+    def mapped(*args: Any) -> Any:
+        sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in jax.tree.leaves(args)}
+        if len(sizes) != 1 or None in sizes:
+            raise ValueError(f"every argument leaf needs the same leading (batch) axis; got leading sizes {sorted(sizes, key=str)}")
+        (size,) = sizes
+        if chunk_size is None or chunk_size >= size:
+            return jax.vmap(fn)(*args)
+        return _chunked_map(lambda row: fn(*row), args, size, chunk_size)
+
+    return mapped
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(
     mesh: Mesh,

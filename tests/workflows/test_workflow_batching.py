@@ -114,3 +114,21 @@ def test_batched_parameters_must_lead_with_the_batch(pendulum_batch):
     other = params.replace(integrator="rk4")
     with pytest.raises(ValueError, match="structure"):
         batching.simulate_batch(model, states, np.zeros((10, 1)), params=params, batched_params=other)
+
+
+def test_chunked_vmap_equals_vmap():
+    model = js.load_model(js.models.path("cart_pole"))
+    rng = np.random.default_rng(3)
+    positions = jnp.asarray(rng.uniform(-1, 1, (11, model.dofs)))
+    torques = jnp.asarray(rng.normal(size=(11, model.dofs)))
+
+    def accelerations(q, u):
+        return js.dynamics.forward_dynamics(model, js.State.build(model, joint_positions=q), joint_torques=u)[1]
+
+    expected = jax.vmap(accelerations)(positions, torques)
+    for chunk_size in (4, 11, 64, None, "auto"):  # 2 chunks and a tail of 3; one chunk; wider than the batch
+        np.testing.assert_allclose(batching.chunked_vmap(accelerations, chunk_size)(positions, torques), expected, rtol=1e-13)
+    with pytest.raises(ValueError, match="same leading"):
+        batching.chunked_vmap(accelerations)(positions, torques[:5])
+    with pytest.raises(ValueError, match="chunk_size"):
+        batching.chunked_vmap(accelerations, 0)

@@ -104,13 +104,12 @@ def test_rollout_cost_equals_the_sum_over_a_rollout(pendulum):
                 final_cost=lambda s: s.joint_positions[0], segment_length=segment,
             )[0]
 
-        return run(None), run(8)
+        return run(None), run(8), run(7), run("auto")
 
-    plain, segmented = costs(torques)
-    np.testing.assert_allclose(plain, expected, rtol=1e-12)
-    np.testing.assert_allclose(segmented, expected, rtol=1e-12)
+    for cost in costs(torques):  # one checkpoint per step; segments that divide 40, that do not, sqrt(40)
+        np.testing.assert_allclose(cost, expected, rtol=1e-12)
     with pytest.raises(ValueError, match="segment_length"):
-        optimization.rollout_cost(model, state, torques, params=params, stage_cost=energy_cost, segment_length=7)
+        optimization.rollout_cost(model, state, torques, params=params, stage_cost=energy_cost, segment_length=0)
 
 
 def residual_bytes(loss, x) -> int:
@@ -150,3 +149,21 @@ def test_rematerialised_gradient_memory_stays_flat(pendulum, workflow_figures):
     assert per_step["plain"] > 10 * per_step["remat"]
     assert per_step["remat"] <= 1.2 * state_bytes + 16
     assert per_step["segments"] <= 1.2 * state_bytes / 20 + 16
+
+
+def test_gradient_temporaries_grow_as_the_square_root_of_the_horizon(pendulum, workflow_figures):
+    """XLA's own account of the compiled gradient's temporary buffers (compiled, not run)."""
+    model, params, state = pendulum
+
+    def temporaries(steps, segment_length):
+        loss = lambda u: optimization.rollout_cost(  # noqa: E731
+            model, state, u, params=params, stage_cost=energy_cost, segment_length=segment_length
+        )[0]
+        compiled = jax.jit(jax.grad(loss)).lower(jnp.zeros((steps, 1))).compile()
+        return compiled.memory_analysis().temp_size_in_bytes
+
+    growth = {kind: temporaries(1600, kind) / temporaries(100, kind) for kind in (None, "auto")}
+    for kind, value in growth.items():
+        workflow_figures(f"optimization: gradient temporaries, 1600 / 100 steps, segments {kind}", value)
+    assert growth[None] > 10  # one state per step: linear (16x the horizon)
+    assert growth["auto"] < 5  # sqrt(16) = 4
