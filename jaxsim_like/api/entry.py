@@ -80,6 +80,7 @@ class ModelEntry:
         self.history_start = np.zeros(model.dofs, dtype=int)
         self.features = engine.Features()
         self.contacts_enabled = np.zeros(model.number_of_links, dtype=bool)
+        self.self_collision = False
         self.base_targets: dict[str, np.ndarray] = {}
         self.plugins: list[tuple[Callable, Any]] = []
         self.pending: dict[str, Any] = {"joint_positions": {}, "joint_velocities": {}}

@@ -126,8 +126,7 @@ class Joint(Handle):
         friction = np.asarray(entry.model.joint_friction).copy()
         friction[self._index] = _non_negative(value, "Coulomb friction")
         entry.set_model(joint_friction=friction)
-        if not entry.static:
-            entry.set_params(self._world._params(entry.model))
+        self._world._rebuild_params(entry)
         return True
 
     def set_viscous_friction(self, value: float) -> bool:

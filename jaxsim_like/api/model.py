@@ -363,17 +363,17 @@ class Model(Semantics, Handle):
         return True
 
     def self_collisions_enabled(self) -> bool:
-        """Always False: contacts are between collidable points and the terrain."""
-        return False
+        """Whether the links of the model collide with each other (off by default, as in ScenarIO)."""
+        return self._entry.self_collision
 
     def enable_self_collisions(self, enable: bool = True) -> bool:
-        """Disabling is accepted; enabling raises NotImplementedError (no self-collisions)."""
-        if enable:
-            raise errors.NotImplementedError(
-                "enable_self_collisions",
-                "contacts are computed between the collidable points of moving models and the terrain "
-                "(ground plane and static boxes); links of a model do not collide with each other",
-            )
+        """Make the collidable points of each link collide with the spheres, boxes and capsules of
+        the other links, except parent and child and the pairs the model's SRDF disables (see
+        :mod:`jaxsim_like.simulation.self_collision`); from the next run (one recompilation)."""
+        entry = self._entry
+        if entry.self_collision != bool(enable):
+            entry.self_collision = bool(enable)
+            self._world._rebuild_params(entry)
         return True
 
     def links_in_contact(self) -> list[str]:

@@ -22,6 +22,8 @@ class Semantics:
         """Attach an SRDF (path or XML string), checked against the model's links and joints."""
         entry = self._entry
         entry.srdf = parse_srdf(srdf, entry.description)
+        if entry.self_collision:
+            self._world._rebuild_params(entry)
         return True
 
     def srdf(self) -> SRDF | None:

@@ -174,8 +174,7 @@ class World:
         self._integrator = integrator
         self._contact = {"contact": contact, "max_penetration": float(max_penetration), "friction": float(friction)}
         for entry in self._entries.values():
-            if not entry.static:
-                entry.set_params(self._params(entry.model))
+            self._rebuild_params(entry)
         return True
 
     def insert_world_plugin(self, lib_name: Any, class_name: str = "", context: str = "") -> bool:
@@ -205,7 +204,7 @@ class World:
             raise errors.ModelNotFound(model_name, f"the models of world '{self._name}' are {self.model_names()}")
         return entry
 
-    def _params(self, model) -> SimulationParams:
+    def _params(self, model, self_collision: bool = False, srdf: Any = None) -> SimulationParams:
         return SimulationParams.build(
             model,
             dt=self._simulator.step_size(),
@@ -214,7 +213,14 @@ class World:
             contact=self._contact["contact"],
             max_penetration=self._contact["max_penetration"],
             friction=self._contact["friction"],
+            self_collision=self_collision,
+            srdf=srdf,
         )
+
+    def _rebuild_params(self, entry: ModelEntry) -> None:
+        """Rebuild the simulation parameters of a dynamic model (its self-collisions and SRDF included)."""
+        if not entry.static:
+            entry.set_params(self._params(entry.model, entry.self_collision, entry.srdf))
 
     def _add(self, description: ModelDescription, name: str, srdf: Any) -> ModelEntry:
         model = build_model(

@@ -34,6 +34,10 @@ _STATIC_FIELDS = (
     "continuous",
     "frame_link",
     "point_link",
+    "point_source",
+    "shape_link",
+    "shape_kind",
+    "shape_source",
     "floating_base",
     "mimic",
     "semantics",
@@ -70,13 +74,16 @@ class Semantics:
         "joint_friction",
         "frame_transform",
         "collidable_points",
+        "shape_transform",
+        "shape_size",
         "base_transform",
     ],
     meta_fields=list(_STATIC_FIELDS),
 )
 @dataclasses.dataclass(frozen=True)
 class Model:
-    """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points.
+    """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points,
+    ``S`` solid collision shapes (the spheres, boxes and capsules that self-collisions use).
 
     Traced fields (SI units; per-link arrays in link order, per-joint ones in joint order):
 
@@ -88,7 +95,14 @@ class Model:
       ``joint_friction``: ``(n,)``;
     - ``frame_transform (F, 4, 4)``: ``L_H_F`` of each frame in its link ``frame_link``;
     - ``collidable_points (P, 3)`` in the frame of link ``point_link``;
+    - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
+      ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
+      ``(radius, half length along the shape's z, 0)`` of a capsule;
     - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root).
+
+    Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
+    and shape came from (a link lumped into its parent keeps its own name there);
+    ``shape_kind (S,)`` is ``"sphere"``, ``"box"`` or ``"capsule"``.
     """
 
     link_mass: jax.Array
@@ -105,6 +119,8 @@ class Model:
     joint_friction: jax.Array
     frame_transform: jax.Array
     collidable_points: jax.Array
+    shape_transform: jax.Array
+    shape_size: jax.Array
     base_transform: jax.Array
 
     name: str
@@ -117,6 +133,10 @@ class Model:
     continuous: tuple[bool, ...]
     frame_link: tuple[int, ...]
     point_link: tuple[int, ...]
+    point_source: tuple[str, ...]
+    shape_link: tuple[int, ...]
+    shape_kind: tuple[str, ...]
+    shape_source: tuple[str, ...]
     floating_base: bool
     mimic: tuple[tuple[str, str, float, float], ...] = ()
     semantics: Semantics = Semantics()
@@ -187,10 +207,6 @@ class Topology:
 
     ``support (N, n)``: joint ``k`` moves link ``i``; ``subtree (N, N)``: link ``j`` is in the
     subtree of ``i`` (itself included); ``ancestor (n, n)``: joint ``j`` is ``k`` or above it.
-    ``grid (L + 1, W)``: the links of depth 0..L, one row per depth, padded to the widest
-    level with ``N`` (a padding slot); ``grid_position (N,)``: each link's flat index in the grid;
-    ``parent_selector (L, W, W)``: row ``l + 1`` takes its parents from row ``l`` by
-    ``parent_selector[l] @ row_l`` (a one-hot matrix; zero rows for padding).
     """
 
     levels: tuple[tuple[int, int], ...]
@@ -198,9 +214,6 @@ class Topology:
     subtree: np.ndarray
     ancestor: np.ndarray
     link_joint: np.ndarray
-    grid: np.ndarray
-    grid_position: np.ndarray
-    parent_selector: np.ndarray
 
 
 @functools.lru_cache(maxsize=256)
@@ -220,26 +233,12 @@ def topology(parent: tuple[int, ...], joint_link: tuple[int, ...]) -> Topology:
     link_joint[list(joint_link)] = np.arange(dofs)
     support = subtree[list(joint_link)].T.copy() if dofs else np.zeros((size, 0), dtype=bool)
     ancestor = subtree[np.ix_(list(joint_link), list(joint_link))] if dofs else np.zeros((0, 0), dtype=bool)
-    rows = ((0, 1),) + levels
-    width = max(stop - start for start, stop in rows)
-    grid = np.full((len(rows), width), size)
-    grid_position = np.zeros(size, dtype=int)
-    for row, (start, stop) in enumerate(rows):
-        grid[row, : stop - start] = np.arange(start, stop)
-        grid_position[start:stop] = row * width + np.arange(stop - start)
-    parent_selector = np.zeros((len(levels), width, width))
-    for row, (start, stop) in enumerate(levels):
-        for slot, link in enumerate(range(start, stop)):
-            parent_selector[row, slot, grid_position[parent[link]] % width] = 1.0
     return Topology(
         levels=levels,
         support=support,
         subtree=subtree,
         ancestor=ancestor,
         link_joint=link_joint,
-        grid=grid,
-        grid_position=grid_position,
-        parent_selector=parent_selector,
     )
 
 
@@ -258,6 +257,7 @@ def model_from_tree(
     joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
     joint_link = [link_of_joint[j] for j in joint_names]
     points = [(i, p) for i, block in enumerate(tree.points) for p in block]
+    shapes = [(i, shape) for i, block in enumerate(tree.shapes) for shape in block]
     dtype = jnp.result_type(float)
 
     def per_joint(values: np.ndarray) -> jax.Array:
@@ -285,6 +285,8 @@ def model_from_tree(
             np.stack([H for _, _, H in tree.frames]) if tree.frames else np.zeros((0, 4, 4)), dtype=dtype
         ),
         collidable_points=jnp.asarray(np.array([p for _, p in points]).reshape(-1, 3), dtype=dtype),
+        shape_transform=jnp.asarray(np.array([s.L_H_S for _, s in shapes]).reshape(-1, 4, 4), dtype=dtype),
+        shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
         name=name,
         link_names=tuple(tree.link_names),
@@ -296,6 +298,10 @@ def model_from_tree(
         continuous=tuple(bool(tree.continuous[i]) for i in joint_link),
         frame_link=tuple(int(link) for _, link, _ in tree.frames),
         point_link=tuple(i for i, _ in points),
+        point_source=tuple(name for block in tree.point_source for name in block),
+        shape_link=tuple(i for i, _ in shapes),
+        shape_kind=tuple(s.kind for _, s in shapes),
+        shape_source=tuple(s.source for _, s in shapes),
         floating_base=floating_base,
         mimic=mimic,
         semantics=Semantics(semantics),
@@ -338,7 +344,7 @@ def _tree_of_model(model: Model) -> RigidTree:
     try:
         values = {f: np.asarray(getattr(model, f)) for f in ("link_mass", "link_com", "link_inertia", "joint_transform",
                                                             "joint_axis", "joint_axis_point", "frame_transform",
-                                                            "collidable_points")}
+                                                            "collidable_points", "shape_transform", "shape_size")}
     except jax.errors.TracerArrayConversionError:
         raise ValueError("reduce() needs a concrete model, not one traced inside jit/vmap/grad") from None
     topo = topology(model.parent, model.joint_link)
@@ -356,6 +362,11 @@ def _tree_of_model(model: Model) -> RigidTree:
         continuous[link] = model.continuous[k]
     mimic = {m[0]: m for m in model.mimic}
     point_link = np.asarray(model.point_link, dtype=int)
+    shapes: list[list[tree_module.Shape]] = [[] for _ in range(size)]
+    for s, link in enumerate(model.shape_link):
+        shapes[link].append(
+            tree_module.Shape(model.shape_kind[s], values["shape_transform"][s], values["shape_size"][s], model.shape_source[s])
+        )
     return RigidTree(
         link_names=list(model.link_names),
         parent=list(model.parent),
@@ -376,6 +387,8 @@ def _tree_of_model(model: Model) -> RigidTree:
         friction=per_link(model.joint_friction, 0.0),
         mimic=[Mimic(*mimic[n][1:]) if n in mimic else None for n in names],
         points=[values["collidable_points"][point_link == i] for i in range(size)],
+        point_source=[tuple(model.point_source[k] for k in np.flatnonzero(point_link == i)) for i in range(size)],
+        shapes=shapes,
         frames=[(n, model.frame_link[f], values["frame_transform"][f]) for f, n in enumerate(model.frame_names)],
     )
 

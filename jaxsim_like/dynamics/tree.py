@@ -4,7 +4,9 @@ This is the bridge between a :class:`~jaxsim_like.parsers.description.ModelDescr
 :class:`~jaxsim_like.dynamics.model.Model` pytree: it holds every link (fixed joints included),
 merges bodies welded by fixed joints (mass, COM and inertia by the parallel-axis theorem),
 keeps the merged links as frames, and orders the remaining links by depth so that each level
-of the tree is a contiguous slice.
+of the tree is a contiguous slice. Collidable points and solid collision shapes (spheres, boxes,
+capsules: what self-collisions test points against) follow their link into its body, and keep
+the name of the description link they came from (their ``source``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..parsers.description import Mimic, ModelDescription
+from ..parsers.description import LinkDescription, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
 
 ROOT, REVOLUTE, PRISMATIC, FIXED = "root", "revolute", "prismatic", "fixed"
+SPHERE, BOX, CAPSULE = "sphere", "box", "capsule"
 
 
 def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -38,6 +41,39 @@ def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float
     return H
 
 
+@dataclass(frozen=True, eq=False)
+class Shape:
+    """A solid collision shape: ``kind`` (sphere, box or capsule), its pose ``L_H_S (4, 4)`` in the
+    link frame, ``size (3,)`` [m] (box: half extents; sphere: radius, 0, 0; capsule: radius, half
+    length of its segment along its z axis, 0) and ``source``, the description link it came from."""
+
+    kind: str
+    L_H_S: np.ndarray
+    size: np.ndarray
+    source: str
+
+    def moved(self, B_H_L: np.ndarray) -> "Shape":
+        """The same shape with its pose expressed in frame B, given ``B_H_L (4, 4)``."""
+        return dataclasses.replace(self, L_H_S=B_H_L @ self.L_H_S)
+
+
+def link_shapes(link: LinkDescription) -> list[Shape]:
+    """The sphere, box and capsule collisions of ``link`` as :class:`Shape` (other kinds are skipped)."""
+    shapes = []
+    for collision in link.collisions:
+        geometry = collision.geometry
+        if geometry.type == SPHERE:
+            size = (geometry.radius, 0.0, 0.0)
+        elif geometry.type == BOX:
+            size = tuple(0.5 * np.asarray(geometry.size, dtype=float))
+        elif geometry.type == CAPSULE:
+            size = (geometry.radius, 0.5 * geometry.length, 0.0)
+        else:
+            continue
+        shapes.append(Shape(geometry.type, np.asarray(collision.L_H_G, dtype=float), np.asarray(size, dtype=float), link.name))
+    return shapes
+
+
 @dataclass
 class RigidTree:
     """Links in topological order (``parent[i] < i``); per-link arrays describe the link and
@@ -45,7 +81,9 @@ class RigidTree:
 
     ``P_H_C (N, 4, 4)``: child link frame in the parent link frame at zero position.
     ``com (N, 3)``: COM in the link frame; ``inertia (N, 3, 3)``: about the COM, link axes.
-    ``points``: collidable points ``(P_i, 3)`` per link, in the link frame.
+    ``points``: collidable points ``(P_i, 3)`` per link, in the link frame; ``point_source``:
+    the description link of each of them (``P_i`` names per link).
+    ``shapes``: the solid collision shapes of each link (:class:`Shape`, poses in the link frame).
     ``frames``: ``(name, link index, L_H_F (4, 4))``.
     """
 
@@ -68,6 +106,8 @@ class RigidTree:
     friction: np.ndarray
     mimic: list[Mimic | None]
     points: list[np.ndarray]
+    point_source: list[tuple[str, ...]]
+    shapes: list[list[Shape]]
     frames: list[tuple[str, int, np.ndarray]] = field(default_factory=list)
 
     @property
@@ -123,6 +163,8 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         friction=np.zeros(size),
         mimic=[None] * size,
         points=[np.zeros((0, 3))] * size,
+        point_source=[()] * size,
+        shapes=[[] for _ in range(size)],
     )
     for i, name in enumerate(order):
         link = description.link(name)
@@ -132,6 +174,8 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
             tree.com[i] = p
             tree.inertia[i] = R @ link.inertial.inertia @ R.T
         tree.points[i] = np.asarray(collidable_points(link), dtype=float).reshape(-1, 3)
+        tree.point_source[i] = (name,) * len(tree.points[i])
+        tree.shapes[i] = link_shapes(link)
         joint = joint_of_child.get(name)
         if joint is None:
             continue
@@ -181,6 +225,8 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
     B_H_L = np.tile(np.eye(4), (tree.size, 1, 1))
     mass, com, inertia = tree.mass.copy(), tree.com.copy(), tree.inertia.copy()
     points = [p.copy() for p in tree.points]
+    point_source = list(tree.point_source)
+    shapes = [list(s) for s in tree.shapes]
     frames: list[tuple[str, int, np.ndarray]] = []
     for i in range(1, tree.size):
         if tree.joint_kind[i] != FIXED:
@@ -193,6 +239,8 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
             mass[b], com[b], inertia[b], tree.mass[i], R @ tree.com[i] + p, R @ tree.inertia[i] @ R.T
         )
         points[b] = np.concatenate([points[b], points[i] @ R.T + p])
+        point_source[b] = point_source[b] + point_source[i]
+        shapes[b] = shapes[b] + [shape.moved(B_H_L[i]) for shape in shapes[i]]
         frames.append((tree.link_names[i], b, B_H_L[i]))
     for name, link, L_H_F in tree.frames:
         frames.append((name, body[link], B_H_L[link] @ L_H_F))
@@ -206,6 +254,8 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
         com=com,
         inertia=inertia,
         points=points,
+        point_source=point_source,
+        shapes=shapes,
         frames=frames,
     )
     return _select(lumped, kept)

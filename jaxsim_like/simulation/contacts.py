@@ -86,6 +86,23 @@ def _power(x: jax.Array, exponent: jax.Array) -> jax.Array:
     return jnp.where(positive, jnp.exp(exponent * jnp.log(safe)), jnp.where(exponent == 0, 1.0, 0.0))
 
 
+def _law(params: ContactParams) -> tuple[jax.Array, ...]:
+    """``K, D, mu, p, q`` clipped to their valid ranges (``K >= 0``, ``D > 0``, ``mu >= 0``, ``1 >= p >= q >= 0``)."""
+    K, D, mu = jnp.maximum(params.stiffness, 0.0), jnp.maximum(params.damping, _TINY), jnp.maximum(params.friction, 0.0)
+    p = jnp.clip(params.p, 0.0, 1.0)
+    q = jnp.clip(params.q, 0.0, p)
+    return K, D, mu, p, q
+
+
+def normal_force(params: ContactParams, depth: jax.Array, rate: jax.Array) -> jax.Array:
+    """The Hunt-Crossley normal force ``max(0, K d^(1+p) + D d^q d_dot)`` [N] of points at ``depth``
+    [m] (zero where ``depth <= 0``) penetrating at ``rate`` [m/s] (same shapes, or broadcastable)."""
+    K, D, _, p, q = _law(params)
+    d = jnp.maximum(depth, 0.0)
+    f_n = _power(d, q) * jnp.maximum(0.0, K * d * _power(d, p - q) + D * rate)
+    return jnp.where(depth > 0, f_n, 0.0)
+
+
 def contact_forces(
     params: ContactParams,
     depth: jax.Array,
@@ -99,9 +116,7 @@ def contact_forces(
     ``depth (P,)`` [m], ``normal (P, 3)``, point ``velocity (P, 3)`` [m/s] (world), ``deformation
     (P, 3)`` [m] and ``enabled (P,)`` (points whose contact is switched off feel nothing).
     """
-    K, D, mu = jnp.maximum(params.stiffness, 0.0), jnp.maximum(params.damping, _TINY), jnp.maximum(params.friction, 0.0)
-    p = jnp.clip(params.p, 0.0, 1.0)
-    q = jnp.clip(params.q, 0.0, p)
+    K, D, mu, p, q = _law(params)
     d = jnp.maximum(depth, 0.0)
     touching = (depth > 0) & enabled
     d_dot = -jnp.sum(normal * velocity, axis=-1)

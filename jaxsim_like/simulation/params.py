@@ -15,6 +15,7 @@ from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from .contacts import ContactParams
+from .self_collision import SelfCollision
 from .terrain import Terrain
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
@@ -31,6 +32,7 @@ INTEGRATORS = ("semi_implicit_euler", "rk4")
         "limit_stiffness",
         "limit_damping",
         "friction_velocity",
+        "self_collision",
     ],
     meta_fields=["integrator"],
 )
@@ -38,7 +40,9 @@ INTEGRATORS = ("semi_implicit_euler", "rk4")
 class SimulationParams:
     """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
     ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
-    ``friction_velocity`` ``(n,)``; ``integrator`` is ``"semi_implicit_euler"`` or ``"rk4"``."""
+    ``friction_velocity`` ``(n,)``; ``integrator`` is ``"semi_implicit_euler"`` or ``"rk4"``.
+    ``self_collision`` is None (links of the model do not collide with each other) or the
+    :class:`~.self_collision.SelfCollision` pairs, which use the same ``contact`` law."""
 
     dt: jax.Array
     gravity: jax.Array
@@ -48,6 +52,7 @@ class SimulationParams:
     limit_stiffness: jax.Array
     limit_damping: jax.Array
     friction_velocity: jax.Array
+    self_collision: SelfCollision | None = None
     integrator: str = "semi_implicit_euler"
 
     @staticmethod
@@ -63,6 +68,8 @@ class SimulationParams:
         friction: float = 0.5,
         contact_enabled_links: Any = None,
         limit_frequency: float | None = None,
+        self_collision: bool = False,
+        srdf: Any = None,
     ) -> "SimulationParams":
         """Parameters for ``model`` with defaults derived from it.
 
@@ -73,6 +80,12 @@ class SimulationParams:
         joint, with its effective inertia ``1 / (M^-1)_ii`` at the zero configuration, the
         frequency ``limit_frequency`` [rad/s] (default ``0.2 / dt``), critically damped. The
         Coulomb friction is smoothed over a ``friction_velocity`` that keeps the explicit step stable.
+
+        ``self_collision=True`` makes the collidable points of each link collide with the spheres,
+        boxes and capsules of the other links (see :mod:`.self_collision`), except parent and
+        child and the pairs that ``srdf`` (default ``model.srdf``) disables; the slip velocity
+        of their friction keeps its slope ``mu f_n / v_s`` at the contacts' design load
+        (``K max_penetration^(1+p)``) within the damping bound above (at least 1 mm/s).
         """
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
@@ -104,6 +117,7 @@ class SimulationParams:
             limit_stiffness=jnp.asarray(inertia * frequency**2),
             limit_damping=jnp.asarray(2.0 * inertia * frequency),
             friction_velocity=jnp.asarray(friction_velocity),
+            self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             integrator=integrator,
         )
 
@@ -118,6 +132,14 @@ def _joint_effective_inertia(model: Model) -> np.ndarray:
         return np.zeros(0)
     M = np.asarray(jax.jit(crba.mass_matrix)(model, State.build(model)), dtype=float)
     return np.maximum(1.0 / np.diag(np.linalg.inv(M))[-model.dofs :], 1e-9)
+
+
+def _self_collision(model: Model, contact: ContactParams, dt: float, max_penetration: float, srdf: Any) -> SelfCollision:
+    """The self-collision pairs, with the slip velocity described in :meth:`SimulationParams.build`."""
+    friction, stiffness, p = (float(np.max(np.asarray(x))) for x in (contact.friction, contact.stiffness, contact.p))
+    load = stiffness * max_penetration ** (1 + p)
+    slip_velocity = max(1e-3, friction * load / _stable_point_damping(model, dt))
+    return SelfCollision.build(model, srdf=srdf, slip_velocity=slip_velocity)
 
 
 def _stable_point_damping(model: Model, dt: float) -> float:

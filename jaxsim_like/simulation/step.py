@@ -15,7 +15,7 @@ from ..dynamics.aba import articulated_body_accelerations
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
-from . import contacts, terrain
+from . import contacts, self_collision, terrain
 from .joint_effects import joint_torques as applied_joint_torques
 from .params import INTEGRATORS, SimulationParams
 
@@ -27,6 +27,7 @@ class StepOutput(NamedTuple):
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)``, and the
     ``joint_torques (n,)`` actually applied (command, limits, damping and friction).
+    Self-contacts are not among them: :func:`self_contacts` gives them for any state.
     """
 
     contact_positions: jax.Array
@@ -78,6 +79,27 @@ def _point_positions(model: Model, W_H_L: jax.Array) -> jax.Array:
     return (W_H_point[:, :3, :3] @ model.collidable_points[:, :, None])[:, :, 0] + W_H_point[:, :3, 3]
 
 
+def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Array:
+    """``(P, 3)``: the velocity of each collidable point from the inertial link velocities ``W_v (N, 6)``."""
+    W_v_point = W_v[np.asarray(model.point_link, dtype=int)]
+    return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
+
+
+def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple[jax.Array, jax.Array]:
+    """The self-contacts the step applies at ``state``: the force ``(K, 3)`` [N] on the point of
+    each pair of ``params.self_collision`` (world axes; the shape's link gets the opposite force at
+    the same point) and its penetration ``(K,)`` [m]; ValueError when self-collisions are off."""
+    if params.self_collision is None:
+        raise ValueError("self-collisions are off: build the parameters with SimulationParams.build(..., self_collision=True)")
+    kin = kin_module.kinematics(model, state)
+    points = _point_positions(model, kin.W_H_L)
+    velocities = _point_velocities(model, kin.W_v, points)
+    _, forces, depth = self_collision.link_wrenches(
+        model, params.self_collision, params.contact, kin.W_H_L, kin.W_v, points, velocities
+    )
+    return forces, depth
+
+
 def _rates(
     model: Model,
     state: State,
@@ -90,8 +112,7 @@ def _rates(
     kin = kin_module.kinematics(model, state)
     dtype = kin.W_H_L.dtype
     points = _point_positions(model, kin.W_H_L)
-    W_v_point = kin.W_v[np.asarray(model.point_link, dtype=int)]
-    velocities = W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
+    velocities = _point_velocities(model, kin.W_v, points)
     depth, normal = terrain.penetration(params.terrain, points + kin.origin)
     enabled = params.contact_enabled[np.asarray(model.point_link, dtype=int)]
     forces, deformation_rate = contacts.contact_forces(
@@ -100,6 +121,11 @@ def _rates(
     point_map = _point_map(model, dtype)
     W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
     W_f_ext = W_f_contacts + external_wrenches_inertial(model, kin, link_wrenches, at_com)
+    if params.self_collision is not None:
+        W_f_self, _, _ = self_collision.link_wrenches(
+            model, params.self_collision, params.contact, kin.W_H_L, kin.W_v, points, velocities
+        )
+        W_f_ext = W_f_ext + W_f_self
 
     tau = applied_joint_torques(
         model,

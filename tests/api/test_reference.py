@@ -158,9 +158,6 @@ def test_honest_exceptions(make_world):
     for insert in (world.insert_world_plugin, sphere.insert_model_plugin, sphere.get_link("ball").insert_link_plugin):
         with pytest.raises(api.NotImplementedError, match="Python callable"):
             insert("libgz-sim-physics-system.so", "gz::sim::systems::Physics")
-    with pytest.raises(api.NotImplementedError, match="terrain"):
-        sphere.enable_self_collisions(True)
-    assert sphere.enable_self_collisions(False) and not sphere.self_collisions_enabled()
     with pytest.raises(api.NotImplementedError, match="Fuel cache"):
         api.get_model_file_from_fuel("https://fuel.gazebosim.org/1.0/openrobotics/models/no_such_model_here")
     assert isinstance(api.NotImplementedError("x"), NotImplementedError)

@@ -1,0 +1,182 @@
+"""Self-collisions: the collidable points of a link against the solid shapes of another link
+of the same model.
+
+A pair (collidable point, shape) is tested when the point and the shape belong to different
+links that are not parent and child in the (lumped) tree (adjacent links are skipped, as
+Gazebo and DART do), and when the SRDF does not disable the collisions of the two description
+links they came from (``Model.point_source`` and ``Model.shape_source``: a link lumped into its
+parent keeps its own name there, so SRDF pairs naming it hold for its points and shapes only).
+The pairs are computed once, in numpy, by :meth:`SelfCollision.build`.
+
+Each pair gives a penetration depth ``d`` (positive inside) and the shape's outward normal
+``n`` at the point: ``r - |p - c|`` from the sphere's centre (from the nearest point of the
+capsule's segment; at that point itself the normal is the shape's +x), or the signed distance
+in the box frame to the face of least penetration.
+The normal force is the terrain's Hunt-Crossley law (:func:`.contacts.normal_force`, never
+pulling) at the penetration rate ``-n . v``, with ``v`` the velocity of the point relative to
+the shape link's material point at the same place. Friction is a smoothed Coulomb law
+``f_t = -mu f_n v_t / sqrt(|v_t|^2 + v_s^2)``: bounded by ``mu f_n``, with a finite gradient at
+zero slip, and without the tangential memory of the terrain contacts (self-contacts keep no
+state, so they slide slowly under a tangential load instead of sticking). The point's link gets
+the force, the shape's link the opposite force at the same point: internal forces only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics import spatial
+from ..dynamics.model import Model
+from ..dynamics.tree import BOX
+from .contacts import ContactParams, normal_force
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["slip_velocity"],
+    meta_fields=["point", "shape"],
+)
+@dataclasses.dataclass(frozen=True)
+class SelfCollision:
+    """The self-collision pairs of a model and the regularisation of their friction.
+
+    Pair ``k`` tests collidable point ``point[k]`` against shape ``shape[k]`` (static tuples of
+    ``K`` indices, ordered by point then shape); ``slip_velocity`` [m/s] (traced) is ``v_s`` of the
+    smoothed Coulomb friction, the slip speed at which it reaches ``mu f_n / sqrt(2)``.
+    """
+
+    slip_velocity: jax.Array
+    point: tuple[int, ...] = ()
+    shape: tuple[int, ...] = ()
+
+    @staticmethod
+    def build(model: Model, *, srdf: Any = None, slip_velocity: float = 0.01) -> "SelfCollision":
+        """The pairs of ``model`` (see the module docstring), skipping the collisions that ``srdf``
+        disables (default: the SRDF loaded with the model, ``model.srdf``; none when both are None)."""
+        if not slip_velocity > 0:
+            raise ValueError(f"slip_velocity must be positive, got {slip_velocity}")
+        pairs = collision_pairs(model, model.srdf if srdf is None else srdf)
+        return SelfCollision(
+            slip_velocity=jnp.asarray(float(slip_velocity)),
+            point=tuple(p for p, _ in pairs),
+            shape=tuple(s for _, s in pairs),
+        )
+
+    @property
+    def pairs(self) -> tuple[tuple[int, int], ...]:
+        """``(point, shape)`` of every pair."""
+        return tuple(zip(self.point, self.shape))
+
+    def replace(self, **changes: Any) -> "SelfCollision":
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+def collision_pairs(model: Model, srdf: Any = None) -> tuple[tuple[int, int], ...]:
+    """``(point, shape)`` index pairs to test, ordered by point then shape: different links, not
+    parent and child, and not disabled by ``srdf.collision_disabled(point source, shape source)``."""
+    pairs = []
+    for p, (point_link, point_source) in enumerate(zip(model.point_link, model.point_source)):
+        for s, (shape_link, shape_source) in enumerate(zip(model.shape_link, model.shape_source)):
+            if point_link == shape_link or model.parent[point_link] == shape_link or model.parent[shape_link] == point_link:
+                continue
+            if srdf is not None and srdf.collision_disabled(point_source, shape_source):
+                continue
+            pairs.append((p, s))
+    return tuple(pairs)
+
+
+def _round_penetration(S_p: jax.Array, size: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Depth ``(K,)`` and outward normal ``(K, 3)`` (shape axes) of points ``S_p (K, 3)`` in spheres
+    and capsules of ``size (K, 3)`` = (radius, half length, 0); at the segment itself the normal is +x."""
+    nearest = jnp.clip(S_p[:, 2], -size[:, 1], size[:, 1])
+    offset = S_p - nearest[:, None] * jnp.array([0.0, 0.0, 1.0], S_p.dtype)
+    distance = spatial.safe_norm(offset)
+    away = distance > 0
+    unit_x = jnp.array([1.0, 0.0, 0.0], S_p.dtype)
+    normal = jnp.where(away[:, None], offset / jnp.where(away, distance, 1.0)[:, None], unit_x)
+    return size[:, 0] - distance, normal
+
+
+def _box_penetration(S_p: jax.Array, half_extents: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Depth ``(K,)`` to the face of least penetration and its outward normal ``(K, 3)`` (box axes)
+    of points ``S_p (K, 3)`` in boxes of ``half_extents (K, 3)``; negative depth outside."""
+    to_faces = half_extents - jnp.abs(S_p)
+    face = jnp.argmin(to_faces, axis=-1)
+    sign = jnp.where(jnp.take_along_axis(S_p, face[:, None], axis=-1)[:, 0] >= 0, 1.0, -1.0)
+    return jnp.min(to_faces, axis=-1), jax.nn.one_hot(face, 3, dtype=S_p.dtype) * sign[:, None]
+
+
+def penetration(model: Model, pairs: SelfCollision, W_H_L: jax.Array, points: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Depth ``(K,)`` [m] (positive inside) and the shape's outward normal ``(K, 3)`` (world axes)
+    of every pair, given the link poses ``W_H_L (N, 4, 4)`` and the points ``(P, 3)`` in the same frame."""
+    shape = np.asarray(pairs.shape, dtype=int)
+    W_H_S = W_H_L[np.asarray(model.shape_link, dtype=int)] @ model.shape_transform
+    R, c = W_H_S[shape, :3, :3], W_H_S[shape, :3, 3]
+    S_p = jnp.einsum("kji,kj->ki", R, points[np.asarray(pairs.point, dtype=int)] - c)
+    size = model.shape_size[shape]
+    is_box = np.asarray(model.shape_kind)[shape] == BOX
+    groups = [(np.flatnonzero(~is_box), _round_penetration), (np.flatnonzero(is_box), _box_penetration)]
+    results = [solve(S_p[index], size[index]) for index, solve in groups if index.size]
+    order = np.concatenate([index for index, _ in groups if index.size])
+    depth = jnp.concatenate([d for d, _ in results])
+    S_n = jnp.concatenate([n for _, n in results])
+    if not np.array_equal(order, np.arange(order.size)):
+        inverse = np.argsort(order)
+        depth, S_n = depth[inverse], S_n[inverse]
+    return depth, jnp.einsum("kij,kj->ki", R, S_n)
+
+
+def contact_forces(
+    contact: ContactParams, slip_velocity: jax.Array, depth: jax.Array, normal: jax.Array, velocity: jax.Array
+) -> jax.Array:
+    """Forces ``(K, 3)`` [N] (world axes) on the points: Hunt-Crossley along ``normal (K, 3)`` plus
+    smoothed Coulomb friction (no tangential memory), from ``depth (K,)`` [m] and the relative
+    ``velocity (K, 3)`` [m/s]; ``contact``'s fields are scalars or ``(K,)``."""
+    normal_speed = jnp.sum(normal * velocity, axis=-1)
+    f_n = normal_force(contact, depth, -normal_speed)
+    v_t = velocity - normal_speed[:, None] * normal
+    v_s = jnp.maximum(slip_velocity, 1e-12)
+    scale = jnp.maximum(contact.friction, 0.0) * f_n / jnp.sqrt(jnp.sum(v_t * v_t, axis=-1) + v_s**2)
+    return f_n[:, None] * normal - scale[:, None] * v_t
+
+
+def link_wrenches(
+    model: Model,
+    pairs: SelfCollision,
+    contact: ContactParams,
+    W_H_L: jax.Array,
+    W_v: jax.Array,
+    points: jax.Array,
+    velocities: jax.Array,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The self-contact wrenches ``(N, 6)`` on the links ([force; torque], world axes, torque about
+    the origin of the frame of ``W_H_L``), the force ``(K, 3)`` [N] on each pair's point and its depth ``(K,)`` [m].
+
+    ``W_H_L (N, 4, 4)`` and the inertial link velocities ``W_v (N, 6)`` are in one frame with world
+    axes, as are the points ``(P, 3)`` and their velocities ``(P, 3)``; ``contact``'s fields are
+    scalars or ``(P,)`` per collidable point.
+    """
+    dtype = W_H_L.dtype
+    point = np.asarray(pairs.point, dtype=int)
+    if point.size == 0:
+        return jnp.zeros((model.number_of_links, 6), dtype), jnp.zeros((0, 3), dtype), jnp.zeros((0,), dtype)
+    shape_link = np.asarray(model.shape_link, dtype=int)[np.asarray(pairs.shape, dtype=int)]
+    depth, normal = penetration(model, pairs, W_H_L, points)
+    p = points[point]
+    W_v_shape = W_v[shape_link]
+    relative = velocities[point] - (W_v_shape[:, :3] + jnp.cross(W_v_shape[:, 3:], p))
+    per_pair = jax.tree.map(lambda x: x if jnp.ndim(x) == 0 else x[point], contact)
+    forces = contact_forces(per_pair, pairs.slip_velocity.astype(dtype), depth, normal, relative)
+    forces = jnp.where((depth > 0)[:, None], forces, 0.0)
+    links = np.arange(model.number_of_links)[:, None]
+    point_link = np.asarray(model.point_link, dtype=int)[point]
+    pair_map = jnp.asarray((links == point_link[None]).astype(float) - (links == shape_link[None]), dtype)
+    wrenches = pair_map @ jnp.concatenate([forces, jnp.cross(p, forces)], axis=-1)
+    return wrenches, forces, jnp.maximum(depth, 0.0)
