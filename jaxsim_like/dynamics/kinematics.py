@@ -1,7 +1,7 @@
 """Forward kinematics and the world-frame quantities shared by the dynamics algorithms.
 
-Poses and velocities are composed level by level, one traversal over the depth levels of the
-tree (see :mod:`.levels`), so the graph does not grow with the number of links. Everything
+Poses are composed level by level, one traversal over the depth levels of the tree (see
+:mod:`.levels`), so the graph does not grow with the number of links. Everything
 is written in the inertial (world) frame, where the motion of link ``i`` is the sum of its
 ancestors' joint motions: accelerations and the sums of RNEA and CRBA are products with the
 static ancestor matrix of the tree, with no recursion at all.
@@ -89,15 +89,17 @@ def frame_poses(model: Model, W_H_L: jax.Array) -> jax.Array:
     return W_H_L[np.asarray(model.frame_link, dtype=int)] @ model.frame_transform
 
 
-def _motion_subspaces(W_H: jax.Array, axis: jax.Array, point: jax.Array, joint_type) -> jax.Array:
+def _motion_subspaces(W_H: jax.Array, axis: jax.Array, point: jax.Array, joint_type: np.ndarray) -> jax.Array:
     """World motion subspaces ``(..., 6)`` of joints with the given axes and points in the moved
-    frames ``W_H (..., 4, 4)`` and type codes ``joint_type (...)`` (1 revolute, 2 prismatic)."""
+    frames ``W_H (..., 4, 4)`` and static type codes ``joint_type (...)`` (1 revolute, 2 prismatic)."""
     R, o = W_H[..., :3, :3], W_H[..., :3, 3]
     W_axis = spatial.rotate(R, axis)
-    W_point = spatial.rotate(R, point) + o
-    revolute = (jnp.asarray(joint_type) == 1)[..., None]
-    prismatic = (jnp.asarray(joint_type) == 2)[..., None]
-    linear = jnp.where(revolute, jnp.cross(W_point, W_axis), 0.0) + jnp.where(prismatic, W_axis, 0.0)
+    revolute, prismatic = (np.asarray(joint_type) == 1)[..., None], (np.asarray(joint_type) == 2)[..., None]
+    linear = jnp.zeros_like(W_axis)
+    if revolute.any():
+        linear = jnp.where(revolute, jnp.cross(spatial.rotate(R, point) + o, W_axis), linear)
+    if prismatic.any():
+        linear = jnp.where(prismatic, W_axis, linear)
     return jnp.concatenate([linear, jnp.where(revolute, W_axis, 0.0)], axis=-1)
 
 
@@ -161,34 +163,20 @@ def internal_base_pose(state: State) -> tuple[jax.Array, jax.Array]:
 
 
 def kinematics(model: Model, state: State) -> Kinematics:
-    """The :class:`Kinematics` of ``state``: one traversal from the root computes, level by
-    level, the poses, motion subspaces and velocities of the links."""
+    """The :class:`Kinematics` of ``state``: the poses from one traversal of the levels, then the
+    motion subspaces, inertias and velocities of all links at once (a link's velocity is the sum
+    of its ancestors' joint motions)."""
     W_H_B, origin = internal_base_pose(state)
     W_v_B = base_velocity_inertial(model, state, W_H_B, origin)
     qd = to_link_order(model, state.joint_velocities)
-    link_inputs = (
-        joint_transforms(model, state.joint_positions),
-        qd,
-        model.joint_axis,
-        model.joint_axis_point,
-        np.asarray(model.joint_type),
-    )
-
-    def step(parents, inputs):
-        (H_parents, v_parents), (P_H_C, qd_level, axis, point, joint_type) = parents, inputs
-        H = H_parents @ P_H_C
-        S = _motion_subspaces(H, axis, point, joint_type)
-        v = v_parents + S * qd_level[:, None]
-        return (H, v), (H, S, v)
-
-    root = (W_H_B[None], W_v_B[None])
-    W_H_L, W_S, W_v = levels.scan_down(model, step, root, (W_H_B[None], jnp.zeros((1, 6), W_H_B.dtype), W_v_B[None]), link_inputs)
+    W_H_L = link_poses(model, W_H_B, state.joint_positions)
+    W_S = world_motion_subspaces(model, W_H_L)
     return Kinematics(
         W_v_B=W_v_B,
         W_H_L=W_H_L,
         W_S=W_S,
         W_M=world_inertias(model, W_H_L),
-        W_v=W_v,
+        W_v=W_v_B + ancestors_sum(model, W_S * qd[:, None]),
         qd=qd,
         origin=origin,
     )
