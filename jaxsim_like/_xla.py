@@ -2,8 +2,11 @@
 
 Rigid-body dynamics are many tiny matrix products: handing each to Eigen's thread pool, or
 scheduling independent kernels on other threads, costs more than the products themselves (and
-can deadlock XLA's CPU thread pool on two cores). These flags keep them on the calling thread.
-They are appended to ``XLA_FLAGS`` unless that variable already sets them.
+can deadlock XLA's CPU thread pool on two cores). These flags keep them on the calling thread,
+and generate the kernels with XLA's elemental emitters rather than its newer fusion emitters,
+which halves the compile time of these graphs of many small fusions (ABA on the iCub:
+1.05 -> 0.60 s) at no cost at run time. They are appended to ``XLA_FLAGS`` unless that variable
+already sets them.
 
 Single-device CPU computations also run synchronously, on the calling thread
 (``jax_cpu_enable_async_dispatch`` off): a step takes tens of microseconds, and handing it to a
@@ -22,6 +25,7 @@ import jax
 CPU_FLAGS = {
     "--xla_cpu_multi_thread_eigen": "false",
     "--xla_cpu_enable_concurrency_optimized_scheduler": "false",
+    "--xla_cpu_use_fusion_emitters": "false",
 }
 
 
