@@ -140,7 +140,8 @@ def _link_wrenches(model: Model, state: State, slots: jax.Array, k: jax.Array) -
 
     away = jnp.any(active & jnp.any(slots[:, POINT] != 0, axis=-1))
     wrenches = jax.lax.cond(away, moved_to_origins, lambda w: w, wrenches)
-    return jax.ops.segment_sum(wrenches, links, num_segments=model.number_of_links)
+    per_link = jnp.arange(model.number_of_links)[:, None] == links[None, :]
+    return per_link.astype(wrenches.dtype) @ wrenches
 
 
 def _exact_velocity(
@@ -173,7 +174,10 @@ def _step_model(
     k: jax.Array,
     global_step: jax.Array,
     features: Features,
+    report: bool = True,
 ) -> ModelSim:
+    """One physics step of a model; ``report=False`` keeps ``sim.last`` (a step that is not the
+    run's last one need not pack what the API reports)."""
     state = sim.state
     dt = params.dt
     torques, controller = control.joint_commands(
@@ -185,6 +189,9 @@ def _step_model(
         torques = _exact_velocity(model, state, params, inputs.table, torques, wrenches)
         torques = jnp.clip(torques, inputs.table[:, control.EFFORT_MIN], inputs.table[:, control.EFFORT_MAX])
     next_state, out = step(model, state, joint_torques=torques, link_wrenches=wrenches, params=params)
+    history = sim.history.at[global_step % sim.history.shape[0]].set(torques)
+    if not report:
+        return ModelSim(next_state, pack_controller(controller), history, sim.last)
     dtype = torques.dtype
     points = jnp.concatenate(
         [
@@ -203,7 +210,6 @@ def _step_model(
         base_acceleration=(next_state.base_velocity - state.base_velocity) / dt,
         link_wrenches=wrenches,
     )
-    history = sim.history.at[global_step % sim.history.shape[0]].set(torques)
     return ModelSim(next_state, pack_controller(controller), history, last)
 
 
@@ -223,12 +229,15 @@ def _run_world(
         for s, i in zip(sims, inputs)
     )
 
-    def body(k, current):
+    def body(k, current, report=False):
         return tuple(
-            _step_model(m, p, i, s, k, start_step + k, f) for m, p, i, s, f in zip(models, params, inputs, current, features)
+            _step_model(m, p, i, s, k, start_step + k, f, report)
+            for m, p, i, s, f in zip(models, params, inputs, current, features)
         )
 
-    return jax.lax.fori_loop(0, steps, body, sims)
+    if steps > 1:
+        sims = jax.lax.fori_loop(0, steps - 1, body, sims)
+    return body(steps - 1, sims, report=True)
 
 
 run_world = jax.jit(_run_world, static_argnames=("steps", "features"))

@@ -9,6 +9,7 @@ access after a run by :func:`.engine.observe` and cached until the next run.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -26,6 +27,28 @@ from . import control, engine, errors
 from .types import JointControlMode
 
 _GENERATIONS = itertools.count(1)
+
+
+@functools.lru_cache(maxsize=256)
+def _positions(names: tuple[str, ...]) -> dict[str, int]:
+    return {name: i for i, name in enumerate(names)}
+
+
+def _indices(all_names: tuple[str, ...], names: Any, kind: str, not_found: Callable[[str, tuple], Exception]) -> list[int]:
+    """Indices of ``names`` in ``all_names`` (all of them when empty); ``not_found(name, all_names)``
+    is raised for an unknown name, TypeError for a single string."""
+    if isinstance(names, str):
+        raise TypeError(f"{kind}_names must be a sequence of names, got the string {names!r}")
+    names = list(names)
+    if not names:
+        return list(range(len(all_names)))
+    positions = _positions(tuple(all_names))
+    indices = []
+    for name in names:
+        if name not in positions:
+            raise not_found(name, all_names)
+        indices.append(positions[name])
+    return indices
 
 # Rows of the ring buffer of commanded torques: histories up to this size never recompile the run.
 HISTORY_CAPACITY = 128
@@ -94,27 +117,13 @@ class ModelEntry:
 
     def joint_indices(self, joint_names: Any = ()) -> list[int]:
         """Indices of ``joint_names`` (all joints when empty); JointNotFound for unknown names."""
-        if isinstance(joint_names, str):
-            raise TypeError(f"joint_names must be a sequence of names, got the string {joint_names!r}")
-        names = list(joint_names) or list(self.model.joint_names)
-        indices = []
-        for name in names:
-            if name not in self.model.joint_names:
-                raise errors.JointNotFound(name, f"model '{self.name}' has joints {list(self.model.joint_names)}")
-            indices.append(self.model.joint_names.index(name))
-        return indices
+        return _indices(self.model.joint_names, joint_names, "joint", lambda name, names: errors.JointNotFound(
+            name, f"model '{self.name}' has joints {list(names)}"))
 
     def link_indices(self, link_names: Any = ()) -> list[int]:
         """Indices of ``link_names`` (all links when empty); LinkNotFound for unknown names."""
-        if isinstance(link_names, str):
-            raise TypeError(f"link_names must be a sequence of names, got the string {link_names!r}")
-        names = list(link_names) or list(self.model.link_names)
-        indices = []
-        for name in names:
-            if name not in self.model.link_names:
-                raise errors.LinkNotFound(name, f"model '{self.name}' has links {list(self.model.link_names)}")
-            indices.append(self.model.link_names.index(name))
-        return indices
+        return _indices(self.model.link_names, link_names, "link", lambda name, names: errors.LinkNotFound(
+            name, f"model '{self.name}' has links {list(names)}"))
 
     def scoped_joint(self, index: int) -> str:
         """``model::joint`` of joint ``index``."""
@@ -272,8 +281,8 @@ class ModelEntry:
             for slot, item in enumerate(self._wrenches):
                 slots[slot, :6], slots[slot, engine.POINT] = item["wrench"], item["point"]
                 slots[slot, engine.LINK], slots[slot, engine.STEPS] = item["link"], item["steps"]
-            # numpy arrays go straight to the jitted run, which copies them to the device.
-            self._inputs = engine.ModelInputs(table=self.table.copy(), period=np.asarray(self.period), wrenches=slots)
+            # On the device once per change: numpy arguments would be copied at every run.
+            self._inputs = jax.device_put(engine.ModelInputs(table=self.table.copy(), period=np.asarray(self.period), wrenches=slots))
         return self._inputs
 
     def run_params(self, terrain: Terrain) -> SimulationParams:
