@@ -240,11 +240,12 @@ def _run_world(
     return body(steps - 1, sims, report=True)
 
 
-run_world = jax.jit(_run_world, static_argnames=("steps", "features"))
+run_world = jax.jit(_run_world, static_argnames=("steps", "features"), donate_argnames=("sims",))
 run_world.__doc__ = """Advance every dynamic model of a world by ``steps`` physics steps (static: the simulator's
 steps per run), after the PID resets requested in the control tables. ``start_step`` counts the
 physics steps done so far (the time is ``step * dt``); ``gravity (3,)`` overrides the params'.
-(Donating ``sims`` would save copies, but costs more than it saves on CPU.)"""
+``sims`` are donated: the run writes its results into their buffers instead of allocating new
+ones (the humanoid's run: 98 -> 92 µs), so the arrays passed in are invalid afterwards."""
 
 
 def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
