@@ -99,24 +99,18 @@ def timings(
     """Compile, dispatched, in-graph and vmapped timings of FK, RNEA, CRBA, ABA for a model with `dofs` joints."""
     model = load(urdf_path)
     states = st.random_states(dofs, num_states, seed)
-    rows = timing.time_algorithms("jaxsim_like", model, states, build_state, _inputs, functions(), sizes=sizes, quick=quick)
-    for row in rows:
-        row["chunked"] = _chunked(model, functions()[row["algorithm"]], states, sizes, repeats=3 if quick else 10)
-    return rows
+    return timing.time_algorithms(
+        "jaxsim_like", model, states, build_state, _inputs, functions(), sizes=sizes, quick=quick,
+        vectorizers={"chunked": _chunked},
+    )
 
 
-def _chunked(model: Any, fn: Callable, states: dict, sizes: Sequence[int], repeats: int) -> list[dict]:
-    """Like the vmapped rows of :func:`timing.batched`, through ``jaxsim_like.batching.chunked_vmap``
-    (chunks of 64 states on the CPU), the batched entry point the package recommends there."""
+def _chunked(fn: Callable) -> Callable:
+    """``fn(model, state, inputs)`` over a batch of states and inputs through
+    ``jaxsim_like.batching.chunked_vmap`` (chunks of 64 on the CPU), the batched entry point the
+    package recommends there."""
     batching = importlib.import_module("jaxsim_like.batching")
-    build_batch = jax.jit(jax.vmap(build_state, in_axes=(None, 0)))
-    mapped = batching.chunked_vmap(lambda state, inputs: fn(model, state, inputs))
-    rows = []
-    for size in sizes:
-        chosen = st.batch(states, size)
-        per_batch = timing.dispatched(mapped, build_batch(model, chosen), _inputs(chosen), repeats=repeats, warmup=2)
-        rows.append({"batch": size, "per_batch_us": per_batch, "per_state_us": per_batch / size})
-    return rows
+    return lambda model, states, inputs: batching.chunked_vmap(lambda s, i: fn(model, s, i))(states, inputs)
 
 
 def load_time(urdf_path: str, repeats: int = 5) -> dict:

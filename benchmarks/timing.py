@@ -123,13 +123,15 @@ def batched(
     sizes: Sequence[int] = BATCH_SIZES,
     in_axes: Any = 0,
     repeats: int = 10,
+    vectorize: Callable[[Callable], Callable] | None = None,
 ) -> list[dict]:
-    """Time `jax.jit(jax.vmap(fn, in_axes))` on `batch_args(size)` for each batch size.
+    """Time `jax.jit(jax.vmap(fn, in_axes))` (or `jax.jit(vectorize(fn))`) on `batch_args(size)`
+    for each batch size.
 
     Returns one dict per size: `batch`, `per_batch_us` (median µs per dispatched call) and
     `per_state_us` (that divided by the batch size).
     """
-    vmapped = jax.vmap(fn, in_axes=in_axes)
+    vmapped = jax.vmap(fn, in_axes=in_axes) if vectorize is None else vectorize(fn)
     rows = []
     for size in sizes:
         args = batch_args(size)
@@ -239,12 +241,14 @@ def time_algorithms(
     *,
     sizes: Sequence[int] = BATCH_SIZES,
     quick: bool = False,
+    vectorizers: dict[str, Callable[[Callable], Callable]] | None = None,
 ) -> list[dict]:
     """:func:`measure` of each of a library's ``functions`` (``fn(model, state, inputs)``), one row each.
 
     ``states`` are random states from :mod:`benchmarks.states`; ``build(model, state)`` makes the
     library's state of one of them (vmapped for the batches), ``inputs(state)`` its torques and
-    accelerations.
+    accelerations. Each of ``vectorizers`` (name: ``vectorize``) adds the batch sizes timed through
+    ``vectorize(fn)`` instead of ``jax.vmap``, under its name in the row.
     """
     single = st.take(states, 0)
     build_batch = jax.jit(jax.vmap(build, in_axes=(None, 0)))
@@ -264,6 +268,8 @@ def time_algorithms(
             sizes=sizes,
             quick=quick,
         )
+        for name, vectorize in (vectorizers or {}).items():
+            figures[name] = batched(fn, batch_args, sizes=sizes, repeats=3 if quick else 10, vectorize=vectorize)
         rows.append({"library": library, "algorithm": algorithm, **figures})
     return rows
 

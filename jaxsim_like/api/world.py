@@ -58,7 +58,7 @@ class World:
         self._simulator = simulator
         self._name = name
         self._gravity = vector(gravity, 3, "gravity")
-        self._gravity_on_device: jax.Array | None = None
+        self._device_gravity = jax.device_put(self._gravity)  # a numpy argument is copied at every run
         self._dtype = jnp.zeros(()).dtype
         self._entries: dict[str, ModelEntry] = {}
         self._removals: list[str] = []
@@ -106,7 +106,7 @@ class World:
     def set_gravity(self, gravity: Any) -> bool:
         """Set the gravity ``(3,)`` [m/s^2] used from the next run (any time; no recompilation)."""
         self._gravity = vector(gravity, 3, "gravity")
-        self._gravity_on_device = None
+        self._device_gravity = jax.device_put(self._gravity)
         self._clear_caches()
         return True
 
@@ -286,12 +286,6 @@ class World:
         else:
             self._advance(steps)
 
-    def _device_gravity(self) -> jax.Array:
-        """The gravity on the device, copied once per change (a numpy argument is copied at every run)."""
-        if self._gravity_on_device is None:
-            self._gravity_on_device = jax.device_put(self._gravity)
-        return self._gravity_on_device
-
     def _advance(self, steps: int) -> None:
         changed = bool(self._removals)
         for name in self._removals:
@@ -311,7 +305,7 @@ class World:
                 tuple(entry.run_params(terrain) for entry in dynamic),
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
-                self._device_gravity(),
+                self._device_gravity,
                 self._step_count,
                 steps,
                 features=tuple(entry.features for entry in dynamic),

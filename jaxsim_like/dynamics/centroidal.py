@@ -6,7 +6,6 @@ import jax
 import jax.numpy as jnp
 
 from . import kinematics as kin_module
-from . import representations as rep
 from . import spatial
 from .jacobians import _inertial_jacobians, _representation
 from .model import Model

@@ -21,9 +21,10 @@ import numpy as np
 from .model import Model
 
 
-def _structure(model: Model) -> tuple[tuple[tuple[int, int], np.ndarray, np.ndarray], ...]:
-    """Per level below the root: its ``(start, stop)`` slice, each link's parent as an index into
-    the level above, and the one-hot ``(parents, links)`` mask that sums links into parents."""
+def _structure(model: Model) -> tuple[tuple[int, int, Any, np.ndarray | None], ...]:
+    """Per level below the root: its ``(start, stop)`` slice, its links' parents in the level above
+    (a slice when they are consecutive, else an index array), and the one-hot ``(parents, links)``
+    mask that sums links into parents (None when every parent has exactly one child, in order)."""
     return _level_structure(model.parent, model.levels)
 
 
@@ -32,26 +33,26 @@ def _level_structure(parent: tuple[int, ...], levels: tuple[tuple[int, int], ...
     structure = []
     for (above_start, above_stop), (start, stop) in zip(((0, 1),) + levels[:-1], levels):
         local = np.asarray(parent[start:stop]) - above_start
-        one_hot = np.arange(above_stop - above_start)[:, None] == local[None, :]
-        structure.append(((start, stop), local, one_hot))
+        consecutive = np.array_equal(local, np.arange(local[0], local[0] + len(local)))
+        parents = slice(int(local[0]), int(local[0]) + len(local)) if consecutive else local
+        one_to_one = consecutive and local[0] == 0 and len(local) == above_stop - above_start
+        one_hot = None if one_to_one else np.arange(above_stop - above_start)[:, None] == local[None, :]
+        structure.append((start, stop, parents, one_hot))
     return tuple(structure)
 
 
-def _gather(values: Any, local: np.ndarray) -> Any:
-    """``values[local]`` for every leaf; a slice when the parents are consecutive."""
-    first = int(local[0])
-    if np.array_equal(local, np.arange(first, first + len(local))):
-        return jax.tree.map(lambda x: x[first : first + len(local)], values)
-    return jax.tree.map(lambda x: x[local], values)
+def _take(values: Any, index: Any) -> Any:
+    """``values[index]`` for every leaf."""
+    return jax.tree.map(lambda x: x[index], values)
 
 
-def _sum_into_parents(values: Any, one_hot: np.ndarray) -> Any:
+def _sum_into_parents(values: Any, one_hot: np.ndarray | None) -> Any:
     """``sum_j one_hot[i, j] values[j]`` for every leaf (elementwise: no dot, so no transposes
-    under ``vmap``); the values themselves when each parent has one child."""
+    under ``vmap``); the values themselves without a mask."""
+    if one_hot is None:
+        return values
 
     def sum_one(x):
-        if one_hot.shape[0] == one_hot.shape[1] and np.array_equal(one_hot, np.eye(len(one_hot), dtype=bool)):
-            return x
         weights = jnp.asarray(one_hot, x.dtype).reshape(one_hot.shape + (1,) * (x.ndim - 1))
         return jnp.sum(weights * x[None], axis=1)
 
@@ -68,9 +69,8 @@ def scan_down(
     hold each link's parent values. Returns the outputs ``(N, ...)`` of all links in link order.
     """
     values, outputs = root_values, [root_outputs]
-    for (start, stop), local, _ in _structure(model):
-        inputs = jax.tree.map(lambda x: x[start:stop], link_inputs)
-        values, level_outputs = step(_gather(values, local), inputs)
+    for start, stop, parents, _ in _structure(model):
+        values, level_outputs = step(_take(values, parents), _take(link_inputs, slice(start, stop)))
         outputs.append(level_outputs)
     return jax.tree.map(lambda *levels: jnp.concatenate(levels), *outputs)
 
@@ -86,11 +86,10 @@ def scan_up(
     link order, the root's being ``root_outputs (1, ...)``.
     """
     outputs, sums = [], None
-    for (start, stop), _, one_hot in reversed(_structure(model)):
-        inputs = jax.tree.map(lambda x: x[start:stop], link_inputs)
+    for start, stop, _, one_hot in reversed(_structure(model)):
         if sums is None:
-            sums = jax.tree.map(lambda z: jnp.broadcast_to(z, (stop - start,) + z.shape), zeros)
-        contributions, level_outputs = step(sums, inputs)
+            sums = jax.tree.map(lambda z, width=stop - start: jnp.broadcast_to(z, (width,) + z.shape), zeros)
+        contributions, level_outputs = step(sums, _take(link_inputs, slice(start, stop)))
         sums = _sum_into_parents(contributions, one_hot)
         outputs.append(level_outputs)
     if sums is None:

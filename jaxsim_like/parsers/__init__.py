@@ -33,7 +33,6 @@ from .description import (
     WorldDescription,
 )
 from .errors import ModelLoadError
-from .sdf import parse_sdf, parse_sdf_world
 from .sdf import parse_sdf, parse_sdf_world, parse_sdf_worlds
 from .srdf import parse_srdf
 from .urdf import parse_urdf
