@@ -22,17 +22,17 @@ from .state import State, check_representation
 def _inverse3(A: jax.Array) -> jax.Array:
     """Inverse of a ``(3, 3)`` matrix by cross products (adjugate over determinant)."""
     c0, c1, c2 = jnp.cross(A[1], A[2]), jnp.cross(A[2], A[0]), jnp.cross(A[0], A[1])
-    return jnp.stack([c0, c1, c2], axis=1) / jnp.dot(A[0], c0)
+    return jnp.stack([c0, c1, c2], axis=1) / spatial.dot(A[0], c0)
 
 
 def solve_spd6(A: jax.Array, b: jax.Array) -> jax.Array:
     """``A^{-1} b`` for a symmetric positive definite ``A (6, 6)``, by 3x3 blocks and the Schur
-    complement: no LAPACK call, so it batches on any device."""
+    complement: no LAPACK call, so it batches on any device; elementwise products, no tiny dots."""
     A11_inv = _inverse3(A[:3, :3])
-    schur_inv = _inverse3(A[3:, 3:] - A[3:, :3] @ A11_inv @ A[:3, 3:])
-    y = A11_inv @ b[:3]
-    x2 = schur_inv @ (b[3:] - A[3:, :3] @ y)
-    return jnp.concatenate([y - A11_inv @ (A[:3, 3:] @ x2), x2])
+    schur_inv = _inverse3(A[3:, 3:] - spatial.matmul(A[3:, :3], spatial.matmul(A11_inv, A[:3, 3:])))
+    y = spatial.matvec(A11_inv, b[:3])
+    x2 = spatial.matvec(schur_inv, b[3:] - spatial.matvec(A[3:, :3], y))
+    return jnp.concatenate([y - spatial.matvec(A11_inv, spatial.matvec(A[:3, 3:], x2)), x2])
 
 
 def forward_dynamics(
@@ -71,18 +71,19 @@ def articulated_body_accelerations(
     dtype = kin.W_H_L.dtype
     S, v, M = kin.W_S, kin.W_v, kin.W_M
     c = spatial.cross_motion(v, S * kin.qd[:, None])
-    pA = spatial.cross_force(v, jnp.sum(M * v[:, None, :], axis=-1)) - W_f_ext
+    pA = spatial.cross_force(v, spatial.matvec(M, v)) - W_f_ext
     link_inputs = (M, pA, S, c, kin_module.to_link_order(model, joint_torques))
 
     def articulate(children, inputs):
         (IA_children, pA_children), (M, p, S, c, tau) = children, inputs
         IA, pA = M + IA_children, p + pA_children
-        U = jnp.sum(IA * S[:, None, :], axis=-1)
-        D = jnp.sum(S * U, axis=-1)
-        u = tau - jnp.sum(S * pA, axis=-1)
+        # One dot gives U = IA S and IA c, and stores U once for its many uses.
+        U, IA_c = jnp.moveaxis(spatial.matmul(IA, jnp.stack([S, c], axis=-1), fused=False), -1, 0)
+        D = spatial.dot(S, U)
+        # u holds -U.c as well, so that the downward pass needs the parents' accelerations only.
+        u = tau - spatial.dot(S, pA) - spatial.dot(U, c)
         Ia = IA - U[:, :, None] * U[:, None, :] / D[:, None, None]
-        pa = pA + jnp.sum(Ia * c[:, None, :], axis=-1) + U * (u / D)[:, None]
-        return (Ia, pa), (U, D, u)
+        return (Ia, pA + IA_c + U * (u / D)[:, None]), (U, D, u)
 
     zeros = (jnp.zeros((6, 6), dtype), jnp.zeros(6, dtype))
     root_outputs = (jnp.zeros((1, 6), dtype), jnp.ones(1, dtype), jnp.zeros(1, dtype))
@@ -96,9 +97,8 @@ def articulated_body_accelerations(
 
     def accelerate(a_parents, inputs):
         S, c, U, D, u = inputs
-        a_in = a_parents + c
-        qdd = (u - jnp.sum(U * a_in, axis=-1)) / D
-        return a_in + S * qdd[:, None], qdd
+        qdd = (u - spatial.dot(U, a_parents, fused=False)) / D
+        return a_parents + c + S * qdd[:, None], qdd
 
     qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (S, c, U, D, u))
     joint_accelerations = kin_module.to_joint_order(model, qdd)

@@ -41,32 +41,26 @@ def to_joint_order(model: Model, link_values: jax.Array) -> jax.Array:
     return link_values[np.asarray(model.joint_link, dtype=int)]
 
 
-def _motion_generator(A: jax.Array, b: jax.Array) -> jax.Array:
-    """``[A, b; 0, 0] (N, 4, 4)`` from ``A (N, 3, 3)`` and ``b (N, 3)``."""
-    top = jnp.concatenate([A, b[:, :, None]], axis=-1)
-    return jnp.concatenate([top, jnp.zeros_like(top[:, :1, :])], axis=-2)
-
-
 def joint_transforms(model: Model, joint_positions: jax.Array) -> jax.Array:
     """``P_H_C(q) (N, 4, 4)``: each link in its parent at the given joint positions ``(n,)``.
 
-    With ``P_H_C(q) = P_H_C0 @ [R(q), (I - R(q)) p; 0, 1]`` and Rodrigues'
-    ``R(q) = I + sin(q) K + (1 - cos(q)) K^2`` (``K`` the axis' cross-product matrix), the
-    products with ``P_H_C0`` do not depend on ``q``: the per-state work is elementwise.
+    ``P_H_C(q) = P_H_C0 @ (I + G(q))`` with ``G(q) = [R(q) - I, (I - R(q)) p; 0, 0]`` for a
+    revolute joint (Rodrigues: ``R(q) - I = sin(q) K + (1 - cos(q)) K^2``, ``K`` the cross-product
+    matrix of the axis, ``p`` a point on it) and ``[0, q a; 0, 0]`` for a prismatic one along ``a``.
+    Everything is elementwise (``K^2 = a a^T - |a|^2 I``), so XLA computes all links in one kernel.
     """
-    q = to_link_order(model, joint_positions)[:, None, None]
-    revolute = jnp.asarray(np.asarray(model.joint_type) == 1)[:, None, None]
-    prismatic = jnp.asarray(np.asarray(model.joint_type) == 2)[:, None, None]
-    K = spatial.skew(model.joint_axis)
-    point = model.joint_axis_point[:, :, None]
-    sine_term = model.joint_transform @ _motion_generator(K, -(K @ point)[:, :, 0])
-    cosine_term = model.joint_transform @ _motion_generator(K @ K, -(K @ K @ point)[:, :, 0])
-    slide_term = model.joint_transform @ _motion_generator(jnp.zeros_like(K), model.joint_axis)
-    return (
-        model.joint_transform
-        + jnp.where(revolute, jnp.sin(q) * sine_term + (1 - jnp.cos(q)) * cosine_term, 0.0)
-        + jnp.where(prismatic, q * slide_term, 0.0)
-    )
+    q = to_link_order(model, joint_positions)[:, None]
+    revolute = jnp.asarray(np.asarray(model.joint_type) == 1)[:, None]
+    prismatic = jnp.asarray(np.asarray(model.joint_type) == 2)[:, None]
+    a, point = model.joint_axis, model.joint_axis_point
+    K = spatial.skew(a)
+    K2 = a[:, :, None] * a[:, None, :] - spatial.dot(a, a)[:, None, None] * jnp.eye(3, dtype=a.dtype)
+    Kp = jnp.cross(a, point)
+    sine, one_minus_cosine = jnp.where(revolute, jnp.sin(q), 0.0), jnp.where(revolute, 1 - jnp.cos(q), 0.0)
+    rotation = sine[:, :, None] * K + one_minus_cosine[:, :, None] * K2
+    translation = jnp.where(prismatic, q * a, 0.0) - sine * Kp - one_minus_cosine * jnp.cross(a, Kp)
+    G = jnp.concatenate([rotation, translation[:, :, None]], axis=-1)
+    return model.joint_transform + spatial.matmul(model.joint_transform[:, :, :3], G)
 
 
 def forward_kinematics(model: Model, state: State) -> jax.Array:

@@ -49,24 +49,24 @@ def from_inertial_transform(W_H_L: jax.Array, representation: str, origin: jax.A
 
 def velocity_to_inertial(velocity: jax.Array, W_H_L: jax.Array, representation: str, origin: jax.Array | None = None) -> jax.Array:
     """``G_v (..., 6)`` of a velocity of L given in ``representation``."""
-    return (to_inertial_transform(W_H_L, representation, origin) @ velocity[..., None])[..., 0]
+    return spatial.matvec(to_inertial_transform(W_H_L, representation, origin), velocity)
 
 
 def velocity_from_inertial(W_v: jax.Array, W_H_L: jax.Array, representation: str, origin: jax.Array | None = None) -> jax.Array:
     """The velocity of L in ``representation`` from ``G_v (..., 6)``."""
-    return (from_inertial_transform(W_H_L, representation, origin) @ W_v[..., None])[..., 0]
+    return spatial.matvec(from_inertial_transform(W_H_L, representation, origin), W_v)
 
 
 def force_to_inertial(force: jax.Array, W_H_L: jax.Array, representation: str, origin: jax.Array | None = None) -> jax.Array:
     """``G_f (..., 6)`` of a wrench on L given in ``representation`` (``[force; torque]``)."""
     X = from_inertial_transform(W_H_L, representation, origin)
-    return (jnp.swapaxes(X, -1, -2) @ force[..., None])[..., 0]
+    return spatial.matvec(jnp.swapaxes(X, -1, -2), force)
 
 
 def force_from_inertial(W_f: jax.Array, W_H_L: jax.Array, representation: str, origin: jax.Array | None = None) -> jax.Array:
     """A wrench ``G_f (..., 6)`` written in ``representation`` of frame L."""
     X = to_inertial_transform(W_H_L, representation, origin)
-    return (jnp.swapaxes(X, -1, -2) @ W_f[..., None])[..., 0]
+    return spatial.matvec(jnp.swapaxes(X, -1, -2), W_f)
 
 
 def acceleration_to_inertial(

@@ -58,10 +58,10 @@ def inverse_dynamics(
     W_a_gravity = jnp.concatenate([g, jnp.zeros(3, dtype=dtype)])
     W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B - W_a_gravity, qdd)
     W_f_ext = link_wrenches_inertial(model, kin, link_wrenches, representation)
-    momentum = (kin.W_M @ kin.W_v[:, :, None])[:, :, 0]
-    W_f = (kin.W_M @ W_a[:, :, None])[:, :, 0] + spatial.cross_force(kin.W_v, momentum) - W_f_ext
+    momentum = spatial.matvec(kin.W_M, kin.W_v)
+    W_f = spatial.matvec(kin.W_M, W_a) + spatial.cross_force(kin.W_v, momentum) - W_f_ext
     W_F = kin_module.subtree_sum(model, W_f)
-    torques = kin_module.to_joint_order(model, jnp.sum(kin.W_S * W_F, axis=-1))
+    torques = kin_module.to_joint_order(model, spatial.dot(kin.W_S, W_F))
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), torques
     return rep.force_from_inertial(W_F[0], kin.W_H_L[0], representation, kin.origin), torques

@@ -9,6 +9,7 @@ All functions take the last axes as the geometric ones and broadcast over leadin
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import lax
 
 Array = jnp.ndarray
 
@@ -29,7 +30,7 @@ def skew(v: Array) -> Array:
 
 def quaternion_to_rotation(quaternion: Array) -> Array:
     """Rotation ``(..., 3, 3)`` of a quaternion ``(..., 4)`` in wxyz order (normalised first)."""
-    q = quaternion / jnp.linalg.norm(quaternion, axis=-1, keepdims=True)
+    q = quaternion / jnp.sqrt(dot(quaternion, quaternion))[..., None]
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     return jnp.stack(
         [
@@ -61,7 +62,7 @@ def rotation_to_quaternion(R: Array) -> Array:
     pivots = jnp.stack([trace, m00, m11, m22], axis=-1)
     best = jnp.argmax(pivots, axis=-1)
     q = jnp.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
-    q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
+    q = q / jnp.sqrt(dot(q, q))[..., None]
     return jnp.where(q[..., :1] < 0, -q, q)
 
 
@@ -69,7 +70,7 @@ def quaternion_multiply(p: Array, q: Array) -> Array:
     """Hamilton product ``p * q`` of wxyz quaternions."""
     pw, pv = p[..., :1], p[..., 1:]
     qw, qv = q[..., :1], q[..., 1:]
-    w = pw * qw - jnp.sum(pv * qv, axis=-1, keepdims=True)
+    w = pw * qw - dot(pv, qv)[..., None]
     v = pw * qv + qw * pv + jnp.cross(pv, qv)
     return jnp.concatenate([w, v], axis=-1)
 
@@ -84,7 +85,7 @@ def quaternion_derivative(quaternion: Array, omega: Array, *, omega_in_body: boo
 
 def safe_norm(v: Array) -> Array:
     """Euclidean norm over the last axis with finite gradients at zero."""
-    squared = jnp.sum(v * v, axis=-1)
+    squared = dot(v, v)
     nonzero = squared > 0
     return jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, squared, 1.0)), 0.0)
 
@@ -103,7 +104,7 @@ def integrate_quaternion(quaternion: Array, omega: Array, dt: Array, *, omega_in
     """Quaternion after rotating at constant ``omega`` (world or body frame) for ``dt`` seconds; unit norm."""
     delta = quaternion_exp(omega * dt)
     q = quaternion_multiply(quaternion, delta) if omega_in_body else quaternion_multiply(delta, quaternion)
-    return q / jnp.linalg.norm(q, axis=-1, keepdims=True)
+    return q / jnp.sqrt(dot(q, q))[..., None]
 
 
 def rpy_to_rotation(rpy: Array) -> Array:
@@ -176,14 +177,45 @@ def cross_force(v: Array, f: Array) -> Array:
 
 
 def rotate(R: Array, v: Array) -> Array:
-    """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)``, written elementwise (no tiny dots)."""
-    return jnp.sum(R * v[..., None, :], axis=-1)
+    """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)`` (see :func:`matvec`)."""
+    return matvec(R, v)
+
+
+def sum_last(x: Array) -> Array:
+    """The sum over the last axis (a few entries), written as additions of slices.
+
+    XLA fuses these with their neighbours. A reduction is a kernel of its own, and XLA's CPU
+    runtime sets up the buffers of its reducer at every call, which made reductions the main
+    cost of a dispatched call of these small graphs.
+    """
+    total = lax.slice_in_dim(x, 0, 1, axis=-1)
+    for i in range(1, x.shape[-1]):
+        total = total + lax.slice_in_dim(x, i, i + 1, axis=-1)
+    return total[..., 0]
+
+
+def dot(a: Array, b: Array, *, fused: bool = True) -> Array:
+    """``sum(a * b, axis=-1)``: written elementwise (``fused``, see :func:`sum_last`) or as one
+    XLA dot, whose result is stored once where a fused value would be recomputed by each of
+    its consumers."""
+    return sum_last(a * b) if fused else jnp.einsum("...i,...i->...", a, b)
+
+
+def matvec(A: Array, v: Array, *, fused: bool = True) -> Array:
+    """``A @ v`` for ``A (..., m, k)`` and ``v (..., k)`` (``fused``: see :func:`dot`)."""
+    return sum_last(A * v[..., None, :]) if fused else jnp.einsum("...ij,...j->...i", A, v)
+
+
+def matmul(A: Array, B: Array, *, fused: bool = True) -> Array:
+    """``A @ B`` for ``A (..., m, k)`` and ``B (..., k, n)`` (``fused``: see :func:`dot`)."""
+    if not fused:
+        return jnp.einsum("...ij,...jk->...ik", A, B)
+    return sum_last(A[..., :, None, :] * jnp.swapaxes(B, -1, -2)[..., None, :, :])
 
 
 def congruence(R: Array, A: Array) -> Array:
     """``R @ A @ R^T`` for ``(..., 3, 3)`` matrices, written elementwise (no tiny dots)."""
-    RA = jnp.sum(R[..., :, :, None] * A[..., None, :, :], axis=-2)
-    return jnp.sum(RA[..., :, None, :] * R[..., None, :, :], axis=-1)
+    return matmul(matmul(R, A), jnp.swapaxes(R, -1, -2))
 
 
 def spatial_inertia(mass: Array, com: Array, inertia_com: Array) -> Array:
@@ -192,7 +224,7 @@ def spatial_inertia(mass: Array, com: Array, inertia_com: Array) -> Array:
     c = skew(com)
     m = mass[..., None, None]
     eye = jnp.broadcast_to(jnp.eye(3, dtype=com.dtype), c.shape)
-    c_c = com[..., :, None] * com[..., None, :] - jnp.sum(com * com, axis=-1)[..., None, None] * eye
+    c_c = com[..., :, None] * com[..., None, :] - dot(com, com)[..., None, None] * eye
     top = jnp.concatenate([m * eye, -m * c], axis=-1)
     bottom = jnp.concatenate([m * c, inertia_com - m * c_c], axis=-1)
     return jnp.concatenate([top, bottom], axis=-2)

@@ -119,13 +119,14 @@ def contact_forces(
     K, D, mu, p, q = _law(params)
     d = jnp.maximum(depth, 0.0)
     touching = (depth > 0) & enabled
-    d_dot = -jnp.sum(normal * velocity, axis=-1)
+    normal_speed = spatial.dot(normal, velocity)
+    d_dot = -normal_speed
     d_p, d_q = _power(d, p), _power(d, q)
     # f_n / d^q, finite at d -> 0 since p >= q.
     normal_per_dq = jnp.maximum(0.0, K * d * _power(d, p - q) + D * d_dot)
     f_n = d_q * normal_per_dq
-    v_t = velocity - jnp.sum(normal * velocity, axis=-1, keepdims=True) * normal
-    m_t = deformation - jnp.sum(normal * deformation, axis=-1, keepdims=True) * normal
+    v_t = velocity - normal_speed[:, None] * normal
+    m_t = deformation - spatial.dot(normal, deformation)[:, None] * normal
     trial = -(K * d_p)[:, None] * m_t - (D * d_q)[:, None] * v_t
     trial_norm = spatial.safe_norm(trial)
     bound = mu * f_n

@@ -64,7 +64,7 @@ def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wr
         raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(link_wrenches.shape)}")
     point = kin.W_H_L[:, :3, 3]
     if at_com:
-        point = point + (kin.W_H_L[:, :3, :3] @ model.link_com[:, :, None])[:, :, 0]
+        point = point + spatial.rotate(kin.W_H_L[:, :3, :3], model.link_com)
     force = link_wrenches[:, :3]
     return jnp.concatenate([force, link_wrenches[:, 3:] + jnp.cross(point, force)], axis=-1)
 
@@ -76,7 +76,7 @@ def contact_point_positions(model: Model, state: State) -> jax.Array:
 
 def _point_positions(model: Model, W_H_L: jax.Array) -> jax.Array:
     W_H_point = W_H_L[np.asarray(model.point_link, dtype=int)]
-    return (W_H_point[:, :3, :3] @ model.collidable_points[:, :, None])[:, :, 0] + W_H_point[:, :3, 3]
+    return spatial.rotate(W_H_point[:, :3, :3], model.collidable_points) + W_H_point[:, :3, 3]
 
 
 def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Array:
@@ -202,7 +202,7 @@ def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State,
     k4, _ = _rates(model, _advance(state, k3, dt), params, commanded, link_wrenches, at_com)
     combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1, k2, k3, k4)
     next_state = _advance(state, combined, dt)
-    quaternion = next_state.base_quaternion / jnp.linalg.norm(next_state.base_quaternion)
+    quaternion = next_state.base_quaternion / jnp.sqrt(spatial.dot(next_state.base_quaternion, next_state.base_quaternion))
     return next_state.replace(base_quaternion=quaternion), outputs
 
 

@@ -78,7 +78,7 @@ class Terrain:
 def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
     if terrain.height_function is None:
         n = terrain.plane_normal / spatial.safe_norm(terrain.plane_normal)
-        return terrain.plane_offset - points @ n, jnp.broadcast_to(n, points.shape)
+        return terrain.plane_offset - spatial.dot(points, n), jnp.broadcast_to(n, points.shape)
 
     def height(xy):
         return terrain.height_function(xy[0], xy[1])
