@@ -42,7 +42,9 @@ def _level_structure(parent: tuple[int, ...], levels: tuple[tuple[int, int], ...
 
 
 def _take(values: Any, index: Any) -> Any:
-    """``values[index]`` for every leaf."""
+    """``values[index]`` for every leaf (a slice of the leading axis, or an index array)."""
+    if isinstance(index, slice):
+        return jax.tree.map(lambda x: jax.lax.slice_in_dim(x, index.start, index.stop, axis=0), values)
     return jax.tree.map(lambda x: x[index], values)
 
 

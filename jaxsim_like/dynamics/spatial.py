@@ -195,7 +195,7 @@ def sum_last(x: Array) -> Array:
     total = lax.slice_in_dim(x, 0, 1, axis=-1)
     for i in range(1, x.shape[-1]):
         total = lax.add(total, lax.slice_in_dim(x, i, i + 1, axis=-1))
-    return total[..., 0]
+    return lax.squeeze(total, (total.ndim - 1,))
 
 
 def dot(a: Array, b: Array, *, fused: bool = True) -> Array:
