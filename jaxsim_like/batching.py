@@ -87,7 +87,10 @@ def _place(values: list[Any], shardings: list[NamedSharding], batched: list[bool
     batched value; other device arrays of a single process move in one ``jax.device_put``.
     """
     placed: list[Any] = list(values)
-    done = {i for i, v in enumerate(values) if isinstance(v, jax.Array) and v.sharding.is_equivalent_to(shardings[i], v.ndim)}
+    # Only the very same sharding passes through: an equivalent one of another kind (the
+    # single-device arrays of a first call, where the next call passes this call's outputs)
+    # would make jit compile the run a second time.
+    done = {i for i, v in enumerate(values) if isinstance(v, jax.Array) and v.sharding == shardings[i]}
     single = jax.process_count() == 1
     on_device = [i for i, v in enumerate(values) if i not in done and isinstance(v, jax.Array) and single]
     for i, array in zip(on_device, jax.device_put([values[i] for i in on_device], [shardings[i] for i in on_device])):
