@@ -177,8 +177,10 @@ def cross_force(v: Array, f: Array) -> Array:
 
 
 def rotate(R: Array, v: Array) -> Array:
-    """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)`` (see :func:`matvec`)."""
-    return matvec(R, v)
+    """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)``, as one XLA reduction: rotated vectors
+    (joint axes, points) feed many consumers, and a fused product would be recomputed in each
+    (a humanoid rollout ran 1.2x slower so)."""
+    return jnp.sum(R * v[..., None, :], axis=-1)
 
 
 def sum_last(x: Array) -> Array:
@@ -220,8 +222,9 @@ def matmul(A: Array, B: Array, *, fused: bool = True) -> Array:
 
 
 def congruence(R: Array, A: Array) -> Array:
-    """``R @ A @ R^T`` for ``(..., 3, 3)`` matrices, written elementwise (no tiny dots)."""
-    return matmul(matmul(R, A), jnp.swapaxes(R, -1, -2))
+    """``R @ A @ R^T`` for ``(..., 3, 3)`` matrices, as two XLA dots (stored once, see :func:`dot`;
+    as reductions, batches of ABA ran 1.3x slower)."""
+    return matmul(matmul(R, A, fused=False), jnp.swapaxes(R, -1, -2), fused=False)
 
 
 def spatial_inertia(mass: Array, com: Array, inertia_com: Array) -> Array:
