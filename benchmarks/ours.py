@@ -107,7 +107,7 @@ def timings(
 
 def _chunked(fn: Callable) -> Callable:
     """``fn(model, state, inputs)`` over a batch of states and inputs through
-    ``jaxsim_like.batching.chunked_vmap`` (chunks of 64 on the CPU), the batched entry point the
+    ``jaxsim_like.batching.chunked_vmap`` (chunks of 8 on the CPU), the batched entry point the
     package recommends there."""
     batching = importlib.import_module("jaxsim_like.batching")
     return lambda model, states, inputs: batching.chunked_vmap(lambda s, i: fn(model, s, i))(states, inputs)
