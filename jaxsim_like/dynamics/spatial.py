@@ -179,7 +179,7 @@ def cross_force(v: Array, f: Array) -> Array:
 def rotate(R: Array, v: Array) -> Array:
     """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)``, as one XLA reduction: rotated vectors
     (joint axes, points) feed many consumers, and a fused product would be recomputed in each
-    (a humanoid rollout ran 1.2x slower so)."""
+    (fused, a humanoid rollout ran 1.2x slower)."""
     return jnp.sum(R * v[..., None, :], axis=-1)
 
 
