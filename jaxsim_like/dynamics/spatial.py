@@ -30,7 +30,7 @@ def skew(v: Array) -> Array:
 
 def quaternion_to_rotation(quaternion: Array) -> Array:
     """Rotation ``(..., 3, 3)`` of a quaternion ``(..., 4)`` in wxyz order (normalised first)."""
-    q = quaternion / jnp.sqrt(dot(quaternion, quaternion))[..., None]
+    q = normalize(quaternion)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     return jnp.stack(
         [
@@ -62,7 +62,7 @@ def rotation_to_quaternion(R: Array) -> Array:
     pivots = jnp.stack([trace, m00, m11, m22], axis=-1)
     best = jnp.argmax(pivots, axis=-1)
     q = jnp.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
-    q = q / jnp.sqrt(dot(q, q))[..., None]
+    q = normalize(q)
     return jnp.where(q[..., :1] < 0, -q, q)
 
 
@@ -81,6 +81,11 @@ def quaternion_derivative(quaternion: Array, omega: Array, *, omega_in_body: boo
     if omega_in_body:
         return 0.5 * quaternion_multiply(quaternion, omega_q)
     return 0.5 * quaternion_multiply(omega_q, quaternion)
+
+
+def normalize(v: Array) -> Array:
+    """``v / |v|`` over the last axis (``v`` nonzero)."""
+    return v / jnp.sqrt(dot(v, v))[..., None]
 
 
 def safe_norm(v: Array) -> Array:
@@ -104,7 +109,7 @@ def integrate_quaternion(quaternion: Array, omega: Array, dt: Array, *, omega_in
     """Quaternion after rotating at constant ``omega`` (world or body frame) for ``dt`` seconds; unit norm."""
     delta = quaternion_exp(omega * dt)
     q = quaternion_multiply(quaternion, delta) if omega_in_body else quaternion_multiply(delta, quaternion)
-    return q / jnp.sqrt(dot(q, q))[..., None]
+    return normalize(q)
 
 
 def rpy_to_rotation(rpy: Array) -> Array:

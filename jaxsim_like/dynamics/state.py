@@ -87,7 +87,7 @@ class State:
         quaternion = value("base_quaternion", base_quaternion, default_quaternion, 4)
         return State(
             base_position=value("base_position", base_position, W_H_B[:3, 3], 3),
-            base_quaternion=quaternion / jnp.linalg.norm(quaternion),
+            base_quaternion=spatial.normalize(quaternion),
             base_velocity=base_velocity,
             joint_positions=value("joint_positions", joint_positions, jnp.zeros(model.dofs), model.dofs),
             joint_velocities=value("joint_velocities", joint_velocities, jnp.zeros(model.dofs), model.dofs),

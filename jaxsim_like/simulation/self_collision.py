@@ -139,11 +139,11 @@ def contact_forces(
     """Forces ``(K, 3)`` [N] (world axes) on the points: Hunt-Crossley along ``normal (K, 3)`` plus
     smoothed Coulomb friction (no tangential memory), from ``depth (K,)`` [m] and the relative
     ``velocity (K, 3)`` [m/s]; ``contact``'s fields are scalars or ``(K,)``."""
-    normal_speed = jnp.sum(normal * velocity, axis=-1)
+    normal_speed = spatial.dot(normal, velocity)
     f_n = normal_force(contact, depth, -normal_speed)
     v_t = velocity - normal_speed[:, None] * normal
     v_s = jnp.maximum(slip_velocity, 1e-12)
-    scale = jnp.maximum(contact.friction, 0.0) * f_n / jnp.sqrt(jnp.sum(v_t * v_t, axis=-1) + v_s**2)
+    scale = jnp.maximum(contact.friction, 0.0) * f_n / jnp.sqrt(spatial.dot(v_t, v_t) + v_s**2)
     return f_n[:, None] * normal - scale[:, None] * v_t
 
 

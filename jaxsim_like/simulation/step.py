@@ -202,7 +202,7 @@ def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State,
     k4, _ = _rates(model, _advance(state, k3, dt), params, commanded, link_wrenches, at_com)
     combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1, k2, k3, k4)
     next_state = _advance(state, combined, dt)
-    quaternion = next_state.base_quaternion / jnp.sqrt(spatial.dot(next_state.base_quaternion, next_state.base_quaternion))
+    quaternion = spatial.normalize(next_state.base_quaternion)
     return next_state.replace(base_quaternion=quaternion), outputs
 
 

@@ -85,7 +85,7 @@ def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
 
     z, gradient = jax.vmap(jax.value_and_grad(height))(points[:, :2])
     normal = jnp.concatenate([-gradient, jnp.ones_like(z)[:, None]], axis=-1)
-    normal = normal / jnp.linalg.norm(normal, axis=-1, keepdims=True)
+    normal = spatial.normalize(normal)
     return (z - points[:, 2]) * normal[:, 2], normal
 
 
