@@ -64,22 +64,41 @@ def forward_dynamics(
 
 
 def articulated_body_accelerations(
-    model: Model, kin: kin_module.Kinematics, joint_torques: jax.Array, W_f_ext: jax.Array, gravity: jax.Array
+    model: Model,
+    kin: kin_module.Kinematics,
+    joint_torques: jax.Array,
+    W_f_ext: jax.Array,
+    gravity: jax.Array,
+    *,
+    added_inertia: jax.Array | None = None,
+    armature: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """``d/dt G_v_WB (6,)`` (zero with a fixed base) and joint accelerations ``(n,)`` from the
-    kinematics of a state, torques ``(n,)``, external wrenches ``G_f (N, 6)`` and ``gravity (3,)``."""
+    kinematics of a state, torques ``(n,)``, external wrenches ``G_f (N, 6)`` and ``gravity (3,)``.
+
+    With ``added_inertia H (N, 6, 6)`` (world axes, about the origin of ``G``) and ``armature
+    (n,)``, solves ``(M + sum_L J_L^T H_L J_L + diag(armature)) a = tau - h(q, nu) + sum_L J_L^T f_L``
+    instead: the same tree with augmented link inertias and joint-space diagonal terms, no
+    factorisation (the implicit step's linear system)."""
     dtype = kin.W_H_L.dtype
     S, v, M = kin.W_S, kin.W_v, kin.W_M
     c = spatial.cross_motion(v, S * kin.qd[:, None])
     pA = spatial.cross_force(v, spatial.matvec(M, v)) - W_f_ext
-    link_inputs = (M, pA, S, c, kin_module.to_link_order(model, joint_torques))
+    if added_inertia is not None:
+        # The recursion's link accelerations are J_L a + J_L_dot nu - [g; 0]: cancel what the
+        # added inertia makes of the last two terms, so that it acts on J_L a alone.
+        bias = kin_module.ancestors_sum(model, c) - jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
+        pA = pA - spatial.matvec(added_inertia, bias)
+        M = M + added_inertia
+    link_armature = jnp.zeros(model.number_of_links, dtype) if armature is None else kin_module.to_link_order(model, armature)
+    link_inputs = (M, pA, S, c, kin_module.to_link_order(model, joint_torques), link_armature)
 
     def articulate(children, inputs):
-        (IA_children, pA_children), (M, p, S, c, tau) = children, inputs
+        (IA_children, pA_children), (M, p, S, c, tau, armature) = children, inputs
         IA, pA = M + IA_children, p + pA_children
         # One dot gives U = IA S and IA c, and stores U once for its many uses.
         U, IA_c = jnp.moveaxis(spatial.matmul(IA, jnp.stack([S, c], axis=-1), fused=False), -1, 0)
-        D = spatial.dot(S, U)
+        D = spatial.dot(S, U) + armature
         # u holds -U.c as well, so that the downward pass needs the parents' accelerations only.
         u = tau - spatial.dot(S, pA) - spatial.dot(U, c)
         Ia = IA - U[:, :, None] * U[:, None, :] / D[:, None, None]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -103,6 +104,43 @@ def normal_force(params: ContactParams, depth: jax.Array, rate: jax.Array) -> ja
     return jnp.where(depth > 0, f_n, 0.0)
 
 
+class _Evaluation(NamedTuple):
+    """The contact law at the start of a step, per point ``(P, ...)``."""
+
+    touching: jax.Array
+    sliding: jax.Array
+    direction: jax.Array
+    normal_per_dq: jax.Array
+    d_p: jax.Array
+    d_q: jax.Array
+    relaxation: jax.Array
+    tangent_deformation: jax.Array
+    trial_norm: jax.Array
+    forces: jax.Array
+
+
+def _evaluate(params: ContactParams, depth, normal, velocity, deformation, enabled) -> _Evaluation:
+    K, D, mu, p, q = _law(params)
+    d = jnp.maximum(depth, 0.0)
+    touching = (depth > 0) & enabled
+    normal_speed = spatial.dot(normal, velocity)
+    d_p, d_q = _power(d, p), _power(d, q)
+    # f_n / d^q, finite at d -> 0 since p >= q.
+    normal_per_dq = jnp.maximum(0.0, K * d * _power(d, p - q) - D * normal_speed)
+    f_n = d_q * normal_per_dq
+    v_t = velocity - normal_speed[:, None] * normal
+    m_t = deformation - spatial.dot(normal, deformation)[:, None] * normal
+    trial = -(K * d_p)[:, None] * m_t - (D * d_q)[:, None] * v_t
+    trial_norm = spatial.safe_norm(trial)
+    bound = mu * f_n
+    sliding = trial_norm > bound
+    direction = trial / jnp.where(trial_norm > 0, trial_norm, 1.0)[:, None]
+    f_t = jnp.where(sliding[:, None], bound[:, None] * direction, trial)
+    forces = jnp.where(touching[:, None], f_n[:, None] * normal + f_t, 0.0)
+    relaxation = K / D * _power(d, p - q)
+    return _Evaluation(touching, sliding, direction, normal_per_dq, d_p, d_q, relaxation, m_t, trial_norm, forces)
+
+
 def contact_forces(
     params: ContactParams,
     depth: jax.Array,
@@ -116,27 +154,90 @@ def contact_forces(
     ``depth (P,)`` [m], ``normal (P, 3)``, point ``velocity (P, 3)`` [m/s] (world), ``deformation
     (P, 3)`` [m] and ``enabled (P,)`` (points whose contact is switched off feel nothing).
     """
-    K, D, mu, p, q = _law(params)
-    d = jnp.maximum(depth, 0.0)
-    touching = (depth > 0) & enabled
-    normal_speed = spatial.dot(normal, velocity)
-    d_dot = -normal_speed
-    d_p, d_q = _power(d, p), _power(d, q)
-    # f_n / d^q, finite at d -> 0 since p >= q.
-    normal_per_dq = jnp.maximum(0.0, K * d * _power(d, p - q) + D * d_dot)
-    f_n = d_q * normal_per_dq
-    v_t = velocity - normal_speed[:, None] * normal
-    m_t = deformation - spatial.dot(normal, deformation)[:, None] * normal
-    trial = -(K * d_p)[:, None] * m_t - (D * d_q)[:, None] * v_t
-    trial_norm = spatial.safe_norm(trial)
-    bound = mu * f_n
-    sliding = trial_norm > bound
-    direction = trial / jnp.where(trial_norm > 0, trial_norm, 1.0)[:, None]
-    f_t = jnp.where(sliding[:, None], bound[:, None] * direction, trial)
+    K, D, mu, _, _ = _law(params)
+    law = _evaluate(params, depth, normal, velocity, deformation, enabled)
+    v_t = velocity - spatial.dot(normal, velocity)[:, None] * normal
     # While sliding: m_dot = -(f_t + K d^p m) / (D d^q), with f_t / d^q = mu normal_per_dq direction.
-    slide_rate = -(mu * normal_per_dq / D)[:, None] * direction - (K / D * _power(d, p - q))[:, None] * m_t
-    rate = jnp.where(sliding[:, None], slide_rate, v_t)
+    slide_rate = -(mu * law.normal_per_dq / D)[:, None] * law.direction - law.relaxation[:, None] * law.tangent_deformation
+    rate = jnp.where(law.sliding[:, None], slide_rate, v_t)
     relax = -(K / D)[..., None] * deformation
-    forces = jnp.where(touching[:, None], f_n[:, None] * normal + f_t, 0.0)
-    deformation_rate = jnp.where(touching[:, None], rate, relax)
-    return forces, deformation_rate
+    return law.forces, jnp.where(law.touching[:, None], rate, relax)
+
+
+class ImplicitContacts(NamedTuple):
+    """The contact forces of a linearly implicit step of size ``h``, per point ``(P, ...)``.
+
+    The force at the end of the step is ``step_forces - matrices @ (v+ - v)`` [N], with the point
+    velocity ``v+`` after the step: ``step_forces = f - h C v`` and ``matrices = W + h C`` (3x3,
+    symmetric positive semi-definite, world axes), where ``W = -df/dv`` and ``C = -df/dx`` are the
+    law's damping and stiffness at the start of the step: along the normal ``D d^q`` and
+    ``(1 + p) K d^p`` (zero once the normal force is clipped at zero); across it, while sticking,
+    ``D d^q`` and ``K d^p`` (the tangential deformation moves with the point); while sliding, the
+    same scaled by ``s = mu f_n / |trial force|``. A point that slides fast enough that the
+    friction impulses of its link's touching points cannot stop it within the step
+    (``mu f_n h c_L <= m_p |v_t|``, with ``c_L`` the touching points of its link and ``m_p`` a
+    lower bound of the mass it moves) keeps the exact Coulomb force ``mu f_n`` along its sliding
+    direction and the scaled terms across it only; a slower one gets them in every tangential
+    direction: a secant linearisation (the friction force is ``s`` times the trial force at the
+    end of the step), which can bring the point to rest within the step but never reverses its
+    motion (a constant force along the sliding direction overshoots through light links and
+    diverges). ``forces`` is the law at the start of the step.
+    """
+
+    forces: jax.Array
+    step_forces: jax.Array
+    matrices: jax.Array
+    law: _Evaluation
+
+
+def implicit_contact_forces(
+    params: ContactParams,
+    depth: jax.Array,
+    normal: jax.Array,
+    velocity: jax.Array,
+    deformation: jax.Array,
+    enabled: jax.Array,
+    dt: jax.Array,
+    moved_mass: jax.Array,
+    point_map: jax.Array,
+) -> ImplicitContacts:
+    """The :class:`ImplicitContacts` of points at ``depth (P,)`` [m] with ``normal (P, 3)``, world
+    ``velocity (P, 3)`` [m/s] and ``deformation (P, 3)`` [m], for a step of ``dt`` [s];
+    ``moved_mass (P,)`` [kg] is a lower bound of the mass each point moves along any direction and
+    ``point_map (N, P)`` sums points into their links."""
+    K, D, mu, p, _ = _law(params)
+    law = _evaluate(params, depth, normal, velocity, deformation, enabled)
+    pressing = law.touching & (law.normal_per_dq > 0)
+    normal_damping = jnp.where(pressing, D * law.d_q, 0.0)
+    normal_stiffness = jnp.where(pressing, (1 + p) * K * law.d_p, 0.0)
+    f_n = law.d_q * law.normal_per_dq
+    scale = jnp.where(law.sliding, mu * f_n / jnp.where(law.trial_norm > 0, law.trial_norm, 1.0), 1.0)
+    tangent_damping = jnp.where(law.touching, scale * D * law.d_q, 0.0)
+    tangent_stiffness = jnp.where(law.touching, scale * K * law.d_p, 0.0)
+    eye = jnp.eye(3, dtype=velocity.dtype)
+    n_n = normal[:, :, None] * normal[:, None, :]
+    touching_on_link = (point_map @ law.touching.astype(velocity.dtype)) @ point_map
+    v_t = velocity - spatial.dot(normal, velocity)[:, None] * normal
+    fast = law.sliding & (mu * f_n * dt * touching_on_link <= moved_mass * spatial.safe_norm(v_t))
+    along = jnp.where(fast, 1.0, 0.0)[:, None, None] * law.direction[:, :, None] * law.direction[:, None, :]
+    across = eye - n_n - along
+    C = normal_stiffness[:, None, None] * n_n + tangent_stiffness[:, None, None] * across
+    W = normal_damping[:, None, None] * n_n + tangent_damping[:, None, None] * across
+    step_forces = law.forces - dt * spatial.matvec(C, velocity)
+    return ImplicitContacts(law.forces, step_forces, W + dt * C, law)
+
+
+def implicit_deformation(
+    params: ContactParams, contacts: ImplicitContacts, normal: jax.Array, deformation: jax.Array, velocity_next: jax.Array, dt: jax.Array
+) -> jax.Array:
+    """The tangential deformation ``(P, 3)`` [m] after the step, implicit in closed form: sticking
+    ``m_t + h v_t+``; sliding ``(m_t - h mu f_n d^-q / D t) / (1 + h K/D d^(p-q))`` along the
+    sliding direction ``t``; free ``m / (1 + h K/D)``; ``velocity_next (P, 3)`` is ``v+``."""
+    K, D, mu, _, _ = _law(params)
+    law = contacts.law
+    v_t = velocity_next - spatial.dot(normal, velocity_next)[:, None] * normal
+    sticking = law.tangent_deformation + dt * v_t
+    sliding = (law.tangent_deformation - (dt * mu * law.normal_per_dq / D)[:, None] * law.direction) / (1 + dt * law.relaxation)[:, None]
+    free = deformation / (1 + dt * K / D)[..., None]
+    touching = jnp.where(law.sliding[:, None], sliding, sticking)
+    return jnp.where(law.touching[:, None], touching, free)

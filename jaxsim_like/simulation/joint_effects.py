@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
 from ..dynamics.model import Model
 
 
-def joint_torques(
+class JointEffects(NamedTuple):
+    """The torques ``(n,)`` acting at the joints and their slopes: ``damping = -d tau / d q_dot``
+    and ``stiffness = -d tau / d q`` ``(n,)``, both non-negative (what an implicit step needs)."""
+
+    torques: jax.Array
+    damping: jax.Array
+    stiffness: jax.Array
+
+
+def joint_effects(
     model: Model,
     positions: jax.Array,
     velocities: jax.Array,
@@ -17,8 +28,8 @@ def joint_torques(
     limit_stiffness: jax.Array,
     limit_damping: jax.Array,
     friction_velocity: jax.Array,
-) -> jax.Array:
-    """The torques ``(n,)`` [N m or N] acting at the joints.
+) -> JointEffects:
+    """The :class:`JointEffects` at joint ``positions`` and ``velocities`` ``(n,)``.
 
     The command is clipped to ``model.effort_limit``; a joint past a position limit feels a
     spring-damper ``K (limit - q) - D q_dot`` pushing it back (damping only while it moves further
@@ -34,5 +45,9 @@ def joint_torques(
     going_out = ((below < 0) & (velocities < 0)) | ((above > 0) & (velocities > 0))
     damper = jnp.where(going_out, -limit_damping * velocities, 0.0)
     viscous = -model.joint_damping * velocities
-    coulomb = -model.joint_friction * jnp.tanh(velocities / friction_velocity)
-    return clipped + spring + damper + viscous + coulomb
+    slip = jnp.tanh(velocities / friction_velocity)
+    coulomb = -model.joint_friction * slip
+    damping = jnp.where(going_out, limit_damping, 0.0) + model.joint_damping + model.joint_friction / friction_velocity * (1 - slip**2)
+    stiffness = jnp.where((below < 0) | (above > 0), limit_stiffness, 0.0)
+    return JointEffects(clipped + spring + damper + viscous + coulomb, damping, stiffness)
+

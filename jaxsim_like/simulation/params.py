@@ -18,7 +18,8 @@ from .contacts import ContactParams
 from .self_collision import SelfCollision
 from .terrain import Terrain
 
-INTEGRATORS = ("semi_implicit_euler", "rk4")
+INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
+EXPLICIT_INTEGRATORS = ("semi_implicit_euler", "rk4")
 
 
 @functools.partial(
@@ -40,7 +41,8 @@ INTEGRATORS = ("semi_implicit_euler", "rk4")
 class SimulationParams:
     """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
     ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
-    ``friction_velocity`` ``(n,)``; ``integrator`` is ``"semi_implicit_euler"`` or ``"rk4"``.
+    ``friction_velocity`` ``(n,)``; ``integrator`` is ``"implicit_euler"`` (the default),
+    ``"semi_implicit_euler"`` or ``"rk4"`` (see :func:`~.step.step`).
     ``self_collision`` is None (links of the model do not collide with each other) or the
     :class:`~.self_collision.SelfCollision` pairs, which use the same ``contact`` law."""
 
@@ -53,18 +55,18 @@ class SimulationParams:
     limit_damping: jax.Array
     friction_velocity: jax.Array
     self_collision: SelfCollision | None = None
-    integrator: str = "semi_implicit_euler"
+    integrator: str = "implicit_euler"
 
     @staticmethod
     def build(
         model: Model,
         *,
         dt: float = 0.001,
-        integrator: str = "semi_implicit_euler",
+        integrator: str = "implicit_euler",
         gravity: Any = (0.0, 0.0, -STANDARD_GRAVITY),
         terrain: Terrain | None = None,
         contact: ContactParams | None = None,
-        max_penetration: float = 0.005,
+        max_penetration: float = 0.001,
         friction: float = 0.5,
         contact_enabled_links: Any = None,
         limit_frequency: float | None = None,
@@ -74,9 +76,10 @@ class SimulationParams:
         """Parameters for ``model`` with defaults derived from it.
 
         Contacts default to :meth:`ContactParams.from_mass` with the model's mass, ``max_penetration``
-        [m] and ``friction``, critically damped but with the damping capped so that the lightest
-        link carrying collidable points stays stable under an explicit step (``c dt / m <= 0.5``
-        with up to four of its points touching). Joint limits are spring-dampers giving each
+        [m] and ``friction``, critically damped (impacts are nearly inelastic). With an explicit
+        integrator the damping is capped so that the lightest link carrying collidable points
+        stays stable (``c dt / m <= 0.5`` with up to four of its points touching), which makes
+        impacts bounce; the implicit integrator needs no cap. Joint limits are spring-dampers giving each
         joint, with its effective inertia ``1 / (M^-1)_ii`` at the zero configuration, the
         frequency ``limit_frequency`` [rad/s] (default ``0.2 / dt``), critically damped. The
         Coulomb friction is smoothed over a ``friction_velocity`` that keeps the explicit step stable.
@@ -100,7 +103,7 @@ class SimulationParams:
                 gravity=max(float(np.linalg.norm(gravity)), STANDARD_GRAVITY),
                 max_penetration=max_penetration,
                 friction=friction,
-                max_linear_damping=_stable_point_damping(model, dt),
+                max_linear_damping=_stable_point_damping(model, dt) if integrator in EXPLICIT_INTEGRATORS else float("inf"),
             )
         enabled = np.ones(model.number_of_links, dtype=bool) if contact_enabled_links is None else np.asarray(contact_enabled_links, bool)
         if enabled.shape != (model.number_of_links,):

@@ -16,7 +16,7 @@ from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from . import contacts, self_collision, terrain
-from .joint_effects import joint_torques as applied_joint_torques
+from .joint_effects import joint_effects
 from .params import INTEGRATORS, SimulationParams
 
 
@@ -25,8 +25,12 @@ class StepOutput(NamedTuple):
 
     ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m],
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
-    those forces about the link origin (world axes), ``in_contact (P,)``, and the
-    ``joint_torques (n,)`` actually applied (command, limits, damping and friction).
+    those forces about the link origin (world axes), ``in_contact (P,)``, the
+    ``joint_torques (n,)`` actually applied (command, limits, damping and friction), the step's
+    ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
+    zero with a fixed base) and ``joint_accelerations (n,)``, and ``finite``: whether every field of
+    the next state is finite. The forces and torques are those the step applied: with the implicit
+    integrator, the linearised forces at the end of the step.
     Self-contacts are not among them: :func:`self_contacts` gives them for any state.
     """
 
@@ -37,6 +41,9 @@ class StepOutput(NamedTuple):
     contact_torques: jax.Array
     in_contact: jax.Array
     joint_torques: jax.Array
+    base_acceleration: jax.Array
+    joint_accelerations: jax.Array
+    finite: jax.Array
 
 
 class _Rates(NamedTuple):
@@ -100,6 +107,33 @@ def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple
     return forces, depth
 
 
+def _point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
+    """``X_p^T A_p X_p (P, 6, 6)`` with ``X_p = [I, -[p]x]``: the spatial matrix (world axes, about
+    the origin) that a 3x3 ``A_p`` acting on the velocity of point ``p (P, 3)`` puts on its link."""
+    P = spatial.skew(points)
+    AP = spatial.matmul(matrices, P)
+    PAP = spatial.matmul(P, AP)
+    return jnp.concatenate(
+        [jnp.concatenate([matrices, -AP], axis=-1), jnp.concatenate([-jnp.swapaxes(AP, -1, -2), -PAP], axis=-1)], axis=-2
+    )
+
+
+def _moved_mass(model: Model, W_H_L: jax.Array, points: jax.Array) -> jax.Array:
+    """``(P,)`` [kg]: a lower bound of the mass that a force at each point moves, in any direction:
+    that of its link alone as a free rigid body, ``1 / (1/m + |r|^2 / lambda_min)`` with ``r`` the
+    point from the link's COM and ``lambda_min >= 4 det(I) / tr(I)^2`` the smallest principal
+    moment (joints only add inertia). Zero for points on point masses."""
+    links = np.asarray(model.point_link, dtype=int)
+    mass, inertia = model.link_mass[links], model.link_inertia[links]
+    trace = inertia[:, 0, 0] + inertia[:, 1, 1] + inertia[:, 2, 2]
+    determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
+    smallest = jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
+    W_H = W_H_L[links]
+    r = points - (spatial.rotate(W_H[:, :3, :3], model.link_com[links]) + W_H[:, :3, 3])
+    compliance = 1 / jnp.where(mass > 0, mass, 1.0) + spatial.dot(r, r) / jnp.where(smallest > 0, smallest, 1.0)
+    return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
+
+
 def _rates(
     model: Model,
     state: State,
@@ -107,18 +141,30 @@ def _rates(
     commanded: jax.Array,
     link_wrenches: jax.Array | None,
     at_com: bool,
+    implicit: bool = False,
 ) -> tuple[_Rates, StepOutput]:
-    """The time derivative of every state field and the step outputs at ``state``."""
+    """The time derivative of every state field and the step outputs at ``state``; ``implicit``:
+    the rates of a linearly implicit Euler step of ``params.dt`` (see :func:`step`)."""
     kin = kin_module.kinematics(model, state)
     dtype = kin.W_H_L.dtype
+    dt = params.dt.astype(dtype)
+    point_link = np.asarray(model.point_link, dtype=int)
     points = _point_positions(model, kin.W_H_L)
     velocities = _point_velocities(model, kin.W_v, points)
     depth, normal = terrain.penetration(params.terrain, points + kin.origin)
-    enabled = params.contact_enabled[np.asarray(model.point_link, dtype=int)]
-    forces, deformation_rate = contacts.contact_forces(
-        params.contact, depth, normal, velocities, state.contact_deformation, enabled
-    )
+    enabled = params.contact_enabled[point_link]
     point_map = _point_map(model, dtype)
+    if implicit:
+        moved_mass = _moved_mass(model, kin.W_H_L, points)
+        linear = contacts.implicit_contact_forces(
+            params.contact, depth, normal, velocities, state.contact_deformation, enabled, dt, moved_mass, point_map
+        )
+        forces = linear.step_forces
+        added_inertia = dt * (point_map @ _point_inertias(points, linear.matrices).reshape(-1, 36)).reshape(-1, 6, 6)
+    else:
+        forces, deformation_rate = contacts.contact_forces(
+            params.contact, depth, normal, velocities, state.contact_deformation, enabled
+        )
     W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
     W_f_ext = W_f_contacts + external_wrenches_inertial(model, kin, link_wrenches, at_com)
     if params.self_collision is not None:
@@ -127,7 +173,7 @@ def _rates(
         )
         W_f_ext = W_f_ext + W_f_self
 
-    tau = applied_joint_torques(
+    effects = joint_effects(
         model,
         state.joint_positions,
         state.joint_velocities,
@@ -136,7 +182,24 @@ def _rates(
         limit_damping=params.limit_damping,
         friction_velocity=params.friction_velocity,
     )
-    W_a_B, qdd = articulated_body_accelerations(model, kin, tau, W_f_ext, params.gravity.astype(dtype))
+    gravity = params.gravity.astype(dtype)
+    if implicit:
+        tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
+        armature = dt * (effects.damping + dt * effects.stiffness)
+        W_a_B, qdd = articulated_body_accelerations(
+            model, kin, tau_step, W_f_ext, gravity, added_inertia=added_inertia, armature=armature
+        )
+        W_dv = dt * (W_a_B + kin_module.ancestors_sum(model, kin.W_S * kin_module.to_link_order(model, qdd)[:, None]))
+        dv_points = _point_velocities(model, W_dv, points)
+        forces = forces - spatial.matvec(linear.matrices, dv_points)
+        deformation_next = contacts.implicit_deformation(
+            params.contact, linear, normal, state.contact_deformation, velocities + dv_points, dt
+        )
+        deformation_rate = (deformation_next - state.contact_deformation) / dt
+        tau = tau_step - armature * qdd
+    else:
+        tau = effects.torques
+        W_a_B, qdd = articulated_body_accelerations(model, kin, tau, W_f_ext, gravity)
     W_H_B, W_v_B = kin.W_H_L[0], kin.W_v_B
     base_acceleration = rep.acceleration_from_inertial(W_a_B, W_H_B, W_v_B, state.velocity_representation, kin.origin)
     omega = W_v_B[3:]
@@ -145,7 +208,7 @@ def _rates(
     if not model.floating_base:
         base_acceleration = jnp.zeros_like(base_acceleration)
         position_rate, quaternion_rate = jnp.zeros_like(position_rate), jnp.zeros_like(quaternion_rate)
-    link_origins = kin.W_H_L[np.asarray(model.point_link, dtype=int), :3, 3]
+    link_origins = kin.W_H_L[point_link, :3, 3]
     outputs = StepOutput(
         contact_positions=points + kin.origin,
         contact_normals=normal,
@@ -154,6 +217,9 @@ def _rates(
         contact_torques=jnp.cross(points - link_origins, forces),
         in_contact=(depth > 0) & enabled,
         joint_torques=tau,
+        base_acceleration=base_acceleration,
+        joint_accelerations=qdd,
+        finite=jnp.asarray(True),
     )
     rates = _Rates(
         base_position=position_rate,
@@ -171,8 +237,16 @@ def _advance(state: State, rates: _Rates, dt: jax.Array) -> State:
     return state.replace(**{name: getattr(state, name) + dt * value for name, value in rates._asdict().items()})
 
 
-def _semi_implicit_euler(model, state, params, commanded, link_wrenches, at_com) -> tuple[State, StepOutput]:
-    rates, outputs = _rates(model, state, params, commanded, link_wrenches, at_com)
+def _finite(state: State) -> jax.Array:
+    """Whether every numeric field of ``state`` is finite (a scalar)."""
+    leaves = jax.tree.leaves(state)
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in leaves]))
+
+
+def _euler(model, state, params, commanded, link_wrenches, at_com, implicit) -> tuple[State, StepOutput]:
+    """Semi-implicit Euler (velocities first, then positions from the new velocities), with the
+    rates of :func:`_rates`."""
+    rates, outputs = _rates(model, state, params, commanded, link_wrenches, at_com, implicit)
     dt = params.dt
     base_velocity = state.base_velocity + dt * rates.base_velocity
     joint_velocities = state.joint_velocities + dt * rates.joint_velocities
@@ -191,7 +265,7 @@ def _semi_implicit_euler(model, state, params, commanded, link_wrenches, at_com)
         joint_velocities=joint_velocities,
         contact_deformation=state.contact_deformation + dt * rates.contact_deformation,
     )
-    return next_state, outputs
+    return next_state, outputs._replace(finite=_finite(next_state))
 
 
 def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State, StepOutput]:
@@ -202,8 +276,11 @@ def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State,
     k4, _ = _rates(model, _advance(state, k3, dt), params, commanded, link_wrenches, at_com)
     combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1, k2, k3, k4)
     next_state = _advance(state, combined, dt)
-    quaternion = spatial.normalize(next_state.base_quaternion)
-    return next_state.replace(base_quaternion=quaternion), outputs
+    next_state = next_state.replace(base_quaternion=spatial.normalize(next_state.base_quaternion))
+    outputs = outputs._replace(
+        base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities, finite=_finite(next_state)
+    )
+    return next_state, outputs
 
 
 def step(
@@ -219,14 +296,31 @@ def step(
     ``link_wrenches (N, 6)`` ([force; torque], world axes, about each link's origin, or its COM
     with ``link_wrenches_at_com``), with soft contacts against the terrain and joint effects.
 
-    Returns the next state and the :class:`StepOutput` of the state it started from.
+    ``params.integrator``:
+
+    - ``"implicit_euler"`` (the default): linearly implicit Euler. The stiff forces (contact
+      normal and friction forces with the tangential deformation, position-limit springs and
+      dampers, viscous damping and smoothed Coulomb friction of the joints) are taken at the end
+      of the step, linearised: ``(M + h sum_L J_L^T H_L J_L + h diag(D_j + h K_j)) a = tau -
+      h(q, nu) + J^T (f - h C v) - h K_j q_dot`` with ``nu+ = nu + h a``, solved by one
+      articulated-body pass with augmented link inertias (``H_L = sum_p X_p^T (W + h C) X_p`` of
+      the link's contact points, see :class:`.contacts.ImplicitContacts`) and joint armature: no
+      factorisation, a fixed amount of work. The tangential deformation is updated implicitly in
+      closed form. Self-collision forces stay explicit.
+    - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
+    - ``"rk4"``: classic Runge-Kutta on the explicit rates.
+
+    Returns the next state and the :class:`StepOutput` of the step (positions, penetrations and
+    contact flags at its start).
     """
     params = SimulationParams.build(model) if params is None else params
     commanded = check_joint_vector(model, "joint_torques", joint_torques, state.joint_positions.dtype)
     if params.integrator not in INTEGRATORS:
         raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
-    integrate = _rk4 if params.integrator == "rk4" else _semi_implicit_euler
-    return integrate(model, state, params, commanded, link_wrenches, link_wrenches_at_com)
+    if params.integrator == "rk4":
+        return _rk4(model, state, params, commanded, link_wrenches, link_wrenches_at_com)
+    implicit = params.integrator == "implicit_euler"
+    return _euler(model, state, params, commanded, link_wrenches, link_wrenches_at_com, implicit)
 
 
 def rollout(
