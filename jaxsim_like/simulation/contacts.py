@@ -171,14 +171,17 @@ class ImplicitContacts(NamedTuple):
     velocity ``v+`` after the step: ``step_forces = f - h C v`` and ``matrices = W + h C`` (3x3,
     symmetric positive semi-definite, world axes), where ``W = -df/dv`` and ``C = -df/dx`` are the
     law's damping and stiffness at the start of the step: along the normal ``D d^q`` and
-    ``(1 + p) K d^p`` (zero once the normal force is clipped at zero); across it, while sticking,
+    ``(1 + p) K d^p``, scaled by ``min(1, f_n / K d^(1+p))`` (1 while the point approaches or
+    rests, falling to zero where a fast separation clips the force to zero, so that the force is
+    continuous and a leaving point is not held); across it, while sticking,
     ``D d^q`` and ``K d^p`` (the tangential deformation moves with the point); while sliding, the
     same scaled by ``s = mu f_n / |trial force|``. A point that slides fast enough that the
     friction impulses of its link's touching points cannot stop it within the step
-    (``mu f_n h c_L <= m_p |v_t|``, with ``c_L`` the touching points of its link and ``m_p`` a
+    (``2 sum_L mu f_n h <= m_p |v_t|``, the sum over the touching points of its link, ``m_p`` a
     lower bound of the mass it moves) keeps the exact Coulomb force ``mu f_n`` along its sliding
-    direction and the scaled terms across it only; a slower one gets them in every tangential
-    direction: a secant linearisation (the friction force is ``s`` times the trial force at the
+    direction and the scaled terms across it only; one with ``m_p |v_t| <= sum_L mu f_n h`` gets
+    them in every tangential direction (blended linearly in between, so the force is continuous):
+    a secant linearisation (the friction force is ``s`` times the trial force at the
     end of the step), which can bring the point to rest within the step but never reverses its
     motion (a constant force along the sliding direction overshoots through light links and
     diverges). ``forces`` is the law at the start of the step.
@@ -205,21 +208,26 @@ def implicit_contact_forces(
     ``velocity (P, 3)`` [m/s] and ``deformation (P, 3)`` [m], for a step of ``dt`` [s];
     ``moved_mass (P,)`` [kg] is a lower bound of the mass each point moves along any direction and
     ``point_map (N, P)`` sums points into their links."""
-    K, D, mu, p, _ = _law(params)
+    K, D, mu, p, q = _law(params)
     law = _evaluate(params, depth, normal, velocity, deformation, enabled)
-    pressing = law.touching & (law.normal_per_dq > 0)
-    normal_damping = jnp.where(pressing, D * law.d_q, 0.0)
-    normal_stiffness = jnp.where(pressing, (1 + p) * K * law.d_p, 0.0)
+    # 1 while approaching or at rest, down to 0 where a fast separation clips the force to zero.
+    elastic = K * jnp.maximum(depth, 0.0) * _power(jnp.maximum(depth, 0.0), p - q)
+    pressing = jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+    normal_damping = pressing * D * law.d_q
+    normal_stiffness = pressing * (1 + p) * K * law.d_p
     f_n = law.d_q * law.normal_per_dq
     scale = jnp.where(law.sliding, mu * f_n / jnp.where(law.trial_norm > 0, law.trial_norm, 1.0), 1.0)
     tangent_damping = jnp.where(law.touching, scale * D * law.d_q, 0.0)
     tangent_stiffness = jnp.where(law.touching, scale * K * law.d_p, 0.0)
     eye = jnp.eye(3, dtype=velocity.dtype)
     n_n = normal[:, :, None] * normal[:, None, :]
-    touching_on_link = (point_map @ law.touching.astype(velocity.dtype)) @ point_map
     v_t = velocity - spatial.dot(normal, velocity)[:, None] * normal
-    fast = law.sliding & (mu * f_n * dt * touching_on_link <= moved_mass * spatial.safe_norm(v_t))
-    along = jnp.where(fast, 1.0, 0.0)[:, None, None] * law.direction[:, :, None] * law.direction[:, None, :]
+    # The friction impulse that all the touching points of the point's link can apply in a step.
+    stopping_impulse = (point_map @ jnp.where(law.touching, mu * f_n * dt, 0.0)) @ point_map
+    momentum = moved_mass * spatial.safe_norm(v_t)
+    fast = jnp.clip(momentum / jnp.where(stopping_impulse > 0, stopping_impulse, 1.0) - 1, 0.0, 1.0)
+    fast = jnp.where(law.sliding & (stopping_impulse > 0), fast, 0.0)
+    along = fast[:, None, None] * law.direction[:, :, None] * law.direction[:, None, :]
     across = eye - n_n - along
     C = normal_stiffness[:, None, None] * n_n + tangent_stiffness[:, None, None] * across
     W = normal_damping[:, None, None] * n_n + tangent_damping[:, None, None] * across

@@ -9,6 +9,9 @@ import jax.numpy as jnp
 
 from ..dynamics.model import Model
 
+LIMIT_BLEND = 1e-2
+"""[rad or m]: the excess over a position limit across which its damper and slopes are blended in."""
+
 
 class JointEffects(NamedTuple):
     """The torques ``(n,)`` acting at the joints and their slopes: ``damping = -d tau / d q_dot``
@@ -31,23 +34,25 @@ def joint_effects(
 ) -> JointEffects:
     """The :class:`JointEffects` at joint ``positions`` and ``velocities`` ``(n,)``.
 
-    The command is clipped to ``model.effort_limit``; a joint past a position limit feels a
-    spring-damper ``K (limit - q) - D q_dot`` pushing it back (damping only while it moves further
-    out); the description's viscous damping ``-b q_dot`` and Coulomb friction
-    ``-F tanh(q_dot / friction_velocity)`` (smooth, so gradients stay finite) oppose motion.
+    The command is clipped to ``model.effort_limit``; a joint past a position limit by ``e``
+    feels a spring-damper ``-K e - w D q_dot`` pushing it back, with the damper blended in over
+    the first ``LIMIT_BLEND`` of the excess (``w = 3 r^2 - 2 r^3``, ``r = min(1, |e| /
+    LIMIT_BLEND)``, as are the slopes, so that torques and slopes are smooth in the state); the description's viscous
+    damping ``-b q_dot`` and Coulomb friction ``-F tanh(q_dot / friction_velocity)`` (smooth, so
+    gradients stay finite) oppose motion.
     """
     clipped = jnp.clip(commanded, -model.effort_limit, model.effort_limit)
     below = jnp.minimum(positions - model.position_limit_lower, 0.0)
     above = jnp.maximum(positions - model.position_limit_upper, 0.0)
     below = jnp.where(jnp.isfinite(model.position_limit_lower), below, 0.0)
     above = jnp.where(jnp.isfinite(model.position_limit_upper), above, 0.0)
-    spring = -limit_stiffness * (below + above)
-    going_out = ((below < 0) & (velocities < 0)) | ((above > 0) & (velocities > 0))
-    damper = jnp.where(going_out, -limit_damping * velocities, 0.0)
+    excess = below + above
+    ramp = jnp.minimum(jnp.abs(excess) / LIMIT_BLEND, 1.0)
+    blend = ramp * ramp * (3 - 2 * ramp)
+    spring = -limit_stiffness * excess
+    damper = -blend * limit_damping * velocities
     viscous = -model.joint_damping * velocities
     slip = jnp.tanh(velocities / friction_velocity)
     coulomb = -model.joint_friction * slip
-    damping = jnp.where(going_out, limit_damping, 0.0) + model.joint_damping + model.joint_friction / friction_velocity * (1 - slip**2)
-    stiffness = jnp.where((below < 0) | (above > 0), limit_stiffness, 0.0)
-    return JointEffects(clipped + spring + damper + viscous + coulomb, damping, stiffness)
-
+    damping = blend * limit_damping + model.joint_damping + model.joint_friction / friction_velocity * (1 - slip**2)
+    return JointEffects(clipped + spring + damper + viscous + coulomb, damping, blend * limit_stiffness)

@@ -68,7 +68,7 @@ def test_vmap_over_friction(box, figures):
     each world equals its unbatched rollout."""
     params = js.SimulationParams.build(box)
     steps = 200
-    state = js.State.build(box, base_position=[0.0, 0.0, 0.045], base_velocity=[2.0, 0, 0, 0, 0, 0])
+    state = js.State.build(box, base_position=[0.0, 0.0, 0.049], base_velocity=[2.0, 0, 0, 0, 0, 0])
     frictions = jnp.array([0.2, 0.4, 0.6, 0.8])
 
     def run(friction):

@@ -81,17 +81,12 @@ def test_damping_dissipates_at_the_viscous_rate(pendulum, sim, figures):
     np.testing.assert_allclose(amplitude, 0.05, rtol=1e-3)
 
     q, qd, applied = run(pendulum, sim, model=pendulum.replace(joint_damping=np.array([b])), q0=0.05)
-    np.testing.assert_allclose(applied, -b * qd_before(qd), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(applied, -b * qd, rtol=1e-12, atol=1e-15)  # implicit: at the end of the step
     k, amplitude = peaks(q)
     assert len(k) >= 2
     rate = -np.polyfit(DT * (k + 1), np.log(amplitude), 1)[0]
     figures("damping: decay rate / (b / 2 I)", rate / (b / (2 * I_PIVOT)))
     assert rate == pytest.approx(b / (2 * I_PIVOT), rel=0.02)
-
-
-def qd_before(qd: np.ndarray) -> np.ndarray:
-    """The joint velocity at the start of each step (``qd`` holds it after each step)."""
-    return np.concatenate([[0.0], qd[:-1]])
 
 
 def test_coulomb_friction_holds_a_joint(pendulum, sim, figures):
