@@ -203,7 +203,7 @@ def _compiled(
             own, rest = iter(own), iter(shared)
             model, params = jax.tree.unflatten(treedef, [next(own) if f else next(rest) for f in flags])
             final, (states_t, outputs) = rollout(model, state, torques if tau is None else tau, params=params, checkpoint=checkpoint)
-            return (final, (states_t, outputs)) if trajectory else final
+            return (final, (states_t, outputs)) if trajectory else (final, first_nonfinite_step(outputs.finite))
 
         inputs = (states, torques if torques_batched else None, varying)
         if chunk_size is None or chunk_size >= local:
@@ -226,6 +226,14 @@ def _compiled(
     return jax.jit(run)
 
 
+def first_nonfinite_step(finite: jax.Array) -> jax.Array:
+    """The index of the first ``False`` along the last axis of ``finite (..., T)`` (the
+    ``StepOutput.finite`` of a rollout, batch axes first), -1 where every step is finite."""
+    steps = finite.shape[-1]
+    first = jnp.argmin(finite, axis=-1)
+    return jnp.where(jnp.all(finite, axis=-1), -1, first) if steps else jnp.full(finite.shape[:-1], -1)
+
+
 def simulate_batch(
     model: Model,
     states: State,
@@ -238,7 +246,7 @@ def simulate_batch(
     chunk_size: int | str | None = "auto",
     checkpoint: bool = False,
     trajectory: bool = True,
-) -> tuple[State, tuple[State, StepOutput] | None]:
+) -> tuple[State, tuple[State, StepOutput] | jax.Array]:
     """Simulate ``B`` worlds for ``T`` steps, the batch sharded over ``devices``.
 
     - ``states``: a :class:`State` whose arrays lead with the batch axis ``B`` (e.g. from
@@ -253,8 +261,10 @@ def simulate_batch(
     - ``chunk_size``: ``None`` (plain vmap per device), an integer (``lax.map`` over chunks of
       that many worlds per device) or ``"auto"`` (64 on CPU, ``None`` elsewhere); see the module doc.
     - ``checkpoint``: rematerialise each step in a backward pass (see :func:`jaxsim_like.rollout`).
-    - ``trajectory``: return the stacked states and outputs; ``False`` returns ``(final, None)``
-      and keeps only the final states in memory.
+    - ``trajectory``: return the stacked states and outputs; ``False`` returns ``(final,
+      first_nonfinite)`` and keeps only the final states in memory: ``first_nonfinite (B,)`` is
+      the first step whose result was not finite in each world, -1 where every step stayed finite
+      (with a trajectory, ``first_nonfinite_step(outputs.finite)`` gives the same).
 
     Returns ``(final_states, (states, outputs))``: ``final_states`` leads with ``B``, the stacked
     ``states`` and ``outputs`` with ``(B, T)``, as ``jax.vmap(rollout)`` would. Compiled once per
@@ -299,4 +309,4 @@ def simulate_batch(
     varying, shared = placed[count + 1 : count + 1 + varying_count], placed[count + 1 + varying_count :]
     run = _compiled(mesh, treedef, flags, torques_batched, None if chunk is None else int(chunk), batch, checkpoint, trajectory)
     result = run(placed_states, placed_torques, varying, shared)
-    return result if trajectory else (result, None)
+    return result

@@ -70,8 +70,9 @@ def _progress(done: int, total: int, started: float) -> None:
     sys.stderr.flush()
 
 
-def simulate(args: argparse.Namespace) -> str:
-    """Drop the model from ``args.height`` and simulate ``args.duration`` seconds (``args.batch`` worlds)."""
+def simulate(args: argparse.Namespace) -> tuple[str, bool]:
+    """Drop the model from ``args.height`` and simulate ``args.duration`` seconds (``args.batch``
+    worlds); returns the report and whether every world stayed finite (the exit status is 1 if not)."""
     import jax
     import jax.numpy as jnp
 
@@ -132,7 +133,7 @@ def simulate(args: argparse.Namespace) -> str:
         f"base height  {float(recording.base_position[0, -1, 2]):.4f} m at the end (started {float(recording.base_position[0, 0, 2]):.4f} m)",
         f"contacts     max penetration {float(np.asarray(outputs.penetration).max()) * 1000:.2f} mm; "
         f"final normal force {float(normal[0]):.2f} N (m g = {float(model.total_mass) * 9.81:.2f} N)",
-        f"finite       {bool(np.isfinite(recording.joint_positions).all() and np.isfinite(recording.base_position).all())}",
+        f"finite       {_finite_report(np.asarray(outputs.finite), args.dt)}",
     ]
     if args.out:
         recording.save(args.out)
@@ -142,7 +143,21 @@ def simulate(args: argparse.Namespace) -> str:
 
         plot_recording(recording, args.plot)
         lines.append(f"plotted      {args.plot}")
-    return "\n".join(lines)
+    return "\n".join(lines), bool(np.asarray(outputs.finite).all())
+
+
+def _finite_report(finite: np.ndarray, dt: float) -> str:
+    """``True``, or ``False`` with the first non-finite step and world of ``finite (B, T)``."""
+    from .batching import first_nonfinite_step
+
+    if finite.all():
+        return "True"
+    first = np.asarray(first_nonfinite_step(finite))
+    world = int(np.argmin(np.where(first < 0, np.iinfo(int).max, first)))
+    return (
+        f"False: {int((first >= 0).sum())} of {len(first)} world(s) diverged, the first at step {int(first[world])} "
+        f"(t = {(int(first[world]) + 1) * dt:.4f} s) in world {world}"
+    )
 
 
 def _seconds(call, repeats: int) -> float:
@@ -245,10 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     sim_parser = commands.add_parser("simulate", help="drop a model on the ground and simulate it")
     sim_parser.add_argument("model", help="a shipped model name or a URDF/SDF path")
     sim_parser.add_argument("--duration", type=float, default=2.0, help="simulated time [s] (default 2)")
-    sim_parser.add_argument("--dt", type=float, default=0.0005, help="step size [s] (default 0.0005: stable for violent landings of light limbs)")
+    sim_parser.add_argument("--dt", type=float, default=0.002, help="step size [s] (default 0.002)")
     sim_parser.add_argument("--height", type=float, default=0.5, help="drop height of the lowest contact point [m] (default 0.5)")
     sim_parser.add_argument("--batch", type=int, default=1, help="number of worlds, with perturbed joint positions (default 1)")
-    sim_parser.add_argument("--integrator", choices=("semi_implicit_euler", "rk4"), default="semi_implicit_euler")
+    sim_parser.add_argument("--integrator", choices=("implicit_euler", "semi_implicit_euler", "rk4"), default="implicit_euler")
     sim_parser.add_argument("--seed", type=int, default=0, help="seed of the batch's perturbations")
     sim_parser.add_argument("--out", help="save the trajectory to this .npz file")
     sim_parser.add_argument("--plot", help="save a figure (PNG) of the trajectory; needs matplotlib")
@@ -268,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "simulate":
             if args.duration <= 0 or args.dt <= 0 or args.batch < 1:
                 raise ValueError("--duration and --dt must be positive and --batch at least 1")
-            print(simulate(args))
+            report, finite = simulate(args)
+            print(report)
+            if not finite:
+                return 1
         elif args.command == "bench":
             if args.x64:
                 import jax

@@ -65,7 +65,7 @@ def test_padding_is_stripped(sharded_figures):
     assert sharded_figures["padded_size_6"] == 8
     assert sharded_figures["boxes_batch"] == 6
     assert sharded_figures["boxes_trajectory_shape"] == [6, 100, 3]
-    assert sharded_figures["pendulums_final_only_returns_none"]
+    assert sharded_figures["pendulums_final_only_all_finite"]
 
 
 def test_mesh_helpers_on_one_device():
