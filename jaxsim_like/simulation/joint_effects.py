@@ -14,8 +14,9 @@ LIMIT_BLEND = 1e-2
 
 
 class JointEffects(NamedTuple):
-    """The torques ``(n,)`` acting at the joints and their slopes: ``damping = -d tau / d q_dot``
-    and ``stiffness = -d tau / d q`` ``(n,)``, both non-negative (what an implicit step needs)."""
+    """The torques ``(n,)`` acting at the joints and their slopes: ``damping`` (``-d tau / d q_dot``,
+    the Coulomb friction's by its secant) and ``stiffness = -d tau / d q`` ``(n,)``, both
+    non-negative (what an implicit step needs)."""
 
     torques: jax.Array
     damping: jax.Array
@@ -54,5 +55,10 @@ def joint_effects(
     viscous = -model.joint_damping * velocities
     slip = jnp.tanh(velocities / friction_velocity)
     coulomb = -model.joint_friction * slip
-    damping = blend * limit_damping + model.joint_damping + model.joint_friction / friction_velocity * (1 - slip**2)
+    # The secant slope of the friction, F tanh(x) / q_dot (F / v_s at rest): taken implicitly it can
+    # stop a joint within a step but never reverses it, so the friction never chatters.
+    x = velocities / friction_velocity
+    small = jnp.abs(x) < 1e-4
+    secant = jnp.where(small, 1 - x**2 / 3, slip / jnp.where(small, 1.0, x)) / friction_velocity
+    damping = blend * limit_damping + model.joint_damping + model.joint_friction * secant
     return JointEffects(clipped + spring + damper + viscous + coulomb, damping, blend * limit_stiffness)

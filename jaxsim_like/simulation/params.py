@@ -20,6 +20,9 @@ from .terrain import Terrain
 
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
 EXPLICIT_INTEGRATORS = ("semi_implicit_euler", "rk4")
+IMPLICIT_FRICTION_VELOCITY = 0.01
+"""[rad/s or m/s]: the default ``friction_velocity`` of the implicit step (a joint held below its
+Coulomb friction creeps at ``v_s atanh(load / F)``)."""
 
 
 @functools.partial(
@@ -82,7 +85,8 @@ class SimulationParams:
         impacts bounce; the implicit integrator needs no cap. Joint limits are spring-dampers giving each
         joint, with its effective inertia ``1 / (M^-1)_ii`` at the zero configuration, the
         frequency ``limit_frequency`` [rad/s] (default ``0.2 / dt``), critically damped. The
-        Coulomb friction is smoothed over a ``friction_velocity`` that keeps the explicit step stable.
+        Coulomb friction is smoothed over a ``friction_velocity`` of ``IMPLICIT_FRICTION_VELOCITY``
+        with the implicit integrator, and one that keeps the explicit step stable with the others.
 
         ``self_collision=True`` makes the collidable points of each link collide with the spheres,
         boxes and capsules of the other links (see :mod:`.self_collision`), except parent and
@@ -110,7 +114,10 @@ class SimulationParams:
             raise ValueError(f"contact_enabled_links must have shape ({model.number_of_links},), got {enabled.shape}")
         inertia = _joint_effective_inertia(model)
         frequency = 0.2 / dt if limit_frequency is None else float(limit_frequency)
-        friction_velocity = np.maximum(np.asarray(model.joint_friction) * dt / (0.5 * inertia), 1e-3)
+        if integrator in EXPLICIT_INTEGRATORS:
+            friction_velocity = np.maximum(np.asarray(model.joint_friction) * dt / (0.5 * inertia), 1e-3)
+        else:
+            friction_velocity = np.full(model.dofs, IMPLICIT_FRICTION_VELOCITY)
         return SimulationParams(
             dt=jnp.asarray(float(dt)),
             gravity=jnp.asarray(gravity),
