@@ -231,18 +231,19 @@ def test_friction_is_bounded_by_coulomb_and_opposes_slip():
 @pytest.mark.parametrize("obstacle", list(OBSTACLES))
 def test_a_swinging_link_is_stopped_by_the_base(obstacle, arm, free_swing, figures):
     """Off, the tip passes within 1 cm of the obstacle's centre; on, it stays out of the obstacle
-    (a few mm of penetration) and leaves it."""
+    (a few mm of penetration), and at the end it is not pushing in (under 2 mm deep: it left,
+    rests against the obstacle or slides along it; the contacts are nearly inelastic)."""
     model = arm if obstacle == "box" else js.load_model(arm_urdf(obstacle))
     _, (_, free_outputs) = free_swing
     assert np.linalg.norm(tip_centres(arm, free_outputs) - OBSTACLE_CENTRE, axis=1).min() < 0.01
     params = js.SimulationParams.build(model, dt=DT, self_collision=True)
     _, (states, outputs) = swing(model, params)
     distance = np.linalg.norm(tip_centres(model, outputs) - OBSTACLE_CENTRE, axis=1)
-    penetration = np.asarray(contacts_along(model, states, params)[1]).max()
-    figures(f"self-collision {obstacle}: deepest penetration", penetration, "m")
-    assert 0 < penetration < 0.005
+    depth = np.asarray(contacts_along(model, states, params)[1]).max(axis=1)
+    figures(f"self-collision {obstacle}: deepest penetration", depth.max(), "m")
+    assert 0 < depth.max() < 0.005
     assert distance.min() > OBSTACLES[obstacle][1] + TIP_RADIUS - 0.005
-    assert distance[-1] > distance.min()  # bounced or slid off, not pushing in
+    assert depth[-1] < 0.002
     assert np.isfinite(np.asarray(states.joint_positions)).all()
 
 

@@ -162,8 +162,8 @@ def test_gradient_temporaries_grow_as_the_square_root_of_the_horizon(pendulum, w
         compiled = jax.jit(jax.grad(loss)).lower(jnp.zeros((steps, 1))).compile()
         return compiled.memory_analysis().temp_size_in_bytes
 
-    growth = {kind: temporaries(1600, kind) / temporaries(100, kind) for kind in (None, "auto")}
+    growth = {kind: temporaries(6400, kind) / temporaries(400, kind) for kind in (None, "auto")}
     for kind, value in growth.items():
-        workflow_figures(f"optimization: gradient temporaries, 1600 / 100 steps, segments {kind}", value)
+        workflow_figures(f"optimization: gradient temporaries, 6400 / 400 steps, segments {kind}", value)
     assert growth[None] > 10  # one state per step: linear (16x the horizon)
     assert growth["auto"] < 5  # sqrt(16) = 4

@@ -1,0 +1,228 @@
+"""Simulated seconds per wall second: the largest step each library survives, and what it buys.
+
+    python -m benchmarks.simulated_seconds [--model humanoid|icub|all] [--quick]
+
+The yardstick is the simulated second, not the step: a step that must be 10x smaller is 10x
+slower for the user. For each model and library:
+
+1. **Largest stable step.** ``--worlds`` limp drops (joint positions perturbed uniformly by up to
+   +-0.5 rad, the lowest collision geometry of the unperturbed robot 0.5 m above the ground, zero
+   torques) are simulated for ``--seconds`` at each step of ``--dts``; the largest step at which
+   none goes non-finite is kept.
+2. **Throughput at that step.** Simulated seconds per wall second of one world (a jitted
+   ``lax.scan`` of the library's step) and of batches of 64, 1024 and 4096 worlds (the same scan
+   under ``jax.vmap``; for jaxsim_like also through :func:`jaxsim_like.batching.simulate_batch`,
+   its batched entry point, which runs chunks of 64 on the CPU), after warm-up, median of
+   ``--repeats`` calls.
+
+Libraries, each in its own subprocess (jax's x64 switch is process-wide): jaxsim_like's implicit
+step (the default) and its explicit semi-implicit Euler, float32 as GPU batches use; MJX (float32,
+its only precision) on the same URDF (see :mod:`benchmarks.peers.mjx_peer`: Newton, one
+iteration) and, on the humanoid row, MuJoCo's own humanoid at its own options and 5 ms step;
+jaxsim (float64, its default) with its default soft contacts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+LIBRARIES = ("jaxsim_like implicit", "jaxsim_like explicit", "mjx", "mjx (MuJoCo humanoid, own options)", "jaxsim")
+SPREAD = 0.5
+HEIGHT = 0.5
+
+
+def offsets(names, size: int, seed: int = 0):
+    """``(size, n)`` joint positions, uniform in +-SPREAD rad."""
+    import numpy as np
+
+    return np.random.default_rng(seed).uniform(-SPREAD, SPREAD, (size, len(names)))
+
+
+def subject(library: str, path: str, dt: float):
+    """The library's :class:`benchmarks.timing.StepSubject` for drops of the model at ``dt``."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from benchmarks import timing
+
+    if library.startswith("jaxsim_like"):
+        import jax
+
+        import jaxsim_like as js
+        from jaxsim_like.simulation.step import contact_point_positions
+
+        integrator = "implicit_euler" if library.endswith("implicit") else "semi_implicit_euler"
+        model = js.load_model(path)
+        params = js.SimulationParams.build(model, dt=dt, integrator=integrator)
+        upright = js.State.build(model, base_position=np.zeros(3))
+        base = np.array([0.0, 0.0, HEIGHT - float(jnp.min(contact_point_positions(model, upright)[:, 2]))])
+        dtype = model.link_mass.dtype
+        build = jax.jit(jax.vmap(lambda q: js.State.build(model, base_position=base, joint_positions=q)))
+
+        def batch(size):
+            return build(jnp.asarray(offsets(model.joint_names, size), dtype)), jnp.zeros((size, model.dofs), dtype)
+
+        def step(constants, state, torques):
+            model, params = constants
+            return js.step(model, state, joint_torques=torques, params=params)[0]
+
+        state = js.State.build(model, base_position=base)
+        return timing.StepSubject(library, (model, params), state, jnp.zeros(model.dofs, dtype), step, batch, None, {"model": model})
+    if library.startswith("mjx"):
+        import mujoco
+        from mujoco import mjx
+
+        from benchmarks.peers import mjx_peer
+
+        if "own options" in library:
+            host = mujoco.MjModel.from_xml_path(str(mjx_peer.MUJOCO_HUMANOID))
+            host.opt.timestep = dt
+            names = mjx_peer.joint_names(host)
+            data = mujoco.MjData(host)
+            mujoco.mj_resetData(host, data)
+            data.qpos[2] += HEIGHT
+            model, start = mjx.put_model(host), mjx.put_data(host, data)
+            address = np.array([host.jnt_qposadr[host.joint(name).id] for name in names], dtype=int)
+            import jax
+
+            build = jax.jit(jax.vmap(lambda q: start.replace(qpos=start.qpos.at[address].add(q))))
+
+            def batch(size):
+                return build(jnp.asarray(offsets(names, size), start.qpos.dtype)), jnp.zeros((size, host.nu), start.qpos.dtype)
+
+            return timing.StepSubject(library, model, start, jnp.zeros(host.nu), mjx_peer.step, batch, None, {})
+        return mjx_peer.subject(path, dt, offsets, library, depth=-HEIGHT)
+    from benchmarks.peers import jaxsim_step_peer
+
+    probe = jaxsim_step_peer.load(path, dt)
+    data = jaxsim_step_peer.build_data(probe, jnp.zeros(3), jnp.zeros(probe.dofs()))
+    lowest = float(np.min(jaxsim_step_peer.point_positions(probe, data)[:, 2]))
+    return jaxsim_step_peer.subject(path, dt, np.array([0.0, 0.0, HEIGHT - lowest]), offsets)[0]
+
+
+def _scan(step, steps: int):
+    import jax
+
+    def run(constants, state, torques):
+        return jax.lax.scan(lambda s, _: (step(constants, s, torques), None), state, None, length=steps)[0]
+
+    return run
+
+
+def _finite(tree):
+    import jax
+    import jax.numpy as jnp
+
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf), axis=tuple(range(1, leaf.ndim))) for leaf in jax.tree.leaves(tree) if jnp.issubdtype(leaf.dtype, jnp.floating)]), axis=0)
+
+
+def _median_seconds(call, repeats: int) -> float:
+    import jax
+    import numpy as np
+
+    jax.block_until_ready(call())
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        jax.block_until_ready(call())
+        samples.append(time.perf_counter() - started)
+    return float(np.median(samples))
+
+
+def worker(library: str, path: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int) -> dict:
+    """One library on one model: divergences per step size, then throughputs at the largest stable step."""
+    import jax
+    import jax.numpy as jnp
+
+    diverged = {}
+    for dt in dts:
+        s = subject(library, path, dt)
+        states, torques = s.batch(worlds)
+        final = jax.jit(jax.vmap(_scan(s.step, max(1, int(round(seconds / dt)))), in_axes=(None, 0, 0)))(s.constants, states, torques)
+        diverged[dt] = int(worlds - int(jnp.sum(_finite(final))))
+    stable = [dt for dt in dts if diverged[dt] == 0]
+    result = {"library": library, "dtype": None, "diverged": diverged, "largest_dt": max(stable) if stable else None, "rates": {}}
+    if not stable:
+        return result
+    dt = max(stable)
+    s = subject(library, path, dt)
+    result["dtype"] = str(jax.tree.leaves(s.state)[0].dtype)
+    single = jax.jit(_scan(s.step, steps))
+    result["rates"]["1"] = steps * dt / _median_seconds(lambda: single(s.constants, s.state, s.torques), repeats)
+    many = jax.jit(jax.vmap(_scan(s.step, steps), in_axes=(None, 0, 0)))
+    for size in batches:
+        states, torques = s.batch(size)
+        result["rates"][str(size)] = size * steps * dt / _median_seconds(lambda: many(s.constants, states, torques), repeats)
+    if library.startswith("jaxsim_like"):
+        from jaxsim_like.batching import simulate_batch
+
+        model, params = s.constants
+        for size in batches:
+            states, _ = s.batch(size)
+            zeros = jnp.zeros((steps, model.dofs), states.joint_positions.dtype)
+            call = lambda: simulate_batch(model, states, zeros, params=params, trajectory=False)[0]  # noqa: E731
+            result["rates"][f"{size} chunked"] = size * steps * dt / _median_seconds(call, repeats)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="all", choices=("humanoid", "icub", "all"))
+    parser.add_argument("--dts", default="0.0005,0.001,0.002,0.005,0.01")
+    parser.add_argument("--worlds", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=1.5)
+    parser.add_argument("--batches", default="64,1024,4096")
+    parser.add_argument("--steps", type=int, default=100, help="steps per timed call")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--library", help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="16 worlds, 1 s, batch 64, one repeat")
+    args = parser.parse_args()
+    if args.quick:
+        args.worlds, args.seconds, args.batches, args.repeats = 16, 1.0, "64", 1
+    dts = sorted(float(x) for x in args.dts.split(","))
+    batches = [int(b) for b in args.batches.split(",")]
+    if args.library:
+        from benchmarks import timing  # noqa: F401  (the shared XLA settings, before the backend starts)
+
+        print(json.dumps(worker(args.library, args.path, dts, args.worlds, args.seconds, batches, args.steps, args.repeats)))
+        return
+    from benchmarks.models import model_paths
+
+    rows = []
+    for name, path in model_paths(args.model).items():
+        for library in LIBRARIES:
+            if "MuJoCo humanoid" in library and name != "humanoid":
+                continue
+            library_dts = [0.005] if "own options" in library else dts
+            x64 = "1" if library == "jaxsim" else "0"
+            command = [sys.executable, "-m", "benchmarks.simulated_seconds", "--library", library, "--path", str(path),
+                       "--dts", ",".join(map(str, library_dts)), "--worlds", str(args.worlds), "--seconds", str(args.seconds),
+                       "--batches", ",".join(map(str, batches)), "--steps", str(args.steps), "--repeats", str(args.repeats)]
+            env = {**os.environ, "JAX_ENABLE_X64": x64, "JAXSIM_ENABLE_X64": x64}
+            done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
+            if done.returncode:
+                print(f"[{name}] {library}: failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}", flush=True)
+                continue
+            row = {"model": name, **json.loads(done.stdout.strip().splitlines()[-1])}
+            rows.append(row)
+            diverged = ", ".join(f"{dt:g}: {n}" for dt, n in row["diverged"].items())
+            rates = ", ".join(f"B={b} {r:,.1f}" for b, r in row["rates"].items())
+            print(f"[{name}] {library} ({row['dtype']}): diverged of {args.worlds} {{{diverged}}}; largest dt {row['largest_dt']}; "
+                  f"simulated s / wall s: {rates}", flush=True)
+    out = Path(__file__).resolve().parent / "results" / "simulated_seconds.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
