@@ -18,6 +18,7 @@ import numpy as np
 
 from ..parsers.description import Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
+from . import consistency
 from . import tree as tree_module
 from .tree import PRISMATIC, REVOLUTE, RigidTree
 
@@ -317,6 +318,9 @@ def build_model(
 ) -> Model:
     """The :class:`Model` of a description: fixed joints lumped, links ordered by depth.
 
+    The bodies left after lumping are made physically consistent by the documented rules of
+    :mod:`.consistency`, each change with a :class:`~jaxsim_like.parsers.errors.ModelLoadWarning`;
+    mimic joints load as independent joints, with one such warning.
     ``floating_base`` defaults to the file's choice (floating unless welded to the world).
     ``collidable_points(link) -> (P, 3)`` gives each link's contact points (none by default).
     """
@@ -328,6 +332,8 @@ def build_model(
         raise ModelLoadError(
             "a floating-base model needs a positive total mass", file=description.source, element=f"<model name={description.name!r}>"
         )
+    lumped = consistency.make_consistent(lumped, description, floating=floating)
+    consistency.warn_mimic(lumped, description)
     joint_order = [j.name for j in description.joints if j.type != "fixed"]
     return model_from_tree(
         lumped,

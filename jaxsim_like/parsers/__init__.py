@@ -32,7 +32,7 @@ from .description import (
     SourceLocation,
     WorldDescription,
 )
-from .errors import ModelLoadError
+from .errors import ModelLoadError, ModelLoadWarning
 from .sdf import parse_sdf, parse_sdf_world, parse_sdf_worlds
 from .srdf import parse_srdf
 from .urdf import parse_urdf
@@ -50,6 +50,7 @@ __all__ = [
     "Mimic",
     "ModelDescription",
     "ModelLoadError",
+    "ModelLoadWarning",
     "PhysicsDescription",
     "SourceLocation",
     "WorldDescription",

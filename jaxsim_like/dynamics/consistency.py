@@ -1,0 +1,202 @@
+"""Physical consistency of the bodies the dynamics see (numpy): checks after fixed-joint lumping,
+and the documented regularisations applied, with one :class:`ModelLoadWarning` each, where a
+body is still inconsistent.
+
+Inertias are checked where physics uses them: on each body left after lumping (a moving link
+with every link welded to it), not on each link of the file, so a point mass, a massless frame
+or a dummy link with a degenerate inertia welded to a real body is valid. A welded root (fixed
+base) does not move and is not checked. The rules:
+
+- **Inconsistent inertia.** A body's rotational inertia about its COM, with principal moments
+  ``l1 <= l2 <= l3``, is consistent when ``l1 >= -tol`` and ``l1 + l2 >= l3 - tol``, with
+  ``tol = 1e-6 max|l| + 1e-12 L`` and ``L`` the largest principal moment of any body of the model
+  (so that rounding noise such as moments of 1e-20 kg m^2 counts as zero); zero moments (point
+  masses, rods) are consistent. Otherwise the
+  principal axes are kept and the moments replaced by: each clipped to at least
+  ``f = 1e-6 l3`` (``f = 0``, a point mass, if no moment is positive), then, if
+  ``l1 + l2 < l3``, moved by ``d = (l3 - l1 - l2) / 3`` onto the plane ``l1 + l2 = l3``
+  (``l1 + d, l2 + d, l3 - d``). Without the floor this is the nearest consistent inertia in the
+  Frobenius norm; mass and COM are unchanged. The correction is a pure rotational inertia added
+  to the body, so it survives any later lumping (:func:`~jaxsim_like.dynamics.reduce`).
+- **Massless moving subtree.** A moving body whose subtree (itself and every body below it) has
+  zero mass would make the mass matrix singular and forward dynamics infinite. Each body of
+  such a subtree gets ``REGULARISATION = 1e-4`` of a reference body: mass ``1e-4 m_r`` at its
+  link origin and an isotropic inertia ``1e-4 max(tr(I_r) / 3, m_r (1 cm)^2)`` added about it, where
+  the reference is its nearest ancestor body with mass (the heaviest body if none). Every moving body then has
+  a positive definite spatial inertia, so the mass matrix is positive definite. The total mass
+  grows by those small masses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..parsers.description import ModelDescription, SourceLocation
+from ..parsers.errors import ModelLoadError, warn
+from .tree import FIXED, RigidTree
+
+REGULARISATION = 1e-4
+_RELATIVE_TOLERANCE = 1e-6
+_MODEL_TOLERANCE = 1e-12
+_FLOOR = 1e-6
+_POINT_RADIUS = 0.01
+
+
+def is_consistent(moments: np.ndarray, scale: float = 0.0) -> bool:
+    """Whether sorted principal moments ``(3,)`` [kg m^2] are non-negative and satisfy the triangle
+    inequality, up to the tolerance of the module docstring (``scale``: the model's largest moment)."""
+    tolerance = _RELATIVE_TOLERANCE * float(np.abs(moments).max()) + _MODEL_TOLERANCE * scale
+    return bool(moments[0] >= -tolerance and moments[0] + moments[1] >= moments[2] - tolerance)
+
+
+def consistent_moments(moments: np.ndarray) -> np.ndarray:
+    """The regularised principal moments ``(3,)`` of sorted ``moments (3,)`` (module docstring's rule)."""
+    floor = _FLOOR * max(float(moments[2]), 0.0)
+    fixed = np.maximum(moments, floor)
+    excess = fixed[2] - fixed[0] - fixed[1]
+    if excess > 0.0:
+        fixed = fixed + excess / 3.0 * np.array([1.0, 1.0, -1.0])
+    return fixed
+
+
+def consistent_inertia(inertia: np.ndarray) -> np.ndarray:
+    """The regularised rotational inertia ``(3, 3)`` of a symmetric ``inertia (3, 3)``, same principal axes."""
+    moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))
+    return (axes * consistent_moments(moments)) @ axes.T
+
+
+def _where(description: ModelDescription, name: str) -> SourceLocation:
+    links = {link.name: link for link in description.links}
+    location = links[name].location if name in links else SourceLocation()
+    return SourceLocation(
+        file=location.file if location.file is not None else description.source,
+        line=location.line,
+        element=location.element or f'<link name="{name}">',
+    )
+
+
+def _report(description: ModelDescription, name: str, message: str) -> None:
+    where = _where(description, name)
+    warn(message, file=where.file, line=where.line, element=where.element)
+
+
+def _members(tree: RigidTree, description: ModelDescription) -> list[list[str]]:
+    """For each body, the description links with an inertial welded into it (itself excluded)."""
+    with_inertial = {link.name for link in description.links if link.inertial is not None}
+    members: list[list[str]] = [[] for _ in range(tree.size)]
+    for name, body, _ in tree.frames:
+        if name in with_inertial:
+            members[body].append(name)
+    return members
+
+
+def _fix_inertias(tree: RigidTree, description: ModelDescription, moving: np.ndarray) -> np.ndarray:
+    inertia = tree.inertia.copy()
+    members = _members(tree, description)
+    moments = np.linalg.eigvalsh(0.5 * (inertia + np.swapaxes(inertia, 1, 2)))
+    scale = float(np.abs(moments).max(initial=0.0))
+    for b in np.flatnonzero(moving):
+        if is_consistent(moments[b], scale):
+            continue
+        inertia[b] = consistent_inertia(inertia[b])
+        lumped = f" (with the welded links {', '.join(repr(m) for m in members[b])})" if members[b] else ""
+        reason = "negative principal moment" if moments[b][0] < 0 else "breaks the triangle inequality I1 + I2 >= I3"
+        _report(
+            description,
+            tree.link_names[b],
+            f"inertia of body '{tree.link_names[b]}'{lumped} is not physically consistent ({reason}): "
+            f"principal moments {_numbers(moments[b])} kg m^2 about the COM; regularised to the nearest "
+            f"consistent ones {_numbers(consistent_moments(moments[b]))} (same axes, mass and COM)",
+        )
+    return inertia
+
+
+def _numbers(values: np.ndarray) -> str:
+    return "[" + ", ".join(f"{value:.6g}" for value in values) + "]"
+
+
+def _subtree_mass(tree: RigidTree) -> np.ndarray:
+    mass = tree.mass.astype(float).copy()
+    for i in range(tree.size - 1, 0, -1):
+        mass[tree.parent[i]] += mass[i]
+    return mass
+
+
+def _fill_massless(tree: RigidTree, description: ModelDescription, moving: np.ndarray, inertia: np.ndarray):
+    """Masses, COMs and inertias with the massless moving subtrees filled; one warning per subtree."""
+    mass, com = tree.mass.astype(float).copy(), tree.com.copy()
+    subtree = _subtree_mass(tree)
+    massless = [b for b in range(tree.size) if moving[b] and subtree[b] <= 0.0]
+    if not massless:
+        return mass, com, inertia
+    if tree.mass.max() <= 0.0:
+        raise ModelLoadError(
+            "no link has mass, so the moving links cannot be given a regularising mass",
+            file=description.source,
+            element=f"<model name={description.name!r}>",
+        )
+    file_mass, file_inertia = tree.mass, inertia.copy()
+    heaviest = int(np.argmax(file_mass))
+    filled: dict[int, list[int]] = {}
+    for b in massless:
+        top = b
+        while tree.parent[top] >= 0 and tree.parent[top] in massless:
+            top = tree.parent[top]
+        filled.setdefault(top, []).append(b)
+    for top, bodies in filled.items():
+        reference = tree.parent[top]
+        while reference >= 0 and file_mass[reference] <= 0.0:
+            reference = tree.parent[reference]
+        reference = heaviest if reference < 0 else reference
+        added = REGULARISATION * max(np.trace(file_inertia[reference]) / 3.0, file_mass[reference] * _POINT_RADIUS**2)
+        for b in bodies:
+            mass[b] = REGULARISATION * file_mass[reference]
+            com[b] = 0.0
+            inertia[b] = inertia[b] + added * np.eye(3)
+        joint = tree.joint_names[top] if tree.parent[top] >= 0 else None
+        how = f"joint '{joint}'" if joint is not None else "the free base"
+        names = ", ".join(f"'{tree.link_names[b]}'" for b in bodies)
+        _report(
+            description,
+            tree.link_names[top],
+            f"body '{tree.link_names[top]}' is moved by {how} but it and its subtree have zero mass; each of its "
+            f"{len(bodies)} bodies ({names}) is given {REGULARISATION:g} of body '{tree.link_names[reference]}': "
+            f"mass {mass[top]:.6g} kg at its link origin and {added:.6g} kg m^2 of inertia about each axis, "
+            "to keep forward dynamics finite",
+        )
+    return mass, com, inertia
+
+
+def _moving(tree: RigidTree, floating: bool) -> np.ndarray:
+    return np.array([tree.joint_kind[i] != FIXED if tree.parent[i] >= 0 else floating for i in range(tree.size)])
+
+
+def make_consistent(tree: RigidTree, description: ModelDescription, *, floating: bool) -> RigidTree:
+    """``tree`` (fixed joints lumped) with every moving body physically consistent.
+
+    Applies the rules of the module docstring, with one :class:`ModelLoadWarning` per changed
+    body naming file, line and link; raises :class:`ModelLoadError` when nothing has mass.
+    """
+    moving = _moving(tree, floating)
+    inertia = _fix_inertias(tree, description, moving)
+    mass, com, inertia = _fill_massless(tree, description, moving, inertia)
+    return dataclasses.replace(tree, mass=mass, com=com, inertia=inertia)
+
+
+def warn_mimic(tree: RigidTree, description: ModelDescription) -> None:
+    """One :class:`ModelLoadWarning` listing the mimic joints: they load as independent joints."""
+    followers = [(tree.joint_names[i], m) for i, m in enumerate(tree.mimic) if m is not None]
+    if not followers:
+        return
+    first = next(joint for joint in description.joints if joint.name == followers[0][0])
+    where = first.location
+    pairs = ", ".join(f"'{name}' = {m.multiplier:g} * '{m.joint}' + {m.offset:g}" for name, m in followers)
+    warn(
+        f"{len(followers)} mimic joint(s) load as independent joints (the coupling is kept in Model.mimic "
+        f"but not enforced by the dynamics): {pairs}",
+        file=where.file if where.file is not None else description.source,
+        line=where.line,
+        element=where.element,
+    )
