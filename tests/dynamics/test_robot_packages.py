@@ -16,6 +16,7 @@ import warnings
 import zlib
 from pathlib import Path
 
+import cmeel
 import icub_models
 import jax
 import numpy as np
@@ -28,8 +29,8 @@ from jaxsim_like.parsers import parse_model
 
 from .conftest import FAST_COMPILE, PinocchioTwin, assert_close, inputs_of, random_samples, state_of
 
-example_robot_data = pytest.importorskip("cmeel", reason="example-robot-data is in the test extra")
-ERD = Path(example_robot_data.__file__).resolve().parents[1] / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+# example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
+ERD = Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
 ICUB = Path(icub_models.get_models_path())
 FILES = sorted(ERD.rglob("*.urdf")) + sorted(ICUB.rglob("*.urdf"))
 # One robot per class of defect the packages' files have (and a clean arm): compared in CI.
