@@ -73,6 +73,7 @@ class Semantics:
         "velocity_limit",
         "joint_damping",
         "joint_friction",
+        "joint_armature",
         "frame_transform",
         "collidable_points",
         "shape_transform",
@@ -94,6 +95,10 @@ class Model:
       ``joint_axis (N, 3)`` and ``joint_axis_point (N, 3)`` in the link frame;
     - ``position_limit_lower/upper``, ``effort_limit``, ``velocity_limit``, ``joint_damping``,
       ``joint_friction``: ``(n,)``;
+    - ``joint_armature (n,)`` [kg m^2 or kg]: rotor inertias (MJCF ``armature``; zero from URDF and
+      SDF), added to the joint diagonal of the mass matrix (``M = M_rigid + diag(0, armature)``) and
+      to the inverse dynamics (``tau += armature * qdd``); forward dynamics (ABA) and the
+      simulation step do not include them yet;
     - ``frame_transform (F, 4, 4)``: ``L_H_F`` of each frame in its link ``frame_link``;
     - ``collidable_points (P, 3)`` in the frame of link ``point_link``;
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
@@ -118,6 +123,7 @@ class Model:
     velocity_limit: jax.Array
     joint_damping: jax.Array
     joint_friction: jax.Array
+    joint_armature: jax.Array
     frame_transform: jax.Array
     collidable_points: jax.Array
     shape_transform: jax.Array
@@ -282,6 +288,7 @@ def model_from_tree(
         velocity_limit=per_joint(tree.velocity),
         joint_damping=per_joint(tree.damping),
         joint_friction=per_joint(tree.friction),
+        joint_armature=per_joint(tree.armature),
         frame_transform=jnp.asarray(
             np.stack([H for _, _, H in tree.frames]) if tree.frames else np.zeros((0, 4, 4)), dtype=dtype
         ),
@@ -391,6 +398,7 @@ def _tree_of_model(model: Model) -> RigidTree:
         velocity=per_link(model.velocity_limit, np.inf),
         damping=per_link(model.joint_damping, 0.0),
         friction=per_link(model.joint_friction, 0.0),
+        armature=per_link(model.joint_armature, 0.0),
         mimic=[Mimic(*mimic[n][1:]) if n in mimic else None for n in names],
         points=[values["collidable_points"][point_link == i] for i in range(size)],
         point_source=[tuple(model.point_source[k] for k in np.flatnonzero(point_link == i)) for i in range(size)],

@@ -168,6 +168,9 @@ def farthest_points(points: np.ndarray, count: int) -> np.ndarray:
 
 
 def _mesh_points(geometry: Geometry, owner: str, where: SourceLocation, max_points: int | None) -> np.ndarray:
+    if geometry.vertices is not None:
+        vertices = np.asarray(geometry.vertices, dtype=float).reshape(-1, 3)
+        return vertices[farthest_points(vertices, max_points)] if max_points is not None else vertices
     if geometry.path is None:
         message = f"mesh '{geometry.uri}' of {owner} was not found: it has no collidable points"
         warn(message, file=where.file, line=where.line, element=where.element)
