@@ -25,6 +25,12 @@ base) does not move and is not checked. The rules:
   the reference is its nearest ancestor body with mass (the heaviest body if none). Every moving body then has
   a positive definite spatial inertia, so the mass matrix is positive definite. The total mass
   grows by those small masses.
+- **Singular mass matrix.** Point masses (massive links exported with a zero inertia) are valid,
+  but joints that can only turn one about its own centre of mass make the mass matrix singular.
+  The joint-space mass matrix is computed at zero position; for each direction of it below
+  ``1e-12`` of its largest eigenvalue, every point mass moved by those joints becomes a solid
+  sphere of radius 1 cm (``0.4 m (0.01 m)^2`` about each axis, mass unchanged); if there is no
+  point mass, the body of the deepest of those joints gets the isotropic inertia above.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import numpy as np
 
 from ..parsers.description import ModelDescription, SourceLocation
 from ..parsers.errors import ModelLoadError, warn
-from .tree import FIXED, RigidTree
+from .tree import FIXED, REVOLUTE, RigidTree
 
 REGULARISATION = 1e-4
 _RELATIVE_TOLERANCE = 1e-6
@@ -124,6 +130,19 @@ def _subtree_mass(tree: RigidTree) -> np.ndarray:
     return mass
 
 
+def _reference(tree: RigidTree, file_mass: np.ndarray, b: int) -> int:
+    """The nearest ancestor body of ``b`` with mass in the file, else the heaviest body."""
+    reference = tree.parent[b]
+    while reference >= 0 and file_mass[reference] <= 0.0:
+        reference = tree.parent[reference]
+    return int(np.argmax(file_mass)) if reference < 0 else reference
+
+
+def _added_inertia(file_mass: np.ndarray, file_inertia: np.ndarray, reference: int) -> float:
+    """The isotropic regularising inertia [kg m^2] taken from body ``reference``."""
+    return REGULARISATION * max(np.trace(file_inertia[reference]) / 3.0, file_mass[reference] * _POINT_RADIUS**2)
+
+
 def _fill_massless(tree: RigidTree, description: ModelDescription, moving: np.ndarray, inertia: np.ndarray):
     """Masses, COMs and inertias with the massless moving subtrees filled; one warning per subtree."""
     mass, com = tree.mass.astype(float).copy(), tree.com.copy()
@@ -138,7 +157,6 @@ def _fill_massless(tree: RigidTree, description: ModelDescription, moving: np.nd
             element=f"<model name={description.name!r}>",
         )
     file_mass, file_inertia = tree.mass, inertia.copy()
-    heaviest = int(np.argmax(file_mass))
     filled: dict[int, list[int]] = {}
     for b in massless:
         top = b
@@ -146,11 +164,8 @@ def _fill_massless(tree: RigidTree, description: ModelDescription, moving: np.nd
             top = tree.parent[top]
         filled.setdefault(top, []).append(b)
     for top, bodies in filled.items():
-        reference = tree.parent[top]
-        while reference >= 0 and file_mass[reference] <= 0.0:
-            reference = tree.parent[reference]
-        reference = heaviest if reference < 0 else reference
-        added = REGULARISATION * max(np.trace(file_inertia[reference]) / 3.0, file_mass[reference] * _POINT_RADIUS**2)
+        reference = _reference(tree, file_mass, top)
+        added = _added_inertia(file_mass, file_inertia, reference)
         for b in bodies:
             mass[b] = REGULARISATION * file_mass[reference]
             com[b] = 0.0
@@ -169,6 +184,73 @@ def _fill_massless(tree: RigidTree, description: ModelDescription, moving: np.nd
     return mass, com, inertia
 
 
+def _joint_space_inertia(tree: RigidTree, moving: np.ndarray, mass, com, inertia) -> tuple[np.ndarray, list[int]]:
+    """The joint-space mass matrix ``(n, n)`` at zero position (numpy) and the body of each joint."""
+    W_H = np.tile(np.eye(4), (tree.size, 1, 1))
+    for i in range(1, tree.size):
+        W_H[i] = W_H[tree.parent[i]] @ tree.P_H_C[i]
+    joints = [b for b in range(1, tree.size) if moving[b]]
+    column = {b: k for k, b in enumerate(joints)}
+    M = np.zeros((len(joints), len(joints)))
+    for i in range(1, tree.size):
+        R, c = W_H[i, :3, :3], W_H[i, :3, :3] @ com[i] + W_H[i, :3, 3]
+        J_v, J_w = np.zeros((3, len(joints))), np.zeros((3, len(joints)))
+        j = i
+        while j > 0:
+            if j in column:
+                axis = W_H[j, :3, :3] @ tree.axis[j]
+                if tree.joint_kind[j] == REVOLUTE:
+                    point = W_H[j, :3, :3] @ tree.axis_point[j] + W_H[j, :3, 3]
+                    J_v[:, column[j]], J_w[:, column[j]] = np.cross(axis, c - point), axis
+                else:
+                    J_v[:, column[j]] = axis
+            j = tree.parent[j]
+        M += mass[i] * J_v.T @ J_v + J_w.T @ (R @ inertia[i] @ R.T) @ J_w
+    return M, joints
+
+
+def _fill_singular(tree: RigidTree, description: ModelDescription, moving: np.ndarray, mass, com, inertia):
+    """Inertias with a regularising inertia on the bodies that leave the mass matrix singular at zero
+    position (point masses that joints can only turn about themselves); one warning each."""
+    M, joints = _joint_space_inertia(tree, moving, mass, com, inertia)
+    if not joints:
+        return inertia
+    moments, vectors = np.linalg.eigh(M)
+    singular = vectors[:, moments <= _MODEL_TOLERANCE * max(float(moments[-1]), 0.0)]
+    file_inertia = inertia.copy()
+    scale = float(np.abs(np.linalg.eigvalsh(inertia)).max(initial=0.0))
+    done: set[int] = set()
+    for direction in singular.T:
+        involved = [joints[k] for k in np.flatnonzero(np.abs(direction) > 1e-6)]
+        below = [i for i in range(1, tree.size) if any(_descends(tree, i, b) for b in involved)]
+        points = [i for i in below if mass[i] > 0.0 and np.abs(np.linalg.eigvalsh(inertia[i])).max() <= _MODEL_TOLERANCE * scale]
+        for b in [i for i in points or involved[-1:] if i not in done]:
+            done.add(b)
+            names = ", ".join(f"'{tree.joint_names[j]}'" for j in involved)
+            if b in points:
+                added = 0.4 * mass[b] * _POINT_RADIUS**2
+                rule = f"the inertia of a solid sphere of its mass and radius {_POINT_RADIUS:g} m"
+            else:
+                reference = _reference(tree, tree.mass, b)
+                added = _added_inertia(tree.mass, file_inertia, reference)
+                rule = f"{REGULARISATION:g} of body '{tree.link_names[reference]}'"
+            inertia[b] = inertia[b] + added * np.eye(3)
+            _report(
+                description,
+                tree.link_names[b],
+                f"joints {names} can turn body '{tree.link_names[b]}' without moving any inertia, so the mass matrix "
+                f"would be singular; given {added:.6g} kg m^2 of inertia about each axis ({rule})",
+            )
+    return inertia
+
+
+def _descends(tree: RigidTree, i: int, b: int) -> bool:
+    """Whether body ``i`` is ``b`` or below it."""
+    while i > b:
+        i = tree.parent[i]
+    return i == b
+
+
 def _moving(tree: RigidTree, floating: bool) -> np.ndarray:
     return np.array([tree.joint_kind[i] != FIXED if tree.parent[i] >= 0 else floating for i in range(tree.size)])
 
@@ -182,6 +264,7 @@ def make_consistent(tree: RigidTree, description: ModelDescription, *, floating:
     moving = _moving(tree, floating)
     inertia = _fix_inertias(tree, description, moving)
     mass, com, inertia = _fill_massless(tree, description, moving, inertia)
+    inertia = _fill_singular(tree, description, moving, mass, com, inertia)
     return dataclasses.replace(tree, mass=mass, com=com, inertia=inertia)
 
 
