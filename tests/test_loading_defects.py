@@ -206,8 +206,12 @@ def test_load_world_strict_raises_on_a_mimic_of_a_missing_joint(tmp_path: Path):
         '<model name="m"><link name="a"><inertial><mass>1</mass></inertial></link>'
         '<link name="b"><inertial><mass>1</mass></inertial></link>'
         '<joint name="j" type="revolute"><parent>a</parent><child>b</child>'
-        "<axis><xyz>0 0 1</xyz><limit><lower>-1</lower><upper>1</upper></limit></axis></joint></model>"
+        '<axis><xyz>0 0 1</xyz><limit><lower>-1</lower><upper>1</upper></limit><mimic joint="elbow"/></axis></joint></model>'
     )
     world = tmp_path / "world.sdf"
-    world.write_text(f'<sdf version="1.11"><world name="w">{model}</world></sdf>')
-    assert js.load_world(world, strict=True).models[0].name == "m"
+    world.write_text(f'<sdf version="1.11"><world name="w">\n{model}</world></sdf>')
+    with pytest.warns(js.ModelLoadWarning, match=r"world\.sdf:2: <joint name=\"j\">: mimic refers to invalid joint 'elbow'"):
+        loaded = js.load_world(world)
+    assert loaded.models[0].joint("j").mimic is None
+    with pytest.raises(js.ModelLoadError, match="mimic refers to invalid joint 'elbow'"):
+        js.load_world(world, strict=True)
