@@ -50,11 +50,12 @@ _FLOOR = 1e-6
 _POINT_RADIUS = 0.01
 
 
-def is_consistent(moments: np.ndarray, scale: float = 0.0) -> bool:
-    """Whether sorted principal moments ``(3,)`` [kg m^2] are non-negative and satisfy the triangle
+def is_consistent(moments: np.ndarray, scale: float = 0.0) -> np.ndarray:
+    """Whether sorted principal moments ``(..., 3)`` [kg m^2] are non-negative and satisfy the triangle
     inequality, up to the tolerance of the module docstring (``scale``: the model's largest moment)."""
-    tolerance = _RELATIVE_TOLERANCE * float(np.abs(moments).max()) + _MODEL_TOLERANCE * scale
-    return bool(moments[0] >= -tolerance and moments[0] + moments[1] >= moments[2] - tolerance)
+    moments = np.asarray(moments, dtype=float)
+    tolerance = _RELATIVE_TOLERANCE * np.abs(moments).max(axis=-1) + _MODEL_TOLERANCE * scale
+    return (moments[..., 0] >= -tolerance) & (moments[..., 0] + moments[..., 1] >= moments[..., 2] - tolerance)
 
 
 def consistent_moments(moments: np.ndarray) -> np.ndarray:
@@ -100,12 +101,11 @@ def _members(tree: RigidTree, description: ModelDescription) -> list[list[str]]:
 
 def _fix_inertias(tree: RigidTree, description: ModelDescription, moving: np.ndarray) -> np.ndarray:
     inertia = tree.inertia.copy()
-    members = _members(tree, description)
     moments = np.linalg.eigvalsh(0.5 * (inertia + np.swapaxes(inertia, 1, 2)))
     scale = float(np.abs(moments).max(initial=0.0))
-    for b in np.flatnonzero(moving):
-        if is_consistent(moments[b], scale):
-            continue
+    flagged = np.flatnonzero(moving & ~is_consistent(moments, scale))
+    members = _members(tree, description) if flagged.size else []
+    for b in flagged:
         inertia[b] = consistent_inertia(inertia[b])
         lumped = f" (with the welded links {', '.join(repr(m) for m in members[b])})" if members[b] else ""
         reason = "negative principal moment" if moments[b][0] < 0 else "breaks the triangle inequality I1 + I2 >= I3"
@@ -187,26 +187,28 @@ def _fill_massless(tree: RigidTree, description: ModelDescription, moving: np.nd
 def _joint_space_inertia(tree: RigidTree, moving: np.ndarray, mass, com, inertia) -> tuple[np.ndarray, list[int]]:
     """The joint-space mass matrix ``(n, n)`` at zero position (numpy) and the body of each joint."""
     W_H = np.tile(np.eye(4), (tree.size, 1, 1))
+    subtree = np.eye(tree.size, dtype=bool)
     for i in range(1, tree.size):
         W_H[i] = W_H[tree.parent[i]] @ tree.P_H_C[i]
+    for i in range(tree.size - 1, 0, -1):
+        subtree[tree.parent[i]] |= subtree[i]
     joints = [b for b in range(1, tree.size) if moving[b]]
-    column = {b: k for k, b in enumerate(joints)}
-    M = np.zeros((len(joints), len(joints)))
-    for i in range(1, tree.size):
-        R, c = W_H[i, :3, :3], W_H[i, :3, :3] @ com[i] + W_H[i, :3, 3]
-        J_v, J_w = np.zeros((3, len(joints))), np.zeros((3, len(joints)))
-        j = i
-        while j > 0:
-            if j in column:
-                axis = W_H[j, :3, :3] @ tree.axis[j]
-                if tree.joint_kind[j] == REVOLUTE:
-                    point = W_H[j, :3, :3] @ tree.axis_point[j] + W_H[j, :3, 3]
-                    J_v[:, column[j]], J_w[:, column[j]] = np.cross(axis, c - point), axis
-                else:
-                    J_v[:, column[j]] = axis
-            j = tree.parent[j]
-        M += mass[i] * J_v.T @ J_v + J_w.T @ (R @ inertia[i] @ R.T) @ J_w
-    return M, joints
+    if not joints:
+        return np.zeros((0, 0)), joints
+    R = W_H[:, :3, :3]
+    W_c = np.einsum("nij,nj->ni", R, com) + W_H[:, :3, 3]
+    axes = np.einsum("nij,nj->ni", R[joints], tree.axis[joints])
+    points = np.einsum("nij,nj->ni", R[joints], tree.axis_point[joints]) + W_H[joints, :3, 3]
+    revolute = np.array([tree.joint_kind[b] == REVOLUTE for b in joints])
+    moves = subtree[joints].T  # (N, n): joint k moves body i
+    linear = np.where(revolute[None, :, None], np.cross(axes[None], W_c[:, None] - points[None]), axes[None])
+    J_v = np.where(moves[..., None], linear, 0.0)  # (N, n, 3)
+    J_w = np.where((moves & revolute[None])[..., None], axes[None], 0.0)
+    W_I = R @ inertia @ np.swapaxes(R, 1, 2)
+    n = len(joints)
+    rows = np.concatenate([J_v * mass[:, None, None], J_w @ W_I], axis=2).transpose(1, 0, 2).reshape(n, -1)
+    columns = np.concatenate([J_v, J_w], axis=2).transpose(1, 0, 2).reshape(n, -1)
+    return rows @ columns.T, joints
 
 
 def _fill_singular(tree: RigidTree, description: ModelDescription, moving: np.ndarray, mass, com, inertia):
