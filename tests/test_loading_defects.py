@@ -43,8 +43,8 @@ CASES = {
     "massless_slider.urdf": ('<link name="tip">', "body 'tip' is moved by joint 'slide' but it and its subtree have zero mass"),
     "point_mass_turned_in_place.urdf": (
         '<link name="head">',
-        "joints 'neck_roll', 'neck_yaw' can turn body 'head' without moving any inertia, so the mass matrix would be "
-        "singular; given 5.2e-05 kg m^2 of inertia about each axis (the inertia of a solid sphere of its mass and radius 0.01 m)",
+        "joints 'neck_roll', 'neck_yaw' can move body 'head' without moving any inertia, so the mass matrix would be "
+        "singular; given 5.2e-05 kg m^2 of inertia about each axis (a solid sphere of its mass and radius 0.01 m)",
     ),
     "mimic_gripper.urdf": (
         '<joint name="right_finger_joint">',

@@ -9,28 +9,29 @@ base) does not move and is not checked. The rules:
 
 - **Inconsistent inertia.** A body's rotational inertia about its COM, with principal moments
   ``l1 <= l2 <= l3``, is consistent when ``l1 >= -tol`` and ``l1 + l2 >= l3 - tol``, with
-  ``tol = 1e-6 max|l| + 1e-12 L`` and ``L`` the largest principal moment of any body of the model
-  (so that rounding noise such as moments of 1e-20 kg m^2 counts as zero); zero moments (point
-  masses, rods) are consistent. Otherwise the
-  principal axes are kept and the moments replaced by: each clipped to at least
-  ``f = 1e-6 l3`` (``f = 0``, a point mass, if no moment is positive), then, if
-  ``l1 + l2 < l3``, moved by ``d = (l3 - l1 - l2) / 3`` onto the plane ``l1 + l2 = l3``
-  (``l1 + d, l2 + d, l3 - d``). Without the floor this is the nearest consistent inertia in the
-  Frobenius norm; mass and COM are unchanged. The correction is a pure rotational inertia added
-  to the body, so it survives any later lumping (:func:`~jaxsim_like.dynamics.reduce`).
+  ``tol = 1e-6 max|l| + 1e-12 L`` and ``L`` the largest principal moment of any body of the
+  model (so that rounding noise such as moments of 1e-20 kg m^2 counts as zero); zero moments
+  (point masses, rods) are consistent. Otherwise the principal axes are kept and each moment is
+  clipped to at least ``f = 1e-6 l3`` (``f = 0``, a point mass, if no moment is positive); then,
+  if ``l1 + l2 < l3``, the moments move by ``d = (l3 - l1 - l2) / 3`` onto the plane
+  ``l1 + l2 = l3`` (``l1 + d, l2 + d, l3 - d``). For non-negative moments this is the nearest
+  consistent inertia in the Frobenius norm. Mass and COM are unchanged; the correction is a pure
+  rotational inertia added to the body, so it survives any later lumping
+  (:func:`~jaxsim_like.dynamics.reduce`).
 - **Massless moving subtree.** A moving body whose subtree (itself and every body below it) has
-  zero mass would make the mass matrix singular and forward dynamics infinite. Each body of
-  such a subtree gets ``REGULARISATION = 1e-4`` of a reference body: mass ``1e-4 m_r`` at its
-  link origin and an isotropic inertia ``1e-4 max(tr(I_r) / 3, m_r (1 cm)^2)`` added about it, where
-  the reference is its nearest ancestor body with mass (the heaviest body if none). Every moving body then has
-  a positive definite spatial inertia, so the mass matrix is positive definite. The total mass
-  grows by those small masses.
+  zero mass would make the mass matrix singular and forward dynamics infinite. Each body of such
+  a subtree gets ``REGULARISATION = 1e-4`` of a reference body, its nearest ancestor body with
+  mass (the heaviest body if none): mass ``1e-4 m_r`` at its link origin and an isotropic inertia
+  ``1e-4 max(tr(I_r) / 3, m_r (1 cm)^2)`` added about it. Every body of the subtree then has a
+  positive definite spatial inertia. The total mass grows by those small masses.
 - **Singular mass matrix.** Point masses (massive links exported with a zero inertia) are valid,
   but joints that can only turn one about its own centre of mass make the mass matrix singular.
   The joint-space mass matrix is computed at zero position; for each direction of it below
   ``1e-12`` of its largest eigenvalue, every point mass moved by those joints becomes a solid
   sphere of radius 1 cm (``0.4 m (0.01 m)^2`` about each axis, mass unchanged); if there is no
-  point mass, the body of the deepest of those joints gets the isotropic inertia above.
+  point mass, every massless body they move gets the mass and inertia of the rule above (for
+  redundant joints, such as four slides in one MJCF body). If the matrix is still singular, a
+  warning says so. Only the zero position is checked: a singularity elsewhere is not detected.
 """
 
 from __future__ import annotations
@@ -211,39 +212,55 @@ def _joint_space_inertia(tree: RigidTree, moving: np.ndarray, mass, com, inertia
     return rows @ columns.T, joints
 
 
-def _fill_singular(tree: RigidTree, description: ModelDescription, moving: np.ndarray, mass, com, inertia):
-    """Inertias with a regularising inertia on the bodies that leave the mass matrix singular at zero
-    position (point masses that joints can only turn about themselves); one warning each."""
+def _singular_directions(tree: RigidTree, moving: np.ndarray, mass, com, inertia) -> list[list[int]]:
+    """For each direction in which the joint-space mass matrix at zero position is singular, the
+    bodies of the joints it involves."""
     M, joints = _joint_space_inertia(tree, moving, mass, com, inertia)
     if not joints:
-        return inertia
+        return []
     moments, vectors = np.linalg.eigh(M)
     singular = vectors[:, moments <= _MODEL_TOLERANCE * max(float(moments[-1]), 0.0)]
-    file_inertia = inertia.copy()
+    return [[joints[k] for k in np.flatnonzero(np.abs(direction) > 1e-6)] for direction in singular.T]
+
+
+def _fill_singular(tree: RigidTree, description: ModelDescription, moving: np.ndarray, mass, com, inertia):
+    """Masses, COMs and inertias regularised where the mass matrix is singular at zero position
+    (point masses turned about themselves; massless links of redundant joints); one warning each."""
+    directions = _singular_directions(tree, moving, mass, com, inertia)
+    if not directions:
+        return mass, com, inertia
+    file_mass, file_inertia = mass.copy(), inertia.copy()
     scale = float(np.abs(np.linalg.eigvalsh(inertia)).max(initial=0.0))
     done: set[int] = set()
-    for direction in singular.T:
-        involved = [joints[k] for k in np.flatnonzero(np.abs(direction) > 1e-6)]
+    for involved in directions:
+        names = ", ".join(f"'{tree.joint_names[j]}'" for j in involved)
         below = [i for i in range(1, tree.size) if any(_descends(tree, i, b) for b in involved)]
         points = [i for i in below if mass[i] > 0.0 and np.abs(np.linalg.eigvalsh(inertia[i])).max() <= _MODEL_TOLERANCE * scale]
-        for b in [i for i in points or involved[-1:] if i not in done]:
+        massless = [i for i in below if file_mass[i] <= 0.0]
+        for b in [i for i in points or massless if i not in done]:
             done.add(b)
-            names = ", ".join(f"'{tree.joint_names[j]}'" for j in involved)
             if b in points:
                 added = 0.4 * mass[b] * _POINT_RADIUS**2
-                rule = f"the inertia of a solid sphere of its mass and radius {_POINT_RADIUS:g} m"
+                what = f"{added:.6g} kg m^2 of inertia about each axis (a solid sphere of its mass and radius {_POINT_RADIUS:g} m)"
             else:
-                reference = _reference(tree, tree.mass, b)
-                added = _added_inertia(tree.mass, file_inertia, reference)
-                rule = f"{REGULARISATION:g} of body '{tree.link_names[reference]}'"
+                reference = _reference(tree, file_mass, b)
+                added = _added_inertia(file_mass, file_inertia, reference)
+                mass[b], com[b] = REGULARISATION * file_mass[reference], 0.0
+                what = (
+                    f"{REGULARISATION:g} of body '{tree.link_names[reference]}': mass {mass[b]:.6g} kg at its link origin "
+                    f"and {added:.6g} kg m^2 of inertia about each axis"
+                )
             inertia[b] = inertia[b] + added * np.eye(3)
             _report(
                 description,
                 tree.link_names[b],
-                f"joints {names} can turn body '{tree.link_names[b]}' without moving any inertia, so the mass matrix "
-                f"would be singular; given {added:.6g} kg m^2 of inertia about each axis ({rule})",
+                f"joints {names} can move body '{tree.link_names[b]}' without moving any inertia, so the mass matrix "
+                f"would be singular; given {what}",
             )
-    return inertia
+    for involved in _singular_directions(tree, moving, mass, com, inertia):
+        names = ", ".join(f"'{tree.joint_names[j]}'" for j in involved)
+        _report(description, tree.link_names[involved[-1]], f"the mass matrix is singular along joints {names}: forward dynamics will not be finite")
+    return mass, com, inertia
 
 
 def _descends(tree: RigidTree, i: int, b: int) -> bool:
@@ -266,7 +283,7 @@ def make_consistent(tree: RigidTree, description: ModelDescription, *, floating:
     moving = _moving(tree, floating)
     inertia = _fix_inertias(tree, description, moving)
     mass, com, inertia = _fill_massless(tree, description, moving, inertia)
-    inertia = _fill_singular(tree, description, moving, mass, com, inertia)
+    mass, com, inertia = _fill_singular(tree, description, moving, mass, com, inertia)
     return dataclasses.replace(tree, mass=mass, com=com, inertia=inertia)
 
 

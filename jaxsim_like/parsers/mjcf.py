@@ -133,7 +133,8 @@ def _inertial(m, b: int) -> Inertial:
     return Inertial(mass=float(m.body_mass[b]), L_H_I=_pose(m.body_ipos[b], m.body_iquat[b]), inertia=np.diag(m.body_inertia[b]))
 
 
-def _geometry(m, g: int) -> Geometry | None:
+def _geometry(reader: _Reader, g: int) -> Geometry | None:
+    m = reader.m
     kind = _SHAPES.get(int(m.geom_type[g]))
     size = np.asarray(m.geom_size[g], dtype=float)
     if kind is None:
@@ -150,7 +151,8 @@ def _geometry(m, g: int) -> Geometry | None:
         return Geometry("plane", size=tuple(2.0 * size[:2]))
     mesh = int(m.geom_dataid[g])
     start, count = int(m.mesh_vertadr[mesh]), int(m.mesh_vertnum[mesh])
-    return Geometry("mesh", uri=f"mjcf-mesh:{mesh}", vertices=np.array(m.mesh_vert[start : start + count], dtype=float))
+    name = reader.name("mesh", mesh) or f"mesh{mesh}"
+    return Geometry("mesh", uri=name, vertices=np.array(m.mesh_vert[start : start + count], dtype=float))
 
 
 def _link(reader: _Reader, b: int) -> LinkDescription:
@@ -160,7 +162,7 @@ def _link(reader: _Reader, b: int) -> LinkDescription:
     for g in range(first, first + int(m.body_geomnum[b])):
         if not (m.geom_contype[g] or m.geom_conaffinity[g]):
             continue
-        geometry = _geometry(m, g)
+        geometry = _geometry(reader, g)
         if geometry is None:
             continue
         label = reader.name("geom", g) or f"{name}_geom{g}"
@@ -210,6 +212,37 @@ def _compile(mujoco, source: str | os.PathLike):
         raise ModelLoadError(f"MuJoCo could not compile the model: {error}", file=None if looks_like_xml(source) else os.fspath(source)) from None
 
 
+def _root(reader: _Reader) -> tuple[int, np.ndarray, bool]:
+    """The root body (0: the world), its pose in the model frame and whether it is free."""
+    m = reader.m
+    world_children = [b for b in range(1, m.nbody) if m.body_parentid[b] == 0]
+    free = [b for b in world_children if m.body_jntnum[b] and m.jnt_type[m.body_jntadr[b]] == _FREE]
+    if free and len(world_children) > 1:
+        names = ", ".join(f"'{reader.body(b)}'" for b in world_children)
+        raise reader.error("body", reader.body(free[0]), f"a free body among several bodies under the world ({names}): load one model per tree")
+    if free or (len(world_children) == 1 and not m.body_jntnum[world_children[0]]):
+        root = world_children[0]
+        return root, _pose(m.body_pos[root], m.body_quat[root]), bool(free)
+    return 0, np.eye(4), False
+
+
+def _body_joints(reader: _Reader, b: int) -> tuple[list[LinkDescription], list[JointDescription]]:
+    """The joints from body ``b``'s parent to it, through one massless link per joint but the last."""
+    m, name = reader.m, reader.body(b)
+    parent, P_H_C = reader.body(m.body_parentid[b]), _pose(m.body_pos[b], m.body_quat[b])
+    ids = [int(m.body_jntadr[b]) + k for k in range(int(m.body_jntnum[b]))]
+    if not ids:
+        return [], [JointDescription(f"{name}_weld", "fixed", parent, name, P_H_C=P_H_C, location=reader.where("body", name))]
+    links, joints = [], []
+    for k, j in enumerate(ids):
+        child = name if k == len(ids) - 1 else f"{name}::{reader.joint(j)}"
+        if child != name:
+            links.append(LinkDescription(name=child, location=reader.where("joint", reader.joint(j))))
+        joints.append(_joint(reader, j, parent, child, P_H_C))
+        parent, P_H_C = child, np.eye(4)
+    return links, joints
+
+
 def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
     """A validated :class:`ModelDescription` of an MJCF path or XML string (see the module docstring).
 
@@ -222,46 +255,19 @@ def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
     m = _compile(mujoco, source)
     reader = _Reader(mujoco, m, file, _lines(document.root))
     _unsupported(reader)
-    world_children = [b for b in range(1, m.nbody) if m.body_parentid[b] == 0]
-    free = [b for b in world_children if m.body_jntnum[b] and m.jnt_type[m.body_jntadr[b]] == _FREE]
-    if free and len(world_children) > 1:
-        names = ", ".join(f"'{reader.body(b)}'" for b in world_children)
-        raise reader.error("body", reader.body(free[0]), f"a free body among several bodies under the world ({names}): load one model per tree")
-    links: list[LinkDescription] = []
+    root, M_H_root, free = _root(reader)
+    links = [LinkDescription(name=WORLD, location=reader.where("worldbody", WORLD))] if root == 0 else []
     joints: list[JointDescription] = []
-    M_H_root = np.eye(4)
-    if free:
-        root = free[0]
-        M_H_root = _pose(m.body_pos[root], m.body_quat[root])
-    elif len(world_children) == 1 and not m.body_jntnum[world_children[0]]:
-        root = world_children[0]
-        M_H_root = _pose(m.body_pos[root], m.body_quat[root])
-    else:
-        root = 0
-        links.append(LinkDescription(name=WORLD, location=reader.where("worldbody", WORLD)))
-    for b in range(1, m.nbody):
-        in_tree = b == root or any(ancestor == root for ancestor in _ancestors(m, b))
-        if not in_tree:
-            continue
+    for b in range(1, m.nbody):  # the root is the world or its only child: every body is in the tree
         links.append(_link(reader, b))
-        if b == root:
-            continue
-        parent, P_H_C = reader.body(m.body_parentid[b]), _pose(m.body_pos[b], m.body_quat[b])
-        body_joints = [int(m.body_jntadr[b]) + k for k in range(int(m.body_jntnum[b]))]
-        if not body_joints:
-            weld = JointDescription(f"{reader.body(b)}_weld", "fixed", parent, reader.body(b), P_H_C=P_H_C, location=reader.where("body", reader.body(b)))
-            joints.append(weld)
-            continue
-        for k, j in enumerate(body_joints):
-            child = reader.body(b) if k == len(body_joints) - 1 else f"{reader.body(b)}::{reader.joint(j)}"
-            if child != reader.body(b):
-                links.append(LinkDescription(name=child, location=reader.where("joint", reader.joint(j))))
-            joints.append(_joint(reader, j, parent, child, P_H_C))
-            parent, P_H_C = child, np.eye(4)
+        if b != root:
+            extra_links, body_joints = _body_joints(reader, b)
+            links += extra_links
+            joints += body_joints
     frames = [
         FrameDescription(name, reader.body(m.site_bodyid[s]), _pose(m.site_pos[s], m.site_quat[s]), location=reader.where("site", name))
         for s in range(m.nsite)
-        if (name := reader.name("site", s)) and (m.site_bodyid[s] == root or root in _ancestors(m, m.site_bodyid[s]))
+        if (name := reader.name("site", s)) and (m.site_bodyid[s] != 0 or root == 0)
     ]
     description = ModelDescription(
         name=document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf"),
@@ -275,11 +281,3 @@ def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
     )
     validate_description(description)
     return description
-
-
-def _ancestors(m, b: int) -> list[int]:
-    out = []
-    while b != 0:
-        b = int(m.body_parentid[b])
-        out.append(b)
-    return out
