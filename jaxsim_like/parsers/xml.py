@@ -97,9 +97,10 @@ def load_xml(source: str | os.PathLike | bytes) -> XmlSource:
 
 
 def describe(element: etree._Element) -> str:
-    """A short tag for messages: ``<joint name="knee">``."""
+    """A short tag for messages: ``<joint name="knee">`` (a namespaced tag with its prefix: ``<xacro:macro>``)."""
+    tag = f"{element.prefix}:{etree.QName(element).localname}" if element.prefix else element.tag
     name = element.get("name")
-    return f'<{element.tag} name="{name}">' if name is not None else f"<{element.tag}>"
+    return f'<{tag} name="{name}">' if name is not None else f"<{tag}>"
 
 
 def location(element: etree._Element, file: str | None) -> SourceLocation:
