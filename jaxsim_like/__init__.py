@@ -7,7 +7,7 @@ apply_cpu_defaults()
 from . import dynamics, models, simulation  # noqa: E402
 from .dynamics import Model, State, reduce
 from .loading import ContactSampling, load_model, load_world
-from .parsers.errors import ModelLoadError
+from .parsers.errors import ModelLoadError, ModelLoadWarning
 from .simulation import ContactParams, SimulationParams, StepOutput, Terrain, rollout, step
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "ContactSampling",
     "Model",
     "ModelLoadError",
+    "ModelLoadWarning",
     "SimulationParams",
     "State",
     "StepOutput",

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -37,11 +38,19 @@ def _tree_lines(model) -> list[str]:
     return lines
 
 
-def info(source: str) -> str:
-    """A text summary of a model: tree, DoFs, masses, frames and contact points."""
+def _load(source: str, floating_base: bool | None, strict: bool):
     from .loading import load_model
 
-    model = load_model(_model_source(source))
+    return load_model(_model_source(source), floating_base=floating_base, strict=strict)
+
+
+def info(source: str, floating_base: bool | None = None, strict: bool = False) -> str:
+    """A text summary of a model: tree, DoFs, masses, frames and contact points.
+
+    ``floating_base`` overrides the file's base (None: the file's choice); ``strict`` makes
+    every :class:`~jaxsim_like.parsers.errors.ModelLoadWarning` an error.
+    """
+    model = _load(source, floating_base, strict)
     points_per_link = np.bincount(np.asarray(model.point_link, dtype=int), minlength=model.number_of_links)
     lines = [
         f"model        {model.name}",
@@ -76,14 +85,13 @@ def simulate(args: argparse.Namespace) -> tuple[str, bool]:
     import jax
     import jax.numpy as jnp
 
-    from .loading import load_model
     from .recording import Recording
     from .simulation import SimulationParams
     from .batching import simulate_batch
     from .dynamics.state import State
     from .simulation.step import contact_point_positions
 
-    model = load_model(_model_source(args.model))
+    model = _load(args.model, args.floating_base, args.strict)
     params = SimulationParams.build(model, dt=args.dt, integrator=args.integrator)
     rng = np.random.default_rng(args.seed)
     lower = np.nan_to_num(np.asarray(model.position_limit_lower), neginf=-np.pi)
@@ -124,7 +132,7 @@ def simulate(args: argparse.Namespace) -> tuple[str, bool]:
     recording = Recording.from_rollout(model, trajectory, outputs, args.dt, integrator=args.integrator, batch=args.batch)
     normal = np.asarray(outputs.contact_forces)[:, -1].sum(axis=1)[:, 2]
     lines = [
-        info(args.model),
+        info(args.model, args.floating_base, args.strict),
         "",
         f"simulated    {steps * args.dt:.3f} s x {args.batch} world(s), dt {args.dt} s, {args.integrator}",
         f"compile      {compile_time:.2f} s (with the first {chunk} steps)",
@@ -251,14 +259,42 @@ def bench(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def _loading_options(parser: argparse.ArgumentParser) -> None:
+    base = parser.add_mutually_exclusive_group()
+    base.add_argument("--fixed-base", dest="floating_base", action="store_false", default=None, help="weld the root link to the world")
+    base.add_argument("--floating-base", dest="floating_base", action="store_true", help="give the root link a free base")
+    parser.add_argument(
+        "--strict", action="store_true", help="fail on what otherwise loads with a warning (inconsistent inertias, mimic joints, ...)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``jaxsim-like`` console script."""
+    """Entry point of the ``jaxsim-like`` console script (load warnings print as ``jaxsim-like: warning: ...``)."""
+    from .parsers.errors import ModelLoadWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", ModelLoadWarning)
+        previous = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:
+            if issubclass(category, ModelLoadWarning):
+                print(f"jaxsim-like: warning: {message}", file=sys.stderr)
+            else:
+                previous(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="jaxsim-like", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     info_parser = commands.add_parser("info", help="print a model's tree, DoFs, masses, frames and contact points")
     info_parser.add_argument("model", help="a shipped model name (pendulum, cart_pole, quadruped, humanoid) or a URDF/SDF path")
+    _loading_options(info_parser)
     sim_parser = commands.add_parser("simulate", help="drop a model on the ground and simulate it")
     sim_parser.add_argument("model", help="a shipped model name or a URDF/SDF path")
+    _loading_options(sim_parser)
     sim_parser.add_argument("--duration", type=float, default=2.0, help="simulated time [s] (default 2)")
     sim_parser.add_argument("--dt", type=float, default=0.002, help="step size [s] (default 0.002)")
     sim_parser.add_argument("--height", type=float, default=0.5, help="drop height of the lowest contact point [m] (default 0.5)")
@@ -279,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "info":
-            print(info(args.model))
+            print(info(args.model, args.floating_base, args.strict))
         elif args.command == "simulate":
             if args.duration <= 0 or args.dt <= 0 or args.batch < 1:
                 raise ValueError("--duration and --dt must be positive and --batch at least 1")

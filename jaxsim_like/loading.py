@@ -10,6 +10,7 @@ import numpy as np
 from .dynamics.model import Model, build_model
 from .parsers import parse_model, parse_srdf, parse_world
 from .parsers.description import LinkDescription, WorldDescription
+from .parsers.errors import strictness
 from .parsers.shapes import link_collidable_points
 
 
@@ -39,18 +40,28 @@ def load_model(
     floating_base: bool | None = None,
     srdf: str | os.PathLike | None = None,
     contact_sampling: ContactSampling = ContactSampling(),
+    strict: bool = False,
 ) -> Model:
     """Load a URDF or SDF model (a path or an XML string; the format is detected).
 
     ``floating_base`` overrides the file's choice (floating unless the root is welded to the
     world); ``srdf`` (path or string) attaches semantic groups, states and collision pairs,
-    checked against the model. Raises :class:`ModelLoadError` on bad input.
+    checked against the model. Raises :class:`ModelLoadError` on bad input. What loads only
+    after a documented fix (an inconsistent inertia, a massless moving subtree, mimic joints,
+    a missing mesh: see :mod:`jaxsim_like.dynamics.consistency`) warns with
+    :class:`ModelLoadWarning`; ``strict=True`` raises :class:`ModelLoadError` instead.
     """
-    description = parse_model(source)
-    semantics = parse_srdf(srdf, description) if srdf is not None else None
-    return build_model(description, floating_base=floating_base, collidable_points=contact_sampling.points, semantics=semantics)
+    with strictness(strict):
+        description = parse_model(source)
+        semantics = parse_srdf(srdf, description) if srdf is not None else None
+        return build_model(description, floating_base=floating_base, collidable_points=contact_sampling.points, semantics=semantics)
 
 
-def load_world(source: str | os.PathLike) -> WorldDescription:
-    """Read an SDF world: its name, gravity, physics step and every model with its pose."""
-    return parse_world(source)
+def load_world(source: str | os.PathLike, *, strict: bool = False) -> WorldDescription:
+    """Read an SDF world: its name, gravity, physics step and every model with its pose.
+
+    ``strict=True`` makes the parser's :class:`ModelLoadWarning` (a mimic naming a missing
+    joint) a :class:`ModelLoadError`; the models' bodies are checked when they are built.
+    """
+    with strictness(strict):
+        return parse_world(source)

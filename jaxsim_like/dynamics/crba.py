@@ -14,7 +14,8 @@ from .state import State, check_representation
 
 def mass_matrix(model: Model, state: State, *, velocity_representation: str | None = None) -> jax.Array:
     """``M(q) (nv, nv)``, symmetric positive definite, for ``nu = [base velocity; joint velocities]``
-    with the base velocity in ``velocity_representation`` (default: the state's)."""
+    with the base velocity in ``velocity_representation`` (default: the state's); the joints'
+    ``model.joint_armature`` is on the joint diagonal."""
     representation = check_representation(velocity_representation or state.velocity_representation)
     G_H_B, origin = kin_module.internal_base_pose(state)
     W_H_L = kin_module.link_poses(model, G_H_B, state.joint_positions)
@@ -26,7 +27,7 @@ def mass_matrix(model: Model, state: State, *, velocity_representation: str | No
     above = topology(model.parent, model.joint_link).ancestor
     products = W_S[joints] @ F[joints].T
     upper = jnp.where(above, products, 0.0)
-    M_qq = upper + jnp.where(above.T & ~np.eye(model.dofs, dtype=bool), products.T, 0.0)
+    M_qq = upper + jnp.where(above.T & ~np.eye(model.dofs, dtype=bool), products.T, 0.0) + jnp.diag(model.joint_armature)
     if not model.floating_base:
         return M_qq
     X = rep.to_inertial_transform(W_H_L[0], representation, origin)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..parsers.description import Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
+from . import consistency
 from . import tree as tree_module
 from .tree import PRISMATIC, REVOLUTE, RigidTree
 
@@ -72,6 +73,7 @@ class Semantics:
         "velocity_limit",
         "joint_damping",
         "joint_friction",
+        "joint_armature",
         "frame_transform",
         "collidable_points",
         "shape_transform",
@@ -93,6 +95,10 @@ class Model:
       ``joint_axis (N, 3)`` and ``joint_axis_point (N, 3)`` in the link frame;
     - ``position_limit_lower/upper``, ``effort_limit``, ``velocity_limit``, ``joint_damping``,
       ``joint_friction``: ``(n,)``;
+    - ``joint_armature (n,)`` [kg m^2 or kg]: rotor inertias (MJCF ``armature``; zero from URDF and
+      SDF), added to the joint diagonal of the mass matrix (``M = M_rigid + diag(0, armature)``) and
+      to the inverse dynamics (``tau += armature * qdd``); forward dynamics (ABA) and the
+      simulation step do not include them yet;
     - ``frame_transform (F, 4, 4)``: ``L_H_F`` of each frame in its link ``frame_link``;
     - ``collidable_points (P, 3)`` in the frame of link ``point_link``;
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
@@ -117,6 +123,7 @@ class Model:
     velocity_limit: jax.Array
     joint_damping: jax.Array
     joint_friction: jax.Array
+    joint_armature: jax.Array
     frame_transform: jax.Array
     collidable_points: jax.Array
     shape_transform: jax.Array
@@ -281,6 +288,7 @@ def model_from_tree(
         velocity_limit=per_joint(tree.velocity),
         joint_damping=per_joint(tree.damping),
         joint_friction=per_joint(tree.friction),
+        joint_armature=per_joint(tree.armature),
         frame_transform=jnp.asarray(
             np.stack([H for _, _, H in tree.frames]) if tree.frames else np.zeros((0, 4, 4)), dtype=dtype
         ),
@@ -317,6 +325,9 @@ def build_model(
 ) -> Model:
     """The :class:`Model` of a description: fixed joints lumped, links ordered by depth.
 
+    The bodies left after lumping are made physically consistent by the documented rules of
+    :mod:`.consistency`, each change with a :class:`~jaxsim_like.parsers.errors.ModelLoadWarning`;
+    mimic joints load as independent joints, with one such warning.
     ``floating_base`` defaults to the file's choice (floating unless welded to the world).
     ``collidable_points(link) -> (P, 3)`` gives each link's contact points (none by default).
     """
@@ -328,6 +339,8 @@ def build_model(
         raise ModelLoadError(
             "a floating-base model needs a positive total mass", file=description.source, element=f"<model name={description.name!r}>"
         )
+    lumped = consistency.make_consistent(lumped, description, floating=floating)
+    consistency.warn_mimic(lumped, description)
     joint_order = [j.name for j in description.joints if j.type != "fixed"]
     return model_from_tree(
         lumped,
@@ -385,6 +398,7 @@ def _tree_of_model(model: Model) -> RigidTree:
         velocity=per_link(model.velocity_limit, np.inf),
         damping=per_link(model.joint_damping, 0.0),
         friction=per_link(model.joint_friction, 0.0),
+        armature=per_link(model.joint_armature, 0.0),
         mimic=[Mimic(*mimic[n][1:]) if n in mimic else None for n in names],
         points=[values["collidable_points"][point_link == i] for i in range(size)],
         point_source=[tuple(model.point_source[k] for k in np.flatnonzero(point_link == i)) for i in range(size)],

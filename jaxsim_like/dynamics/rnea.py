@@ -47,7 +47,7 @@ def inverse_dynamics(
     ``base_acceleration (6,)`` is the derivative of the base velocity in ``velocity_representation``
     (default: the state's); ``link_wrenches (N, 6)`` are external wrenches in that representation,
     acting on each link; the base wrench is returned in it too (zero with a fixed base).
-    Solves ``M nu_dot + h = [f_B; tau] + sum J^T f_ext``.
+    Solves ``M nu_dot + h = [f_B; tau] + sum J^T f_ext`` (``M`` with the joints' armature).
     """
     representation = check_representation(velocity_representation or state.velocity_representation)
     kin = kin_module.kinematics(model, state)
@@ -61,7 +61,7 @@ def inverse_dynamics(
     momentum = spatial.matvec(kin.W_M, kin.W_v)
     W_f = spatial.matvec(kin.W_M, W_a) + spatial.cross_force(kin.W_v, momentum) - W_f_ext
     W_F = kin_module.subtree_sum(model, W_f)
-    torques = kin_module.to_joint_order(model, spatial.dot(kin.W_S, W_F))
+    torques = kin_module.to_joint_order(model, spatial.dot(kin.W_S, W_F)) + model.joint_armature * qdd
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), torques
     return rep.force_from_inertial(W_F[0], kin.W_H_L[0], representation, kin.origin), torques

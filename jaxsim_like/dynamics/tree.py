@@ -104,6 +104,7 @@ class RigidTree:
     velocity: np.ndarray
     damping: np.ndarray
     friction: np.ndarray
+    armature: np.ndarray
     mimic: list[Mimic | None]
     points: list[np.ndarray]
     point_source: list[tuple[str, ...]]
@@ -161,6 +162,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         velocity=np.full(size, np.inf),
         damping=np.zeros(size),
         friction=np.zeros(size),
+        armature=np.zeros(size),
         mimic=[None] * size,
         points=[np.zeros((0, 3))] * size,
         point_source=[()] * size,
@@ -194,7 +196,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         if joint.type != "continuous":
             tree.lower[i], tree.upper[i] = joint.limits.lower, joint.limits.upper
         tree.effort[i], tree.velocity[i] = joint.limits.effort, joint.limits.velocity
-        tree.damping[i], tree.friction[i] = joint.damping, joint.friction
+        tree.damping[i], tree.friction[i], tree.armature[i] = joint.damping, joint.friction, joint.armature
         tree.mimic[i] = joint.mimic
     for frame in description.frames:
         tree.frames.append((frame.name, index[frame.link], np.asarray(frame.L_H_F, dtype=float)))

@@ -32,7 +32,8 @@ from .description import (
     SourceLocation,
     WorldDescription,
 )
-from .errors import ModelLoadError
+from .errors import ModelLoadError, ModelLoadWarning
+from .mjcf import parse_mjcf
 from .sdf import parse_sdf, parse_sdf_world, parse_sdf_worlds
 from .srdf import parse_srdf
 from .urdf import parse_urdf
@@ -50,6 +51,7 @@ __all__ = [
     "Mimic",
     "ModelDescription",
     "ModelLoadError",
+    "ModelLoadWarning",
     "PhysicsDescription",
     "SourceLocation",
     "WorldDescription",
@@ -58,6 +60,7 @@ __all__ = [
     "get_model_name_from_sdf",
     "get_sdf_string",
     "get_world_name_from_sdf",
+    "parse_mjcf",
     "parse_model",
     "parse_sdf",
     "parse_sdf_world",
@@ -75,13 +78,16 @@ __all__ = [
 
 
 def parse_model(source: str | os.PathLike) -> ModelDescription:
-    """The model of a URDF (``<robot>``) or SDF (``<sdf>``, first model) path or XML string."""
+    """The model of a URDF (``<robot>``), SDF (``<sdf>``, first model) or MJCF (``<mujoco>``, through
+    MuJoCo's compiler: the ``mjcf`` extra) path or XML string."""
     document = load_xml(source)
     if document.root.tag == "robot":
         return parse_urdf(source)
     if document.root.tag == "sdf":
         return parse_sdf(source)
-    raise error_at(document.root, document.file, "unknown model format: expected a <robot> (URDF) or <sdf> root")
+    if document.root.tag == "mujoco":
+        return parse_mjcf(source)
+    raise error_at(document.root, document.file, "unknown model format: expected a <robot> (URDF), <sdf> or <mujoco> (MJCF) root")
 
 
 def parse_world(source: str | os.PathLike) -> WorldDescription:

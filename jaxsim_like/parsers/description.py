@@ -51,7 +51,8 @@ class Geometry:
     ``type`` is one of ``box`` (``size``: x, y, z), ``sphere`` (``radius``), ``cylinder``
     and ``capsule`` (``radius``, ``length`` along z), ``ellipsoid`` (``size``: radii a, b, c),
     ``plane`` (``normal``, ``size``: x, y) or ``mesh`` (``uri`` as written, ``path`` resolved
-    or None when not found, ``scale``).
+    or None when not found, ``scale``; or ``vertices (V, 3)`` in the shape frame, scaled, when the
+    source gives them, as MuJoCo's compiler does for MJCF).
     """
 
     type: str
@@ -62,6 +63,7 @@ class Geometry:
     uri: str | None = None
     path: str | None = None
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    vertices: np.ndarray | None = None
 
 
 @dataclass
@@ -108,7 +110,11 @@ JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "plan
 
 @dataclass
 class JointDescription:
-    """A joint from ``parent`` to ``child``; see the module docstring for the frames."""
+    """A joint from ``parent`` to ``child``; see the module docstring for the frames.
+
+    ``damping`` [N m s/rad or N s/m], ``friction`` (Coulomb) [N m or N] and ``armature``, a rotor
+    inertia added to the joint's diagonal entry of the mass matrix [kg m^2 or kg] (MJCF only).
+    """
 
     name: str
     type: str
@@ -122,6 +128,7 @@ class JointDescription:
     friction: float = 0.0
     mimic: Mimic | None = None
     location: SourceLocation = field(default_factory=SourceLocation)
+    armature: float = 0.0
 
 
 @dataclass

@@ -183,12 +183,14 @@ class _ModelBuilder:
             leader = (mimic.get("joint") or "").strip()
             if not leader:
                 raise error_at(mimic, file, "missing attribute 'joint'")
-            target = self.graph.lookup(Ref(scope, leader, mimic, file))
-            if self.graph.nodes[target].kind != "joint":
-                raise error_at(mimic, file, f"mimic '{leader}' is not a joint")
+            try:
+                target = self.graph.lookup(Ref(scope, leader, mimic, file))
+            except ModelLoadError:  # a missing leader: validate_description warns and drops the mimic
+                target = None
+            is_joint = target is not None and self.graph.nodes[target].kind == "joint"
             multiplier = child_number(mimic, "multiplier", 1.0, file)
             offset = child_number(mimic, "offset", 0.0, file) - multiplier * child_number(mimic, "reference", 0.0, file)
-            description.mimic = Mimic(joint=self.name(target), multiplier=multiplier, offset=offset)
+            description.mimic = Mimic(joint=self.name(target) if is_joint else leader, multiplier=multiplier, offset=offset)
 
     def frame(self, node: Node) -> FrameDescription:
         link = self.graph.attached_link(node.id)

@@ -19,12 +19,10 @@ surface that can touch the terrain first:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from .description import Collision, Geometry, LinkDescription
-from .errors import ModelLoadError
+from .description import Collision, Geometry, LinkDescription, SourceLocation
+from .errors import ModelLoadError, warn
 from .meshes import load_mesh_vertices
 
 _GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
@@ -67,9 +65,7 @@ def link_collidable_points(link: LinkDescription, **options) -> np.ndarray:
 
 
 def _describe(collision: Collision, link: str | None) -> str:
-    text = f"collision '{collision.name}'" + (f" of link '{link}'" if link is not None else "")
-    where = collision.location
-    return f"{text} ({where})" if where.file is not None or where.line is not None else text
+    return f"collision '{collision.name}'" + (f" of link '{link}'" if link is not None else "")
 
 
 def _collidable_points(
@@ -102,7 +98,7 @@ def _collidable_points(
     elif kind == "capsule":
         G_points = capsule_points(geometry.radius, geometry.length, cylinder_samples, sphere_samples)
     elif kind == "mesh":
-        G_points = _mesh_points(geometry, owner, mesh_max_points)
+        G_points = _mesh_points(geometry, owner, collision.location, mesh_max_points)
     elif kind == "plane":
         G_points = np.zeros((0, 3))
     else:
@@ -171,9 +167,13 @@ def farthest_points(points: np.ndarray, count: int) -> np.ndarray:
     return np.sort(np.array(chosen))
 
 
-def _mesh_points(geometry: Geometry, owner: str, max_points: int | None) -> np.ndarray:
+def _mesh_points(geometry: Geometry, owner: str, where: SourceLocation, max_points: int | None) -> np.ndarray:
+    if geometry.vertices is not None:
+        vertices = np.asarray(geometry.vertices, dtype=float).reshape(-1, 3)
+        return vertices[farthest_points(vertices, max_points)] if max_points is not None else vertices
     if geometry.path is None:
-        warnings.warn(f"mesh '{geometry.uri}' of {owner} was not found: it has no collidable points", stacklevel=4)
+        message = f"mesh '{geometry.uri}' of {owner} was not found: it has no collidable points"
+        warn(message, file=where.file, line=where.line, element=where.element)
         return np.zeros((0, 3))
     vertices = np.asarray(load_mesh_vertices(geometry.path, geometry.scale), dtype=float).reshape(-1, 3)
     _, first = np.unique(vertices, axis=0, return_index=True)

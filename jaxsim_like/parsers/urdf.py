@@ -35,7 +35,7 @@ from .description import (
 from .errors import ModelLoadError
 from .uri import resolve_uri
 from .validate import validate_description
-from .xml import error_at, load_xml, location
+from .xml import XACRO_HINT, XACRO_NAMESPACE, error_at, load_xml, location
 
 WORLD = "world"
 
@@ -298,6 +298,8 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
     reader = _Reader(document.file, document.directory)
     if robot.tag != "robot":
         raise reader.error(robot, "a URDF document must have a <robot> root element")
+    for element in robot.iter(f"{{{XACRO_NAMESPACE}}}*"):
+        raise reader.error(element, f"xacro element <xacro:{etree.QName(element).localname}>: the document is a xacro template; {XACRO_HINT}")
     name = reader.required(robot, "name")
     links = [reader.link(element) for element in robot.findall("link")]
     joints = [reader.joint(element) for element in robot.findall("joint")]

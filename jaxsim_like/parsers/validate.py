@@ -1,7 +1,8 @@
 """Consistency checks on a :class:`ModelDescription`, shared by the URDF and SDF parsers.
 
 Every failure raises :class:`ModelLoadError` at the :class:`SourceLocation` of the offending
-link, joint or frame (the model's ``source`` file when the location names none).
+link, joint or frame (the model's ``source`` file when the location names none); what loads
+after a documented fix warns with :class:`ModelLoadWarning` at the same kind of location.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from .description import (
     ModelDescription,
     SourceLocation,
 )
-from .errors import ModelLoadError
+from .errors import ModelLoadError, warn
 
 _RELATIVE_TOLERANCE = 1e-6
 _ROTATION_TOLERANCE = 1e-6
@@ -141,12 +142,34 @@ def _check_joint(description: ModelDescription, joint: JointDescription) -> None
     for label, value in (("damping", joint.damping), ("friction", joint.friction)):
         if value < 0.0 or not math.isfinite(value):
             raise _fail(description, where, f"{label} must be finite and non-negative, got {value}")
-    if joint.mimic is not None:
-        mimic = joint.mimic
-        if not (math.isfinite(mimic.multiplier) and math.isfinite(mimic.offset)):
-            raise _fail(description, where, "mimic multiplier and offset must be finite")
-        if mimic.joint == joint.name or all(other.name != mimic.joint for other in description.joints):
-            raise _fail(description, where, f"mimic refers to invalid joint '{mimic.joint}'")
+    if joint.mimic is not None and not (math.isfinite(joint.mimic.multiplier) and math.isfinite(joint.mimic.offset)):
+        raise _fail(description, where, "mimic multiplier and offset must be finite")
+
+
+def _drop_invalid_mimics(description: ModelDescription) -> None:
+    """One warning for the mimics that name a missing joint (or their own), which are then dropped."""
+    names = {joint.name for joint in description.joints}
+    invalid = [
+        joint
+        for joint in description.joints
+        if joint.mimic is not None and (joint.mimic.joint == joint.name or joint.mimic.joint not in names)
+    ]
+    if not invalid:
+        return
+    where = invalid[0].location
+    listed = ", ".join(
+        f"'{joint.name}'" + (f" (line {joint.location.line})" if joint.location.line is not None else "") + f" -> '{joint.mimic.joint}'"
+        for joint in invalid
+    )
+    warn(
+        f"mimic refers to invalid joint '{invalid[0].mimic.joint}': {len(invalid)} mimic(s) name a joint the model "
+        f"does not have ({listed}); ignored, those joints are independent",
+        file=where.file if where.file is not None else description.source,
+        line=where.line,
+        element=where.element,
+    )
+    for joint in invalid:
+        joint.mimic = None
 
 
 def _check_inertial(description: ModelDescription, where: SourceLocation, inertial: Inertial) -> None:
@@ -162,32 +185,6 @@ def _check_inertial(description: ModelDescription, where: SourceLocation, inerti
     tolerance = _RELATIVE_TOLERANCE * float(np.abs(inertia).max())
     if np.abs(inertia - inertia.T).max() > tolerance:
         raise _fail(description, where, "inertia matrix is not symmetric")
-    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
-    if mass > 0.0 and moments[0] <= 0.0:
-        raise _fail(description, where, f"inertia is not positive definite (principal moments {moments.tolist()})")
-    if moments[0] < -tolerance:
-        raise _fail(description, where, f"inertia is not positive semi-definite (principal moments {moments.tolist()})")
-    if moments[0] + moments[1] < moments[2] - tolerance:
-        raise _fail(
-            description,
-            where,
-            f"principal moments {moments.tolist()} break the triangle inequality (I1 + I2 >= I3)",
-        )
-
-
-def _subtree_masses(description: ModelDescription, parent_joint: dict[str, JointDescription]) -> dict[str, float]:
-    """The mass of each link plus all its descendants [kg]."""
-    masses = {link.name: (link.inertial.mass if link.inertial is not None else 0.0) for link in description.links}
-    children: dict[str, list[str]] = {}
-    for child, joint in parent_joint.items():
-        children.setdefault(joint.parent, []).append(child)
-    order = [name for name in masses if name not in parent_joint]
-    for name in order:
-        order.extend(children.get(name, []))
-    for name in reversed(order):
-        if name in parent_joint:
-            masses[parent_joint[name].parent] += masses[name]
-    return masses
 
 
 def validate_description(description: ModelDescription) -> None:
@@ -195,9 +192,11 @@ def validate_description(description: ModelDescription) -> None:
 
     Checks unique names, existing parent and child links, one parent per link, no loops,
     a single root, no floating or planar joint inside the tree, finite rigid poses, unit
-    axes, limits and dynamics, physical inertials (non-negative mass, symmetric positive
-    definite inertia satisfying the triangle inequality; zero inertia allowed when
-    massless), and mass in every subtree moved by a joint or by a free base.
+    axes, limits and dynamics, inertials that are finite, symmetric and of non-negative
+    mass, and some mass in a model with a free base. Whether inertias are physically
+    consistent is checked on the bodies left after fixed-joint lumping, when the model is
+    built (:mod:`jaxsim_like.dynamics.consistency`). A mimic naming a missing joint (or its
+    own) is dropped with a :class:`ModelLoadWarning`: the joint is then independent.
     """
     _check_names(description)
     parent_joint = _check_topology(description)
@@ -207,6 +206,7 @@ def validate_description(description: ModelDescription) -> None:
     _check_transform(description, model, "model pose", description.W_H_M)
     for joint in description.joints:
         _check_joint(description, joint)
+    _drop_invalid_mimics(description)
     for link in description.links:
         if link.inertial is not None:
             _check_inertial(description, link.location, link.inertial)
@@ -214,14 +214,6 @@ def validate_description(description: ModelDescription) -> None:
             _check_transform(description, collision.location, "collision origin", collision.L_H_G)
     for frame in description.frames:
         _check_transform(description, frame.location, "frame pose", frame.L_H_F)
-    masses = _subtree_masses(description, parent_joint)
-    for link in description.links:
-        joint = parent_joint.get(link.name)
-        moving = joint.type != "fixed" if joint is not None else not (description.fixed_to_world or description.static)
-        if moving and masses[link.name] <= 0.0:
-            how = f"joint '{joint.name}'" if joint is not None else "the free base"
-            raise _fail(
-                description,
-                link.location,
-                f"link '{link.name}' is moved by {how} but it and its subtree have zero mass",
-            )
+    free = not (description.fixed_to_world or description.static)
+    if free and all(link.inertial is None or link.inertial.mass <= 0.0 for link in description.links):
+        raise _fail(description, root.location, f"link '{root.name}' is moved by the free base but the model has zero mass")

@@ -11,6 +11,8 @@ from .description import SourceLocation
 from .errors import ModelLoadError
 
 _MAX_BYTES = 64 * 1024 * 1024
+XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
+XACRO_HINT = "expand it first, e.g. `xacro robot.urdf.xacro > robot.urdf` (ROS) or `pip install xacro`"
 
 
 def _parser() -> etree.XMLParser:
@@ -43,11 +45,24 @@ def looks_like_xml(source: str | os.PathLike) -> bool:
     return isinstance(source, str) and source.lstrip().startswith("<")
 
 
+def _declaration_first(data: bytes) -> bytes:
+    """``data`` with whitespace before the XML declaration moved after it (line numbers kept)."""
+    body = data.lstrip()
+    if len(body) == len(data) or not body.startswith(b"<?xml"):
+        return data
+    end = body.find(b"?>")
+    if end < 0:
+        return data
+    return body[: end + 2] + data[: len(data) - len(body)] + body[end + 2 :]
+
+
 def load_xml(source: str | os.PathLike | bytes) -> XmlSource:
     """Parse a path, an XML string or bytes into an :class:`XmlSource`.
 
-    Raises :class:`ModelLoadError` for a missing file, malformed XML, or any document
-    type declaration with entities (XXE and billion-laughs payloads read nothing).
+    Whitespace before the XML declaration is accepted (as sdformat does). Raises
+    :class:`ModelLoadError` for a missing file, a ``.xacro`` file (to be expanded first),
+    malformed XML, or any document type declaration with entities (XXE and billion-laughs
+    payloads read nothing).
     """
     file = None
     if isinstance(source, bytes):
@@ -56,6 +71,8 @@ def load_xml(source: str | os.PathLike | bytes) -> XmlSource:
         data = source.encode("utf-8")
     else:
         file = os.fspath(source)
+        if file.lower().endswith(".xacro"):
+            raise ModelLoadError(f"a xacro file is a template, not a URDF: {XACRO_HINT}", file=file)
         if not os.path.isfile(file):
             raise ModelLoadError("no such file", file=file)
         if os.path.getsize(file) > _MAX_BYTES:
@@ -63,10 +80,11 @@ def load_xml(source: str | os.PathLike | bytes) -> XmlSource:
         with open(file, "rb") as handle:
             data = handle.read()
     try:
-        root = etree.fromstring(data, parser=_parser())
+        root = etree.fromstring(_declaration_first(data), parser=_parser())
     except etree.XMLSyntaxError as error:
         line = error.lineno if error.lineno else None
-        raise ModelLoadError(f"malformed XML: {error.msg}", file=file, line=line) from None
+        hint = f" (a xacro template: {XACRO_HINT})" if "prefix xacro" in error.msg else ""
+        raise ModelLoadError(f"malformed XML: {error.msg}{hint}", file=file, line=line) from None
     if root is None:
         raise ModelLoadError("empty document", file=file)
     doctype = root.getroottree().docinfo
@@ -79,9 +97,10 @@ def load_xml(source: str | os.PathLike | bytes) -> XmlSource:
 
 
 def describe(element: etree._Element) -> str:
-    """A short tag for messages: ``<joint name="knee">``."""
+    """A short tag for messages: ``<joint name="knee">`` (a namespaced tag with its prefix: ``<xacro:macro>``)."""
+    tag = f"{element.prefix}:{etree.QName(element).localname}" if element.prefix else element.tag
     name = element.get("name")
-    return f'<{element.tag} name="{name}">' if name is not None else f"<{element.tag}>"
+    return f'<{tag} name="{name}">' if name is not None else f"<{tag}>"
 
 
 def location(element: etree._Element, file: str | None) -> SourceLocation:

@@ -4,6 +4,7 @@ the recordings simulate writes, and the bench table."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -91,3 +92,39 @@ def test_bench_prints_a_table(capsys):
 def test_bench_rejects_bad_sizes(capsys):
     assert cli.main(["bench", "--model", "pendulum", "--batches", "0"]) == 2
     assert re.search("must be positive", capsys.readouterr().err)
+
+
+DEFECT = str(Path(__file__).resolve().parents[1] / "assets" / "defects" / "cad_triangle_inequality.urdf")
+
+
+def test_info_base_switches(capsys):
+    assert cli.main(["info", "pendulum", "--floating-base"]) == 0
+    assert "base         floating" in capsys.readouterr().out
+    assert cli.main(["info", "quadruped", "--fixed-base"]) == 0
+    assert "base         fixed" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["info", "pendulum", "--fixed-base", "--floating-base"])
+
+
+def test_load_warnings_are_printed_and_strict_makes_them_errors(capsys):
+    assert cli.main(["info", DEFECT]) == 0
+    captured = capsys.readouterr()
+    assert "model        cad_inertias" in captured.out
+    assert re.search(r"^jaxsim-like: warning: .*cad_triangle_inequality\.urdf:18: <link name=\"shoulder\">: inertia", captured.err, re.M)
+    for command in ("info", "simulate"):
+        assert cli.main([command, DEFECT, "--strict"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("jaxsim-like: error: ") and "cad_triangle_inequality.urdf:18" in err and "triangle inequality" in err
+
+
+@pytest.mark.parametrize(("flags", "expected"), [([], (None, False)), (["--fixed-base", "--strict"], (False, True)), (["--floating-base"], (True, False))])
+def test_simulate_passes_the_loading_options(flags, expected, monkeypatch, capsys):
+    seen = []
+
+    def load(source, floating_base, strict):
+        seen.append((floating_base, strict))
+        raise js.ModelLoadError("stop here", file=source)
+
+    monkeypatch.setattr(cli, "_load", load)
+    assert cli.main(["simulate", "pendulum", *flags]) == 2
+    assert seen == [expected] and "stop here" in capsys.readouterr().err

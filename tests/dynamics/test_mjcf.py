@@ -1,0 +1,236 @@
+"""MJCF through MuJoCo's compiler: the mass matrix and the inverse dynamics agree with MuJoCo's own
+``mj_fullM`` and ``mj_rne`` at 1e-9 at random states on files the ``mujoco-mjx`` wheel ships,
+forward dynamics where the model has no armature, collision shapes are the model's geoms, and
+what the model cannot represent is a ModelLoadError naming it."""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+import zlib
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsim_like as js
+from jaxsim_like import dynamics as D
+
+from .conftest import FAST_COMPILE, assert_close
+
+mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
+DATA = Path(mujoco.__file__).resolve().parent / "mjx" / "test_data"
+GRAVITY = np.array([0.0, 0.0, -9.81])  # our default gravity
+CASES = {
+    "humanoid/humanoid.xml": "free base, bodies with three hinges each, armature, damping",
+    "barkour_v0/assets/barkour_v0_mjx.xml": "free base quadruped with meshes and armature",
+    "shadow_hand/right_hand.xml": "fixed-base hand on the world, 24 hinges, meshes, armature",
+    "tendon/no_tendon.xml": "fixed-base hinge chain, no armature",
+}
+
+
+def load(name: str) -> js.Model:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", js.ModelLoadWarning)  # springs of the humanoid
+        return js.load_model(DATA / name)
+
+
+@functools.partial(jax.jit, compiler_options=FAST_COMPILE)
+def dynamics(model: js.Model, state: js.State, nu_dot: jax.Array, tau: jax.Array) -> dict:
+    base, joints = (nu_dot[:6], nu_dot[6:]) if model.floating_base else (None, nu_dot)
+    wrench, torques = D.inverse_dynamics(model, state, base_acceleration=base, joint_accelerations=joints)
+    base_acc, joint_acc = D.forward_dynamics(model, state, joint_torques=tau)
+    stack = (lambda b, j: jnp.concatenate([b, j])) if model.floating_base else (lambda b, j: j)
+    return {"mass_matrix": D.mass_matrix(model, state), "rnea": stack(wrench, torques), "aba": stack(base_acc, joint_acc)}
+
+
+def joint_id(m, name: str) -> int:
+    """MuJoCo's id of our joint ``name`` (unnamed MuJoCo joints are ``joint<id>`` here)."""
+    j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
+    return j if j >= 0 else int(name.removeprefix("joint"))
+
+
+class MuJoCo:
+    """MuJoCo's model of the file and the map from our variables to its ``qpos``, ``qvel``."""
+
+    def __init__(self, model: js.Model, path: Path):
+        self.m = mujoco.MjModel.from_xml_path(str(path))
+        self.m.opt.gravity[:] = GRAVITY
+        self.d = mujoco.MjData(self.m)
+        self.model = model
+        ids = [joint_id(self.m, name) for name in model.joint_names]
+        self.qpos_adr = np.array([self.m.jnt_qposadr[j] for j in ids], dtype=int)
+        self.dof_adr = np.array([self.m.jnt_dofadr[j] for j in ids], dtype=int)
+
+    def velocity_map(self, R: np.ndarray) -> np.ndarray:
+        """``P (nv, nv)``: MuJoCo's ``qvel = P nu`` for our ``nu`` (base velocity mixed: [p_dot; W_omega])."""
+        n, nv = self.model.dofs, self.m.nv
+        P = np.zeros((nv, self.model.generalized_velocity_size))
+        offset = 6 if self.model.floating_base else 0
+        if self.model.floating_base:  # MuJoCo's free joint: [world linear velocity; body angular velocity]
+            P[:3, :3], P[3:6, 3:6] = np.eye(3), R.T
+        P[self.dof_adr, offset + np.arange(n)] = 1.0
+        return P
+
+    def set(self, position, quaternion, q, nu) -> np.ndarray:
+        d = self.d
+        d.qpos[:] = self.m.qpos0
+        if self.model.floating_base:
+            d.qpos[:3], d.qpos[3:7] = position, quaternion
+        d.qpos[self.qpos_adr] = self.m.qpos0[self.qpos_adr] + q
+        R = np.zeros(9)
+        mujoco.mju_quat2Mat(R, np.asarray(quaternion, dtype=float))
+        P = self.velocity_map(R.reshape(3, 3))
+        d.qvel[:] = P @ nu
+        mujoco.mj_forward(self.m, d)
+        return P
+
+    def reference(self, P: np.ndarray, nu_dot: np.ndarray, tau: np.ndarray) -> dict:
+        m, d = self.m, self.d
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M)
+        d.qacc[:] = P @ nu_dot
+        rne = np.zeros(m.nv)
+        mujoco.mj_rne(m, d, 1, rne)  # M_rigid qacc + bias: MuJoCo adds the armature separately
+        rne += m.dof_armature * d.qacc
+        bias = d.qfrc_bias.copy()
+        out = {"mass_matrix": P.T @ M @ P, "rnea": P.T @ rne}
+        forces = np.linalg.solve(P.T, np.concatenate([np.zeros(6), tau]) if self.model.floating_base else tau)
+        out["aba"] = np.linalg.solve(P, np.linalg.solve(M, forces - bias))
+        return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dynamics_agree_with_mujoco(name: str):
+    model = load(name)
+    reference = MuJoCo(model, DATA / name)
+    assert reference.m.nv == model.generalized_velocity_size
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    armature = float(np.abs(model.joint_armature).max(initial=0.0))
+    for k in range(2):
+        quaternion = rng.normal(size=4)
+        quaternion /= np.linalg.norm(quaternion)
+        position = rng.normal(size=3)
+        lower = np.maximum(np.asarray(model.position_limit_lower), -np.pi)
+        upper = np.minimum(np.asarray(model.position_limit_upper), np.pi)
+        q = rng.uniform(lower, upper)
+        nu, nu_dot = rng.normal(size=(2, model.generalized_velocity_size))
+        tau = rng.normal(size=model.dofs)
+        state = js.State.build(  # a fixed base stays where the file welds it
+            model,
+            base_position=position if model.floating_base else None,
+            base_quaternion=quaternion if model.floating_base else None,
+            base_velocity=nu[:6] if model.floating_base else None,
+            joint_positions=q,
+            joint_velocities=nu[-model.dofs :] if model.dofs else None,
+            velocity_representation="mixed",
+        )
+        P = reference.set(position, quaternion, q, nu)
+        expected = reference.reference(P, nu_dot, tau)
+        ours = jax.tree.map(np.asarray, dynamics(model, state, jnp.asarray(nu_dot), jnp.asarray(tau)))
+        where = f"{name} sample {k}"
+        assert_close(ours["mass_matrix"], expected["mass_matrix"], "mass_matrix [MJCF]", where=where)
+        assert_close(ours["rnea"], expected["rnea"], "rnea [MJCF]", where=where)
+        if armature == 0.0:  # our ABA does not include the armature yet
+            assert_close(ours["aba"], expected["aba"], "aba [MJCF]", where=where)
+
+
+def test_the_humanoid_keeps_the_file_joint_data():
+    model = load("humanoid/humanoid.xml")
+    m = mujoco.MjModel.from_xml_path(str(DATA / "humanoid/humanoid.xml"))
+    assert model.floating_base and model.dofs == m.nv - 6
+    assert float(model.total_mass) == pytest.approx(float(m.body_mass.sum()), rel=1e-12)
+    for k, name in enumerate(model.joint_names):
+        j = joint_id(m, name)
+        dof = m.jnt_dofadr[j]
+        assert float(model.joint_damping[k]) == m.dof_damping[dof] and float(model.joint_armature[k]) == m.dof_armature[dof]
+        assert float(model.position_limit_lower[k]) == pytest.approx(m.jnt_range[j][0] - m.qpos0[m.jnt_qposadr[j]])
+    # Bodies with several hinges: one massless link per joint but the last.
+    assert {"thigh_right::hip_x_right", "thigh_right::hip_z_right", "thigh_right"} <= set(model.link_names)
+    assert float(model.link_mass[model.link_index("thigh_right::hip_x_right")]) == 0.0
+
+
+def test_redundant_joints_in_one_body_are_regularised():
+    """Four slides in one body, one along (1, 1, 0): MuJoCo's mass matrix is singular; ours gets a
+    small mass on the massless links between the joints, with one warning each."""
+    with pytest.warns(js.ModelLoadWarning, match="so the mass matrix would be singular; given 0.0001 of body 'box'") as record:
+        model = js.load_model(DATA / "actuator/general_dyntype.xml")
+    names = [w.message.element for w in record if issubclass(w.category, js.ModelLoadWarning)]
+    assert names == ['<joint name="slide1">', '<joint name="slide2">', '<joint name="slide3">']
+    M = np.asarray(jax.jit(D.mass_matrix, compiler_options=FAST_COMPILE)(model, js.State.build(model)))
+    assert np.linalg.eigvalsh(M).min() > 1e-5
+    np.testing.assert_allclose(np.diag(M), [1.0003, 1.0002, 1.0001, 1.0], rtol=1e-12)
+
+
+def test_collision_shapes_are_the_model_geoms():
+    name = "shadow_hand/right_hand.xml"
+    model = load(name)
+    reference = MuJoCo(model, DATA / name)
+    reference.set(np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(model.dofs), np.zeros(model.dofs))
+    m, d = reference.m, reference.d
+    kinds = {2: "sphere", 3: "capsule", 6: "box"}
+    solid = [g for g in range(m.ngeom) if m.geom_type[g] in kinds and (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_bodyid[g]]
+    assert len(model.shape_kind) == len(solid) > 10
+    W_H_L = np.asarray(jax.jit(D.forward_kinematics, compiler_options=FAST_COMPILE)(model, js.State.build(model)))
+    W_H_S = W_H_L[list(model.shape_link)] @ np.asarray(model.shape_transform)
+    for g in solid:
+        s = int(np.argmin(np.linalg.norm(W_H_S[:, :3, 3] - d.geom_xpos[g], axis=1)))
+        assert model.shape_kind[s] == kinds[int(m.geom_type[g])]
+        np.testing.assert_allclose(W_H_S[s, :3, 3], d.geom_xpos[g], atol=1e-12)
+        np.testing.assert_allclose(W_H_S[s, :3, :3], d.geom_xmat[g].reshape(3, 3), atol=1e-12)
+        size = np.asarray(model.shape_size[s])
+        expected = {"sphere": [m.geom_size[g][0], 0, 0], "capsule": [m.geom_size[g][0], m.geom_size[g][1], 0], "box": m.geom_size[g]}
+        np.testing.assert_allclose(size, expected[model.shape_kind[s]], rtol=1e-12)
+    meshes = [g for g in range(m.ngeom) if m.geom_type[g] == 7 and (m.geom_contype[g] or m.geom_conaffinity[g])]
+    assert meshes and len(model.point_link) >= sum(min(64, m.mesh_vertnum[m.geom_dataid[g]]) for g in meshes)
+
+
+@pytest.mark.parametrize(
+    ("name", "match"),
+    [
+        ("sensor/model.xml", r"model\.xml:\d+: <joint name=\"ballquat2\">: ball joint 'ballquat2' is not supported"),
+        ("tendon/fixed.xml", r"fixed\.xml:\d+: <tendon>: tendons are not supported: 1 \(#0\)"),
+        ("constraints.xml", r"tendons are not supported: 2 \('tendon_1', 'tendon_2'\)"),
+        ("convex.xml", r"a free body among several bodies under the world"),
+    ],
+)
+def test_what_the_model_cannot_represent_is_an_error(name: str, match: str):
+    with pytest.raises(js.ModelLoadError, match=match):
+        js.load_model(DATA / name)
+
+
+def test_equality_constraints_are_named(tmp_path: Path):
+    path = tmp_path / "weld.xml"
+    path.write_text(
+        '<mujoco><worldbody><body name="a"><joint name="j" type="hinge"/><geom size="0.1"/></body>'
+        '<body name="b"><joint name="k" type="hinge"/><geom size="0.1"/></body></worldbody>'
+        '<equality><joint name="coupling" joint1="j" joint2="k"/></equality></mujoco>'
+    )
+    with pytest.raises(js.ModelLoadError, match=r"weld\.xml:1: <equality>: equality constraints are not supported: 1 \('coupling'\)"):
+        js.load_model(path)
+
+
+def test_springs_warn_once_and_strict_raises():
+    with pytest.warns(js.ModelLoadWarning, match=r"joint stiffness \(springs\) is not represented: ignored on 19 joint") as record:
+        js.load_model(DATA / "humanoid/humanoid.xml")
+    assert len([w for w in record if issubclass(w.category, js.ModelLoadWarning)]) == 1
+    with pytest.raises(js.ModelLoadError, match="joint stiffness"):
+        js.load_model(DATA / "humanoid/humanoid.xml", strict=True)
+
+
+def test_a_missing_mujoco_is_a_clear_error(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def without_mujoco(name, *args, **kwargs):
+        if name == "mujoco":
+            raise ImportError("no mujoco")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_mujoco)
+    with pytest.raises(ImportError, match=r"pip install 'jaxsim_like\[mjcf\]'"):
+        js.load_model(DATA / "tendon/no_tendon.xml")
