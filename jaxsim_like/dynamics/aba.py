@@ -76,8 +76,9 @@ def articulated_body_accelerations(
     """``d/dt G_v_WB (6,)`` (zero with a fixed base) and joint accelerations ``(n,)`` from the
     kinematics of a state, torques ``(n,)``, external wrenches ``G_f (N, 6)`` and ``gravity (3,)``.
 
-    With ``added_inertia H (N, 6, 6)`` (world axes, about the origin of ``G``) and ``armature
-    (n,)``, solves ``(M + sum_L J_L^T H_L J_L + diag(armature)) a = tau - h(q, nu) + sum_L J_L^T f_L``
+    ``M`` includes the joints' ``model.joint_armature``. With ``added_inertia H (N, 6, 6)`` (world
+    axes, about the origin of ``G``) and ``armature (n,)``, solves ``(M + sum_L J_L^T H_L J_L +
+    diag(armature)) a = tau - h(q, nu) + sum_L J_L^T f_L``
     instead: the same tree with augmented link inertias and joint-space diagonal terms, no
     factorisation (the implicit step's linear system)."""
     dtype = kin.W_H_L.dtype
@@ -90,7 +91,8 @@ def articulated_body_accelerations(
         bias = kin_module.ancestors_sum(model, c) - jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
         pA = pA - spatial.matvec(added_inertia, bias)
         M = M + added_inertia
-    link_armature = jnp.zeros(model.number_of_links, dtype) if armature is None else kin_module.to_link_order(model, armature)
+    total_armature = model.joint_armature.astype(dtype) if armature is None else model.joint_armature + armature
+    link_armature = kin_module.to_link_order(model, total_armature)
     link_inputs = (M, pA, S, c, kin_module.to_link_order(model, joint_torques), link_armature)
 
     def articulate(children, inputs):
