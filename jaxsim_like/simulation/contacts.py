@@ -219,20 +219,32 @@ def implicit_contact_forces(
     scale = jnp.where(law.sliding, mu * f_n / jnp.where(law.trial_norm > 0, law.trial_norm, 1.0), 1.0)
     tangent_damping = jnp.where(law.touching, scale * D * law.d_q, 0.0)
     tangent_stiffness = jnp.where(law.touching, scale * K * law.d_p, 0.0)
-    eye = jnp.eye(3, dtype=velocity.dtype)
-    n_n = normal[:, :, None] * normal[:, None, :]
     v_t = velocity - spatial.dot(normal, velocity)[:, None] * normal
     # The friction impulse that all the touching points of the point's link can apply in a step.
     stopping_impulse = (point_map @ jnp.where(law.touching, mu * f_n * dt, 0.0)) @ point_map
     momentum = moved_mass * spatial.safe_norm(v_t)
     fast = jnp.clip(momentum / jnp.where(stopping_impulse > 0, stopping_impulse, 1.0) - 1, 0.0, 1.0)
     fast = jnp.where(law.sliding & (stopping_impulse > 0), fast, 0.0)
-    along = fast[:, None, None] * law.direction[:, :, None] * law.direction[:, None, :]
-    across = eye - n_n - along
-    C = normal_stiffness[:, None, None] * n_n + tangent_stiffness[:, None, None] * across
-    W = normal_damping[:, None, None] * n_n + tangent_damping[:, None, None] * across
-    step_forces = law.forces - dt * spatial.matvec(C, velocity)
-    return ImplicitContacts(law.forces, step_forces, W + dt * C, law)
+    # W and C in the orthonormal basis (normal, sliding direction, their cross product): the
+    # matrices are assembled by one dot, so the law is evaluated once per point, not once per entry.
+    basis = _contact_basis(normal, law.direction, law.trial_norm > 0)
+    damping = jnp.stack([normal_damping, (1 - fast) * tangent_damping, tangent_damping], axis=-1)
+    stiffness = jnp.stack([normal_stiffness, (1 - fast) * tangent_stiffness, tangent_stiffness], axis=-1)
+    components = jnp.einsum("pki,pi->pk", basis, velocity)
+    step_forces = law.forces - dt * jnp.einsum("pk,pki->pi", stiffness * components, basis)
+    matrices = jnp.einsum("pki,pkj->pij", (damping + dt * stiffness)[:, :, None] * basis, basis)
+    return ImplicitContacts(law.forces, step_forces, matrices, law)
+
+
+def _contact_basis(normal: jax.Array, direction: jax.Array, has_direction: jax.Array) -> jax.Array:
+    """``(P, 3, 3)``: rows ``n``, ``t`` (the sliding direction, or any tangent where there is
+    none) and ``n x t``."""
+    pick_x = jnp.abs(normal[:, :1]) < 0.9
+    helper = jnp.where(pick_x, jnp.array([1.0, 0.0, 0.0], normal.dtype), jnp.array([0.0, 1.0, 0.0], normal.dtype))
+    fallback = jnp.cross(normal, helper)
+    fallback = fallback / spatial.safe_norm(fallback)[:, None]
+    t = jnp.where(has_direction[:, None], direction, fallback)
+    return jnp.stack([normal, t, jnp.cross(normal, t)], axis=1)
 
 
 def implicit_deformation(

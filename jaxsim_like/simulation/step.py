@@ -111,8 +111,8 @@ def _point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
     """``X_p^T A_p X_p (P, 6, 6)`` with ``X_p = [I, -[p]x]``: the spatial matrix (world axes, about
     the origin) that a 3x3 ``A_p`` acting on the velocity of point ``p (P, 3)`` puts on its link."""
     P = spatial.skew(points)
-    AP = spatial.matmul(matrices, P)
-    PAP = spatial.matmul(P, AP)
+    AP = spatial.matmul(matrices, P, fused=False)
+    PAP = spatial.matmul(P, AP, fused=False)
     return jnp.concatenate(
         [jnp.concatenate([matrices, -AP], axis=-1), jnp.concatenate([-jnp.swapaxes(AP, -1, -2), -PAP], axis=-1)], axis=-2
     )
@@ -191,7 +191,7 @@ def _rates(
         )
         W_dv = dt * (W_a_B + kin_module.ancestors_sum(model, kin.W_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, W_dv, points)
-        forces = forces - spatial.matvec(linear.matrices, dv_points)
+        forces = forces - spatial.matvec(linear.matrices, dv_points, fused=False)
         deformation_next = contacts.implicit_deformation(
             params.contact, linear, normal, state.contact_deformation, velocities + dv_points, dt
         )
