@@ -118,18 +118,17 @@ def _point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
     )
 
 
-def _moved_mass(model: Model, W_H_L: jax.Array, points: jax.Array) -> jax.Array:
-    """``(P,)`` [kg]: a lower bound of the mass that a force at each point moves, in any direction:
-    that of its link alone as a free rigid body, ``1 / (1/m + |r|^2 / lambda_min)`` with ``r`` the
-    point from the link's COM and ``lambda_min >= 4 det(I) / tr(I)^2`` the smallest principal
-    moment (joints only add inertia). Zero for points on point masses."""
+def _moved_mass(model: Model) -> jax.Array:
+    """``(P,)`` [kg]: a lower bound of the mass that a force at each collidable point moves, in any
+    direction: that of its link alone as a free rigid body, ``1 / (1/m + |r|^2 / lambda_min)`` with
+    ``r`` the point from the link's COM and ``lambda_min >= 4 det(I) / tr(I)^2`` the smallest
+    principal moment (joints only add inertia). Zero for points on point masses."""
     links = np.asarray(model.point_link, dtype=int)
     mass, inertia = model.link_mass[links], model.link_inertia[links]
     trace = inertia[:, 0, 0] + inertia[:, 1, 1] + inertia[:, 2, 2]
     determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
     smallest = jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
-    W_H = W_H_L[links]
-    r = points - (spatial.rotate(W_H[:, :3, :3], model.link_com[links]) + W_H[:, :3, 3])
+    r = model.collidable_points - model.link_com[links]
     compliance = 1 / jnp.where(mass > 0, mass, 1.0) + spatial.dot(r, r) / jnp.where(smallest > 0, smallest, 1.0)
     return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
 
@@ -155,7 +154,7 @@ def _rates(
     enabled = params.contact_enabled[point_link]
     point_map = _point_map(model, dtype)
     if implicit:
-        moved_mass = _moved_mass(model, kin.W_H_L, points)
+        moved_mass = _moved_mass(model).astype(dtype)
         linear = contacts.implicit_contact_forces(
             params.contact, depth, normal, velocities, state.contact_deformation, enabled, dt, moved_mass, point_map
         )
