@@ -44,11 +44,9 @@ class Features(NamedTuple):
 FORCE, TORQUE, POINT, LINK, STEPS = slice(0, 3), slice(3, 6), slice(6, 9), 9, 10
 WRENCH_COLUMNS = 11
 # Columns of the last step's per-point outputs: position (3), normal (3), penetration, force (3),
-# torque about the link origin (3), in contact (1.0 or 0.0).
-POSITION, NORMAL, PENETRATION, POINT_FORCE, POINT_TORQUE, IN_CONTACT = (
-    slice(0, 3), slice(3, 6), 6, slice(7, 10), slice(10, 13), 13
-)
-POINT_COLUMNS = 14
+# in contact (1.0 or 0.0).
+POSITION, NORMAL, PENETRATION, POINT_FORCE, IN_CONTACT = slice(0, 3), slice(3, 6), 6, slice(7, 10), 10
+POINT_COLUMNS = 11
 # Rows of the last step's per-joint outputs: commanded torque, acceleration, applied torque.
 COMMAND, ACCELERATION, APPLIED = 0, 1, 2
 
@@ -64,12 +62,13 @@ class ModelInputs(NamedTuple):
 
 class LastStep(NamedTuple):
     """The last physics step, packed: per collidable point ``points (P, POINT_COLUMNS)``, per joint
-    ``joints (3, n)`` (commanded torque, acceleration, applied torque), the base acceleration
-    ``(6,)`` (mixed) and the user wrenches ``(N, 6)`` (world axes, about each link origin)."""
+    ``joints (3, n)`` (commanded torque, acceleration, applied torque), the state the step started
+    from and the base acceleration, ``start (19 + 2n,)`` (see :func:`pack_start`), and the user
+    wrenches ``(N, 6)`` (world axes, about each link origin)."""
 
     points: jax.Array
     joints: jax.Array
-    base_acceleration: jax.Array
+    start: jax.Array
     link_wrenches: jax.Array
 
 
@@ -86,16 +85,20 @@ class ModelSim(NamedTuple):
 
 
 class Observation(NamedTuple):
-    """Per link ``N``: ``W_H_L (N, 4, 4)``, mixed and body velocities ``(N, 6)``, mixed and body
-    accelerations ``(N, 6)`` (of the last step); per joint: the wrench ``(n, 6)`` the joint
-    transmits to its child link (body frame of the child, about its origin); per contact point:
-    what it touches, ``element (P,)`` (0 the ground, ``b + 1`` static box ``b``)."""
+    """Per link ``N``: ``W_H_L (N, 4, 4)``, mixed and body velocities ``(N, 6)``; of the last step,
+    at the state it started from: the mixed accelerations ``(N, 6)`` (the derivative of the mixed
+    velocity: ``[d^2 p_L/dt^2; dw/dt]``, world axes), the same in link axes ``(N, 6)``
+    (ScenarIO's body accelerations, ``W_R_L^T`` of the mixed ones) and the link origins
+    ``step_origins (N, 3)``; per joint: the wrench ``(n, 6)`` the joint transmitted to its child
+    link (body frame of the child, about its origin); per contact point: what it touches,
+    ``element (P,)`` (0 the ground, ``b + 1`` static box ``b``)."""
 
     W_H_L: jax.Array
     mixed_velocity: jax.Array
     body_velocity: jax.Array
     mixed_acceleration: jax.Array
     body_acceleration: jax.Array
+    step_origins: jax.Array
     joint_wrenches: jax.Array
     element: jax.Array
 
@@ -108,6 +111,22 @@ def unpack_controller(packed: jax.Array) -> control.ControllerState:
     return control.ControllerState(packed[0], packed[1], packed[2], packed[3] > 0.5, packed[4])
 
 
+def pack_start(state: State, base_acceleration: jax.Array) -> jax.Array:
+    """``(19 + 2n,)``: base position (3), quaternion (4), velocity (6), joint positions and
+    velocities (n each) of ``state``, then the base acceleration (6) in its representation."""
+    return jnp.concatenate(
+        [state.base_position, state.base_quaternion, state.base_velocity, state.joint_positions, state.joint_velocities, base_acceleration]
+    )
+
+
+def unpack_start(state: State, packed: jax.Array) -> tuple[State, jax.Array]:
+    """The state a step started from (``state``'s other fields) and its base acceleration."""
+    n = state.joint_positions.shape[0]
+    fields = dict(base_position=packed[:3], base_quaternion=packed[3:7], base_velocity=packed[7:13])
+    fields.update(joint_positions=packed[13 : 13 + n], joint_velocities=packed[13 + n : 13 + 2 * n])
+    return state.replace(**fields), packed[13 + 2 * n :]
+
+
 def initial_sim(model: Model, state: State, history_size: int) -> ModelSim:
     """The :class:`ModelSim` of a model just inserted at ``state``."""
     dtype = state.joint_positions.dtype
@@ -115,7 +134,7 @@ def initial_sim(model: Model, state: State, history_size: int) -> ModelSim:
     last = LastStep(
         points=jnp.zeros((len(model.point_link), POINT_COLUMNS), dtype),
         joints=jnp.zeros((3, n), dtype),
-        base_acceleration=jnp.zeros(6, dtype),
+        start=pack_start(state, jnp.zeros(6, dtype)),
         link_wrenches=jnp.zeros((model.number_of_links, 6), dtype),
     )
     controller = pack_controller(control.ControllerState.zeros(n, dtype))
@@ -199,15 +218,15 @@ def _step_model(
             out.contact_normals,
             out.penetration[:, None],
             out.contact_forces,
-            out.contact_torques,
             out.in_contact[:, None].astype(dtype),
         ],
         axis=1,
     )
+    # The step's accelerations: the Euler-type steps advance the velocities by dt times them.
     last = LastStep(
         points=points,
         joints=jnp.stack([torques, (next_state.joint_velocities - state.joint_velocities) / dt, out.joint_torques]),
-        base_acceleration=(next_state.base_velocity - state.base_velocity) / dt,
+        start=pack_start(state, (next_state.base_velocity - state.base_velocity) / dt),
         link_wrenches=wrenches,
     )
     return ModelSim(next_state, pack_controller(controller), history, last)
@@ -263,11 +282,20 @@ def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
 
 
 def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) -> Observation:
-    # The kinematics are in the internal frame G (world axes, origin at the base: kin.origin).
+    # Kinematics in the internal frame G (world axes, origin at the base: kin.origin), of the
+    # state now (poses, velocities) and of the state the last step started from (what the step
+    # computed: accelerations, contact forces, joint wrenches).
     kin = kin_module.kinematics(model, sim.state)
     last = sim.last
-    W_a_B = kin_module.base_acceleration_inertial(model, sim.state, kin, last.base_acceleration, "mixed")
-    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, last.joints[ACCELERATION])
+    start, base_acceleration = unpack_start(sim.state, last.start)
+    at_start = kin_module.kinematics(model, start)
+    W_a_B = kin_module.base_acceleration_inertial(model, start, at_start, base_acceleration, start.velocity_representation)
+    W_a = kin_module.link_accelerations_inertial(model, at_start, W_a_B, last.joints[ACCELERATION])
+    mixed_acceleration = rep.acceleration_from_inertial(W_a, at_start.W_H_L, at_start.W_v, "mixed")
+    R_T = jnp.swapaxes(at_start.W_H_L[:, :3, :3], -1, -2)
+    body_acceleration = jnp.concatenate(
+        [(R_T @ mixed_acceleration[:, :3, None])[:, :, 0], (R_T @ mixed_acceleration[:, 3:, None])[:, :, 0]], axis=-1
+    )
 
     # The wrench each joint transmits: the subtree's rate of momentum change minus its gravity and
     # external wrenches (the contact and user wrenches of the last step).
@@ -275,27 +303,29 @@ def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) 
     links = np.asarray(model.point_link, dtype=int)
     point_map = jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype)
     positions, forces = last.points[:, POSITION], last.points[:, POINT_FORCE]
-    W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(positions - kin.origin, forces)], axis=-1)
-    origins = kin.W_H_L[:, :3, 3]
+    W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(positions - at_start.origin, forces)], axis=-1)
+    origins = at_start.W_H_L[:, :3, 3]
     W_f_user = last.link_wrenches.at[:, 3:].add(jnp.cross(origins, last.link_wrenches[:, :3]))
     W_a_gravity = jnp.concatenate([gravity.astype(dtype), jnp.zeros(3, dtype)])
-    momentum = (kin.W_M @ kin.W_v[:, :, None])[:, :, 0]
-    W_f = (kin.W_M @ (W_a - W_a_gravity)[:, :, None])[:, :, 0] + spatial.cross_force(kin.W_v, momentum)
+    momentum = (at_start.W_M @ at_start.W_v[:, :, None])[:, :, 0]
+    W_f = (at_start.W_M @ (W_a - W_a_gravity)[:, :, None])[:, :, 0] + spatial.cross_force(at_start.W_v, momentum)
     W_F = kin_module.subtree_sum(model, W_f - W_f_contacts - W_f_user)
     children = np.asarray(model.joint_link, dtype=int)
-    joint_wrenches = rep.force_from_inertial(W_F[children], kin.W_H_L[children], "body")
+    joint_wrenches = rep.force_from_inertial(W_F[children], at_start.W_H_L[children], "body")
 
     return Observation(
         W_H_L=kin.W_H_L.at[:, :3, 3].add(kin.origin),
         mixed_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "mixed"),
         body_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "body"),
-        mixed_acceleration=rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, "mixed"),
-        body_acceleration=rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, "body"),
+        mixed_acceleration=mixed_acceleration,
+        body_acceleration=body_acceleration,
+        step_origins=origins + at_start.origin,
         joint_wrenches=joint_wrenches,
         element=_contact_elements(terrain, positions),
     )
 
 
 observe = jax.jit(_observe)
-observe.__doc__ = """The :class:`Observation` of a model's state after a run and of its last step (accelerations and
-wrenches of the last step are evaluated at the final state), given the world's terrain and gravity."""
+observe.__doc__ = """The :class:`Observation` of a model's state after a run and of its last step (the accelerations,
+contact lever arms and joint wrenches of the last step at the state it started from), given the
+world's terrain and gravity."""

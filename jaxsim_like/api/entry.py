@@ -53,6 +53,9 @@ def _indices(all_names: tuple[str, ...], names: Any, kind: str, not_found: Calla
 # Rows of the ring buffer of commanded torques: histories up to this size never recompile the run.
 HISTORY_CAPACITY = 128
 
+# Limits at or above this value are unlimited (ScenarIO users remove limits with np.finfo(float).max).
+UNLIMITED = float(np.finfo(float).max)
+
 # Peak speed [rad/s or m/s] of an interpolated position trajectory when the joint has no velocity limit.
 DEFAULT_INTERPOLATION_SPEED = 1.0
 
@@ -159,7 +162,6 @@ class ModelEntry:
                 "contact_normals": points[:, engine.NORMAL],
                 "penetration": points[:, engine.PENETRATION],
                 "contact_forces": points[:, engine.POINT_FORCE],
-                "contact_torques": points[:, engine.POINT_TORQUE],
                 "in_contact": points[:, engine.IN_CONTACT] > 0.5,
             }
         return self.cache["last"]
@@ -237,7 +239,7 @@ class ModelEntry:
                 )
             )
             speed = min(abs(row[control.VELOCITY_MIN]), abs(row[control.VELOCITY_MAX]))
-            speed = speed if math.isfinite(speed) and speed > 0 else DEFAULT_INTERPOLATION_SPEED
+            speed = speed if 0 < speed < UNLIMITED else DEFAULT_INTERPOLATION_SPEED
             # A quintic from start to goal in T seconds peaks at 15/8 |goal - start| / T.
             row[control.START_POSITION], row[control.START_TIME] = start, time
             row[control.DURATION] = 1.875 * abs(value - start) / speed

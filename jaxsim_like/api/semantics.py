@@ -12,9 +12,11 @@ import os
 from ..parsers import parse_srdf
 from ..parsers.srdf import SRDF, EndEffector
 from . import errors
+from .calls import scenario_methods
 from .types import JointControlMode
 
 
+@scenario_methods
 class Semantics:
     """SRDF methods of :class:`~jaxsim_like.api.model.Model` (mixed in)."""
 
