@@ -14,8 +14,8 @@ import numpy as np
 
 from . import errors, scenery
 from .entry import ModelEntry
-from .handle import Handle
 from .calls import scenario_methods
+from .handle import Handle
 from .types import Contact, ContactPoint, Pose, as_tuple, rotation_to_quaternion, vector
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ def test_runs_compile_once_per_world_structure(make_world):
     before = compilations()
 
     joint, link = arm.get_joint("joint3"), arm.get_link("link5")
-    assert arm.set_joint_position_targets(arm.joint_positions() + 0.1) and joint.set_pid(api.PID(50, 1, 2))
+    assert arm.set_joint_position_targets(np.add(arm.joint_positions(), 0.1)) and joint.set_pid(api.PID(50, 1, 2))
     assert world.set_gravity([0, 0, -3.7]) and arm.set_controller_period(0.004)
     assert arm.reset_joint_positions(np.full(7, 0.2)) and sim.run(paused=True) and sim.run()
     assert arm.set_joint_control_mode(api.JointControlMode.force, ["joint3"]) and joint.set_generalized_force_target(2.0)
