@@ -32,12 +32,13 @@ def as_tuple(values: Any) -> tuple[float, ...]:
 
 
 def unit_quaternion(value: Any, name: str = "orientation") -> np.ndarray:
-    """A wxyz quaternion normalised to unit norm; ValueError if it is zero or not 4 numbers."""
+    """A wxyz quaternion normalised to unit norm (one already unit to rounding is kept as given, so
+    that it reads back exactly); ValueError if it is zero or not 4 numbers."""
     q = vector(value, 4, name)
     norm = np.linalg.norm(q)
     if norm == 0:
         raise ValueError(f"{name} must be a non-zero wxyz quaternion")
-    return q / norm
+    return q if abs(norm - 1.0) <= 4 * np.finfo(float).eps else q / norm
 
 
 class Pose:

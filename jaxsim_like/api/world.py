@@ -28,7 +28,7 @@ from ..simulation import ContactParams, SimulationParams
 from . import engine, errors, scenery
 from .calls import scenario_methods
 from .entry import ModelEntry
-from .types import INTEGRATOR_OF_ENGINE, PhysicsEngine, Pose, as_tuple, vector
+from .types import INTEGRATOR_OF_ENGINE, PhysicsEngine, Pose, as_tuple, unit_quaternion, vector
 from .utils import log
 
 if TYPE_CHECKING:
@@ -264,9 +264,15 @@ class World:
         name = override_model_name or description.name
         if name in self._entries:
             raise errors.ModelError(f"a model with this name is already in world '{self._name}'", name)
+        pose = None if pose is None else as_pose(pose)
         if pose is not None:
-            description = description.replace(W_H_M=as_pose(pose).transform)
-        self._add(description, name, srdf)
+            description = description.replace(W_H_M=pose.transform)
+        entry = self._add(description, name, srdf)
+        if pose is not None and np.array_equal(description.M_H_root, np.eye(4)):
+            # The base link is the model frame: its pose is the one given, read back as given.
+            entry.pending["base_position"] = np.asarray(pose.position)
+            entry.pending["base_quaternion"] = unit_quaternion(pose.orientation)
+            entry.apply_resets()
         self._refresh()
         return True
 
