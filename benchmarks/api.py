@@ -68,6 +68,7 @@ def api_call(steps: int, controlled: bool):
     simulator = api.Simulator(step_size=STEP_SIZE, rtf=float("inf"), steps_per_run=steps)
     simulator.initialize()
     world = simulator.get_world()
+    world.set_physics_engine(api.PhysicsEngine_dart)
     world.insert_model(api.get_ground_plane())
     world.insert_model(models.path("humanoid"))
     humanoid = world.get_model("humanoid")

@@ -75,8 +75,9 @@ class LastStep(NamedTuple):
 class ModelSim(NamedTuple):
     """What evolves in a run: the state, the controllers packed ``(5, n)`` (the fields of
     :class:`.control.ControllerState`), the ring buffer of commanded torques ``history (H, n)``
-    (row ``s % H`` holds physics step ``s``) and the last step. Few, packed arrays keep the cost
-    of a call low."""
+    (row ``s % H`` holds physics step ``s``) and the last step. Between runs it is kept as one
+    flat array (:func:`pack`, :func:`unpack`): every array a jitted call returns costs about
+    3 µs, so the run returns one per model."""
 
     state: State
     controller: jax.Array
@@ -125,6 +126,52 @@ def unpack_start(state: State, packed: jax.Array) -> tuple[State, jax.Array]:
     fields = dict(base_position=packed[:3], base_quaternion=packed[3:7], base_velocity=packed[7:13])
     fields.update(joint_positions=packed[13 : 13 + n], joint_velocities=packed[13 + n : 13 + 2 * n])
     return state.replace(**fields), packed[13 + 2 * n :]
+
+
+class Layout(NamedTuple):
+    """The sizes of a model's packed :class:`ModelSim`: DoFs ``n``, collidable points ``P``, links
+    ``N`` and history rows ``H`` (static: a layout is part of the compiled run's key)."""
+
+    dofs: int
+    points: int
+    links: int
+    history: int
+
+    @staticmethod
+    def of(model: Model, history: int) -> Layout:
+        return Layout(model.dofs, len(model.point_link), model.number_of_links, history)
+
+    def fields(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """The packed fields, in order, and their shapes."""
+        n, P, N, H = self
+        return (
+            ("base_position", (3,)), ("base_quaternion", (4,)), ("base_velocity", (6,)), ("joint_positions", (n,)),
+            ("joint_velocities", (n,)), ("contact_deformation", (P, 3)), ("controller", (5, n)), ("history", (H, n)),
+            ("points", (P, POINT_COLUMNS)), ("joints", (3, n)), ("start", (19 + 2 * n,)), ("link_wrenches", (N, 6)),
+        )
+
+
+def pack(sim: ModelSim, xp=jnp) -> jax.Array:
+    """``sim`` as one flat array, in the order of :meth:`Layout.fields` (``xp``: jax.numpy or numpy)."""
+    state, last = sim.state, sim.last
+    parts = (
+        state.base_position, state.base_quaternion, state.base_velocity, state.joint_positions, state.joint_velocities,
+        state.contact_deformation, sim.controller, sim.history, last.points, last.joints, last.start, last.link_wrenches,
+    )
+    return xp.concatenate([xp.reshape(part, -1) for part in parts])
+
+
+def unpack(packed: jax.Array, layout: Layout) -> ModelSim:
+    """The :class:`ModelSim` of a packed one (views of ``packed`` when it is a numpy array)."""
+    values, offset = {}, 0
+    for name, shape in layout.fields():
+        size = int(np.prod(shape))
+        values[name] = packed[offset : offset + size].reshape(shape)
+        offset += size
+    state = State(*(values[name] for name in ("base_position", "base_quaternion", "base_velocity", "joint_positions",
+                                                "joint_velocities", "contact_deformation")))
+    last = LastStep(values["points"], values["joints"], values["start"], values["link_wrenches"])
+    return ModelSim(state, values["controller"], values["history"], last)
 
 
 def initial_sim(model: Model, state: State, history_size: int) -> ModelSim:
@@ -236,13 +283,15 @@ def _run_world(
     models: tuple[Model, ...],
     params: tuple[SimulationParams, ...],
     inputs: tuple[ModelInputs, ...],
-    sims: tuple[ModelSim, ...],
+    sims: tuple[jax.Array, ...],
     gravity: jax.Array,
     start_step: jax.Array,
     steps: int,
     features: tuple[Features, ...],
-) -> tuple[ModelSim, ...]:
+    layouts: tuple[Layout, ...],
+) -> tuple[jax.Array, ...]:
     params = tuple(p.replace(gravity=gravity.astype(p.gravity.dtype)) for p in params)
+    sims = tuple(unpack(s, layout) for s, layout in zip(sims, layouts))
     sims = tuple(
         s._replace(controller=pack_controller(control.reset(unpack_controller(s.controller), i.table[:, control.RESET] > 0)))
         for s, i in zip(sims, inputs)
@@ -256,15 +305,16 @@ def _run_world(
 
     if steps > 1:
         sims = jax.lax.fori_loop(0, steps - 1, body, sims)
-    return body(steps - 1, sims, report=True)
+    return tuple(pack(sim) for sim in body(steps - 1, sims, report=True))
 
 
-run_world = jax.jit(_run_world, static_argnames=("steps", "features"), donate_argnames=("sims",))
+run_world = jax.jit(_run_world, static_argnames=("steps", "features", "layouts"), donate_argnames=("sims",))
 run_world.__doc__ = """Advance every dynamic model of a world by ``steps`` physics steps (static: the simulator's
-steps per run), after the PID resets requested in the control tables. ``start_step`` counts the
-physics steps done so far (the time is ``step * dt``); ``gravity (3,)`` overrides the params'.
-``sims`` are donated: the run writes its results into their buffers instead of allocating new
-ones (the humanoid's run: 98 -> 92 µs), so the arrays passed in are invalid afterwards."""
+steps per run), after the PID resets requested in the control tables. ``sims`` are the models'
+packed :class:`ModelSim` (:func:`pack`, with ``layouts``). ``start_step`` counts the physics
+steps done so far (the time is ``step * dt``); ``gravity (3,)`` overrides the params'. ``sims``
+are donated: the run writes its results into their buffers instead of allocating new ones, so
+the arrays passed in are invalid afterwards."""
 
 
 def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
@@ -281,7 +331,8 @@ def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
     return jnp.argmax(jnp.stack(depths, axis=1), axis=1)
 
 
-def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) -> Observation:
+def _observe(model: Model, packed: jax.Array, layout: Layout, terrain: Terrain, gravity: jax.Array) -> Observation:
+    sim = unpack(packed, layout)
     # Kinematics in the internal frame G (world axes, origin at the base: kin.origin), of the
     # state now (poses, velocities) and of the state the last step started from (what the step
     # computed: accelerations, contact forces, joint wrenches).
@@ -325,7 +376,7 @@ def _observe(model: Model, sim: ModelSim, terrain: Terrain, gravity: jax.Array) 
     )
 
 
-observe = jax.jit(_observe)
+observe = jax.jit(_observe, static_argnames=("layout",))
 observe.__doc__ = """The :class:`Observation` of a model's state after a run and of its last step (the accelerations,
 contact lever arms and joint wrenches of the last step at the state it started from), given the
 world's terrain and gravity."""

@@ -97,7 +97,8 @@ class ModelEntry:
         self.params = params
         self.dt = dt
         self.srdf = srdf
-        self.sim = engine.initial_sim(model, State.build(model), history_size=HISTORY_CAPACITY)
+        self.layout = engine.Layout.of(model, HISTORY_CAPACITY)
+        self.sim = engine.pack(engine.initial_sim(model, State.build(model), history_size=HISTORY_CAPACITY))
         self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
         self.period = math.inf
         self.target_set = np.zeros((model.dofs, len(TARGETS)), dtype=bool)
@@ -143,17 +144,21 @@ class ModelEntry:
 
     # ----- cached reads ------------------------------------------------------------------
 
+    def host(self) -> engine.ModelSim:
+        """The :class:`~.engine.ModelSim` after the last run, as read-only numpy arrays (cached
+        until the next run)."""
+        if "host" not in self.cache:
+            self.cache["host"] = engine.unpack(np.asarray(self.sim), self.layout)
+        return self.cache["host"]
+
     def state(self, key: str) -> np.ndarray:
-        """A field of the state after the last run, as a numpy array (cached until the next run)."""
-        cache = self.cache.setdefault("state", {})
-        if key not in cache:
-            cache[key] = np.array(getattr(self.sim.state, key))
-        return cache[key]
+        """A field of the state after the last run, as a read-only numpy array."""
+        return getattr(self.host().state, key)
 
     def last(self) -> dict[str, np.ndarray]:
         """The last physics step as numpy arrays (cached until the next run)."""
         if "last" not in self.cache:
-            points, joints = (np.array(x) for x in jax.device_get((self.sim.last.points, self.sim.last.joints)))
+            points, joints = self.host().last.points, self.host().last.joints
             self.cache["last"] = {
                 "commands": joints[engine.COMMAND],
                 "joint_accelerations": joints[engine.ACCELERATION],
@@ -169,7 +174,7 @@ class ModelEntry:
     def observation(self, terrain: Terrain, gravity: np.ndarray) -> engine.Observation:
         """The :class:`~.engine.Observation` after the last run (computed once, as numpy arrays)."""
         if "observation" not in self.cache:
-            value = engine.observe(self.model, self.sim, terrain, np.asarray(gravity))
+            value = engine.observe(self.model, self.sim, self.layout, terrain, np.asarray(gravity))
             self.cache["observation"] = engine.Observation(*(np.array(x) for x in jax.device_get(value)))
         return self.cache["observation"]
 
@@ -303,30 +308,22 @@ class ModelEntry:
         pending = self.pending
         if not (pending["joint_positions"] or pending["joint_velocities"] or len(pending) > 2):
             return False
-        state = self.sim.state
-        changes: dict[str, Any] = {}
-        if pending["joint_positions"]:
-            indices = np.fromiter(pending["joint_positions"], dtype=int)
-            values = np.fromiter(pending["joint_positions"].values(), dtype=float)
-            changes["joint_positions"] = state.joint_positions.at[indices].set(values)
-        if pending["joint_velocities"]:
-            indices = np.fromiter(pending["joint_velocities"], dtype=int)
-            values = np.fromiter(pending["joint_velocities"].values(), dtype=float)
-            changes["joint_velocities"] = state.joint_velocities.at[indices].set(values)
-        if "base_position" in pending:
-            changes["base_position"] = jnp.asarray(pending["base_position"], state.base_position.dtype)
-        if "base_quaternion" in pending:
-            changes["base_quaternion"] = jnp.asarray(pending["base_quaternion"], state.base_quaternion.dtype)
-        if "base_velocity" in pending:
-            changes["base_velocity"] = jnp.asarray(pending["base_velocity"], state.base_velocity.dtype)
+        packed = np.array(self.sim)
+        state = engine.unpack(packed, self.layout).state  # views: writing them writes ``packed``
+        for key in ("joint_positions", "joint_velocities"):
+            for index, value in pending[key].items():
+                getattr(state, key)[index] = value
+        for key in ("base_position", "base_quaternion", "base_velocity"):
+            if key in pending:
+                getattr(state, key)[:] = pending[key]
         if pending["joint_positions"] or "base_position" in pending or "base_quaternion" in pending:
-            changes["contact_deformation"] = jnp.zeros_like(state.contact_deformation)
-        self.sim = self.sim._replace(state=state.replace(**changes))
+            state.contact_deformation[:] = 0.0
+        self.sim = jnp.asarray(packed)
         self.pending = {"joint_positions": {}, "joint_velocities": {}}
         self.cache.clear()
         return True
 
-    def finish_run(self, sim: engine.ModelSim, steps: int) -> None:
+    def finish_run(self, sim: jax.Array, steps: int) -> None:
         """Store the result of a run of ``steps >= 1`` physics steps and update the host inputs
         (the PID resets it applied, the wrench steps it consumed)."""
         self.sim = sim
@@ -351,7 +348,7 @@ class ModelEntry:
             elif self.history_size[index] == 0:
                 self.history_size[index] = int(size)
                 self.history_start[index] = step_count
-        old = np.asarray(self.sim.history)
+        old = self.host().history
         capacity = old.shape[0]
         while capacity < self.history_size.max(initial=0):
             capacity *= 2
@@ -359,7 +356,8 @@ class ModelEntry:
             new = np.zeros((capacity, self.model.dofs))
             for s in range(max(0, step_count - old.shape[0]), step_count):
                 new[s % capacity] = old[s % old.shape[0]]
-            self.sim = self.sim._replace(history=jnp.asarray(new, self.sim.history.dtype))
+            self.sim = jnp.asarray(engine.pack(self.host()._replace(history=new), np))
+            self.layout = self.layout._replace(history=capacity)
             self.cache.clear()
 
     def history(self, index: int, step_count: int) -> np.ndarray:
@@ -367,9 +365,7 @@ class ModelEntry:
         size = int(self.history_size[index])
         if size == 0:
             return np.zeros(0)
-        if "history" not in self.cache:
-            self.cache["history"] = np.asarray(self.sim.history)
-        buffer = self.cache["history"]
+        buffer = self.host().history
         steps = np.arange(step_count - size, step_count)
         valid = steps >= max(self.history_start[index], 0)
         return np.where(valid, buffer[steps % buffer.shape[0], index], 0.0)

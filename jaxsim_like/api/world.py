@@ -329,6 +329,8 @@ class World:
         for entry in dynamic:
             entry.apply_resets()
         if dynamic and steps:
+            for entry in dynamic:
+                entry.cache.clear()  # no numpy view may hold a buffer that the run donates
             sims = engine.run_world(
                 tuple(entry.model for entry in dynamic),
                 tuple(entry.run_params(terrain) for entry in dynamic),
@@ -338,6 +340,7 @@ class World:
                 self._step_count,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
+                layouts=tuple(entry.layout for entry in dynamic),
             )
             for entry, sim in zip(dynamic, sims):
                 entry.finish_run(sim, steps)
