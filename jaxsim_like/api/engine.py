@@ -12,6 +12,8 @@ a model's state and its last step.
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import NamedTuple
 
 import jax
@@ -33,10 +35,12 @@ NO_GROUND_OFFSET = -1.0e6
 
 
 class Features(NamedTuple):
-    """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints).
-    Once on, it stays on (one recompilation)."""
+    """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints)
+    and wrenches applied away from a link origin (their lever arms need the link orientations).
+    Once on, a switch stays on (one recompilation)."""
 
     exact_velocity: bool = False
+    offset_wrenches: bool = False
 
 
 # Columns of a wrench slot: force (3) and torque (3) in world axes, application point (3) in the
@@ -161,13 +165,19 @@ def pack(sim: ModelSim, xp=jnp) -> jax.Array:
     return xp.concatenate([xp.reshape(part, -1) for part in parts])
 
 
+@functools.lru_cache(maxsize=256)
+def offsets(layout: Layout) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+    """``{field: (start, stop, shape)}`` of a packed :class:`ModelSim`."""
+    result, start = {}, 0
+    for name, shape in layout.fields():
+        result[name] = (start, start + math.prod(shape), shape)
+        start += math.prod(shape)
+    return result
+
+
 def unpack(packed: jax.Array, layout: Layout) -> ModelSim:
     """The :class:`ModelSim` of a packed one (views of ``packed`` when it is a numpy array)."""
-    values, offset = {}, 0
-    for name, shape in layout.fields():
-        size = int(np.prod(shape))
-        values[name] = packed[offset : offset + size].reshape(shape)
-        offset += size
+    values = {name: packed[start:stop].reshape(shape) for name, (start, stop, shape) in offsets(layout).items()}
     state = State(*(values[name] for name in ("base_position", "base_quaternion", "base_velocity", "joint_positions",
                                                 "joint_velocities", "contact_deformation")))
     last = LastStep(values["points"], values["joints"], values["start"], values["link_wrenches"])
@@ -188,12 +198,13 @@ def initial_sim(model: Model, state: State, history_size: int) -> ModelSim:
     return ModelSim(state, controller, jnp.zeros((history_size, n), dtype), last)
 
 
-def _link_wrenches(model: Model, state: State, slots: jax.Array, k: jax.Array) -> jax.Array:
+def _link_wrenches(model: Model, state: State, slots: jax.Array, k: jax.Array, away_from_origins: bool) -> jax.Array:
     """``(N, 6)`` sum of the wrench slots active at step ``k`` of the run, per link: world axes,
     about the link origin.
 
-    Wrenches applied away from the origin need the link orientations: the kinematics is
-    evaluated only at the steps that have such a wrench (``lax.cond``).
+    Wrenches applied away from the origin need the link orientations: with
+    ``away_from_origins`` (static), the kinematics is evaluated at the steps that have such a
+    wrench (``lax.cond``); without, the slots' points are all zero.
     """
     active = k < slots[:, STEPS]
     links = slots[:, LINK].astype(jnp.int32)
@@ -204,8 +215,9 @@ def _link_wrenches(model: Model, state: State, slots: jax.Array, k: jax.Array) -
         arms = (W_H_L[links, :3, :3] @ slots[:, POINT, None])[:, :, 0]
         return wrenches.at[:, 3:].add(jnp.cross(arms, wrenches[:, :3]))
 
-    away = jnp.any(active & jnp.any(slots[:, POINT] != 0, axis=-1))
-    wrenches = jax.lax.cond(away, moved_to_origins, lambda w: w, wrenches)
+    if away_from_origins:
+        away = jnp.any(active & jnp.any(slots[:, POINT] != 0, axis=-1))
+        wrenches = jax.lax.cond(away, moved_to_origins, lambda w: w, wrenches)
     per_link = jnp.arange(model.number_of_links)[:, None] == links[None, :]
     return per_link.astype(wrenches.dtype) @ wrenches
 
@@ -250,7 +262,7 @@ def _step_model(
         inputs.table, inputs.period, unpack_controller(sim.controller), state.joint_positions, state.joint_velocities,
         global_step * dt, dt,
     )
-    wrenches = _link_wrenches(model, state, inputs.wrenches, k)
+    wrenches = _link_wrenches(model, state, inputs.wrenches, k, features.offset_wrenches)
     if features.exact_velocity and model.dofs:
         torques = _exact_velocity(model, state, params, inputs.table, torques, wrenches)
         torques = jnp.clip(torques, inputs.table[:, control.EFFORT_MIN], inputs.table[:, control.EFFORT_MAX])

@@ -100,6 +100,7 @@ class ModelEntry:
         self.layout = engine.Layout.of(model, HISTORY_CAPACITY)
         self.sim = engine.pack(engine.initial_sim(model, State.build(model), history_size=HISTORY_CAPACITY))
         self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
+        self._pid_resets = True  # the default table resets every PID at the first step
         self.period = math.inf
         self.target_set = np.zeros((model.dofs, len(TARGETS)), dtype=bool)
         self.target_set[:, TARGETS.index("force")] = True
@@ -144,21 +145,23 @@ class ModelEntry:
 
     # ----- cached reads ------------------------------------------------------------------
 
-    def host(self) -> engine.ModelSim:
-        """The :class:`~.engine.ModelSim` after the last run, as read-only numpy arrays (cached
-        until the next run)."""
-        if "host" not in self.cache:
-            self.cache["host"] = engine.unpack(np.asarray(self.sim), self.layout)
-        return self.cache["host"]
+    def field(self, name: str) -> np.ndarray:
+        """A field of the packed :class:`~.engine.ModelSim` after the last run (see
+        :meth:`.engine.Layout.fields`), as a read-only numpy view (valid until the next run)."""
+        packed = self.cache.get("packed")
+        if packed is None:
+            packed = self.cache["packed"] = np.asarray(self.sim)
+        start, stop, shape = engine.offsets(self.layout)[name]
+        return packed[start:stop].reshape(shape)
 
     def state(self, key: str) -> np.ndarray:
         """A field of the state after the last run, as a read-only numpy array."""
-        return getattr(self.host().state, key)
+        return self.field(key)
 
     def last(self) -> dict[str, np.ndarray]:
         """The last physics step as numpy arrays (cached until the next run)."""
         if "last" not in self.cache:
-            points, joints = self.host().last.points, self.host().last.joints
+            points, joints = self.field("points"), self.field("joints")
             self.cache["last"] = {
                 "commands": joints[engine.COMMAND],
                 "joint_accelerations": joints[engine.ACCELERATION],
@@ -225,6 +228,7 @@ class ModelEntry:
             row[control.FORCE_TARGET] = 0.0
             self.target_set[index, TARGETS.index("force")] = True
         row[control.RESET] = 1.0
+        self._pid_resets = True
         self.touch()
 
     def set_target(self, kind: str, index: int, value: float, time: float) -> None:
@@ -260,6 +264,7 @@ class ModelEntry:
 
     def reset_pid(self, index: int) -> None:
         self.table[index, control.RESET] = 1.0
+        self._pid_resets = True
         self.touch()
 
     def add_wrench(self, link: int, wrench: np.ndarray, point: np.ndarray, duration: float) -> None:
@@ -268,6 +273,8 @@ class ModelEntry:
         if not duration >= 0 or not math.isfinite(duration):
             raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
         steps = max(1, math.ceil(duration / self.dt - 1e-9))
+        if np.any(point != 0) and not self.features.offset_wrenches:
+            self.features = self.features._replace(offset_wrenches=True)
         self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})
         self.touch()
 
@@ -327,8 +334,9 @@ class ModelEntry:
         """Store the result of a run of ``steps >= 1`` physics steps and update the host inputs
         (the PID resets it applied, the wrench steps it consumed)."""
         self.sim = sim
-        if self.table[:, control.RESET].any():
+        if self._pid_resets:
             self.table[:, control.RESET] = 0.0
+            self._pid_resets = False
             self.touch()
         if self._wrenches:
             for item in self._wrenches:
@@ -348,7 +356,7 @@ class ModelEntry:
             elif self.history_size[index] == 0:
                 self.history_size[index] = int(size)
                 self.history_start[index] = step_count
-        old = self.host().history
+        old = self.field("history")
         capacity = old.shape[0]
         while capacity < self.history_size.max(initial=0):
             capacity *= 2
@@ -356,7 +364,8 @@ class ModelEntry:
             new = np.zeros((capacity, self.model.dofs))
             for s in range(max(0, step_count - old.shape[0]), step_count):
                 new[s % capacity] = old[s % old.shape[0]]
-            self.sim = jnp.asarray(engine.pack(self.host()._replace(history=new), np))
+            host = engine.unpack(np.asarray(self.sim), self.layout)
+            self.sim = jnp.asarray(engine.pack(host._replace(history=new), np))
             self.layout = self.layout._replace(history=capacity)
             self.cache.clear()
 
@@ -365,7 +374,7 @@ class ModelEntry:
         size = int(self.history_size[index])
         if size == 0:
             return np.zeros(0)
-        buffer = self.host().history
+        buffer = self.field("history")
         steps = np.arange(step_count - size, step_count)
         valid = steps >= max(self.history_start[index], 0)
         return np.where(valid, buffer[steps % buffer.shape[0], index], 0.0)

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from .world import World
 
 
+def _every(names: Any) -> bool:
+    """Whether ``names`` selects every joint (an empty sequence)."""
+    return isinstance(names, (tuple, list)) and not names
+
+
 @scenario_methods
 class Model(Semantics, Handle):
     """A model of a world (ScenarIO's ``scenario.gazebo.Model``)."""
@@ -147,7 +152,8 @@ class Model(Semantics, Handle):
 
     def _read(self, key: str, joint_names: Any) -> tuple[float, ...]:
         entry = self._entry
-        return as_tuple(entry.state(key)[entry.joint_indices(joint_names)])
+        values = entry.state(key)
+        return tuple(values.tolist()) if _every(joint_names) else as_tuple(values[entry.joint_indices(joint_names)])
 
     def joint_positions(self, joint_names: Any = ()) -> tuple[float, ...]:
         return self._read("joint_positions", joint_names)

@@ -1,5 +1,6 @@
 """One run is one call of a function compiled once per world structure: targets, gains, gravity,
-the controller period, resets, wrenches and getters never compile; inserting a model does."""
+the controller period, resets, wrenches at link origins and getters never compile; the first
+wrench away from a link origin compiles once; inserting a model does."""
 
 from __future__ import annotations
 
@@ -36,11 +37,18 @@ def test_runs_compile_once_per_world_structure(make_world):
     link.world_linear_acceleration(), joint.transmitted_wrench(), link.world_axis_aligned_box()
     assert compilations() == before
 
+    # The first wrench away from a link origin switches the lever arms on: one compilation, once.
+    assert link.add_world_force([0, 0, 1.0], position=[0.1, 0, 0])
+    sim.run()
+    assert link.add_world_force([0, 1.0, 0]) and link.apply_world_wrench_to_co_m([1, 0, 0], [0, 0, 0])
+    sim.run()
+    assert compilations()[0] == before[0] + 1
+
     # A new model is a new structure; removing it returns to the compiled one.
     assert world.insert_model(str(FREE_BOX), api.Pose([2, 0, 1]), "box")
     sim.run()
-    assert compilations()[0] == before[0] + 1
+    assert compilations()[0] == before[0] + 2
     assert world.remove_model("box")
     sim.run()
     sim.run()
-    assert compilations()[0] == before[0] + 1
+    assert compilations()[0] == before[0] + 2
