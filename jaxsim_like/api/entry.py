@@ -88,6 +88,7 @@ class ModelEntry:
         params: SimulationParams | None,
         dt: float,
         srdf: Any = None,
+        step: int = 0,
     ) -> None:
         self.name = name
         self.generation = next(_GENERATIONS)
@@ -98,7 +99,7 @@ class ModelEntry:
         self.dt = dt
         self.srdf = srdf
         self.layout = engine.Layout.of(model, HISTORY_CAPACITY)
-        self.sim = engine.pack(engine.initial_sim(model, State.build(model), history_size=HISTORY_CAPACITY))
+        self.sim = engine.pack(engine.initial_sim(model, State.build(model), HISTORY_CAPACITY, step))
         self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
         self._pid_resets = True  # the default table resets every PID at the first step
         self.period = math.inf

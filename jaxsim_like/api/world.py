@@ -252,7 +252,7 @@ class World:
         )
         semantics = parse_srdf(srdf, description) if srdf is not None else None
         params = None if description.static else self._params(model)
-        entry = ModelEntry(name, description, model, params, self._simulator.step_size(), semantics)
+        entry = ModelEntry(name, description, model, params, self._simulator.step_size(), semantics, self._step_count)
         self._entries[name] = entry
         if entry.static:
             self._terrain_dirty = True
@@ -337,7 +337,6 @@ class World:
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
                 self._device_gravity,
-                self._step_count,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
                 layouts=tuple(entry.layout for entry in dynamic),
