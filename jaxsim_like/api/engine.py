@@ -35,12 +35,14 @@ NO_GROUND_OFFSET = -1.0e6
 
 
 class Features(NamedTuple):
-    """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints)
-    and wrenches applied away from a link origin (their lever arms need the link orientations).
-    Once on, a switch stays on (one recompilation)."""
+    """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints),
+    wrenches applied away from a link origin (their lever arms need the link orientations) and
+    the history of commanded torques (recorded once a history was enabled). Once on, a switch
+    stays on (one recompilation)."""
 
     exact_velocity: bool = False
     offset_wrenches: bool = False
+    history: bool = False
 
 
 # Columns of a wrench slot: force (3) and torque (3) in world axes, application point (3) in the
@@ -270,7 +272,9 @@ def _step_model(
         torques = _exact_velocity(model, state, params, inputs.table, torques, wrenches)
         torques = jnp.clip(torques, inputs.table[:, control.EFFORT_MIN], inputs.table[:, control.EFFORT_MAX])
     next_state, out = step(model, state, joint_torques=torques, link_wrenches=wrenches, params=params)
-    history = sim.history.at[(sim.step % sim.history.shape[0]).astype(jnp.int32)].set(torques)
+    history = sim.history
+    if features.history:
+        history = history.at[(sim.step % history.shape[0]).astype(jnp.int32)].set(torques)
     if not report:
         return ModelSim(next_state, pack_controller(controller), history, sim.last, sim.step + 1)
     dtype = torques.dtype

@@ -357,6 +357,8 @@ class ModelEntry:
             elif self.history_size[index] == 0:
                 self.history_size[index] = int(size)
                 self.history_start[index] = step_count
+        if enable and not self.features.history:
+            self.features = self.features._replace(history=True)
         old = self.field("history")
         capacity = old.shape[0]
         while capacity < self.history_size.max(initial=0):
