@@ -36,11 +36,13 @@ NO_GROUND_OFFSET = -1.0e6
 
 class Features(NamedTuple):
     """Static switches of a model's step: exact velocity tracking (velocity_follower_dart joints),
-    wrenches applied away from a link origin (their lever arms need the link orientations) and
-    the history of commanded torques (recorded once a history was enabled). Once on, a switch
-    stays on (one recompilation)."""
+    user wrenches (the wrench slots are read once a wrench was applied), wrenches applied away
+    from a link origin (their lever arms need the link orientations) and the history of
+    commanded torques (recorded once a history was enabled). Once on, a switch stays on (one
+    recompilation)."""
 
     exact_velocity: bool = False
+    wrenches: bool = False
     offset_wrenches: bool = False
     history: bool = False
 
@@ -267,7 +269,7 @@ def _step_model(
         inputs.table, inputs.period, unpack_controller(sim.controller), state.joint_positions, state.joint_velocities,
         sim.step * dt, dt,
     )
-    wrenches = _link_wrenches(model, state, inputs.wrenches, k, features.offset_wrenches)
+    wrenches = _link_wrenches(model, state, inputs.wrenches, k, features.offset_wrenches) if features.wrenches else None
     if features.exact_velocity and model.dofs:
         torques = _exact_velocity(model, state, params, inputs.table, torques, wrenches)
         torques = jnp.clip(torques, inputs.table[:, control.EFFORT_MIN], inputs.table[:, control.EFFORT_MAX])
@@ -293,7 +295,7 @@ def _step_model(
         points=points,
         joints=jnp.stack([torques, (next_state.joint_velocities - state.joint_velocities) / dt, out.joint_torques]),
         start=pack_start(state, (next_state.base_velocity - state.base_velocity) / dt),
-        link_wrenches=wrenches,
+        link_wrenches=jnp.zeros((model.number_of_links, 6), dtype) if wrenches is None else wrenches,
     )
     return ModelSim(next_state, pack_controller(controller), history, last, sim.step + 1)
 

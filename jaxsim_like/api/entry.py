@@ -274,8 +274,9 @@ class ModelEntry:
         if not duration >= 0 or not math.isfinite(duration):
             raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
         steps = max(1, math.ceil(duration / self.dt - 1e-9))
-        if np.any(point != 0) and not self.features.offset_wrenches:
-            self.features = self.features._replace(offset_wrenches=True)
+        features = self.features._replace(wrenches=True, offset_wrenches=self.features.offset_wrenches or bool(np.any(point != 0)))
+        if features != self.features:
+            self.features = features
         self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})
         self.touch()
 
