@@ -209,3 +209,34 @@ def test_contact_points_are_point_contacts_and_the_wrench_adds_the_lever_arms():
     wrench = link.contact_wrench()
     assert approx(wrench[3:], lever, 1e-6) and approx(wrench[3:], [0, -0.05, 0], 1e-3)
     assert approx(wrench[:3], [0, 0, -world.gravity()[2] * cube.total_mass()], 1e-3)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=TypeError,
+    reason="core: dynamics.levels._level_structure and dynamics.model.topology cache numpy index arrays "
+    "across JAX's x64 modes, and JAX 0.10 reuses their first conversion (int32 under float32) when tracing "
+    "in float64; keying those caches on jax.config.jax_enable_x64 fixes it (see docs/object_api.md)",
+)
+def test_float32_user_code_and_the_api_on_the_same_model_structure():
+    """The object API computes in float64 "without changing the dtype of the user's own
+    functional code": the user's float32 step of a quadruped, then the API on the same model."""
+    import jaxsim_like as js
+    from jaxsim_like import models
+
+    jax.config.update("jax_enable_x64", False)
+    try:
+        model = js.load_model(models.path("quadruped"))
+        params = js.SimulationParams.build(model, dt=0.001)
+        state, _ = jax.jit(lambda m, s, p: js.step(m, s, params=p))(model, js.State.build(model), params)
+        assert state.joint_positions.dtype == jnp.float32
+        sim = simulator()
+        assert sim.get_world().insert_model(models.path("quadruped")) and sim.run()
+    finally:
+        jax.config.update("jax_enable_x64", True)
+        # Fresh index arrays for the tests that follow: the ones converted here stay poisoned.
+        from jaxsim_like.dynamics import levels
+        from jaxsim_like.dynamics import model as model_module
+
+        levels._level_structure.cache_clear()
+        model_module.topology.cache_clear()
