@@ -126,7 +126,10 @@ def pack_start(state: State, base_acceleration: jax.Array) -> jax.Array:
     """``(19 + 2n,)``: base position (3), quaternion (4), velocity (6), joint positions and
     velocities (n each) of ``state``, then the base acceleration (6) in its representation."""
     return jnp.concatenate(
-        [state.base_position, state.base_quaternion, state.base_velocity, state.joint_positions, state.joint_velocities, base_acceleration]
+        [
+            state.base_position, state.base_quaternion, state.base_velocity, state.joint_positions,
+            state.joint_velocities, base_acceleration,
+        ]
     )
 
 

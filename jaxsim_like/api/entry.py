@@ -274,9 +274,9 @@ class ModelEntry:
         if not duration >= 0 or not math.isfinite(duration):
             raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
         steps = max(1, math.ceil(duration / self.dt - 1e-9))
-        features = self.features._replace(wrenches=True, offset_wrenches=self.features.offset_wrenches or bool(np.any(point != 0)))
-        if features != self.features:
-            self.features = features
+        away = self.features.offset_wrenches or bool(np.any(point != 0))
+        if not self.features.wrenches or away != self.features.offset_wrenches:
+            self.features = self.features._replace(wrenches=True, offset_wrenches=away)
         self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})
         self.touch()
 

@@ -1,9 +1,10 @@
 """``Joint``: ScenarIO's joint (core and Gazebo methods) plus Gazebo's joint queries.
 
 Joints are the moving joints of the model (revolute, continuous, prismatic: one DoF each);
-fixed joints are lumped. DoF indices other than 0 raise DOFIndexError (a DOFMismatch). Targets are processed by
-the joint's controller (see :mod:`.control`) from the next physics step; resets are applied by
-the next run. Reads come from the last run.
+fixed joints are lumped. DoF indices other than 0 raise DOFIndexError (a DOFMismatch); other
+failures of the setters return False. Targets are processed by the joint's controller (see
+:mod:`.control`) from the next physics step; resets are applied by the next run. Reads come
+from the last run.
 """
 
 from __future__ import annotations

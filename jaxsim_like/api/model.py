@@ -388,7 +388,8 @@ class Model(Semantics, Handle):
     def links_in_contact(self) -> tuple[str, ...]:
         """The links with reported contacts in the last step."""
         entry = self._entry
-        return tuple(entry.model.link_names[i] for i in range(entry.model.number_of_links) if link_contacts(self._world, entry, i))
+        links = range(entry.model.number_of_links)
+        return tuple(entry.model.link_names[i] for i in links if link_contacts(self._world, entry, i))
 
     def contacts(self, link_names: Any = ()) -> tuple[Contact, ...]:
         """The reported contacts of ``link_names`` (every link when empty) in the last step."""
