@@ -16,6 +16,15 @@ from jaxsim_like import api
 
 from .helpers import ARM, ASSETS, FREE_BOX, PENDULUM, SPHERE, approx, simulator
 
+# Two links on one base: a tree with a branch (its traversal gathers parents with an index array).
+TWO_ARMS = """<robot name="two_arms">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="left"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="right"><inertial><origin xyz="-0.1 0 0"/><mass value="0.5"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="left_joint" type="continuous"><parent link="base"/><child link="left"/><axis xyz="0 1 0"/></joint>
+  <joint name="right_joint" type="continuous"><parent link="base"/><child link="right"/><axis xyz="0 1 0"/></joint>
+</robot>"""
+
 WORLD_WITH_PHYSICS_PLUGIN = """<?xml version="1.0" ?>
 <sdf version="1.7">
   <world name="with_physics">
@@ -220,18 +229,17 @@ def test_contact_points_are_point_contacts_and_the_wrench_adds_the_lever_arms():
 )
 def test_float32_user_code_and_the_api_on_the_same_model_structure():
     """The object API computes in float64 "without changing the dtype of the user's own
-    functional code": the user's float32 step of a quadruped, then the API on the same model."""
+    functional code": the user's float32 step of a branching model, then the API on it."""
     import jaxsim_like as js
-    from jaxsim_like import models
 
     jax.config.update("jax_enable_x64", False)
     try:
-        model = js.load_model(models.path("quadruped"))
+        model = js.load_model(TWO_ARMS)
         params = js.SimulationParams.build(model, dt=0.001)
         state, _ = jax.jit(lambda m, s, p: js.step(m, s, params=p))(model, js.State.build(model), params)
         assert state.joint_positions.dtype == jnp.float32
         sim = simulator()
-        assert sim.get_world().insert_model(models.path("quadruped")) and sim.run()
+        assert sim.get_world().insert_model_from_string(TWO_ARMS) and sim.run()
     finally:
         jax.config.update("jax_enable_x64", True)
         # Fresh index arrays for the tests that follow: the ones converted here stay poisoned.
