@@ -41,6 +41,9 @@ def test_position_control_holds_against_gravity_and_tracks_a_sinusoid(arm_world)
 
 
 def test_switching_mode_sets_the_targets_to_the_state_and_resets_the_pid(arm_world, caplog):
+    """Joint.position_target: "Raises: std::runtime_error if the DOF is not valid or if no
+    position target was set"; set_control_mode and set_position_target: "Returns: True for
+    success, false otherwise" (an invalid mode, a target the mode does not accept)."""
     sim, world = arm_world
     arm = world.get_model("arm7")
     joint = arm.get_joint("joint2")

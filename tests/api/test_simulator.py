@@ -30,6 +30,9 @@ def test_invalid_settings_do_not_initialize(settings, caplog):
 
 
 def test_lifecycle_and_default_world(caplog):
+    """GazeboSimulator.insert_world_from_sdf: "This function can only be used while the simulator
+    object is uninitialized" and "Returns: True for success, false otherwise"; get_world:
+    "Get a simulated world" (None, logged, for an unknown name)."""
     sim = api.Simulator(step_size=0.001, rtf=float("inf"), steps_per_run=1)
     assert (sim.step_size(), sim.real_time_factor(), sim.steps_per_run()) == (0.001, float("inf"), 1)
     assert sim.get_world() is None
@@ -62,6 +65,9 @@ def test_steps_per_run():
 
 
 def test_world_renaming_and_several_worlds(tmp_path, caplog):
+    """GazeboSimulator.insert_worlds_from_sdf: "worldNames (Tuple[string], optional) - Optionally
+    override the names of the worlds"; "Returns: True for success, false otherwise" (a wrong
+    number of names, a duplicate name, a missing file)."""
     sim = api.Simulator(rtf=float("inf"))
     assert sim.insert_world_from_sdf("", "myWorld")
     assert not sim.insert_world_from_sdf("", "myWorld")  # a world name already inserted

@@ -12,6 +12,9 @@ from .helpers import ASSETS, FREE_BOX, SPHERE, approx
 
 
 def test_insert_models_from_files_and_strings(make_world, caplog):
+    """World.insert_model: "Returns: True for success, false otherwise" (a duplicate name, an
+    empty or missing path, a malformed description); World.get_model: "The model if it is part
+    of the world, None otherwise"."""
     _, world = make_world()
     urdf = FREE_BOX.read_text()
     assert world.insert_model(str(FREE_BOX))
