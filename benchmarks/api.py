@@ -5,8 +5,9 @@ physics steps of :func:`jaxsim_like.step` per call, called from Python, then the
 read as numpy. The bare side is one ``jax.jit`` of a ``lax.fori_loop`` over ``step`` with zero
 torques; the object API runs its idle joint controllers on top (its wrench slots and force
 history are compiled in only once a model uses them), in a world given physics with
-``set_physics_engine``. A third column times the object API with every joint under a position PID. The run fails (exit status 1) when the idle
-overhead exceeds ``MAX_OVERHEAD`` or when a run compiles after the first one.
+``set_physics_engine``. A third column times the object API with every joint under a position
+PID. The run fails (exit status 1) when the idle overhead exceeds ``MAX_OVERHEAD`` or when a run
+compiles after the first one.
 
     python -m benchmarks.api [--repeats 200] [--rounds 5] [--steps 1 10]
 
