@@ -3,9 +3,11 @@
 The same run on both sides: the shipped humanoid standing on a ground plane, ``steps_per_run``
 physics steps of :func:`jaxsim_like.step` per call, called from Python, then the joint positions
 read as numpy. The bare side is one ``jax.jit`` of a ``lax.fori_loop`` over ``step`` with zero
-torques; the object API runs its idle joint controllers, wrench slots and force history on top.
-A third column times the object API with every joint under a position PID. The run fails (exit status 1) when the idle
-overhead exceeds ``MAX_OVERHEAD`` or when a run compiles after the first one.
+torques; the object API runs its idle joint controllers on top (its wrench slots and force
+history are compiled in only once a model uses them), in a world given physics with
+``set_physics_engine``. A third column times the object API with every joint under a position
+PID. The run fails (exit status 1) when the idle overhead exceeds ``MAX_OVERHEAD`` or when a run
+compiles after the first one.
 
     python -m benchmarks.api [--repeats 200] [--rounds 5] [--steps 1 10]
 
@@ -68,6 +70,7 @@ def api_call(steps: int, controlled: bool):
     simulator = api.Simulator(step_size=STEP_SIZE, rtf=float("inf"), steps_per_run=steps)
     simulator.initialize()
     world = simulator.get_world()
+    world.set_physics_engine(api.PhysicsEngine_dart)
     world.insert_model(api.get_ground_plane())
     world.insert_model(models.path("humanoid"))
     humanoid = world.get_model("humanoid")

@@ -1,8 +1,11 @@
-"""A tour of the ScenarIO-style object API (``jaxsim_like.api``), for gym-ignition users.
+"""A ScenarIO client of the object API (``jaxsim_like.api``), written the way gym-ignition users
+write theirs: a port is a change of imports.
 
-A quadruped is dropped on a ground plane next to a static step, stands up under position PIDs,
-gets a push for 0.2 s, and its feet report their contacts; then the simulator is paced to real
-time for a second. See docs/object_api.md for every method and the differences from ScenarIO.
+It uses ScenarIO's documented idioms: each method that "Returns: True for success, false
+otherwise" is checked with ``assert`` (and an expected failure with ``assert not``); the default
+world has no physics, so the time does not flow until ``set_physics_engine``; getters return
+tuples, which compare with ``==``. A quadruped is dropped on a ground plane next to a static step,
+stands under position PIDs, is pushed for 0.2 s, and its feet report their contacts.
 
     python examples/object_api.py [--quick]
 """
@@ -10,11 +13,11 @@ time for a second. See docs/object_api.md for every method and the differences f
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
-from jaxsim_like import api, models
+from jaxsim_like import api as scenario_gazebo  # was: from scenario import gazebo as scenario_gazebo
+from jaxsim_like import models
 
 STEP = """<?xml version="1.0" ?>
 <sdf version="1.7">
@@ -29,56 +32,80 @@ STEP = """<?xml version="1.0" ?>
 """
 
 
-def main(quick: bool = False) -> None:
-    api.set_verbosity(api.Verbosity_warning)
-    simulator = api.Simulator(step_size=0.001, rtf=float("inf"), steps_per_run=10)
-    assert simulator.initialize()
-    world = simulator.get_world()
+def run(quick: bool = False, verbose: bool = True) -> dict:
+    """The client; returns the figures it reached."""
+    scenario_gazebo.set_verbosity(scenario_gazebo.Verbosity_warning)
+    gazebo = scenario_gazebo.GazeboSimulator(step_size=0.001, rtf=float("inf"), steps_per_run=10)
+    assert gazebo.insert_world_from_sdf("")  # the default empty world: no ground plane, no physics
+    assert gazebo.initialize()
+    world = gazebo.get_world()
 
-    # The default world is empty: add a ground plane and a step (static models are terrain).
-    assert world.insert_model(api.get_ground_plane())
+    pose = scenario_gazebo.Pose((0.0, 0.0, 0.5), (1.0, 0.0, 0.0, 0.0))
+    assert world.insert_model(scenario_gazebo.get_ground_plane())
     assert world.insert_model_from_string(STEP)
-    assert world.insert_model(models.path("quadruped"), api.Pose([0, 0, 0.5]), "dog")
+    assert world.insert_model(models.path("quadruped"), pose, "dog")
     dog = world.get_model("dog")
-    print(f"{dog.name()}: {dog.nr_of_links()} links, {dog.dofs()} joints, {dog.total_mass():.2f} kg, base '{dog.base_frame()}'")
+    assert dog.base_position() == pose.position and dog.base_orientation() == pose.orientation
+
+    # Failures return False and log the reason (silenced here: they are expected).
+    scenario_gazebo.set_verbosity(scenario_gazebo.Verbosity_suppress_all)
+    assert not world.insert_model(models.path("quadruped"), pose, "dog")  # the name is taken
+    assert not world.insert_model("/no/such/robot.urdf")
+    assert not dog.set_joint_position_targets([0.0])  # one value for every joint
+    assert world.get_model("cat") is None
+    scenario_gazebo.set_verbosity(scenario_gazebo.Verbosity_warning)
+
+    # Without a physics engine, runs do not step: the time does not flow.
+    assert gazebo.run() and world.time() == 0.0 and dog.base_position() == pose.position
+    assert world.set_physics_engine(scenario_gazebo.PhysicsEngine_dart)
 
     # Position control at 1 kHz, holding the initial (zero) configuration.
-    assert dog.set_controller_period(simulator.step_size())
+    assert dog.set_controller_period(gazebo.step_size())
     for joint in dog.joints():
-        assert joint.set_pid(api.PID(80, 0, 2))
-    assert dog.set_joint_control_mode(api.JointControlMode_position)
+        assert joint.set_pid(scenario_gazebo.PID(80, 0, 2))
+    assert dog.set_joint_control_mode(scenario_gazebo.JointControlMode_position)
     assert dog.enable_contacts(True)
 
     runs = 50 if quick else 150
     for _ in range(runs):
-        assert simulator.run()
-    print(f"t = {world.time():.2f} s: base at {np.round(dog.base_position(), 3)}, links in contact {dog.links_in_contact()}")
-    for contact in dog.contacts():
-        force = sum(point.force for point in contact.points)
-        print(f"  {contact.body_a} touches {contact.body_b} at {len(contact.points)} point(s), force {np.round(force, 1)} N")
+        assert gazebo.run()
+    standing = dog.base_position()
+    feet = dog.links_in_contact()
+    if verbose:
+        print(f"t = {world.time():.2f} s: base at {np.round(standing, 3)}, links in contact {feet}")
+        for contact in dog.contacts():
+            force = np.sum([point.force for point in contact.points], axis=0)
+            print(f"  {contact.body_a} touches {contact.body_b} at {len(contact.points)} point(s), force {np.round(force, 1)} N")
 
     # A push of 60 N along x for exactly 0.2 s of simulated time.
     base = dog.get_link(dog.base_frame())
-    assert base.apply_world_force([60.0, 0.0, 0.0], duration=0.2)
+    assert base.apply_world_force((60.0, 0.0, 0.0), duration=0.2)
     for _ in range(runs):
-        assert simulator.run()
-    print(f"t = {world.time():.2f} s: base at {np.round(dog.base_position(), 3)}, velocity {np.round(base.world_linear_velocity(), 3)}")
+        assert gazebo.run()
+    pushed = dog.base_position()
+    if verbose:
+        print(f"t = {world.time():.2f} s: base at {np.round(pushed, 3)}, velocity {np.round(base.world_linear_velocity(), 3)}")
 
-    # Resets are applied by the next run, paused or not; a paused run does not advance time.
-    assert dog.reset_base_pose([0, 0, 0.5], [1, 0, 0, 0]) and dog.reset_base_world_velocity()
-    assert simulator.run(paused=True)
-    print(f"after a reset and a paused run: t = {world.time():.2f} s, base at {np.round(dog.base_position(), 3)}")
+    # Resets are applied by the next run, paused or not; a paused run does not advance the time.
+    time_before = world.time()
+    assert dog.reset_base_pose(pose.position, pose.orientation) and dog.reset_base_world_velocity()
+    assert gazebo.run(paused=True) and world.time() == time_before and dog.base_position() == pose.position
+    assert gazebo.close()
+    return {
+        "time_s": time_before,
+        "standing_height_m": standing[2],
+        "feet_in_contact": len(feet),
+        "pushed_m": pushed[0] - standing[0],
+    }
 
-    # A finite real-time factor paces the runs to the wall clock.
-    paced = api.Simulator(step_size=0.001, rtf=1.0, steps_per_run=10)
-    assert paced.initialize()
-    start = time.perf_counter()
-    for _ in range(10 if quick else 100):
-        paced.run()
-    print(f"paced: {paced.get_world().time():.2f} s simulated in {time.perf_counter() - start:.2f} s of wall time")
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs")
+    figures = run(parser.parse_args(argv).quick)
+    print({name: round(value, 4) for name, value in figures.items()})
+    return 0
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer runs")
-    main(parser.parse_args().quick)
+    raise SystemExit(main())

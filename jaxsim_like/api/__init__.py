@@ -1,22 +1,24 @@
 """The ScenarIO-style object API: ``Simulator``, ``World``, ``Model``, ``Link``, ``Joint``.
 
-For users of gym-ignition's ScenarIO: the same class names, method names, arguments and
-behaviour (``scenario.core`` and ``scenario.gazebo`` merged in one namespace), with numpy
-arrays where ScenarIO returns tuples, plus Gazebo Sim's link and joint queries. See
+For users of gym-ignition's ScenarIO: the same class names, method names, arguments, return
+values (True or False, tuples) and behaviour (``scenario.core`` and ``scenario.gazebo`` merged
+in one namespace), computed in float64, plus Gazebo Sim's link and joint queries. See
 ``docs/object_api.md`` for the differences and the honest exceptions (GUI, shared-library
 plugins, Fuel downloads).
 
     from jaxsim_like import api
 
     simulator = api.Simulator(step_size=0.001, rtf=float("inf"), steps_per_run=1)
-    simulator.initialize()
+    assert simulator.initialize()
     world = simulator.get_world()
-    world.insert_model(api.get_ground_plane(), override_model_name="ground_plane")
-    world.insert_model(path_to_urdf, api.Pose([0, 0, 1]), "robot")
-    simulator.run(paused=True)
+    assert world.set_physics_engine(api.PhysicsEngine_dart)  # the empty world has no physics
+    assert world.insert_model(api.get_ground_plane(), override_model_name="ground_plane")
+    assert world.insert_model(path_to_urdf, api.Pose((0, 0, 1)), "robot")
+    assert simulator.run(paused=True)
 """
 
 from .errors import (
+    DOFIndexError,
     DOFMismatch,
     JointError,
     JointNotFound,
@@ -99,6 +101,7 @@ __all__ = [
     "AxisAlignedBox",
     "Contact",
     "ContactPoint",
+    "DOFIndexError",
     "DOFMismatch",
     "GazeboSimulator",
     "Joint",

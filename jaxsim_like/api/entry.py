@@ -53,6 +53,9 @@ def _indices(all_names: tuple[str, ...], names: Any, kind: str, not_found: Calla
 # Rows of the ring buffer of commanded torques: histories up to this size never recompile the run.
 HISTORY_CAPACITY = 128
 
+# Limits at or above this value are unlimited (ScenarIO users remove limits with np.finfo(float).max).
+UNLIMITED = float(np.finfo(float).max)
+
 # Peak speed [rad/s or m/s] of an interpolated position trajectory when the joint has no velocity limit.
 DEFAULT_INTERPOLATION_SPEED = 1.0
 
@@ -85,6 +88,7 @@ class ModelEntry:
         params: SimulationParams | None,
         dt: float,
         srdf: Any = None,
+        step: int = 0,
     ) -> None:
         self.name = name
         self.generation = next(_GENERATIONS)
@@ -94,8 +98,10 @@ class ModelEntry:
         self.params = params
         self.dt = dt
         self.srdf = srdf
-        self.sim = engine.initial_sim(model, State.build(model), history_size=HISTORY_CAPACITY)
+        self.layout = engine.Layout.of(model, HISTORY_CAPACITY)
+        self.sim = engine.pack(engine.initial_sim(model, State.build(model), HISTORY_CAPACITY, step))
         self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
+        self._pid_resets = True  # the default table resets every PID at the first step
         self.period = math.inf
         self.target_set = np.zeros((model.dofs, len(TARGETS)), dtype=bool)
         self.target_set[:, TARGETS.index("force")] = True
@@ -140,17 +146,23 @@ class ModelEntry:
 
     # ----- cached reads ------------------------------------------------------------------
 
+    def field(self, name: str) -> np.ndarray:
+        """A field of the packed :class:`~.engine.ModelSim` after the last run (see
+        :meth:`.engine.Layout.fields`), as a read-only numpy view (valid until the next run)."""
+        packed = self.cache.get("packed")
+        if packed is None:
+            packed = self.cache["packed"] = np.asarray(self.sim)
+        start, stop, shape = engine.offsets(self.layout)[name]
+        return packed[start:stop].reshape(shape)
+
     def state(self, key: str) -> np.ndarray:
-        """A field of the state after the last run, as a numpy array (cached until the next run)."""
-        cache = self.cache.setdefault("state", {})
-        if key not in cache:
-            cache[key] = np.array(getattr(self.sim.state, key))
-        return cache[key]
+        """A field of the state after the last run, as a read-only numpy array."""
+        return self.field(key)
 
     def last(self) -> dict[str, np.ndarray]:
         """The last physics step as numpy arrays (cached until the next run)."""
         if "last" not in self.cache:
-            points, joints = (np.array(x) for x in jax.device_get((self.sim.last.points, self.sim.last.joints)))
+            points, joints = self.field("points"), self.field("joints")
             self.cache["last"] = {
                 "commands": joints[engine.COMMAND],
                 "joint_accelerations": joints[engine.ACCELERATION],
@@ -159,7 +171,6 @@ class ModelEntry:
                 "contact_normals": points[:, engine.NORMAL],
                 "penetration": points[:, engine.PENETRATION],
                 "contact_forces": points[:, engine.POINT_FORCE],
-                "contact_torques": points[:, engine.POINT_TORQUE],
                 "in_contact": points[:, engine.IN_CONTACT] > 0.5,
             }
         return self.cache["last"]
@@ -167,7 +178,7 @@ class ModelEntry:
     def observation(self, terrain: Terrain, gravity: np.ndarray) -> engine.Observation:
         """The :class:`~.engine.Observation` after the last run (computed once, as numpy arrays)."""
         if "observation" not in self.cache:
-            value = engine.observe(self.model, self.sim, terrain, np.asarray(gravity))
+            value = engine.observe(self.model, self.sim, self.layout, terrain, np.asarray(gravity))
             self.cache["observation"] = engine.Observation(*(np.array(x) for x in jax.device_get(value)))
         return self.cache["observation"]
 
@@ -218,6 +229,7 @@ class ModelEntry:
             row[control.FORCE_TARGET] = 0.0
             self.target_set[index, TARGETS.index("force")] = True
         row[control.RESET] = 1.0
+        self._pid_resets = True
         self.touch()
 
     def set_target(self, kind: str, index: int, value: float, time: float) -> None:
@@ -237,7 +249,7 @@ class ModelEntry:
                 )
             )
             speed = min(abs(row[control.VELOCITY_MIN]), abs(row[control.VELOCITY_MAX]))
-            speed = speed if math.isfinite(speed) and speed > 0 else DEFAULT_INTERPOLATION_SPEED
+            speed = speed if 0 < speed < UNLIMITED else DEFAULT_INTERPOLATION_SPEED
             # A quintic from start to goal in T seconds peaks at 15/8 |goal - start| / T.
             row[control.START_POSITION], row[control.START_TIME] = start, time
             row[control.DURATION] = 1.875 * abs(value - start) / speed
@@ -253,6 +265,7 @@ class ModelEntry:
 
     def reset_pid(self, index: int) -> None:
         self.table[index, control.RESET] = 1.0
+        self._pid_resets = True
         self.touch()
 
     def add_wrench(self, link: int, wrench: np.ndarray, point: np.ndarray, duration: float) -> None:
@@ -261,6 +274,9 @@ class ModelEntry:
         if not duration >= 0 or not math.isfinite(duration):
             raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
         steps = max(1, math.ceil(duration / self.dt - 1e-9))
+        away = self.features.offset_wrenches or bool(np.any(point != 0))
+        if not self.features.wrenches or away != self.features.offset_wrenches:
+            self.features = self.features._replace(wrenches=True, offset_wrenches=away)
         self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})
         self.touch()
 
@@ -301,35 +317,28 @@ class ModelEntry:
         pending = self.pending
         if not (pending["joint_positions"] or pending["joint_velocities"] or len(pending) > 2):
             return False
-        state = self.sim.state
-        changes: dict[str, Any] = {}
-        if pending["joint_positions"]:
-            indices = np.fromiter(pending["joint_positions"], dtype=int)
-            values = np.fromiter(pending["joint_positions"].values(), dtype=float)
-            changes["joint_positions"] = state.joint_positions.at[indices].set(values)
-        if pending["joint_velocities"]:
-            indices = np.fromiter(pending["joint_velocities"], dtype=int)
-            values = np.fromiter(pending["joint_velocities"].values(), dtype=float)
-            changes["joint_velocities"] = state.joint_velocities.at[indices].set(values)
-        if "base_position" in pending:
-            changes["base_position"] = jnp.asarray(pending["base_position"], state.base_position.dtype)
-        if "base_quaternion" in pending:
-            changes["base_quaternion"] = jnp.asarray(pending["base_quaternion"], state.base_quaternion.dtype)
-        if "base_velocity" in pending:
-            changes["base_velocity"] = jnp.asarray(pending["base_velocity"], state.base_velocity.dtype)
+        packed = np.array(self.sim)
+        state = engine.unpack(packed, self.layout).state  # views: writing them writes ``packed``
+        for key in ("joint_positions", "joint_velocities"):
+            for index, value in pending[key].items():
+                getattr(state, key)[index] = value
+        for key in ("base_position", "base_quaternion", "base_velocity"):
+            if key in pending:
+                getattr(state, key)[:] = pending[key]
         if pending["joint_positions"] or "base_position" in pending or "base_quaternion" in pending:
-            changes["contact_deformation"] = jnp.zeros_like(state.contact_deformation)
-        self.sim = self.sim._replace(state=state.replace(**changes))
+            state.contact_deformation[:] = 0.0
+        self.sim = jnp.asarray(packed)
         self.pending = {"joint_positions": {}, "joint_velocities": {}}
         self.cache.clear()
         return True
 
-    def finish_run(self, sim: engine.ModelSim, steps: int) -> None:
+    def finish_run(self, sim: jax.Array, steps: int) -> None:
         """Store the result of a run of ``steps >= 1`` physics steps and update the host inputs
         (the PID resets it applied, the wrench steps it consumed)."""
         self.sim = sim
-        if self.table[:, control.RESET].any():
+        if self._pid_resets:
             self.table[:, control.RESET] = 0.0
+            self._pid_resets = False
             self.touch()
         if self._wrenches:
             for item in self._wrenches:
@@ -349,7 +358,9 @@ class ModelEntry:
             elif self.history_size[index] == 0:
                 self.history_size[index] = int(size)
                 self.history_start[index] = step_count
-        old = np.asarray(self.sim.history)
+        if enable and not self.features.history:
+            self.features = self.features._replace(history=True)
+        old = self.field("history")
         capacity = old.shape[0]
         while capacity < self.history_size.max(initial=0):
             capacity *= 2
@@ -357,7 +368,9 @@ class ModelEntry:
             new = np.zeros((capacity, self.model.dofs))
             for s in range(max(0, step_count - old.shape[0]), step_count):
                 new[s % capacity] = old[s % old.shape[0]]
-            self.sim = self.sim._replace(history=jnp.asarray(new, self.sim.history.dtype))
+            host = engine.unpack(np.asarray(self.sim), self.layout)
+            self.sim = jnp.asarray(engine.pack(host._replace(history=new), np))
+            self.layout = self.layout._replace(history=capacity)
             self.cache.clear()
 
     def history(self, index: int, step_count: int) -> np.ndarray:
@@ -365,9 +378,7 @@ class ModelEntry:
         size = int(self.history_size[index])
         if size == 0:
             return np.zeros(0)
-        if "history" not in self.cache:
-            self.cache["history"] = np.asarray(self.sim.history)
-        buffer = self.cache["history"]
+        buffer = self.field("history")
         steps = np.arange(step_count - size, step_count)
         valid = steps >= max(self.history_start[index], 0)
         return np.where(valid, buffer[steps % buffer.shape[0], index], 0.0)

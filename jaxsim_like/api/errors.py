@@ -1,8 +1,9 @@
 """The exceptions of ScenarIO's object API, with its message formats.
 
-ScenarIO throws some of these and returns ``False`` (with a log line) in other cases; this API
-raises in every case, so ``assert world.insert_model(...)`` idioms keep working and a failure
-always says what went wrong. All but :class:`NotImplementedError` derive from
+As in ScenarIO, methods documented "True for success, false otherwise" return False and log the
+reason (see :mod:`.calls`); these exceptions propagate from them only where the references name
+an exception: unknown links, joints and models, invalid DoF indices, Gazebo-only symbols. Getters,
+which have no False to return, raise them. All but :class:`NotImplementedError` derive from
 :class:`RuntimeError`, as the C++ classes derive from ``std::runtime_error``.
 """
 
@@ -49,6 +50,13 @@ class DOFMismatch(RuntimeError):
         self.joint_name = joint_name
         prefix = f"[{joint_name}] " if joint_name else ""
         super().__init__(f"{prefix}Nr of DoFs joint={joint_dofs} data={data_dofs}")
+
+
+class DOFIndexError(DOFMismatch):
+    """A DoF index other than 0 (the references: "std::runtime_error if the DOF is not valid")."""
+
+    def __init__(self, dof: int, joint_name: str = "") -> None:
+        super().__init__(1, dof, joint_name)
 
 
 class _NotFound(RuntimeError):

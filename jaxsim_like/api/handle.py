@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .calls import scenario_methods
 from .entry import ModelEntry
 from .world import entity_id
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from .world import World
 
 
+@scenario_methods
 class Handle:
     """Base of the object-API handles."""
 

@@ -1,9 +1,10 @@
 """``Joint``: ScenarIO's joint (core and Gazebo methods) plus Gazebo's joint queries.
 
 Joints are the moving joints of the model (revolute, continuous, prismatic: one DoF each);
-fixed joints are lumped. DoF indices other than 0 raise DOFMismatch. Targets are processed by
-the joint's controller (see :mod:`.control`) from the next physics step; resets are applied by
-the next run. Reads come from the last run.
+fixed joints are lumped. DoF indices other than 0 raise DOFIndexError (a DOFMismatch); other
+failures of the setters return False. Targets are processed by the joint's controller (see
+:mod:`.control`) from the next physics step; resets are applied by the next run. Reads come
+from the last run.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import numpy as np
 from ..dynamics.model import JOINT_TYPE_CODES
 from ..dynamics.tree import PRISMATIC
 from . import control, errors
+from .calls import scenario_methods
 from .entry import ModelEntry
 from .handle import Handle
-from .types import PID, JointControlMode, JointLimit, JointType, Limit, Pose
+from .types import PID, JointControlMode, JointLimit, JointType, Limit, Pose, as_tuple
 
 if TYPE_CHECKING:
     from .link import Link
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from .world import World
 
 
+@scenario_methods
 class Joint(Handle):
     """A joint of a model (ScenarIO's ``scenario.gazebo.Joint``)."""
 
@@ -38,7 +41,7 @@ class Joint(Handle):
 
     def _dof(self, dof: int) -> int:
         if int(dof) != 0:
-            raise errors.DOFMismatch(1, int(dof), self._scoped())
+            raise errors.DOFIndexError(int(dof), self._scoped())
         return self._index
 
     def _vector(self, data: Any, what: str) -> float:
@@ -107,10 +110,10 @@ class Joint(Handle):
         self._entry.enable_history([self._index], bool(enable), int(max_history_size), self._world._step_count)
         return True
 
-    def history_of_applied_joint_forces(self) -> np.ndarray:
+    def history_of_applied_joint_forces(self) -> tuple[float, ...]:
         """The commanded forces of the last physics steps, oldest first, one per step (zeros before
         the history was enabled); empty when disabled."""
-        return self._entry.history(self._index, self._world._step_count)
+        return as_tuple(self._entry.history(self._index, self._world._step_count))
 
     def coulomb_friction(self) -> float:
         """The Coulomb friction [N m or N] of the joint."""
@@ -167,8 +170,8 @@ class Joint(Handle):
         """The maximum force [N m or N] the controllers may apply."""
         return float(self._entry.table[self._dof(dof), control.EFFORT_MAX])
 
-    def joint_max_generalized_force(self) -> np.ndarray:
-        return np.array([self.max_generalized_force()])
+    def joint_max_generalized_force(self) -> tuple[float]:
+        return (self.max_generalized_force(),)
 
     def set_max_generalized_force(self, max_force: float, dof: int = 0) -> bool:
         """Clip every command of this joint to ``[-max_force, max_force]``."""
@@ -198,17 +201,17 @@ class Joint(Handle):
         self._dof(dof)
         return self._state(key)
 
-    def joint_position(self) -> np.ndarray:
-        return np.array([self.position()])
+    def joint_position(self) -> tuple[float]:
+        return (self.position(),)
 
-    def joint_velocity(self) -> np.ndarray:
-        return np.array([self.velocity()])
+    def joint_velocity(self) -> tuple[float]:
+        return (self.velocity(),)
 
-    def joint_acceleration(self) -> np.ndarray:
-        return np.array([self.acceleration()])
+    def joint_acceleration(self) -> tuple[float]:
+        return (self.acceleration(),)
 
-    def joint_generalized_force(self) -> np.ndarray:
-        return np.array([self.generalized_force()])
+    def joint_generalized_force(self) -> tuple[float]:
+        return (self.generalized_force(),)
 
     def set_position_target(self, position: float, dof: int = 0) -> bool:
         self._entry.set_target("position", self._dof(dof), float(position), self._time())
@@ -250,17 +253,17 @@ class Joint(Handle):
     def set_joint_generalized_force_target(self, force: Any) -> bool:
         return self.set_generalized_force_target(self._vector(force, "force"))
 
-    def joint_position_target(self) -> np.ndarray:
-        return np.array([self.position_target()])
+    def joint_position_target(self) -> tuple[float]:
+        return (self.position_target(),)
 
-    def joint_velocity_target(self) -> np.ndarray:
-        return np.array([self.velocity_target()])
+    def joint_velocity_target(self) -> tuple[float]:
+        return (self.velocity_target(),)
 
-    def joint_acceleration_target(self) -> np.ndarray:
-        return np.array([self.acceleration_target()])
+    def joint_acceleration_target(self) -> tuple[float]:
+        return (self.acceleration_target(),)
 
-    def joint_generalized_force_target(self) -> np.ndarray:
-        return np.array([self.generalized_force_target()])
+    def joint_generalized_force_target(self) -> tuple[float]:
+        return (self.generalized_force_target(),)
 
     def reset_position(self, position: float = 0, dof: int = 0) -> bool:
         """Set the position at the next run (paused or not) and reset the PID."""
@@ -302,9 +305,9 @@ class Joint(Handle):
 
         return Model(self._world, self._entry)
 
-    def axis(self) -> np.ndarray:
-        """``(3,)`` unit axis of the joint in the child link frame."""
-        return np.asarray(self._description().axis, dtype=float) / np.linalg.norm(self._description().axis)
+    def axis(self) -> tuple[float, float, float]:
+        """The unit axis of the joint in the child link frame."""
+        return as_tuple(np.asarray(self._description().axis, dtype=float) / np.linalg.norm(self._description().axis))
 
     def parent_link_name(self) -> str:
         """The parent link, as named in the description."""
@@ -318,10 +321,10 @@ class Joint(Handle):
         """The joint frame in the child link frame: at the axis point, with the child's axes."""
         return Pose(np.asarray(self._description().axis_point, dtype=float))
 
-    def transmitted_wrench(self) -> np.ndarray:
-        """``(6,)`` [force; torque] the joint applied to its child link in the last physics step
-        (child link axes, torque about the child link origin)."""
-        return self._world._observation(self._entry).joint_wrenches[self._index].copy()
+    def transmitted_wrench(self) -> tuple[float, float, float, float, float, float]:
+        """The wrench (force [N], torque [N m]) the joint applied to its child link in the last
+        physics step (child link axes, torque about the child link origin)."""
+        return as_tuple(self._world._observation(self._entry).joint_wrenches[self._index])
 
     def set_position_limits(self, limits: Any) -> bool:
         """Set the position limits ``[(lower, upper)]`` (one pair per DoF) used by the physics."""

@@ -14,42 +14,44 @@ import numpy as np
 
 from . import errors, scenery
 from .entry import ModelEntry
+from .calls import scenario_methods
 from .handle import Handle
-from .types import Contact, ContactPoint, Pose, rotation_to_quaternion, vector
+from .types import Contact, ContactPoint, Pose, as_tuple, rotation_to_quaternion, vector
 
 if TYPE_CHECKING:
     from .model import Model
     from .world import World
 
 
-def link_contacts(world: World, entry: ModelEntry, link: int) -> list[Contact]:
+def link_contacts(world: World, entry: ModelEntry, link: int) -> tuple[Contact, ...]:
     """The contacts of link ``link`` (empty when its contact detection is off): one per body it
-    touches (the ground or a static box), with every touching collidable point."""
+    touches (the ground or a static box), with every touching collidable point. The points are
+    point contacts: their torque is zero, and :meth:`Link.contact_wrench` adds the lever arms."""
     if not entry.contacts_enabled[link]:
-        return []
+        return ()
     last = entry.last()
     touching = np.flatnonzero((np.asarray(entry.model.point_link) == link) & last["in_contact"])
     if touching.size == 0:
-        return []
+        return ()
     element = world._observation(entry).element
     names = world._terrain_names
     body_a = f"{entry.name}::{entry.model.link_names[link]}"
-    contacts: dict[int, Contact] = {}
+    points: dict[int, list[ContactPoint]] = {}
     for point in touching:
-        e = int(element[point])
-        contact = contacts.setdefault(e, Contact(body_a=body_a, body_b=names[e] if e < len(names) else ""))
-        contact.points.append(
+        points.setdefault(int(element[point]), []).append(
             ContactPoint(
-                depth=float(last["penetration"][point]),
-                force=last["contact_forces"][point].copy(),
-                normal=last["contact_normals"][point].copy(),
-                position=last["contact_positions"][point].copy(),
-                torque=last["contact_torques"][point].copy(),
+                depth=last["penetration"][point],
+                force=last["contact_forces"][point],
+                normal=last["contact_normals"][point],
+                position=last["contact_positions"][point],
             )
         )
-    return [contacts[e] for e in sorted(contacts)]
+    return tuple(
+        Contact(body_a=body_a, body_b=names[e] if e < len(names) else "", points=points[e]) for e in sorted(points)
+    )
 
 
+@scenario_methods
 class Link(Handle):
     """A link of a model (ScenarIO's ``scenario.gazebo.Link``)."""
 
@@ -77,50 +79,53 @@ class Link(Handle):
         """The mass [kg] of the link (with the links lumped into it)."""
         return float(self._entry.model.link_mass[self._index])
 
-    def position(self) -> np.ndarray:
-        """``(3,)`` position [m] of the link frame in the world."""
-        return self._pose()[:3, 3].copy()
+    def position(self) -> tuple[float, float, float]:
+        """The position [m] of the link frame in the world."""
+        return as_tuple(self._pose()[:3, 3])
 
-    def orientation(self) -> np.ndarray:
-        """``(4,)`` wxyz quaternion of the link frame in the world."""
-        return rotation_to_quaternion(self._pose()[:3, :3])
+    def orientation(self) -> tuple[float, float, float, float]:
+        """The wxyz quaternion of the link frame in the world."""
+        return as_tuple(rotation_to_quaternion(self._pose()[:3, :3]))
 
-    def world_linear_velocity(self, offset: Any = None) -> np.ndarray:
-        """``(3,)`` [m/s] velocity of the link origin in world axes (mixed); with ``offset`` (link
-        frame, as Gazebo's WorldLinearVelocity), the velocity of that point of the link."""
+    def world_linear_velocity(self, offset: Any = None) -> tuple[float, float, float]:
+        """The velocity [m/s] of the link origin in world axes (the linear mixed velocity); with
+        ``offset`` (link frame, as Gazebo's WorldLinearVelocity), of that point of the link."""
         velocity = self._observation().mixed_velocity[self._index]
         if offset is None:
-            return velocity[:3].copy()
+            return as_tuple(velocity[:3])
         arm = self._pose()[:3, :3] @ vector(offset, 3, "offset")
-        return velocity[:3] + np.cross(velocity[3:], arm)
+        return as_tuple(velocity[:3] + np.cross(velocity[3:], arm))
 
-    def world_angular_velocity(self) -> np.ndarray:
-        """``(3,)`` [rad/s] angular velocity in world axes."""
-        return self._observation().mixed_velocity[self._index, 3:].copy()
+    def world_angular_velocity(self) -> tuple[float, float, float]:
+        """The angular velocity [rad/s] in world axes."""
+        return as_tuple(self._observation().mixed_velocity[self._index, 3:])
 
-    def body_linear_velocity(self) -> np.ndarray:
-        """``(3,)`` [m/s] velocity of the link origin in link axes."""
-        return self._observation().body_velocity[self._index, :3].copy()
+    def body_linear_velocity(self) -> tuple[float, float, float]:
+        """The velocity [m/s] of the link origin in link axes."""
+        return as_tuple(self._observation().body_velocity[self._index, :3])
 
-    def body_angular_velocity(self) -> np.ndarray:
-        """``(3,)`` [rad/s] angular velocity in link axes."""
-        return self._observation().body_velocity[self._index, 3:].copy()
+    def body_angular_velocity(self) -> tuple[float, float, float]:
+        """The angular velocity [rad/s] in link axes."""
+        return as_tuple(self._observation().body_velocity[self._index, 3:])
 
-    def world_linear_acceleration(self) -> np.ndarray:
-        """``(3,)`` [m/s^2] derivative of the mixed linear velocity (last physics step)."""
-        return self._observation().mixed_acceleration[self._index, :3].copy()
+    def world_linear_acceleration(self) -> tuple[float, float, float]:
+        """The acceleration [m/s^2] of the link origin in world axes (the linear mixed
+        acceleration, the derivative of :meth:`world_linear_velocity`) in the last physics step."""
+        return as_tuple(self._observation().mixed_acceleration[self._index, :3])
 
-    def world_angular_acceleration(self) -> np.ndarray:
-        """``(3,)`` [rad/s^2] angular acceleration in world axes (last physics step)."""
-        return self._observation().mixed_acceleration[self._index, 3:].copy()
+    def world_angular_acceleration(self) -> tuple[float, float, float]:
+        """The angular acceleration [rad/s^2] in world axes in the last physics step."""
+        return as_tuple(self._observation().mixed_acceleration[self._index, 3:])
 
-    def body_linear_acceleration(self) -> np.ndarray:
-        """``(3,)`` [m/s^2] derivative of the body linear velocity (last physics step)."""
-        return self._observation().body_acceleration[self._index, :3].copy()
+    def body_linear_acceleration(self) -> tuple[float, float, float]:
+        """:meth:`world_linear_acceleration` in link axes, ``W_R_L^T a`` (as ScenarIO and Gazebo
+        define it; not the derivative of :meth:`body_linear_velocity`, which differs by ``w x v``)."""
+        return as_tuple(self._observation().body_acceleration[self._index, :3])
 
-    def body_angular_acceleration(self) -> np.ndarray:
-        """``(3,)`` [rad/s^2] angular acceleration in link axes (last physics step)."""
-        return self._observation().body_acceleration[self._index, 3:].copy()
+    def body_angular_acceleration(self) -> tuple[float, float, float]:
+        """:meth:`world_angular_acceleration` in link axes, ``W_R_L^T dw/dt`` (also the derivative
+        of :meth:`body_angular_velocity`)."""
+        return as_tuple(self._observation().body_acceleration[self._index, 3:])
 
     def contacts_enabled(self) -> bool:
         """Whether contacts of this link are reported (physics always has them)."""
@@ -135,18 +140,22 @@ class Link(Handle):
         """Whether contact detection is on and the link touched something in the last step."""
         return bool(link_contacts(self._world, self._entry, self._index))
 
-    def contacts(self) -> list[Contact]:
+    def contacts(self) -> tuple[Contact, ...]:
         """The contacts of the last step (empty when contact detection is off)."""
         return link_contacts(self._world, self._entry, self._index)
 
-    def contact_wrench(self) -> np.ndarray:
-        """``(6,)`` sum of the contact forces and of their torques about the link origin (world axes)."""
+    def contact_wrench(self) -> tuple[float, float, float, float, float, float]:
+        """The contact wrench ``(force, torque)``: the contact forces of the last step composed
+        into an equivalent wrench at the origin of the link frame, world axes (each point's
+        torque plus the moment of its force about the origin)."""
+        origin = self._observation().step_origins[self._index]  # where the link was when they acted
         total = np.zeros(6)
         for contact in self.contacts():
             for point in contact.points:
-                total[:3] += point.force
-                total[3:] += point.torque
-        return total
+                force = np.asarray(point.force)
+                total[:3] += force
+                total[3:] += np.asarray(point.torque) + np.cross(np.asarray(point.position) - origin, force)
+        return as_tuple(total)
 
     def apply_world_force(self, force: Any, duration: float = 0.0) -> bool:
         """Apply ``force (3,)`` [N] (world axes) at the link origin for ``duration`` seconds of
@@ -208,8 +217,8 @@ class Link(Handle):
 
     def world_kinetic_energy(self) -> float:
         """Translational plus rotational kinetic energy [J] of the link in the world frame."""
-        com_velocity = self.world_linear_velocity(offset=np.asarray(self._entry.model.link_com[self._index]))
-        omega = self.world_angular_velocity()
+        com_velocity = np.asarray(self.world_linear_velocity(offset=np.asarray(self._entry.model.link_com[self._index])))
+        omega = np.asarray(self.world_angular_velocity())
         return float(0.5 * self.mass() * com_velocity @ com_velocity + 0.5 * omega @ self.world_inertia_matrix() @ omega)
 
     def axis_aligned_box(self) -> scenery.AxisAlignedBox | None:

@@ -2,8 +2,9 @@
 
 Joint-vector methods take an optional ``joint_names`` that selects the joints and defines the
 serialisation (default: every moving joint, in the description's order); a vector of the wrong
-size raises DOFMismatch, an unknown name JointNotFound. The base is the root link of the model;
-``world`` velocities are mixed (world axes, at the base origin), ``body`` ones in base axes.
+size makes a setter return False (with a logged error), an unknown name raises JointNotFound.
+Getters return tuples of floats. The base is the root link of the model; ``world`` velocities
+are mixed (world axes, at the base origin), ``body`` ones in base axes.
 """
 
 from __future__ import annotations
@@ -13,17 +14,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import errors
+from .calls import scenario_methods
 from .entry import ModelEntry
 from .handle import Handle
 from .joint import Joint
 from .link import Link, link_contacts
 from .semantics import Semantics
-from .types import Contact, JointLimit, unit_quaternion, vector
+from .types import Contact, JointLimit, as_tuple, unit_quaternion, vector
 
 if TYPE_CHECKING:
     from .world import World
 
 
+def _every(names: Any) -> bool:
+    """Whether ``names`` selects every joint (an empty sequence)."""
+    return isinstance(names, (tuple, list)) and not names
+
+
+@scenario_methods
 class Model(Semantics, Handle):
     """A model of a world (ScenarIO's ``scenario.gazebo.Model``)."""
 
@@ -48,15 +56,15 @@ class Model(Semantics, Handle):
     def nr_of_joints(self) -> int:
         return self._entry.model.dofs
 
-    def link_names(self, scoped: bool = False) -> list[str]:
+    def link_names(self, scoped: bool = False) -> tuple[str, ...]:
         """The links (bodies after lumping fixed joints), ``model::link`` when ``scoped``."""
-        names = list(self._entry.model.link_names)
-        return [f"{self._model_name}::{name}" for name in names] if scoped else names
+        names = tuple(self._entry.model.link_names)
+        return tuple(f"{self._model_name}::{name}" for name in names) if scoped else names
 
-    def joint_names(self, scoped: bool = False) -> list[str]:
+    def joint_names(self, scoped: bool = False) -> tuple[str, ...]:
         """The moving joints, ``model::joint`` when ``scoped``."""
-        names = list(self._entry.model.joint_names)
-        return [f"{self._model_name}::{name}" for name in names] if scoped else names
+        names = tuple(self._entry.model.joint_names)
+        return tuple(f"{self._model_name}::{name}" for name in names) if scoped else names
 
     def get_link(self, link_name: str) -> Link:
         """The link called ``link_name``; LinkNotFound if there is none."""
@@ -68,13 +76,13 @@ class Model(Semantics, Handle):
         entry = self._entry
         return Joint(self._world, entry, entry.joint_indices([joint_name])[0])
 
-    def links(self, link_names: Any = ()) -> list[Link]:
+    def links(self, link_names: Any = ()) -> tuple[Link, ...]:
         entry = self._entry
-        return [Link(self._world, entry, index) for index in entry.link_indices(link_names)]
+        return tuple(Link(self._world, entry, index) for index in entry.link_indices(link_names))
 
-    def joints(self, joint_names: Any = ()) -> list[Joint]:
+    def joints(self, joint_names: Any = ()) -> tuple[Joint, ...]:
         entry = self._entry
-        return [Joint(self._world, entry, index) for index in entry.joint_indices(joint_names)]
+        return tuple(Joint(self._world, entry, index) for index in entry.joint_indices(joint_names))
 
     def total_mass(self, link_names: Any = ()) -> float:
         """The mass [kg] of ``link_names`` (the whole model when empty)."""
@@ -124,7 +132,7 @@ class Model(Semantics, Handle):
         entry = self._entry
         return bool(np.all(entry.history_size[entry.joint_indices(joint_names)] > 0))
 
-    def history_of_applied_joint_forces(self, joint_names: Any = ()) -> np.ndarray:
+    def history_of_applied_joint_forces(self, joint_names: Any = ()) -> tuple[float, ...]:
         """The commanded forces of the last ``H`` physics steps, ``H * dofs`` values ordered by step
         (oldest first), each step in the ``joint_names`` serialisation. The joints' histories
         must be enabled with the same size."""
@@ -138,29 +146,30 @@ class Model(Semantics, Handle):
                 self._model_name,
             )
         columns = [entry.history(i, self._world._step_count) for i in indices]
-        return np.stack(columns, axis=1).reshape(-1)
+        return as_tuple(np.stack(columns, axis=1))
 
     # ----- joint vectors -----------------------------------------------------------------
 
-    def _read(self, key: str, joint_names: Any) -> np.ndarray:
+    def _read(self, key: str, joint_names: Any) -> tuple[float, ...]:
         entry = self._entry
-        return entry.state(key)[entry.joint_indices(joint_names)].copy()
+        values = entry.state(key)
+        return tuple(values.tolist()) if _every(joint_names) else as_tuple(values[entry.joint_indices(joint_names)])
 
-    def joint_positions(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_positions(self, joint_names: Any = ()) -> tuple[float, ...]:
         return self._read("joint_positions", joint_names)
 
-    def joint_velocities(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_velocities(self, joint_names: Any = ()) -> tuple[float, ...]:
         return self._read("joint_velocities", joint_names)
 
-    def joint_accelerations(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_accelerations(self, joint_names: Any = ()) -> tuple[float, ...]:
         """The joint accelerations of the last physics step."""
         entry = self._entry
-        return entry.last()["joint_accelerations"][entry.joint_indices(joint_names)].copy()
+        return as_tuple(entry.last()["joint_accelerations"][entry.joint_indices(joint_names)])
 
-    def joint_generalized_forces(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_generalized_forces(self, joint_names: Any = ()) -> tuple[float, ...]:
         """The forces acting at the joints in the last physics step (see :meth:`Joint.generalized_force`)."""
         entry = self._entry
-        return entry.last()["joint_torques"][entry.joint_indices(joint_names)].copy()
+        return as_tuple(entry.last()["joint_torques"][entry.joint_indices(joint_names)])
 
     def joint_limits(self, joint_names: Any = ()) -> JointLimit:
         """The position limits of ``joint_names``."""
@@ -179,9 +188,9 @@ class Model(Semantics, Handle):
             entry.set_target(kind, index, float(value), time)
         return True
 
-    def _targets(self, kind: str, joint_names: Any) -> np.ndarray:
+    def _targets(self, kind: str, joint_names: Any) -> tuple[float, ...]:
         entry = self._entry
-        return np.array([entry.target(kind, index) for index in entry.joint_indices(joint_names)])
+        return tuple(entry.target(kind, index) for index in entry.joint_indices(joint_names))
 
     def set_joint_position_targets(self, positions: Any, joint_names: Any = ()) -> bool:
         return self._set_targets("position", positions, joint_names)
@@ -195,16 +204,16 @@ class Model(Semantics, Handle):
     def set_joint_generalized_force_targets(self, forces: Any, joint_names: Any = ()) -> bool:
         return self._set_targets("force", forces, joint_names)
 
-    def joint_position_targets(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_position_targets(self, joint_names: Any = ()) -> tuple[float, ...]:
         return self._targets("position", joint_names)
 
-    def joint_velocity_targets(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_velocity_targets(self, joint_names: Any = ()) -> tuple[float, ...]:
         return self._targets("velocity", joint_names)
 
-    def joint_acceleration_targets(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_acceleration_targets(self, joint_names: Any = ()) -> tuple[float, ...]:
         return self._targets("acceleration", joint_names)
 
-    def joint_generalized_force_targets(self, joint_names: Any = ()) -> np.ndarray:
+    def joint_generalized_force_targets(self, joint_names: Any = ()) -> tuple[float, ...]:
         return self._targets("force", joint_names)
 
     def reset_joint_positions(self, positions: Any, joint_names: Any = ()) -> bool:
@@ -226,21 +235,21 @@ class Model(Semantics, Handle):
 
     # ----- base ----------------------------------------------------------------------------
 
-    def base_position(self) -> np.ndarray:
-        """``(3,)`` [m] position of the base link in the world."""
-        return self._entry.state("base_position").copy()
+    def base_position(self) -> tuple[float, float, float]:
+        """The position [m] of the base link in the world."""
+        return as_tuple(self._entry.state("base_position"))
 
-    def base_orientation(self) -> np.ndarray:
-        """``(4,)`` wxyz quaternion of the base link in the world."""
-        return self._entry.state("base_quaternion").copy()
+    def base_orientation(self) -> tuple[float, float, float, float]:
+        """The wxyz quaternion of the base link in the world."""
+        return as_tuple(self._entry.state("base_quaternion"))
 
-    def base_world_linear_velocity(self) -> np.ndarray:
-        """``(3,)`` [m/s] velocity of the base origin, world axes."""
-        return self._entry.state("base_velocity")[:3].copy()
+    def base_world_linear_velocity(self) -> tuple[float, float, float]:
+        """The velocity [m/s] of the base origin, world axes."""
+        return as_tuple(self._entry.state("base_velocity")[:3])
 
-    def base_world_angular_velocity(self) -> np.ndarray:
-        """``(3,)`` [rad/s] angular velocity of the base, world axes."""
-        return self._entry.state("base_velocity")[3:].copy()
+    def base_world_angular_velocity(self) -> tuple[float, float, float]:
+        """The angular velocity [rad/s] of the base, world axes."""
+        return as_tuple(self._entry.state("base_velocity")[3:])
 
     def _base_rotation(self) -> np.ndarray:
         from .types import Pose
@@ -248,13 +257,13 @@ class Model(Semantics, Handle):
         entry = self._entry
         return Pose(entry.state("base_position"), entry.state("base_quaternion")).transform[:3, :3]
 
-    def base_body_linear_velocity(self) -> np.ndarray:
-        """``(3,)`` [m/s] velocity of the base origin, base axes."""
-        return self._base_rotation().T @ self.base_world_linear_velocity()
+    def base_body_linear_velocity(self) -> tuple[float, float, float]:
+        """The velocity [m/s] of the base origin, base axes."""
+        return as_tuple(self._base_rotation().T @ self._entry.state("base_velocity")[:3])
 
-    def base_body_angular_velocity(self) -> np.ndarray:
-        """``(3,)`` [rad/s] angular velocity of the base, base axes."""
-        return self._base_rotation().T @ self.base_world_angular_velocity()
+    def base_body_angular_velocity(self) -> tuple[float, float, float]:
+        """The angular velocity [rad/s] of the base, base axes."""
+        return as_tuple(self._base_rotation().T @ self._entry.state("base_velocity")[3:])
 
     def reset_base_pose(self, position: Any = (0.0, 0.0, 0.0), orientation: Any = (1.0, 0.0, 0.0, 0.0)) -> bool:
         """Move the base link to ``position`` and wxyz ``orientation`` at the next run (paused or not)."""
@@ -300,9 +309,9 @@ class Model(Semantics, Handle):
         self._entry.base_targets[key] = value
         return True
 
-    def _base_target(self, key: str) -> np.ndarray:
+    def _base_target(self, key: str) -> tuple[float, ...]:
         try:
-            return self._entry.base_targets[key].copy()
+            return as_tuple(self._entry.base_targets[key])
         except KeyError:
             raise errors.ModelError(f"no base {key.replace('_', ' ')} target was set", self._model_name) from None
 
@@ -333,22 +342,22 @@ class Model(Semantics, Handle):
     def set_base_world_angular_acceleration_target(self, angular: Any) -> bool:
         return self._set_base_target("angular_acceleration", vector(angular, 3, "angular"))
 
-    def base_position_target(self) -> np.ndarray:
+    def base_position_target(self) -> tuple[float, ...]:
         return self._base_target("position")
 
-    def base_orientation_target(self) -> np.ndarray:
+    def base_orientation_target(self) -> tuple[float, ...]:
         return self._base_target("orientation")
 
-    def base_world_linear_velocity_target(self) -> np.ndarray:
+    def base_world_linear_velocity_target(self) -> tuple[float, ...]:
         return self._base_target("linear_velocity")
 
-    def base_world_angular_velocity_target(self) -> np.ndarray:
+    def base_world_angular_velocity_target(self) -> tuple[float, ...]:
         return self._base_target("angular_velocity")
 
-    def base_world_linear_acceleration_target(self) -> np.ndarray:
+    def base_world_linear_acceleration_target(self) -> tuple[float, ...]:
         return self._base_target("linear_acceleration")
 
-    def base_world_angular_acceleration_target(self) -> np.ndarray:
+    def base_world_angular_acceleration_target(self) -> tuple[float, ...]:
         return self._base_target("angular_acceleration")
 
     # ----- contacts ------------------------------------------------------------------------
@@ -376,12 +385,13 @@ class Model(Semantics, Handle):
             self._world._rebuild_params(entry)
         return True
 
-    def links_in_contact(self) -> list[str]:
+    def links_in_contact(self) -> tuple[str, ...]:
         """The links with reported contacts in the last step."""
         entry = self._entry
-        return [entry.model.link_names[i] for i in range(entry.model.number_of_links) if link_contacts(self._world, entry, i)]
+        links = range(entry.model.number_of_links)
+        return tuple(entry.model.link_names[i] for i in links if link_contacts(self._world, entry, i))
 
-    def contacts(self, link_names: Any = ()) -> list[Contact]:
+    def contacts(self, link_names: Any = ()) -> tuple[Contact, ...]:
         """The reported contacts of ``link_names`` (every link when empty) in the last step."""
         entry = self._entry
-        return [contact for i in entry.link_indices(link_names) for contact in link_contacts(self._world, entry, i)]
+        return tuple(contact for i in entry.link_indices(link_names) for contact in link_contacts(self._world, entry, i))

@@ -12,9 +12,11 @@ import os
 from ..parsers import parse_srdf
 from ..parsers.srdf import SRDF, EndEffector
 from . import errors
+from .calls import scenario_methods
 from .types import JointControlMode
 
 
+@scenario_methods
 class Semantics:
     """SRDF methods of :class:`~jaxsim_like.api.model.Model` (mixed in)."""
 
@@ -36,29 +38,29 @@ class Semantics:
             raise errors.ModelError("the model has no SRDF (insert it with srdf=... or call load_srdf)", self._model_name)
         return semantics
 
-    def group_names(self) -> list[str]:
+    def group_names(self) -> tuple[str, ...]:
         """The names of the SRDF groups."""
-        return [group.name for group in self._semantics().groups]
+        return tuple(group.name for group in self._semantics().groups)
 
     def _group(self, group: str) -> None:
         if group not in self.group_names():
             raise errors.ModelError(f"no SRDF group named '{group}'; the groups are {self.group_names()}", self._model_name)
 
-    def group_joints(self, group: str) -> list[str]:
+    def group_joints(self, group: str) -> tuple[str, ...]:
         """The moving joints of ``group`` (subgroups, chains and links expanded), in tree order."""
         self._group(group)
         joints = self._semantics().group_joints(group, self._entry.description)
-        return [name for name in joints if name in self._entry.model.joint_names]
+        return tuple(name for name in joints if name in self._entry.model.joint_names)
 
-    def group_links(self, group: str) -> list[str]:
+    def group_links(self, group: str) -> tuple[str, ...]:
         """The links of ``group`` in tree order, as named in the description."""
         self._group(group)
-        return self._semantics().group_links(group, self._entry.description)
+        return tuple(self._semantics().group_links(group, self._entry.description))
 
-    def group_state_names(self, group: str) -> list[str]:
+    def group_state_names(self, group: str) -> tuple[str, ...]:
         """The names of the states defined for ``group``."""
         self._group(group)
-        return [state.name for state in self._semantics().group_states if state.group == group]
+        return tuple(state.name for state in self._semantics().group_states if state.group == group)
 
     def group_state(self, group: str, state: str) -> dict[str, float]:
         """The joint positions of state ``state`` of ``group`` (moving joints only)."""
@@ -82,13 +84,13 @@ class Semantics:
                 joint.set_position_target(positions[name])
         return True
 
-    def end_effectors(self) -> list[EndEffector]:
+    def end_effectors(self) -> tuple[EndEffector, ...]:
         """The SRDF end effectors (name, parent link, component group, parent group)."""
-        return list(self._semantics().end_effectors)
+        return tuple(self._semantics().end_effectors)
 
-    def disabled_collision_pairs(self) -> list[tuple[str, str]]:
+    def disabled_collision_pairs(self) -> tuple[tuple[str, str], ...]:
         """The link pairs whose collisions the SRDF disables."""
-        return [(pair.link1, pair.link2) for pair in self._semantics().disabled_collision_pairs]
+        return tuple((pair.link1, pair.link2) for pair in self._semantics().disabled_collision_pairs)
 
     def collision_disabled(self, link_a: str, link_b: str) -> bool:
         """Whether the SRDF disables collisions between two links (pairs, then per-link defaults)."""

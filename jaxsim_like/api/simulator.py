@@ -1,9 +1,10 @@
 """``Simulator``: ScenarIO's ``GazeboSimulator`` (step size, real-time factor, steps per run).
 
 Runs are deterministic and synchronous: ``run()`` returns after ``steps_per_run`` physics steps
-of every world (a paused run applies insertions, removals and resets without stepping). A finite
-real-time factor paces the runs so that simulated time advances ``rtf`` times as fast as wall
-time; ``rtf=float('inf')`` runs as fast as possible.
+of every world that has physics (a paused run, or a world without physics, applies insertions,
+removals and resets without stepping). A finite real-time factor paces the runs so that
+simulated time advances ``rtf`` times as fast as wall time; ``rtf=float('inf')`` runs as fast
+as possible. As in ScenarIO, failures return False and log the reason.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from typing import Any
 
 from ..parsers import get_empty_world, parse_world
 from ..parsers.description import WorldDescription
-from . import errors
 from ..parsers.sdf import parse_sdf_worlds
+from . import errors
+from .calls import scenario_methods
+from .physics import physics_plugins
 from .utils import log
 from .world import World
 
 
+@scenario_methods
 class Simulator:
     """A simulator of one or more worlds (``Simulator(step_size=0.001, rtf=1.0, steps_per_run=1)``)."""
 
@@ -28,7 +32,7 @@ class Simulator:
         self._step_size = float(step_size)
         self._rtf = float(rtf)
         self._steps_per_run = int(steps_per_run)
-        self._descriptions: list[WorldDescription] = []
+        self._descriptions: list[tuple[WorldDescription, bool]] = []  # and whether it has a physics plugin
         self._worlds: dict[str, World] = {}
         self._initialized = False
         self._closed = False
@@ -47,9 +51,10 @@ class Simulator:
         return self._steps_per_run
 
     def initialize(self) -> bool:
-        """Create the worlds (the empty world ``default`` if none was inserted).
+        """Create the worlds (the empty world ``default``, without physics, if none was inserted).
 
-        Raises SimulatorError for a non-positive step size, real-time factor or steps per run.
+        False (and a logged error) for a non-positive step size, real-time factor or steps per
+        run, or after :meth:`close`.
         """
         if self._closed:
             raise errors.SimulatorError("the simulator was closed")
@@ -63,9 +68,9 @@ class Simulator:
         if problems:
             raise errors.SimulatorError("cannot initialize: " + "; ".join(problems))
         if not self._descriptions:
-            self._descriptions.append(parse_world(get_empty_world()))
-        for description in self._descriptions:
-            self._worlds[description.name] = World(self, description.name, description.gravity, description.models)
+            self._descriptions.append((parse_world(get_empty_world()), False))
+        for description, physics in self._descriptions:
+            self._worlds[description.name] = World(self, description.name, description.gravity, description.models, physics)
         self._initialized = True
         log.info("simulator initialized with worlds %s", list(self._worlds))
         return True
@@ -74,11 +79,10 @@ class Simulator:
         return self._initialized
 
     def run(self, paused: bool = False) -> bool:
-        """One run: ``steps_per_run`` physics steps of every world, or a paused run (no step)."""
+        """One run: ``steps_per_run`` physics steps of every world with physics, or a paused run (no
+        step). False before :meth:`initialize` or after :meth:`close`."""
         if not self._initialized or self._closed:
-            raise errors.SimulatorError(
-                "the simulator was closed" if self._closed else "run() before initialize(): call initialize() first"
-            )
+            raise errors.SimulatorError("the simulator was closed" if self._closed else "call initialize() first")
         start = time.perf_counter()
         steps = 0 if paused else self._steps_per_run
         for world in self._worlds.values():
@@ -116,49 +120,63 @@ class Simulator:
         )
 
     def insert_world_from_sdf(self, world_file: str | os.PathLike = "", world_name: str = "") -> bool:
-        """Load the first world of an SDF file (the empty world when ``world_file`` is empty),
-        renamed ``world_name`` if given. Only before :meth:`initialize`."""
+        """Load the first world of an SDF file (the empty world, without physics, when
+        ``world_file`` is empty), renamed ``world_name`` if given; the world has physics if its
+        file holds a physics plugin (see :mod:`.physics`), else :meth:`World.set_physics_engine`
+        loads it. Only before :meth:`initialize`; False for a missing or invalid file or a
+        world name already inserted."""
         self._check_not_initialized()
         source = os.fspath(world_file)
-        description = parse_world(source if source else get_empty_world())
-        self._add(description, world_name)
+        if not source:
+            self._add(parse_world(get_empty_world()), world_name, False)
+            return True
+        self._add(parse_world(source), world_name, physics_plugins(source)[0])
         return True
 
     def insert_worlds_from_sdf(self, world_file: str | os.PathLike, world_names: Any = ()) -> bool:
-        """Load every world of an SDF file, renamed ``world_names`` if given. Only before :meth:`initialize`."""
+        """Load every world of an SDF file, renamed ``world_names`` if given (as
+        :meth:`insert_world_from_sdf`). False for a number of names that differs from the number
+        of worlds, or a duplicate name."""
         self._check_not_initialized()
-        descriptions = parse_sdf_worlds(os.fspath(world_file))
+        source = os.fspath(world_file)
+        descriptions = parse_sdf_worlds(source)
         names = list(world_names)
         if names and len(names) != len(descriptions):
             raise errors.SimulatorError(f"{len(names)} world names given for {len(descriptions)} worlds in '{world_file}'")
-        for index, description in enumerate(descriptions):
-            self._add(description, names[index] if names else "")
+        renamed = [name or description.name for name, description in zip(names or [""] * len(descriptions), descriptions)]
+        taken = {d.name for d, _ in self._descriptions}
+        if len(set(renamed)) != len(renamed) or taken & set(renamed):
+            raise errors.WorldError(f"duplicate world names among {renamed} (already inserted: {sorted(taken)})")
+        for description, name, physics in zip(descriptions, renamed, physics_plugins(source)):
+            self._add(description, name, physics)
         return True
 
-    def world_names(self) -> list[str]:
-        return list(self._worlds) if self._initialized else [d.name for d in self._descriptions]
+    def world_names(self) -> tuple[str, ...]:
+        return tuple(self._worlds) if self._initialized else tuple(d.name for d, _ in self._descriptions)
 
-    def get_world(self, world_name: str = "") -> World:
-        """The world called ``world_name`` (the first one when empty)."""
+    def get_world(self, world_name: str = "") -> World | None:
+        """The world called ``world_name`` (the first one when empty); None, with a logged error,
+        before :meth:`initialize` or for an unknown name."""
         if not self._initialized:
-            raise errors.SimulatorError("get_world() before initialize(): call initialize() first")
+            log.error("Simulator.get_world: the simulator is not initialized; call initialize() first")
+            return None
         if not world_name:
             return next(iter(self._worlds.values()))
-        try:
-            return self._worlds[world_name]
-        except KeyError:
-            raise errors.WorldError(f"no such world; the worlds are {list(self._worlds)}", world_name) from None
+        world = self._worlds.get(world_name)
+        if world is None:
+            log.error("Simulator.get_world: no world '%s'; the worlds are %s", world_name, list(self._worlds))
+        return world
 
     def _check_not_initialized(self) -> None:
         if self._initialized or self._closed:
             raise errors.SimulatorError("worlds can only be inserted before initialize()")
 
-    def _add(self, description: WorldDescription, name: str) -> None:
+    def _add(self, description: WorldDescription, name: str, physics: bool) -> None:
         name = name or description.name
-        if name in {d.name for d in self._descriptions}:
+        if name in {d.name for d, _ in self._descriptions}:
             raise errors.WorldError("a world with this name was already inserted", name)
         description.name = name
-        self._descriptions.append(description)
+        self._descriptions.append((description, physics))
 
     def __repr__(self) -> str:
         return f"Simulator(step_size={self._step_size}, rtf={self._rtf}, steps_per_run={self._steps_per_run}, worlds={self.world_names()})"

@@ -1,6 +1,7 @@
 """Value types and enums of the object API, as in ScenarIO (``scenario.core`` / ``scenario.gazebo``).
 
-Vectors are numpy arrays where ScenarIO returns tuples; quaternions are ``wxyz``. The enums are
+Vectors are tuples of floats, as ScenarIO returns them (``Tuple[float, float, float]``), and
+the value types compare with ``==`` and print by value; quaternions are ``wxyz``. The enums are
 ``IntEnum`` with ScenarIO's integer values, and the module also has ScenarIO's flat constants
 (``JointControlMode_position``, ``JointType_revolute``, ``PhysicsEngine_dart``,
 ``Verbosity_debug``...).
@@ -25,37 +26,43 @@ def vector(value: Any, size: int, name: str) -> np.ndarray:
     return array
 
 
+def as_tuple(values: Any) -> tuple[float, ...]:
+    """``values`` flattened into a tuple of Python floats (what ScenarIO's getters return)."""
+    return tuple(np.asarray(values, dtype=float).reshape(-1).tolist())
+
+
 def unit_quaternion(value: Any, name: str = "orientation") -> np.ndarray:
-    """A wxyz quaternion normalised to unit norm; ValueError if it is zero or not 4 numbers."""
+    """A wxyz quaternion normalised to unit norm (one already unit to rounding is kept as given, so
+    that it reads back exactly); ValueError if it is zero or not 4 numbers."""
     q = vector(value, 4, name)
     norm = np.linalg.norm(q)
     if norm == 0:
         raise ValueError(f"{name} must be a non-zero wxyz quaternion")
-    return q / norm
+    return q if abs(norm - 1.0) <= 4 * np.finfo(float).eps else q / norm
 
 
 class Pose:
-    """A pose: ``position (3,)`` [m] and ``orientation (4,)`` (wxyz quaternion) in the world."""
+    """A pose: ``position`` (3 floats) [m] and ``orientation`` (4 floats, wxyz quaternion)."""
 
     def __init__(self, position: Any = (0.0, 0.0, 0.0), orientation: Any = (1.0, 0.0, 0.0, 0.0)) -> None:
         self.position = position
         self.orientation = orientation
 
     @property
-    def position(self) -> np.ndarray:
+    def position(self) -> tuple[float, float, float]:
         return self._position
 
     @position.setter
     def position(self, value: Any) -> None:
-        self._position = vector(value, 3, "position")
+        self._position = as_tuple(vector(value, 3, "position"))
 
     @property
-    def orientation(self) -> np.ndarray:
+    def orientation(self) -> tuple[float, float, float, float]:
         return self._orientation
 
     @orientation.setter
     def orientation(self, value: Any) -> None:
-        self._orientation = vector(value, 4, "orientation")
+        self._orientation = as_tuple(vector(value, 4, "orientation"))
 
     @staticmethod
     def identity() -> Pose:
@@ -83,12 +90,12 @@ class Pose:
         return Pose(np.asarray(H)[:3, 3], rotation_to_quaternion(np.asarray(H)[:3, :3]))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Pose) and np.array_equal(self.position, other.position) and np.array_equal(
-            self.orientation, other.orientation
-        )
+        if not isinstance(other, Pose):
+            return NotImplemented
+        return (self.position, self.orientation) == (other.position, other.orientation)
 
     def __repr__(self) -> str:
-        return f"Pose(position={self.position.tolist()}, orientation={self.orientation.tolist()})"
+        return f"Pose(position={self.position}, orientation={self.orientation})"
 
 
 def Pose_identity() -> Pose:
@@ -166,41 +173,53 @@ class Limit:
     min: float = -np.inf
     max: float = np.inf
 
+    def __post_init__(self) -> None:
+        self.min, self.max = float(self.min), float(self.max)
+
 
 @dataclass
 class JointLimit:
-    """Per-DoF ``min`` and ``max`` arrays of a joint (or of several joints, serialised)."""
+    """Per-DoF ``min`` and ``max`` tuples of a joint (or of several joints, serialised)."""
 
-    min: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    max: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    min: tuple[float, ...] = ()
+    max: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        self.min = np.asarray(self.min, dtype=float).reshape(-1)
-        self.max = np.asarray(self.max, dtype=float).reshape(-1)
-        if self.min.shape != self.max.shape:
-            raise ValueError(f"JointLimit min and max must have the same size, got {self.min.size} and {self.max.size}")
+        self.min, self.max = as_tuple(self.min), as_tuple(self.max)
+        if len(self.min) != len(self.max):
+            raise ValueError(f"JointLimit min and max must have the same size, got {len(self.min)} and {len(self.max)}")
 
 
 @dataclass
 class ContactPoint:
-    """A contact point: ``position (3,)`` [m] in the world, ``normal (3,)`` (from ``body_b`` into
-    ``body_a``), ``force (3,)`` [N] on ``body_a`` (world axes), ``torque (3,)`` [N m] of that force
-    about the origin of ``body_a``'s link frame (world axes) and penetration ``depth`` [m]."""
+    """A contact point: ``position`` [m] in the world, ``normal`` (from ``body_b`` into
+    ``body_a``), ``force`` [N] on ``body_a`` (world axes), ``torque`` [N m] (zero: the contacts
+    are point contacts, which transmit no torque about their point; ScenarIO reports the same)
+    and penetration ``depth`` [m]; vectors are tuples of 3 floats."""
 
-    depth: float
-    force: np.ndarray
-    normal: np.ndarray
-    position: np.ndarray
-    torque: np.ndarray
+    depth: float = 0.0
+    force: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    normal: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    torque: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        self.depth = float(self.depth)
+        for name in ("force", "normal", "position", "torque"):
+            setattr(self, name, as_tuple(vector(getattr(self, name), 3, name)))
 
 
 @dataclass
 class Contact:
-    """The contact between ``body_a`` and ``body_b`` (scoped ``model::link`` names) and its points."""
+    """The contact between ``body_a`` and ``body_b`` (scoped ``model::link`` names) and its points
+    (a tuple of :class:`ContactPoint`)."""
 
-    body_a: str
-    body_b: str
-    points: list[ContactPoint] = field(default_factory=list)
+    body_a: str = ""
+    body_b: str = ""
+    points: tuple[ContactPoint, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.points = tuple(self.points)
 
 
 class JointControlMode(enum.IntEnum):

@@ -25,7 +25,7 @@ from ..parsers import (
 )
 from ..parsers.xml import load_xml, looks_like_xml
 from . import errors
-from .types import Verbosity
+from .types import Verbosity, as_tuple
 
 __all__ = [
     "ToGazeboJoint",
@@ -80,20 +80,21 @@ def _broadcast(input: Any, low: Any, high: Any) -> tuple[np.ndarray, np.ndarray,
         raise ValueError(f"input, low and high cannot be broadcast together: {error}") from None
 
 
-def normalize(input: Any, low: Any, high: Any) -> np.ndarray:
-    """``2 (v - l) / (h - l) - 1``, elementwise after numpy broadcasting; where ``l == h`` the
-    input is returned unchanged. ValueError if the arguments do not broadcast."""
+def normalize(input: Any, low: Any, high: Any) -> tuple[float, ...]:
+    """``2 (v - l) / (h - l) - 1``, elementwise after numpy broadcasting, as a tuple (ScenarIO's
+    ``Tuple[float]``); where ``l == h`` the input is returned unchanged. ValueError if the
+    arguments do not broadcast."""
     v, l, h = _broadcast(input, low, high)
     span = h - l
     same = span == 0
-    return np.where(same, v, 2 * (v - l) / np.where(same, 1.0, span) - 1)
+    return as_tuple(np.where(same, v, 2 * (v - l) / np.where(same, 1.0, span) - 1))
 
 
-def denormalize(input: Any, low: Any, high: Any) -> np.ndarray:
+def denormalize(input: Any, low: Any, high: Any) -> tuple[float, ...]:
     """``(v + 1) (h - l) / 2 + l``, the inverse of :func:`normalize` (where ``l == h`` the input
     is returned unchanged). ScenarIO's documentation prints ``- l``, a typo of the inverse."""
     v, l, h = _broadcast(input, low, high)
-    return np.where(h == l, v, 0.5 * (v + 1) * (h - l) + l)
+    return as_tuple(np.where(h == l, v, 0.5 * (v + 1) * (h - l) + l))
 
 
 def get_random_string(length: int) -> str:

@@ -1,10 +1,11 @@
 """``World``: the models of one simulated world, their physics settings, gravity and plugins.
 
 As in ScenarIO, an inserted model is listed and readable at once, while removals and resets
-are applied by the next run of the simulator (paused or not). A world's physics is on from the
-start (ScenarIO needs ``set_physics_engine`` first; here it only chooses the settings).
-Every moving model is stepped with :func:`jaxsim_like.simulation.step` against the world's
-terrain (see :mod:`.scenery`); moving models do not collide with each other.
+are applied by the next run of the simulator (paused or not). A world has no physics until
+``set_physics_engine`` is called, unless its file holds a physics plugin (see :mod:`.physics`):
+until then runs step nothing and the time does not flow. Every moving model is stepped with
+:func:`jaxsim_like.simulation.step` against the world's terrain (see :mod:`.scenery`); moving
+models do not collide with each other.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from ..parsers.description import ModelDescription
 from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, SimulationParams
 from . import engine, errors, scenery
+from .calls import scenario_methods
 from .entry import ModelEntry
-from .types import INTEGRATOR_OF_ENGINE, PhysicsEngine, Pose, vector
+from .types import INTEGRATOR_OF_ENGINE, PhysicsEngine, Pose, as_tuple, unit_quaternion, vector
 from .utils import log
 
 if TYPE_CHECKING:
@@ -51,10 +53,13 @@ def as_pose(pose: Any) -> Pose:
     raise ValueError(f"pose must be a Pose, a (position, orientation) pair or a 4x4 transform, got {pose!r}")
 
 
+@scenario_methods
 class World:
     """A simulated world (ScenarIO's ``scenario.gazebo.World``), created by the :class:`Simulator`."""
 
-    def __init__(self, simulator: Simulator, name: str, gravity: Any, models: list[ModelDescription] = ()) -> None:
+    def __init__(
+        self, simulator: Simulator, name: str, gravity: Any, models: list[ModelDescription] = (), physics: bool = False
+    ) -> None:
         self._simulator = simulator
         self._name = name
         self._gravity = vector(gravity, 3, "gravity")
@@ -63,6 +68,7 @@ class World:
         self._entries: dict[str, ModelEntry] = {}
         self._removals: list[str] = []
         self._step_count = 0
+        self._physics = bool(physics)
         self._integrator = "semi_implicit_euler"
         self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.005, "friction": 0.5}
         self._plugins: list[tuple[Callable, Any]] = []
@@ -93,15 +99,16 @@ class World:
         return self
 
     def time(self) -> float:
-        """The simulated time [s]: physics steps done times the step size."""
+        """The simulated time [s]: physics steps done times the step size (it does not flow
+        without physics)."""
         return self._step_count * self._simulator.step_size()
 
     def name(self) -> str:
         return self._name
 
-    def gravity(self) -> np.ndarray:
-        """The gravity vector ``(3,)`` [m/s^2]."""
-        return self._gravity.copy()
+    def gravity(self) -> tuple[float, float, float]:
+        """The gravity vector [m/s^2]."""
+        return as_tuple(self._gravity)
 
     def set_gravity(self, gravity: Any) -> bool:
         """Set the gravity ``(3,)`` [m/s^2] used from the next run (any time; no recompilation)."""
@@ -110,19 +117,26 @@ class World:
         self._clear_caches()
         return True
 
-    def model_names(self) -> list[str]:
+    def model_names(self) -> tuple[str, ...]:
         """The names of the models of the world (a removed model is listed until the next run)."""
-        return list(self._entries)
+        return tuple(self._entries)
 
-    def get_model(self, model_name: str) -> Model:
-        """The model called ``model_name``; ModelNotFound if there is none."""
+    def get_model(self, model_name: str) -> Model | None:
+        """The model called ``model_name``; None, with a logged error, if there is none."""
         from .model import Model
 
-        return Model(self, self._entry(model_name))
+        entry = self._entries.get(model_name)
+        if entry is None:
+            log.error("World.get_model: %s", errors.ModelNotFound(model_name, self._models_hint()))
+            return None
+        return Model(self, entry)
 
-    def models(self, model_names: Any = ()) -> list[Model]:
-        """The models called ``model_names`` (all when empty), in that order."""
-        return [self.get_model(name) for name in (list(model_names) or self.model_names())]
+    def models(self, model_names: Any = ()) -> tuple[Model, ...]:
+        """The models called ``model_names`` (all when empty), in that order; ModelNotFound for
+        an unknown name."""
+        from .model import Model
+
+        return tuple(Model(self, self._entry(name)) for name in (list(model_names) or self.model_names()))
 
     def insert_model(self, model_file: str | os.PathLike, pose: Any = None, override_model_name: str = "", *, srdf: Any = None) -> bool:
         """Insert a model from a URDF or SDF file (or XML string); see :meth:`insert_model_from_file`."""
@@ -136,9 +150,8 @@ class World:
         in the description, else the identity), named ``override_model_name`` (default: the
         description's name). ``srdf`` (path or string) attaches a semantic description.
 
-        The model is listed and readable at once. Raises ModelError for a name already in the
-        world, :class:`~jaxsim_like.ModelLoadError` for an invalid description and
-        FileNotFoundError for a missing file.
+        The model is listed and readable at once. False, with a logged error, for a name already
+        in the world, a missing file or an invalid description.
         """
         source = os.fspath(path)
         if not source.strip():
@@ -152,8 +165,9 @@ class World:
         return self._insert(sdf_string, pose, override_model_name, srdf)
 
     def remove_model(self, model_name: str) -> bool:
-        """Remove a model at the next run (paused or not); ModelNotFound if there is none."""
-        self._entry(model_name)
+        """Remove a model at the next run (paused or not); False if there is none."""
+        if model_name not in self._entries:
+            raise errors.WorldError(str(errors.ModelNotFound(model_name, self._models_hint())), self._name)
         if model_name not in self._removals:
             self._removals.append(model_name)
         return True
@@ -166,14 +180,18 @@ class World:
         max_penetration: float = 0.005,
         friction: float = 0.5,
     ) -> bool:
-        """Choose the physics settings: ``PhysicsEngine.dart`` (or ``semi_implicit_euler``) and
-        ``rk4`` select the integrator; ``contact`` gives the soft-contact parameters of every model,
-        else each model gets :meth:`ContactParams.from_mass` of its mass sinking
-        ``max_penetration`` [m] at rest, with Coulomb ``friction``."""
+        """Load the physics (ScenarIO: "By default, if the world file does not already contain a
+        physics plugin, no physics is loaded by default"): from the next run, runs step the
+        models and the time flows. ``PhysicsEngine.dart`` (or ``semi_implicit_euler``) and
+        ``rk4`` select the integrator; ``contact`` gives the soft-contact parameters of every
+        model, else each model gets :meth:`ContactParams.from_mass` of its mass sinking
+        ``max_penetration`` [m] at rest, with Coulomb ``friction``. Calling it again changes the
+        settings. False for an unknown engine."""
         try:
             integrator = INTEGRATOR_OF_ENGINE[PhysicsEngine(int(engine))]
         except ValueError:
             raise errors.WorldError(f"unknown physics engine {engine!r}; expected one of {[e.name for e in PhysicsEngine]}", self._name) from None
+        self._physics = True
         self._integrator = integrator
         self._contact = {"contact": contact, "max_penetration": float(max_penetration), "friction": float(friction)}
         for entry in self._entries.values():
@@ -204,8 +222,11 @@ class World:
     def _entry(self, model_name: str, generation: int | None = None) -> ModelEntry:
         entry = self._entries.get(model_name)
         if entry is None or (generation is not None and entry.generation != generation):
-            raise errors.ModelNotFound(model_name, f"the models of world '{self._name}' are {self.model_names()}")
+            raise errors.ModelNotFound(model_name, self._models_hint())
         return entry
+
+    def _models_hint(self) -> str:
+        return f"the models of world '{self._name}' are {list(self._entries)}"
 
     def _params(self, model, self_collision: bool = False, srdf: Any = None) -> SimulationParams:
         return SimulationParams.build(
@@ -231,7 +252,7 @@ class World:
         )
         semantics = parse_srdf(srdf, description) if srdf is not None else None
         params = None if description.static else self._params(model)
-        entry = ModelEntry(name, description, model, params, self._simulator.step_size(), semantics)
+        entry = ModelEntry(name, description, model, params, self._simulator.step_size(), semantics, self._step_count)
         self._entries[name] = entry
         if entry.static:
             self._terrain_dirty = True
@@ -243,9 +264,15 @@ class World:
         name = override_model_name or description.name
         if name in self._entries:
             raise errors.ModelError(f"a model with this name is already in world '{self._name}'", name)
+        pose = None if pose is None else as_pose(pose)
         if pose is not None:
-            description = description.replace(W_H_M=as_pose(pose).transform)
-        self._add(description, name, srdf)
+            description = description.replace(W_H_M=pose.transform)
+        entry = self._add(description, name, srdf)
+        if pose is not None and np.array_equal(description.M_H_root, np.eye(4)):
+            # The base link is the model frame: its pose is the one given, read back as given.
+            entry.pending["base_position"] = np.asarray(pose.position)
+            entry.pending["base_quaternion"] = unit_quaternion(pose.orientation)
+            entry.apply_resets()
         self._refresh()
         return True
 
@@ -275,8 +302,10 @@ class World:
         return self._plugins + [plugin for entry in self._entries.values() for plugin in entry.plugins]
 
     def _run(self, steps: int) -> None:
-        """One simulator run of ``steps`` physics steps (0: paused). A paused run applies removals
-        and resets on the host; the PID resets wait for the next physics step."""
+        """One simulator run of ``steps`` physics steps (0: paused; always 0 without physics). A
+        paused run applies removals and resets on the host; the PID resets wait for the next
+        physics step."""
+        steps = steps if self._physics else 0
         plugins = self._plugins_to_run()
         if steps and plugins:
             for _ in range(steps):
@@ -300,15 +329,17 @@ class World:
         for entry in dynamic:
             entry.apply_resets()
         if dynamic and steps:
+            for entry in dynamic:
+                entry.cache.clear()  # no numpy view may hold a buffer that the run donates
             sims = engine.run_world(
                 tuple(entry.model for entry in dynamic),
                 tuple(entry.run_params(terrain) for entry in dynamic),
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
                 self._device_gravity,
-                self._step_count,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
+                layouts=tuple(entry.layout for entry in dynamic),
             )
             for entry, sim in zip(dynamic, sims):
                 entry.finish_run(sim, steps)

@@ -32,10 +32,13 @@ ARM_GAINS = {
 }
 
 
-def simulator(step_size: float = 0.001, steps_per_run: int = 1) -> api.Simulator:
-    """An initialized simulator that runs as fast as possible, with its empty default world."""
+def simulator(step_size: float = 0.001, steps_per_run: int = 1, physics: bool = True) -> api.Simulator:
+    """An initialized simulator that runs as fast as possible, with its empty default world, to
+    which ``set_physics_engine`` gave physics (unless ``physics`` is False)."""
     sim = api.Simulator(step_size=step_size, rtf=float("inf"), steps_per_run=steps_per_run)
     assert sim.initialize()
+    if physics:
+        assert sim.get_world().set_physics_engine(api.PhysicsEngine_dart)
     return sim
 
 

@@ -23,7 +23,7 @@ def test_a_world_force_acts_for_exactly_its_duration(make_world):
     sphere = world.get_model("sphere")
     link = sphere.get_link("ball")
     height = link.position()[2]
-    assert link.apply_world_force(-world.gravity() * sphere.total_mass(), duration=0.5)
+    assert link.apply_world_force(-np.array(world.gravity()) * sphere.total_mass(), duration=0.5)
     for _ in range(500):
         assert sim.run()
         assert link.position()[2] == pytest.approx(height, abs=1e-12)
@@ -32,8 +32,7 @@ def test_a_world_force_acts_for_exactly_its_duration(make_world):
     for _ in range(499):
         sim.run()
         assert link.position()[2] < height
-    with pytest.raises(ValueError, match="duration must be a finite non-negative"):
-        link.apply_world_force([0, 0, 1], duration=-1)
+    assert not link.apply_world_force([0, 0, 1], duration=-1)
 
 
 def test_link_velocities_agree_with_finite_differences_of_poses(make_world):
@@ -57,7 +56,7 @@ def test_link_velocities_agree_with_finite_differences_of_poses(make_world):
     assert approx(H1[:3, :3].T @ link.world_linear_velocity(), link.body_linear_velocity(), 1e-12)
 
     # The arm's links: poses a small step h along the joint velocities, set by resets and paused runs.
-    q, qd, h = arm.joint_positions(), arm.joint_velocities(), 1e-6
+    q, qd, h = np.array(arm.joint_positions()), np.array(arm.joint_velocities()), 1e-6
     links = [arm.get_link(name) for name in ("link2", "link4", "link7")]
     velocities = [(l.world_linear_velocity(), l.world_angular_velocity(), l.world_linear_velocity(offset), l.body_angular_velocity()) for l in links]
     poses = []
@@ -116,7 +115,7 @@ def test_gazebo_link_queries(make_world):
     assert approx(link.world_angular_velocity(), expected, 1e-6)
 
 
-def test_fixed_base_links_cannot_be_given_a_velocity(make_world):
+def test_fixed_base_links_cannot_be_given_a_velocity(make_world, caplog):
     _, world = make_world((ARM, None, "arm7"))
-    with pytest.raises(api.LinkError, match="fixed base"):
-        world.get_model("arm7").get_link("link3").set_linear_velocity([1, 0, 0])
+    assert not world.get_model("arm7").get_link("link3").set_linear_velocity([1, 0, 0])
+    assert "fixed base" in caplog.records[-1].getMessage()

@@ -26,7 +26,7 @@ def test_enums_have_scenario_values():
 def test_pose():
     assert api.Pose.identity() == api.Pose_identity() == api.Pose([0, 0, 0], [1, 0, 0, 0])
     pose = api.Pose([1, 2, 3], [0, 0, 0, 1])
-    assert pose.position.tolist() == [1, 2, 3] and pose.orientation.tolist() == [0, 0, 0, 1]
+    assert pose.position == (1, 2, 3) and pose.orientation == (0, 0, 0, 1)
     assert np.allclose(pose.transform[:3, :3], np.diag([-1, -1, 1]))
     back = api.Pose.from_transform(pose.transform)
     assert np.allclose(back.position, pose.position) and np.allclose(back.orientation, pose.orientation)
@@ -47,11 +47,11 @@ def test_pid_limits_and_contacts():
         api.PID(float("nan"))
     assert api.Limit(-1, 1).max == 1
     limit = api.JointLimit([-1, -2], [1, 2])
-    assert limit.min.tolist() == [-1, -2] and limit.max.tolist() == [1, 2]
+    assert limit.min == (-1, -2) and limit.max == (1, 2)
     with pytest.raises(ValueError, match="same size"):
         api.JointLimit([0], [1, 2])
     contact = api.Contact("a::b", "c::d")
-    assert contact.points == [] and contact.body_b == "c::d"
+    assert contact.points == () and contact.body_b == "c::d"
 
 
 def test_exception_messages():
