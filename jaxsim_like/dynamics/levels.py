@@ -25,11 +25,13 @@ def _structure(model: Model) -> tuple[tuple[int, int, Any, np.ndarray | None], .
     """Per level below the root: its ``(start, stop)`` slice, its links' parents in the level above
     (a slice when they are consecutive, else an index array), and the one-hot ``(parents, links)``
     mask that sums links into parents (None when every parent has exactly one child, in order)."""
-    return _level_structure(model.parent, model.levels)
+    return _level_structure(model.parent, model.levels, bool(jax.config.jax_enable_x64))
 
 
 @functools.lru_cache(maxsize=256)
-def _level_structure(parent: tuple[int, ...], levels: tuple[tuple[int, int], ...]) -> tuple:
+def _level_structure(parent: tuple[int, ...], levels: tuple[tuple[int, int], ...], x64: bool) -> tuple:
+    """Cached per JAX x64 mode (see :func:`.model.topology`)."""
+    del x64
     structure = []
     for (above_start, above_stop), (start, stop) in zip(((0, 1),) + levels[:-1], levels):
         local = np.asarray(parent[start:stop]) - above_start

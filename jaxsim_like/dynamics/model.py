@@ -223,9 +223,17 @@ class Topology:
     link_joint: np.ndarray
 
 
-@functools.lru_cache(maxsize=256)
 def topology(parent: tuple[int, ...], joint_link: tuple[int, ...]) -> Topology:
-    """The :class:`Topology` of a tree given by its parent array and the link of each joint."""
+    """The :class:`Topology` of a tree given by its parent array and the link of each joint.
+
+    Cached per JAX x64 mode: JAX reuses its first conversion of a numpy index array when it
+    traces again, so arrays shared by float32 and float64 traces would carry the wrong integer type."""
+    return _topology(parent, joint_link, bool(jax.config.jax_enable_x64))
+
+
+@functools.lru_cache(maxsize=256)
+def _topology(parent: tuple[int, ...], joint_link: tuple[int, ...], x64: bool) -> Topology:
+    del x64
     size, dofs = len(parent), len(joint_link)
     depth = np.zeros(size, dtype=int)
     for i in range(1, size):

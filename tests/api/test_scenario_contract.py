@@ -220,13 +220,6 @@ def test_contact_points_are_point_contacts_and_the_wrench_adds_the_lever_arms():
     assert approx(wrench[:3], [0, 0, -world.gravity()[2] * cube.total_mass()], 1e-3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="core: dynamics.levels._level_structure and dynamics.model.topology cache numpy index arrays "
-    "across JAX's x64 modes, and JAX 0.10 reuses their first conversion (int32 under float32) when tracing "
-    "in float64; keying those caches on jax.config.jax_enable_x64 fixes it (see docs/object_api.md)",
-)
 def test_float32_user_code_and_the_api_on_the_same_model_structure():
     """The object API computes in float64 "without changing the dtype of the user's own
     functional code": the user's float32 step of a branching model, then the API on it."""
@@ -242,9 +235,3 @@ def test_float32_user_code_and_the_api_on_the_same_model_structure():
         assert sim.get_world().insert_model_from_string(TWO_ARMS) and sim.run()
     finally:
         jax.config.update("jax_enable_x64", True)
-        # Fresh index arrays for the tests that follow: the ones converted here stay poisoned.
-        from jaxsim_like.dynamics import levels
-        from jaxsim_like.dynamics import model as model_module
-
-        levels._level_structure.cache_clear()
-        model_module.topology.cache_clear()
