@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -202,12 +202,12 @@ def implicit_contact_forces(
     enabled: jax.Array,
     dt: jax.Array,
     moved_mass: jax.Array,
-    point_map: jax.Array,
+    link_total: Callable[[jax.Array], jax.Array],
 ) -> ImplicitContacts:
     """The :class:`ImplicitContacts` of points at ``depth (P,)`` [m] with ``normal (P, 3)``, world
     ``velocity (P, 3)`` [m/s] and ``deformation (P, 3)`` [m], for a step of ``dt`` [s];
     ``moved_mass (P,)`` [kg] is a lower bound of the mass each point moves along any direction and
-    ``point_map (N, P)`` sums points into their links."""
+    ``link_total`` maps per-point values ``(P,)`` to their sums over each point's link ``(P,)``."""
     K, D, mu, p, q = _law(params)
     law = _evaluate(params, depth, normal, velocity, deformation, enabled)
     # 1 while approaching or at rest, down to 0 where a fast separation clips the force to zero.
@@ -221,7 +221,7 @@ def implicit_contact_forces(
     tangent_stiffness = jnp.where(law.touching, scale * K * law.d_p, 0.0)
     v_t = velocity - spatial.dot(normal, velocity)[:, None] * normal
     # The friction impulse that all the touching points of the point's link can apply in a step.
-    stopping_impulse = (point_map @ jnp.where(law.touching, mu * f_n * dt, 0.0)) @ point_map
+    stopping_impulse = link_total(jnp.where(law.touching, mu * f_n * dt, 0.0))
     momentum = moved_mass * spatial.safe_norm(v_t)
     fast = jnp.clip(momentum / jnp.where(stopping_impulse > 0, stopping_impulse, 1.0) - 1, 0.0, 1.0)
     fast = jnp.where(law.sliding & (stopping_impulse > 0), fast, 0.0)

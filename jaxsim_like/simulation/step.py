@@ -55,10 +55,20 @@ class _Rates(NamedTuple):
     contact_deformation: jax.Array
 
 
-def _point_map(model: Model, dtype) -> jax.Array:
-    """``(N, P)`` one-hot matrix summing per-point values into their links."""
+def _sum_per_link(model: Model, values: jax.Array) -> jax.Array:
+    """``(N, ...)``: per-point ``values (P, ...)`` summed into their links, by a static gather
+    into a padded ``(N, most points on a link)`` table and a sum (a one-hot product costs ``N P``
+    multiplications per entry: cheaper for the 36 entries of a stored matrix; for a few entries
+    computed in a fusion the one-hot product is cheaper, see :func:`_point_map`)."""
     links = np.asarray(model.point_link, dtype=int)
-    return jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype=dtype)
+    counts = np.bincount(links, minlength=model.number_of_links)
+    width = max(int(counts.max(initial=0)), 1)
+    order = np.argsort(links, kind="stable")
+    grouped = links[order]
+    table = np.full((model.number_of_links, width), len(links))
+    table[grouped, np.arange(len(links)) - np.searchsorted(grouped, grouped)] = order
+    padded = jnp.concatenate([values, jnp.zeros((1,) + values.shape[1:], values.dtype)])
+    return jnp.sum(padded[table], axis=1)
 
 
 def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wrenches: jax.Array | None, at_com: bool) -> jax.Array:
@@ -105,6 +115,12 @@ def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple
         model, params.self_collision, params.contact, kin.W_H_L, kin.W_v, points, velocities
     )
     return forces, depth
+
+
+def _point_map(model: Model, dtype) -> jax.Array:
+    """``(N, P)`` one-hot matrix summing per-point values into their links."""
+    links = np.asarray(model.point_link, dtype=int)
+    return jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype=dtype)
 
 
 def _point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
@@ -156,10 +172,11 @@ def _rates(
     if implicit:
         moved_mass = _moved_mass(model).astype(dtype)
         linear = contacts.implicit_contact_forces(
-            params.contact, depth, normal, velocities, state.contact_deformation, enabled, dt, moved_mass, point_map
+            params.contact, depth, normal, velocities, state.contact_deformation, enabled, dt, moved_mass,
+            lambda values: (point_map @ values) @ point_map,
         )
         forces = linear.step_forces
-        added_inertia = dt * (point_map @ _point_inertias(points, linear.matrices).reshape(-1, 36)).reshape(-1, 6, 6)
+        added_inertia = dt * _sum_per_link(model, _point_inertias(points, linear.matrices))
     else:
         forces, deformation_rate = contacts.contact_forces(
             params.contact, depth, normal, velocities, state.contact_deformation, enabled

@@ -196,7 +196,8 @@ def test_one_pass_solves_the_linearised_system(humanoid):
         depth, normal = terrain.penetration(params.terrain, W_p + kin.origin)
         linear = contacts.implicit_contact_forces(
             params.contact, depth, normal, W_v, state.contact_deformation, params.contact_enabled[np.asarray(humanoid.point_link)],
-            params.dt, step_module._moved_mass(humanoid), step_module._point_map(humanoid, W_p.dtype),
+            params.dt, step_module._moved_mass(humanoid),
+            lambda x: (step_module._point_map(humanoid, x.dtype) @ x) @ step_module._point_map(humanoid, x.dtype),
         )
 
         def point_velocities(nu):
