@@ -152,8 +152,11 @@ def test_rematerialised_gradient_memory_stays_flat(pendulum, workflow_figures):
 
 
 def test_gradient_temporaries_grow_as_the_square_root_of_the_horizon(pendulum, workflow_figures):
-    """XLA's own account of the compiled gradient's temporary buffers (compiled, not run)."""
+    """XLA's own account of the compiled gradient's temporary buffers (compiled, not run). The
+    growth is the rematerialisation scheme's, whatever the step inside: the explicit step keeps
+    the four compilations short."""
     model, params, state = pendulum
+    params = params.replace(integrator="semi_implicit_euler")
 
     def temporaries(steps, segment_length):
         loss = lambda u: optimization.rollout_cost(  # noqa: E731
