@@ -214,7 +214,7 @@ def main() -> None:
                 continue
             row = {"model": name, **json.loads(done.stdout.strip().splitlines()[-1])}
             rows.append(row)
-            diverged = ", ".join(f"{dt:g}: {n}" for dt, n in row["diverged"].items())
+            diverged = ", ".join(f"{float(dt):g}: {n}" for dt, n in row["diverged"].items())
             rates = ", ".join(f"B={b} {r:,.1f}" for b, r in row["rates"].items())
             print(f"[{name}] {library} ({row['dtype']}): diverged of {args.worlds} {{{diverged}}}; largest dt {row['largest_dt']}; "
                   f"simulated s / wall s: {rates}", flush=True)

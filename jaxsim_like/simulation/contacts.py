@@ -184,10 +184,9 @@ class ImplicitContacts(NamedTuple):
     a secant linearisation (the friction force is ``s`` times the trial force at the
     end of the step), which can bring the point to rest within the step but never reverses its
     motion (a constant force along the sliding direction overshoots through light links and
-    diverges). ``forces`` is the law at the start of the step.
+    diverges). ``law`` is the contact law at the start of the step.
     """
 
-    forces: jax.Array
     step_forces: jax.Array
     matrices: jax.Array
     law: _Evaluation
@@ -233,7 +232,7 @@ def implicit_contact_forces(
     components = jnp.einsum("pki,pi->pk", basis, velocity)
     step_forces = law.forces - dt * jnp.einsum("pk,pki->pi", stiffness * components, basis)
     matrices = jnp.einsum("pki,pkj->pij", (damping + dt * stiffness)[:, :, None] * basis, basis)
-    return ImplicitContacts(law.forces, step_forces, matrices, law)
+    return ImplicitContacts(step_forces, matrices, law)
 
 
 def _contact_basis(normal: jax.Array, direction: jax.Array, has_direction: jax.Array) -> jax.Array:

@@ -53,17 +53,16 @@ def test_humanoid_penetration_below_1cm_at_rest(dropped, figures):
     assert 0.0 < penetration[-2000:].max() < 0.01
 
 
-def test_humanoid_penetration_at_the_default_step_is_centimetric(dropped, figures):
-    """At dt = 1 ms the soft contacts, sized for the explicit step's stability, let the 3.1 m/s
-    touchdown and the fall onto thighs and head sink by centimetres (documented in the README);
-    after the first 2 s the resting contacts stay below 1 cm."""
+def test_humanoid_penetration_at_the_default_step_stays_below_1cm(dropped, figures):
+    """At dt = 1 ms the implicit step's contacts (designed for 1 mm, critically damped) stop the
+    3.1 m/s touchdown and the fall onto thighs and head within 1 cm of penetration throughout
+    (5.5 mm measured; the explicit step, with the damping capped for its stability, let it sink
+    4.4 cm)."""
     penetration = dropped[3]
     worst = int(np.argmax(penetration))
     figures("humanoid drop, dt 1 ms: max penetration over 10 s", penetration.max(), "m")
     figures("humanoid drop, dt 1 ms: time of the max penetration", worst * DT, "s")
-    figures("humanoid drop, dt 1 ms: max penetration after the first 2 s", penetration[2000:].max(), "m")
-    assert penetration.max() < 0.06
-    assert penetration[2000:].max() < 0.01
+    assert penetration.max() < 0.01
 
 
 FINE_DT = 1e-4
