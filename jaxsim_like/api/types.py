@@ -247,16 +247,22 @@ class JointType(enum.IntEnum):
 class PhysicsEngine(enum.IntEnum):
     """The physics settings of a world.
 
-    ``dart`` (ScenarIO's only engine) selects our default: semi-implicit Euler with soft contacts;
-    ``semi_implicit_euler`` is the same, ``rk4`` the fourth-order Runge-Kutta integrator.
+    ``dart`` (ScenarIO's only engine) selects our default: the linearly implicit Euler step with
+    soft contacts (``implicit_euler`` is the same); ``semi_implicit_euler`` the explicit step,
+    ``rk4`` the fourth-order Runge-Kutta integrator.
     """
 
     dart = 0
-    semi_implicit_euler = 0
+    implicit_euler = 0
     rk4 = 1
+    semi_implicit_euler = 2
 
 
-INTEGRATOR_OF_ENGINE = {PhysicsEngine.dart: "semi_implicit_euler", PhysicsEngine.rk4: "rk4"}
+INTEGRATOR_OF_ENGINE = {
+    PhysicsEngine.dart: "implicit_euler",
+    PhysicsEngine.rk4: "rk4",
+    PhysicsEngine.semi_implicit_euler: "semi_implicit_euler",
+}
 
 
 class Verbosity(enum.IntEnum):
@@ -284,6 +290,7 @@ JointType_prismatic = JointType.prismatic
 JointType_ball = JointType.ball
 PhysicsEngine_dart = PhysicsEngine.dart
 PhysicsEngine_semi_implicit_euler = PhysicsEngine.semi_implicit_euler
+PhysicsEngine_implicit_euler = PhysicsEngine.implicit_euler
 PhysicsEngine_rk4 = PhysicsEngine.rk4
 Verbosity_suppress_all = Verbosity.suppress_all
 Verbosity_error = Verbosity.error
@@ -306,6 +313,7 @@ CONSTANT_NAMES = (
     "JointType_ball",
     "PhysicsEngine_dart",
     "PhysicsEngine_semi_implicit_euler",
+    "PhysicsEngine_implicit_euler",
     "PhysicsEngine_rk4",
     "Verbosity_suppress_all",
     "Verbosity_error",
@@ -339,6 +347,7 @@ __all__ = [
     "PhysicsEngine_dart",
     "PhysicsEngine_rk4",
     "PhysicsEngine_semi_implicit_euler",
+    "PhysicsEngine_implicit_euler",
     "Pose",
     "PosePair",
     "Pose_identity",

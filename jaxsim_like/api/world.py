@@ -69,8 +69,8 @@ class World:
         self._removals: list[str] = []
         self._step_count = 0
         self._physics = bool(physics)
-        self._integrator = "semi_implicit_euler"
-        self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.005, "friction": 0.5}
+        self._integrator = "implicit_euler"
+        self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.001, "friction": 0.5}
         self._plugins: list[tuple[Callable, Any]] = []
         self._terrain = None
         self._terrain_names: list[str] = [""]
@@ -177,13 +177,13 @@ class World:
         engine: int = PhysicsEngine.dart,
         *,
         contact: ContactParams | None = None,
-        max_penetration: float = 0.005,
+        max_penetration: float = 0.001,
         friction: float = 0.5,
     ) -> bool:
         """Load the physics (ScenarIO: "By default, if the world file does not already contain a
         physics plugin, no physics is loaded by default"): from the next run, runs step the
-        models and the time flows. ``PhysicsEngine.dart`` (or ``semi_implicit_euler``) and
-        ``rk4`` select the integrator; ``contact`` gives the soft-contact parameters of every
+        models and the time flows. ``PhysicsEngine.dart`` (or ``implicit_euler``, the linearly
+        implicit step), ``semi_implicit_euler`` (explicit) and ``rk4`` select the integrator; ``contact`` gives the soft-contact parameters of every
         model, else each model gets :meth:`ContactParams.from_mass` of its mass sinking
         ``max_penetration`` [m] at rest, with Coulomb ``friction``. Calling it again changes the
         settings. False for an unknown engine."""

@@ -19,7 +19,7 @@ def test_enums_have_scenario_values():
         "invalid", "idle", "force", "velocity", "velocity_follower_dart", "position", "position_interpolated")] == list(range(7))
     assert [int(api.JointType[name]) for name in ("invalid", "fixed", "revolute", "prismatic", "ball")] == list(range(5))
     assert api.JointControlMode_position == api.JointControlMode.position == 5
-    assert api.PhysicsEngine_dart == 0 and api.PhysicsEngine.semi_implicit_euler is api.PhysicsEngine.dart
+    assert api.PhysicsEngine_dart == 0 and api.PhysicsEngine.implicit_euler is api.PhysicsEngine.dart
     assert api.Verbosity_debug == 4 and api.JointType_prismatic == 3
 
 
