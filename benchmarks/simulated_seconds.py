@@ -125,16 +125,13 @@ def _finite(tree):
 
 
 def _median_seconds(call, repeats: int) -> float:
+    """Median wall time [s] of ``call()`` over ``repeats`` calls, after a warm-up call."""
     import jax
-    import numpy as np
+
+    from benchmarks import timing
 
     jax.block_until_ready(call())
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        jax.block_until_ready(call())
-        samples.append(time.perf_counter() - started)
-    return float(np.median(samples))
+    return timing._median_seconds(call, repeats)
 
 
 def worker(library: str, path: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int) -> dict:
