@@ -18,48 +18,39 @@ def _located(message: str, file: str | None, line: int | None, element: str | No
     return prefix + message
 
 
-class ModelLoadError(ValueError):
+class _Located:
+    """``file``, ``line``, ``element`` and the bare ``reason`` of a load problem; the message is
+    the reason prefixed with its location."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        element: str | None = None,
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.element = element
+        self.reason = message
+        super().__init__(_located(message, file, line, element))
+
+
+class ModelLoadError(_Located, ValueError):
     """A model, world or SRDF source that cannot be loaded.
 
     The message names the file, the line and the element where the problem is,
     as far as they are known: ``robot.urdf:12: <joint name="knee">: unknown type 'hinge'``.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        element: str | None = None,
-    ) -> None:
-        self.file = file
-        self.line = line
-        self.element = element
-        self.reason = message
-        super().__init__(_located(message, file, line, element))
 
-
-class ModelLoadWarning(UserWarning):
+class ModelLoadWarning(_Located, UserWarning):
     """A model that loads, but not exactly as written: an inconsistent inertia regularised, a
     massless moving subtree given a small mass, mimic joints loaded as independent joints, a
     mesh file not found. Located like :class:`ModelLoadError` (``file``, ``line``, ``element``);
     ``load_model(..., strict=True)`` raises that error instead.
     """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        element: str | None = None,
-    ) -> None:
-        self.file = file
-        self.line = line
-        self.element = element
-        self.reason = message
-        super().__init__(_located(message, file, line, element))
 
     def as_error(self) -> ModelLoadError:
         """The :class:`ModelLoadError` with the same location and message."""
