@@ -158,16 +158,13 @@ def kicking_quadruped(quadruped) -> Case:
     and land). The joints start at 0.05 rad: at 0.1 rad the knees would start exactly on their
     upper limit, where the limit's damper blends in over 10 mrad and the loss curves too sharply
     for finite differences of 1e-7."""
-    t = 0.001 * np.arange(STEPS)[:, None]
+    t = DT * np.arange(STEPS)[:, None]
     torques = 20.0 * np.sin(2 * np.pi * 4.0 * t + np.arange(quadruped.dofs)[None, :])
     state = js.State.build(
         quadruped, base_position=[0.0, 0.0, 0.45], base_velocity=[0.2, 0.0, -1.0, 0.0, 0.0, 0.3],
         joint_positions=np.full(quadruped.dofs, 0.05),
     )
-    # 200 steps of 1 ms: over 0.4 s (200 steps of 2 ms) the kicked landing is so sensitive to the
-    # initial state (gradients of order 1e3) that differences of 1e-7 no longer resolve it (those
-    # of 1e-8 still agree with the gradient to 1e-5); the bouncing box covers 2 ms.
-    params = js.SimulationParams.build(quadruped, dt=0.001)
+    params = js.SimulationParams.build(quadruped, dt=DT)
     return Case(quadruped, params, state, jnp.asarray(torques))
 
 
