@@ -44,7 +44,7 @@ CROUCH = (0.6, -1.2)  # hip, knee [rad]
 def settings(quick: bool) -> dict:
     """Step [s], steps, push-off steps, torque knots, Adam iterations and learning rate."""
     if quick:
-        return {"dt": 0.002, "steps": 250, "push_steps": 100, "knots": 10, "iterations": 40, "learning_rate": 0.1}
+        return {"dt": 0.002, "steps": 250, "push_steps": 100, "knots": 10, "iterations": 20, "learning_rate": 0.1}
     return {"dt": 0.002, "steps": 300, "push_steps": 100, "knots": 20, "iterations": 120, "learning_rate": 0.1}
 
 

@@ -38,7 +38,7 @@ EFFORT = 6.0  # [N m]
 def settings(quick: bool) -> dict:
     """Step [s], steps, torque knots, Adam iterations and learning rate."""
     if quick:
-        return {"dt": 0.02, "steps": 125, "knots": 25, "iterations": 300, "learning_rate": 0.2}
+        return {"dt": 0.02, "steps": 125, "knots": 25, "iterations": 120, "learning_rate": 0.2}
     return {"dt": 0.01, "steps": 250, "knots": 50, "iterations": 500, "learning_rate": 0.2}
 
 

@@ -41,7 +41,7 @@ GUESS_MASS, GUESS_FRICTION = 1.0, 0.4
 def settings(quick: bool) -> dict:
     """Step [s], recorded steps, maximum L-BFGS iterations."""
     if quick:
-        return {"dt": 0.001, "steps": 400, "iterations": 30}
+        return {"dt": 0.001, "steps": 250, "iterations": 30}
     return {"dt": 0.001, "steps": 1500, "iterations": 60}
 
 

@@ -81,8 +81,7 @@ def float32_run(lab):
             "velocity": np.asarray(state.base_velocity).tolist(), "q": sample.q.tolist(), "qd": sample.qd.tolist(),
             "tau": sample.tau.tolist(), "wrenches": np.asarray(inputs["link_wrenches"]).tolist(),
         })
-    path = os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, JAX_ENABLE_X64="0", JAX_PLATFORMS="cpu", PYTHONPATH=path)
+    env = dict(os.environ, JAX_ENABLE_X64="0", JAX_PLATFORMS="cpu")
     run = subprocess.run([sys.executable, "-c", FLOAT32_SCRIPT], input=json.dumps({"path": str(HUMANOID.path), "samples": payload}),
                          env=env, cwd=REPOSITORY, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr
