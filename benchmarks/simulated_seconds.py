@@ -170,40 +170,21 @@ def worker(library: str, path: str, dts: list[float], worlds: int, seconds: floa
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="all", choices=("humanoid", "icub", "all"))
-    parser.add_argument("--dts", default="0.0005,0.001,0.002,0.005,0.01")
-    parser.add_argument("--worlds", type=int, default=64)
-    parser.add_argument("--seconds", type=float, default=1.5)
-    parser.add_argument("--batches", default="64,1024,4096")
-    parser.add_argument("--steps", type=int, default=100, help="steps per timed call")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--library", help=argparse.SUPPRESS)
-    parser.add_argument("--path", help=argparse.SUPPRESS)
-    parser.add_argument("--quick", action="store_true", help="16 worlds, 1 s, batch 64, one repeat")
-    args = parser.parse_args()
-    if args.quick:
-        args.worlds, args.seconds, args.batches, args.repeats = 16, 1.0, "64", 1
-    dts = sorted(float(x) for x in args.dts.split(","))
-    batches = [int(b) for b in args.batches.split(",")]
-    if args.library:
-        from benchmarks import timing  # noqa: F401  (the shared XLA settings, before the backend starts)
-
-        print(json.dumps(worker(args.library, args.path, dts, args.worlds, args.seconds, batches, args.steps, args.repeats)))
-        return
+def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int) -> list[dict]:
+    """Every library on the models of ``choice`` (see :func:`benchmarks.models.model_paths`), each
+    in its own subprocess; prints one line per row and writes ``results/simulated_seconds.json``."""
     from benchmarks.models import model_paths
 
     rows = []
-    for name, path in model_paths(args.model).items():
+    for name, path in model_paths(choice).items():
         for library in LIBRARIES:
             if "MuJoCo humanoid" in library and name != "humanoid":
                 continue
             library_dts = [0.005] if "own options" in library else dts
             x64 = "1" if library == "jaxsim" else "0"
             command = [sys.executable, "-m", "benchmarks.simulated_seconds", "--library", library, "--path", str(path),
-                       "--dts", ",".join(map(str, library_dts)), "--worlds", str(args.worlds), "--seconds", str(args.seconds),
-                       "--batches", ",".join(map(str, batches)), "--steps", str(args.steps), "--repeats", str(args.repeats)]
+                       "--dts", ",".join(map(str, library_dts)), "--worlds", str(worlds), "--seconds", str(seconds),
+                       "--batches", ",".join(map(str, batches)), "--steps", str(steps), "--repeats", str(repeats)]
             env = {**os.environ, "JAX_ENABLE_X64": x64, "JAXSIM_ENABLE_X64": x64}
             done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
             if done.returncode:
@@ -213,12 +194,49 @@ def main() -> None:
             rows.append(row)
             diverged = ", ".join(f"{float(dt):g}: {n}" for dt, n in row["diverged"].items())
             rates = ", ".join(f"B={b} {r:,.1f}" for b, r in row["rates"].items())
-            print(f"[{name}] {library} ({row['dtype']}): diverged of {args.worlds} {{{diverged}}}; largest dt {row['largest_dt']}; "
+            print(f"[{name}] {library} ({row['dtype']}): diverged of {worlds} {{{diverged}}}; largest dt {row['largest_dt']}; "
                   f"simulated s / wall s: {rates}", flush=True)
     out = Path(__file__).resolve().parent / "results" / "simulated_seconds.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
     print(f"wrote {out}")
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the per-simulated-second run (shared with ``benchmarks/step.py --per-second``)."""
+    parser.add_argument("--dts", default="0.0005,0.001,0.002,0.005,0.01", help="step sizes tried [s]")
+    parser.add_argument("--worlds", type=int, default=64, help="perturbed drops per step size")
+    parser.add_argument("--seconds", type=float, default=1.5, help="simulated seconds per drop")
+    parser.add_argument("--batches", default="64,1024,4096")
+    parser.add_argument("--steps", type=int, default=100, help="steps per timed call")
+    parser.add_argument("--repeats", type=int, default=3)
+
+
+def run_from(args: argparse.Namespace, choice: str) -> list[dict]:
+    """:func:`run` with the options of :func:`add_arguments`."""
+    dts = sorted(float(x) for x in args.dts.split(","))
+    return run(choice, dts, args.worlds, args.seconds, [int(b) for b in args.batches.split(",")], args.steps, args.repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="all", choices=("humanoid", "icub", "all"))
+    add_arguments(parser)
+    parser.add_argument("--library", help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="16 worlds, 1 s, batch 64, one repeat")
+    args = parser.parse_args()
+    if args.quick:
+        args.worlds, args.seconds, args.batches, args.repeats = 16, 1.0, "64", 1
+    if args.library:
+        from benchmarks import timing  # noqa: F401  (the shared XLA settings, before the backend starts)
+
+        dts = sorted(float(x) for x in args.dts.split(","))
+        batches = [int(b) for b in args.batches.split(",")]
+        print(json.dumps(worker(args.library, args.path, dts, args.worlds, args.seconds, batches, args.steps, args.repeats)))
+        return
+    run_from(args, args.model)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,17 @@
 """Simulation-step benchmark: jaxsim_like against jaxsim (PyPI) and MJX, all in one run.
 
-    python benchmarks/step.py [--model humanoid|icub|all] [--quick] [--no-mujoco-humanoid]
+    python benchmarks/step.py [--model humanoid|icub|all] [--quick] [--no-mujoco-humanoid] [--per-second ...]
 
 For each model, the robot stands on flat ground (its lowest collidable point 0.5 mm deep, so contacts
-are active) with dt = 1 ms, soft contacts and semi-implicit Euler on every side, and zero joint
-torques. For each library it measures the compile time of one step, one dispatched step, one step
+are active) with dt = 1 ms and soft contacts, and zero joint torques: jaxsim_like with its default
+implicit step and with its explicit semi-implicit Euler, jaxsim with its default integrator, MJX
+with its own solver. For each library it measures the compile time of one step, one dispatched step, one step
 in-graph (steps chained in a jitted loop), the throughput in steps/s of batches of 1, 64, 1024
 and 4096 states (plain `jax.vmap`, and `lax.map` over chunks of 32 and 128 states), and one
 `jax.grad` of a 100-step rollout (loss: final base height, gradient with respect to the torques).
 
 Rows (see benchmarks/README.md):
-- jaxsim_like and jaxsim in float64, with the SAME collidable points: jaxsim_like is loaded with
+- jaxsim_like (implicit and explicit) and jaxsim in float64, with the SAME collidable points: jaxsim_like is loaded with
   JaxsimPoints, which gives each link exactly the points jaxsim gives it (box corners, 50-point
   spheres; no points on cylinders and meshes);
 - jaxsim_like in float32 and MJX (float32, its default) in a subprocess with JAX_ENABLE_X64=0
@@ -20,6 +21,9 @@ Rows (see benchmarks/README.md):
   sampling (meshes included), and forward dynamics alone, to show what the step time is made of.
 
 It prints the tables and the target ratios and writes benchmarks/results/step-<model>.json.
+A step costs what it costs per call; what a user pays is the cost per simulated second, which
+depends on the largest step a library survives: ``--per-second`` adds that table for the same
+models (:mod:`benchmarks.simulated_seconds`, with its options).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxsim_like as js
-from benchmarks import models, timing
+from benchmarks import models, simulated_seconds, timing
 from jaxsim_like.parsers.description import LinkDescription
 from jaxsim_like.parsers.shapes import box_points
 from jaxsim_like.simulation.step import contact_point_positions
@@ -62,6 +66,7 @@ TARGETS = (
     ("step compile, jaxsim_like / jaxsim", "compile_s", "jaxsim", 0.5, "<="),
     ("batched steps/s (best, B >= 64), jaxsim_like / jaxsim", "peak_steps_per_s", "jaxsim", 2.0, ">="),
     ("batched steps/s (best, B >= 64), jaxsim_like float32 / MJX", "peak_steps_per_s", "mjx", 1.0, ">="),
+    ("step in-graph, implicit / explicit (jaxsim_like)", "in_graph_us", "jaxsim_like explicit", 2.0, "<="),
 )
 
 
@@ -123,12 +128,12 @@ def standing_base_position(model: js.Model, depth: float = DEPTH) -> np.ndarray:
 
 
 def our_subject(
-    path: Path, sampling: js.ContactSampling, label: str, base_position: np.ndarray | None = None
+    path: Path, sampling: js.ContactSampling, label: str, base_position: np.ndarray | None = None, integrator: str = "implicit_euler"
 ) -> tuple[timing.StepSubject, js.Model]:
-    """jaxsim_like's step (`js.step`, default SimulationParams with dt = DT) standing on the
-    ground, and the model; float64 or float32 as jax's x64 flag says."""
+    """jaxsim_like's step (`js.step`, default SimulationParams with dt = DT and `integrator`)
+    standing on the ground, and the model; float64 or float32 as jax's x64 flag says."""
     model = js.load_model(str(path), contact_sampling=sampling)
-    params = js.SimulationParams.build(model, dt=DT)
+    params = js.SimulationParams.build(model, dt=DT, integrator=integrator)
     base = standing_base_position(model) if base_position is None else np.asarray(base_position)
     names = list(model.joint_names)
 
@@ -227,7 +232,8 @@ def import_jaxsim_step_peer() -> tuple[ModuleType | None, str | None]:
 def float64_rows(name: str, path: Path, quick: bool, sizes: Sequence[int]) -> tuple[list[dict], list[dict], dict, list[str]]:
     """jaxsim_like and jaxsim rows (float64), the diagnostics, the point check and skip messages."""
     ours, our_model = our_subject(path, JaxsimPoints(), "jaxsim_like")
-    rows = [measured(ours, quick, sizes)]
+    explicit, _ = our_subject(path, JaxsimPoints(), "jaxsim_like explicit", integrator="semi_implicit_euler")
+    rows = [measured(ours, quick, sizes), measured(explicit, quick, sizes)]
     skipped = []
     check: dict = {"jaxsim_like_points": len(our_model.point_link)}
     peer, reason = import_jaxsim_step_peer()
@@ -254,7 +260,8 @@ def float32_rows(
 ) -> tuple[list[dict], list[str], dict]:
     """jaxsim_like and MJX rows in float32 (run with x64 off), skip messages and versions."""
     ours, _ = our_subject(path, JaxsimPoints(), "jaxsim_like")
-    rows = [measured(ours, quick, sizes)]
+    explicit, _ = our_subject(path, JaxsimPoints(), "jaxsim_like explicit", integrator="semi_implicit_euler")
+    rows = [measured(ours, quick, sizes), measured(explicit, quick, sizes)]
     try:
         from benchmarks.peers import mjx_peer
     except ImportError as error:
@@ -393,6 +400,8 @@ def main() -> None:
     parser.add_argument(
         "--sizes", type=int, nargs="+", default=list(timing.BATCH_SIZES), help="batch sizes (default: 1 64 1024 4096)"
     )
+    parser.add_argument("--per-second", action="store_true", help="then the per-simulated-second table (benchmarks/simulated_seconds.py)")
+    simulated_seconds.add_arguments(parser)
     parser.add_argument("--float32-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--output", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -430,6 +439,9 @@ def main() -> None:
         timing.print_table([entry for result in results for entry in result["ratios"]])
     for message in skipped:
         print(message)
+    if arguments.per_second:
+        print("\nper simulated second:", flush=True)
+        simulated_seconds.run_from(arguments, arguments.model)
 
 
 if __name__ == "__main__":
