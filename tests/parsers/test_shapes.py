@@ -128,7 +128,7 @@ def test_unknown_geometry_is_a_model_load_error():
 
 @pytest.mark.parametrize(
     "options",
-    [{"box_edge_samples": -1}, {"sphere_samples": 1}, {"cylinder_samples": 2}, {"mesh_max_points": 0}],
+    [{"box_edge_samples": -1}, {"sphere_samples": 1}, {"cylinder_samples": 2}, {"mesh_max_points": -1}],
 )
 def test_bad_options(options):
     with pytest.raises(ValueError):
