@@ -114,7 +114,8 @@ def _segment_steps(steps: int, outputs: Outputs | None, bytes_per_sample: int) -
 
 
 class _Ticker:
-    """A line on stderr, rewritten twice a second with the elapsed time, while a call blocks."""
+    """A line on stderr, rewritten twice a second with the elapsed time while a call blocks
+    (written once when stderr is not a terminal)."""
 
     def __init__(self, label: str, enabled: bool) -> None:
         self.label, self.enabled = label, enabled
@@ -123,7 +124,7 @@ class _Ticker:
 
     def _run(self) -> None:
         started = time.perf_counter()
-        while not self._stop.wait(0.5):
+        while not self._stop.wait(0.5) and sys.stderr.isatty():
             sys.stderr.write(f"\r{self.label} {time.perf_counter() - started:5.1f} s")
             sys.stderr.flush()
 
@@ -194,7 +195,7 @@ def diverged_report(first: np.ndarray, dt: float) -> str | None:
     bad = first >= 0
     if not bad.any():
         return None
-    world = int(np.argmin(np.where(bad, first, np.iinfo(np.int64).max)))
+    world = int(np.argmin(np.where(bad, first.astype(np.int64), np.iinfo(np.int64).max)))
     step = int(first[world])
     return (
         f"{int(bad.sum())} of {len(first)} world(s) went non-finite, the first at step {step} "
@@ -300,7 +301,10 @@ def _report(args: argparse.Namespace, model, summary, states, steps: int, timing
     from .dynamics.kinematics import STANDARD_GRAVITY
 
     setup, compile, log, run = timing
-    rate = f"{steps * args.batch / run:,.0f} {'world-' if args.batch > 1 else ''}steps/s, real-time factor {steps * args.dt / run:.1f}"
+    rate = (
+        f"{steps * args.batch / run:,.0f} {'world-' if args.batch > 1 else ''}steps/s, "
+        f"{steps * args.dt * args.batch / run:.1f} simulated s per wall s{' over all worlds' if args.batch > 1 else ''}"
+    )
     first = np.asarray(summary.first_nonfinite)
     finite = int((first < 0).sum())
     heights = np.asarray(states.base_position)[:, 2]
