@@ -229,7 +229,8 @@ def simulate(args: argparse.Namespace, model, summary_lines: list[str], setup_st
         per_sample = {
             "base_position": 3, "base_quaternion": 4, "base_velocity": 6, "contact_forces": 3 * len(model.point_link),
         }
-        bytes_per_sample = len(outputs.worlds) * dtype.itemsize * sum(per_sample.get(f, model.dofs) for f in outputs.fields)
+        # XLA's output buffers hold every world's samples before the kept worlds are picked.
+        bytes_per_sample = args.batch * dtype.itemsize * sum(per_sample.get(f, model.dofs) for f in outputs.fields)
         keep = Keep(fields=outputs.fields, every=outputs.every, worlds=None if len(outputs.worlds) == args.batch else outputs.worlds)
     else:
         bytes_per_sample, keep = 0, False
