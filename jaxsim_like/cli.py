@@ -44,8 +44,9 @@ def _model_source(name_or_path: str) -> str:
     if name_or_path.lstrip().startswith("<"):
         return name_or_path
     if name_or_path.lower().endswith(".xacro"):
-        stem = os.path.splitext(os.path.basename(name_or_path))[0]
-        raise UsageError(f"{name_or_path}: xacro files must be expanded first, e.g. `xacro {name_or_path} > {stem}.urdf`")
+        target = os.path.basename(name_or_path)[: -len(".xacro")]
+        target = target if target.lower().endswith((".urdf", ".sdf")) else f"{target}.urdf"
+        raise UsageError(f"{name_or_path}: xacro files must be expanded first, e.g. `xacro {name_or_path} > {target}`")
     if os.path.isdir(name_or_path):
         raise UsageError(f"{name_or_path} is a directory, not a URDF, SDF or MJCF file")
     if os.path.isfile(name_or_path):

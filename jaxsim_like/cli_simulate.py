@@ -276,9 +276,11 @@ def simulate(args: argparse.Namespace, model, summary_lines: list[str], setup_st
         raise
     finally:
         log.close()
-    # The first call compiled and ran a segment: its run is estimated by a later steady call.
-    first_run = 0.0 if steady is None else steady * min(segment, steps) / segment
-    timing = (setup, max(first_call - first_run, 0.0), log, time.perf_counter() - run_started + first_run)
+    # The first call compiled and ran a segment: its run is estimated by a later steady call
+    # (None when the run was that one call).
+    first_run = None if steady is None else steady * min(segment, steps) / segment
+    run = None if first_run is None else time.perf_counter() - run_started + first_run
+    timing = (setup, first_call - (first_run or 0.0), log, run)
     recording = None
     if args.plot:
         if args.out:
@@ -302,10 +304,16 @@ def _report(args: argparse.Namespace, model, summary, states, steps: int, timing
     from .dynamics.kinematics import STANDARD_GRAVITY
 
     setup, compile, log, run = timing
-    rate = (
-        f"{steps * args.batch / run:,.0f} {'world-' if args.batch > 1 else ''}steps/s, "
-        f"{steps * args.dt * args.batch / run:.1f} simulated s per wall s{' over all worlds' if args.batch > 1 else ''}"
-    )
+    if run is None:
+        run_line = f"run          in the compile time above: the {steps} steps were one call"
+        compile_what = "the first call, with its steps"
+    else:
+        rate = (
+            f"{steps * args.batch / run:,.0f} {'world-' if args.batch > 1 else ''}steps/s, "
+            f"{steps * args.dt * args.batch / run:.1f} simulated s per wall s{' over all worlds' if args.batch > 1 else ''}"
+        )
+        run_line = f"run          {run:.2f} s for {steps} steps ({rate})"
+        compile_what = "the first call less its steps"
     first = np.asarray(summary.first_nonfinite)
     finite = int((first < 0).sum())
     heights = np.asarray(states.base_position)[:, 2]
@@ -316,16 +324,16 @@ def _report(args: argparse.Namespace, model, summary, states, steps: int, timing
         f"simulated    {steps * args.dt:.3f} s x {worlds}, dt {args.dt} s, {args.integrator}, "
         f"{'float64' if np.dtype(states.joint_positions.dtype) == np.float64 else 'float32'}",
         f"setup        {setup:.2f} s (loading, parameters, initial states)",
-        f"compile      {compile:.2f} s (the first call less its steps); {log.compiled} executable(s) compiled, "
-        f"{log.from_cache} read from the cache",
-        f"run          {run:.2f} s for {steps} steps ({rate})",
+        f"compile      {compile:.2f} s ({compile_what}); {log.compiled} executable(s) compiled, {log.from_cache} read from the cache",
+        run_line,
         f"finite       {finite} of {args.batch} world(s)",
-        f"base height  {_spread(heights, 'm', 4)} at the end",
     ]
+    if model.floating_base:
+        lines.append(f"base height  {_spread(heights, 'm', 4)} at the end")
     if model.point_link:
         lines += [
             f"penetration  deepest {_spread(np.asarray(summary.max_penetration) * 1000, 'mm', 2)}",
-            f"normal force {_spread(normal, 'N', 2)} at the end (m g = {weight:.2f} N)",
+            f"normal force {_spread(normal, 'N', 2)} at the end" + (f" (m g = {weight:.2f} N)" if model.floating_base else ""),
         ]
     else:
         lines.append("contacts     none (the model has no collidable points)")

@@ -61,7 +61,7 @@ def test_simulate_a_batch_round_trip(tmp_path, capsys):
     out = tmp_path / "batch.npz"
     assert cli.main(["simulate", "cart_pole", "--duration", "0.05", "--dt", "0.001", "--batch", "3", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "finite       3 of 3 world(s)" in text and re.search(r"^base height  min \S+ / median \S+ / max \S+ m", text, re.M)
+    assert "finite       3 of 3 world(s)" in text and re.search(r"^penetration  deepest min \S+ / median \S+ / max \S+ mm", text, re.M)
     recording = Recording.load(out)
     assert recording.joint_positions.shape == (3, 50, 2)
     # Perturbed joint positions: the worlds differ.
