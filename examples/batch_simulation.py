@@ -46,6 +46,7 @@ def run(batch: int, duration: float, plot: str | None = None, verbose: bool = Tr
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         import jaxsim_like as js
     from jaxsim_like.batching import simulate_batch
+    from jaxsim_like.monitor import Keep
     from jaxsim_like.simulation.step import contact_point_positions
 
     model = js.load_model(js.models.path("quadruped"))
@@ -72,8 +73,10 @@ def run(batch: int, duration: float, plot: str | None = None, verbose: bool = Tr
     torques = np.zeros((steps, model.dofs))
 
     began = time.perf_counter()
-    final, (trajectory, outputs) = simulate_batch(
-        model, states, torques, params=params, batched_model=batched_model, batched_params=batched_params
+    # Only world 0's trajectory is kept, and only to plot it; every world keeps its final state and statistics.
+    final, kept = simulate_batch(
+        model, states, torques, params=params, batched_model=batched_model, batched_params=batched_params,
+        trajectory=Keep(worlds=(0,)) if plot else False,
     )
     jax.block_until_ready(final)
     seconds = time.perf_counter() - began
@@ -96,7 +99,8 @@ def run(batch: int, duration: float, plot: str | None = None, verbose: bool = Tr
 
         folder = Path(plot)
         folder.mkdir(parents=True, exist_ok=True)
-        recording = Recording.from_rollout(model, jax.tree.map(np.asarray, trajectory), jax.tree.map(np.asarray, outputs), dt)
+        _, samples = kept
+        recording = Recording.from_samples(model, jax.tree.map(np.asarray, samples), dt)
         plot_recording(recording, folder / "batch_simulation_world0.png", world=0)
         figures["plots"] = str(folder)
     if verbose and jax.process_index() == 0:

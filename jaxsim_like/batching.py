@@ -40,6 +40,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from .dynamics.model import Model
 from .dynamics.state import State
 from .simulation.params import SimulationParams
+from .monitor import Keep, Summary, monitored_rollout
 from .simulation.step import StepOutput, rollout
 
 AXIS = "batch"
@@ -191,7 +192,7 @@ def _compiled(
     chunk_size: int | None,
     batch: int,
     checkpoint: bool,
-    trajectory: bool,
+    trajectory: bool | Keep,
 ):
     """The jitted batched rollout for one static configuration."""
     padded = padded_size(batch, mesh)
@@ -202,8 +203,12 @@ def _compiled(
             state, tau, own = inputs
             own, rest = iter(own), iter(shared)
             model, params = jax.tree.unflatten(treedef, [next(own) if f else next(rest) for f in flags])
-            final, (states_t, outputs) = rollout(model, state, torques if tau is None else tau, params=params, checkpoint=checkpoint)
-            return (final, (states_t, outputs)) if trajectory else (final, first_nonfinite_step(outputs.finite))
+            tau = torques if tau is None else tau
+            if trajectory is True:
+                return rollout(model, state, tau, params=params, checkpoint=checkpoint)
+            keep = trajectory if isinstance(trajectory, Keep) else None
+            final, summary, samples = monitored_rollout(model, state, tau, params=params, keep=keep, checkpoint=checkpoint)
+            return (final, summary) if keep is None else (final, (summary, samples))
 
         inputs = (states, torques if torques_batched else None, varying)
         if chunk_size is None or chunk_size >= local:
@@ -221,7 +226,12 @@ def _compiled(
 
     def run(states, torques, varying, shared):
         result = mapped(states, torques, varying, shared)
-        return result if padded == batch else jax.tree.map(lambda x: x[:batch], result)
+        result = result if padded == batch else jax.tree.map(lambda x: x[:batch], result)
+        if isinstance(trajectory, Keep) and trajectory.worlds is not None:
+            final, (summary, samples) = result
+            kept = np.asarray(trajectory.worlds)
+            result = final, (summary, jax.tree.map(lambda x: x[kept], samples))
+        return result
 
     return jax.jit(run)
 
@@ -245,8 +255,8 @@ def simulate_batch(
     devices: Sequence[jax.Device] | None = None,
     chunk_size: int | str | None = "auto",
     checkpoint: bool = False,
-    trajectory: bool = True,
-) -> tuple[State, tuple[State, StepOutput] | jax.Array]:
+    trajectory: bool | Keep = False,
+) -> tuple[State, Summary | tuple[State, StepOutput] | tuple[Summary, dict[str, jax.Array]]]:
     """Simulate ``B`` worlds for ``T`` steps, the batch sharded over ``devices``.
 
     - ``states``: a :class:`State` whose arrays lead with the batch axis ``B`` (e.g. from
@@ -261,14 +271,23 @@ def simulate_batch(
     - ``chunk_size``: ``None`` (plain vmap per device), an integer (``lax.map`` over chunks of
       that many worlds per device) or ``"auto"`` (64 on CPU, ``None`` elsewhere); see the module doc.
     - ``checkpoint``: rematerialise each step in a backward pass (see :func:`jaxsim_like.rollout`).
-    - ``trajectory``: return the stacked states and outputs; ``False`` returns ``(final,
-      first_nonfinite)`` and keeps only the final states in memory: ``first_nonfinite (B,)`` is
-      the first step whose result was not finite in each world, -1 where every step stayed finite
-      (with a trajectory, ``first_nonfinite_step(outputs.finite)`` gives the same).
+    - ``trajectory``: what to keep besides the final states.
 
-    Returns ``(final_states, (states, outputs))``: ``final_states`` leads with ``B``, the stacked
-    ``states`` and ``outputs`` with ``(B, T)``, as ``jax.vmap(rollout)`` would. Compiled once per
-    configuration (shapes, devices, chunking, which fields are batched): new values never recompile.
+      - ``False`` (default): ``(final, summary)``, a :class:`~jaxsim_like.monitor.Summary` per
+        world (``summary.first_nonfinite (B,)`` is the first step whose result was not finite,
+        -1 where every step stayed finite; the deepest penetration; the last total contact
+        force). Memory: the states and the statistics, whatever ``T``.
+      - a :class:`~jaxsim_like.monitor.Keep`: ``(final, (summary, samples))``, ``samples`` a dict
+        of the kept fields, each ``(K, T // every, ...)`` for the ``K`` kept worlds. Memory:
+        what is kept (XLA's output buffers hold every world's samples before the worlds are
+        selected, so run long batches in segments, as ``jaxsim-like simulate`` does).
+      - ``True``: ``(final, (states, outputs))``, every state and output of every step stacked
+        ``(B, T, ...)`` as ``jax.vmap(rollout)`` would (with ``first_nonfinite_step(outputs.finite)``
+        giving the summary's first non-finite step). Memory grows with ``B T`` and the number
+        of collidable points.
+
+    ``final_states`` leads with ``B``. Compiled once per configuration (shapes, devices,
+    chunking, which fields are batched, what is kept): new values never recompile.
     """
     batch = int(np.shape(states.base_position)[0]) if np.ndim(states.base_position) == 2 else 0
     if not batch:
@@ -307,6 +326,13 @@ def simulate_batch(
     placed_states = jax.tree.unflatten(state_def, placed[:count])
     placed_torques = placed[count]
     varying, shared = placed[count + 1 : count + 1 + varying_count], placed[count + 1 + varying_count :]
+    if isinstance(trajectory, Keep):
+        if torques.shape[-2] % trajectory.every:
+            raise ValueError(f"the number of steps ({torques.shape[-2]}) must be a multiple of Keep.every ({trajectory.every})")
+        if trajectory.worlds is not None and not all(0 <= w < batch for w in trajectory.worlds):
+            raise ValueError(f"Keep.worlds {list(trajectory.worlds)} must be indices of the {batch} worlds")
+    elif not isinstance(trajectory, bool):
+        raise ValueError(f"trajectory must be True, False or a Keep, not {trajectory!r}")
     run = _compiled(mesh, treedef, flags, torques_batched, None if chunk is None else int(chunk), batch, checkpoint, trajectory)
     result = run(placed_states, placed_torques, varying, shared)
     return result

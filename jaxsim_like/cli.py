@@ -1,4 +1,10 @@
-"""The ``jaxsim-like`` command line."""
+"""The ``jaxsim-like`` command line: ``info``, ``simulate`` and ``bench``.
+
+Each subcommand is added to the parser by an ``_add_<name>`` function that sets its handler
+(``handler(args) -> exit status``); :func:`main` dispatches and turns the errors a user can
+cause (bad files, bad arguments, missing optional dependencies) into one line on stderr and
+exit status 2. A simulation that goes non-finite exits with status 1.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +16,43 @@ import warnings
 
 import numpy as np
 
+from .cli_simulate import UsageError
+
+DESCRIPTION = """\
+jaxsim-like: load, inspect and simulate robots (URDF, SDF, MJCF) with jaxsim_like.
+
+A model is a shipped name (pendulum, cart_pole, quadruped, humanoid) or a file path.
+Compiled executables are cached (JAXSIM_LIKE_CACHE_DIR, default ~/.cache/jaxsim_like/jax),
+so a second run of the same model starts without compiling."""
+
+EXAMPLES = """\
+examples:
+  jaxsim-like info humanoid
+  jaxsim-like simulate humanoid --duration 5 --plot run.png
+  jaxsim-like simulate path/to/robot.urdf --mesh-points 8 --out run.npz --every 10
+  jaxsim-like simulate humanoid --batch 256 --quiet
+  jaxsim-like bench --model humanoid --batches 1,64
+
+exit status: 0 done, 1 a simulation went non-finite, 2 bad input or arguments."""
+
 
 def _model_source(name_or_path: str) -> str:
-    """A shipped model's name (``humanoid``) or a path to a URDF/SDF file."""
+    """A shipped model's name (``humanoid``), a path to a URDF/SDF/MJCF file, or an XML string;
+    UsageError for a directory, a missing file or a ``.xacro`` file."""
     from . import models
 
-    if os.path.exists(name_or_path) or name_or_path.lstrip().startswith("<"):
+    if name_or_path.lstrip().startswith("<"):
         return name_or_path
+    if name_or_path.lower().endswith(".xacro"):
+        target = os.path.basename(name_or_path)[: -len(".xacro")]
+        target = target if target.lower().endswith((".urdf", ".sdf")) else f"{target}.urdf"
+        raise UsageError(f"{name_or_path}: xacro files must be expanded first, e.g. `xacro {name_or_path} > {target}`")
+    if os.path.isdir(name_or_path):
+        raise UsageError(f"{name_or_path} is a directory, not a URDF, SDF or MJCF file")
+    if os.path.isfile(name_or_path):
+        return name_or_path
+    if os.sep in name_or_path or (os.altsep and os.altsep in name_or_path) or os.path.splitext(name_or_path)[1]:
+        raise UsageError(f"{name_or_path}: no such file")
     return models.path(name_or_path)
 
 
@@ -38,19 +74,16 @@ def _tree_lines(model) -> list[str]:
     return lines
 
 
-def _load(source: str, floating_base: bool | None, strict: bool):
-    from .loading import load_model
+def _load(args: argparse.Namespace):
+    """The model of ``args.model`` with the loading options (base, strictness, mesh points)."""
+    from .loading import ContactSampling, load_model
 
-    return load_model(_model_source(source), floating_base=floating_base, strict=strict)
+    sampling = ContactSampling() if args.mesh_points is None else ContactSampling(mesh_max_points=args.mesh_points)
+    return load_model(_model_source(args.model), floating_base=args.floating_base, strict=args.strict, contact_sampling=sampling)
 
 
-def info(source: str, floating_base: bool | None = None, strict: bool = False) -> str:
-    """A text summary of a model: tree, DoFs, masses, frames and contact points.
-
-    ``floating_base`` overrides the file's base (None: the file's choice); ``strict`` makes
-    every :class:`~jaxsim_like.parsers.errors.ModelLoadWarning` an error.
-    """
-    model = _load(source, floating_base, strict)
+def summary_lines(model) -> list[str]:
+    """A text summary of a model: tree, DoFs, masses, frames and contact points."""
     points_per_link = np.bincount(np.asarray(model.point_link, dtype=int), minlength=model.number_of_links)
     lines = [
         f"model        {model.name}",
@@ -66,106 +99,7 @@ def info(source: str, floating_base: bool | None = None, strict: bool = False) -
     ]
     if model.frame_names:
         lines.append("frames: " + ", ".join(model.frame_names))
-    return "\n".join(lines)
-
-
-def _progress(done: int, total: int, started: float) -> None:
-    width = 30
-    filled = int(width * done / total)
-    elapsed = time.perf_counter() - started
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} steps  {elapsed:5.1f} s")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
-
-
-def simulate(args: argparse.Namespace) -> tuple[str, bool]:
-    """Drop the model from ``args.height`` and simulate ``args.duration`` seconds (``args.batch``
-    worlds); returns the report and whether every world stayed finite (the exit status is 1 if not)."""
-    import jax
-    import jax.numpy as jnp
-
-    from .recording import Recording
-    from .simulation import SimulationParams
-    from .batching import simulate_batch
-    from .dynamics.state import State
-    from .simulation.step import contact_point_positions
-
-    model = _load(args.model, args.floating_base, args.strict)
-    params = SimulationParams.build(model, dt=args.dt, integrator=args.integrator)
-    rng = np.random.default_rng(args.seed)
-    lower = np.nan_to_num(np.asarray(model.position_limit_lower), neginf=-np.pi)
-    upper = np.nan_to_num(np.asarray(model.position_limit_upper), posinf=np.pi)
-    offsets = rng.uniform(-1, 1, (args.batch, model.dofs)) * 0.1 * (upper - lower) if args.batch > 1 else np.zeros((1, model.dofs))
-    joint_positions = np.clip(0.5 * (lower + upper) * 0 + offsets, lower, upper)
-
-    def initial(q):
-        state = State.build(model, joint_positions=q)
-        if not model.floating_base or not model.point_link:
-            return state
-        lowest = jnp.min(contact_point_positions(model, state)[:, 2])
-        return state.replace(base_position=state.base_position.at[2].add(args.height - lowest))
-
-    states = jax.vmap(initial)(jnp.asarray(joint_positions))
-    steps = max(1, int(round(args.duration / args.dt)))
-    chunk = min(steps, 250)
-    torques = jnp.zeros((chunk, model.dofs), states.joint_positions.dtype)
-
-    def segment(states):
-        return simulate_batch(model, states, torques, params=params)
-
-    started = time.perf_counter()
-    states, first = jax.block_until_ready(segment(states))
-    compile_time = time.perf_counter() - started
-    started = time.perf_counter()
-    pieces, done = [first], chunk
-    while done < steps:
-        states, piece = segment(states)
-        pieces.append(piece)
-        done += chunk
-        if steps >= 2000:
-            _progress(min(done, steps), steps, started)
-    jax.block_until_ready(states)
-    wall = max(time.perf_counter() - started, 1e-9)
-    simulated = (done - chunk) or chunk
-    trajectory, outputs = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1)[:, :steps], *pieces)
-    recording = Recording.from_rollout(model, trajectory, outputs, args.dt, integrator=args.integrator, batch=args.batch)
-    normal = np.asarray(outputs.contact_forces)[:, -1].sum(axis=1)[:, 2]
-    lines = [
-        info(args.model, args.floating_base, args.strict),
-        "",
-        f"simulated    {steps * args.dt:.3f} s x {args.batch} world(s), dt {args.dt} s, {args.integrator}",
-        f"compile      {compile_time:.2f} s (with the first {chunk} steps)",
-        f"run          {wall:.2f} s wall for the other {simulated if done > chunk else 0} steps, "
-        f"{simulated * args.batch / wall:,.0f} steps/s, real-time factor {simulated * args.dt * args.batch / wall:.1f}",
-        f"base height  {float(recording.base_position[0, -1, 2]):.4f} m at the end (started {float(recording.base_position[0, 0, 2]):.4f} m)",
-        f"contacts     max penetration {float(np.asarray(outputs.penetration).max()) * 1000:.2f} mm; "
-        f"final normal force {float(normal[0]):.2f} N (m g = {float(model.total_mass) * 9.81:.2f} N)",
-        f"finite       {_finite_report(np.asarray(outputs.finite), args.dt)}",
-    ]
-    if args.out:
-        recording.save(args.out)
-        lines.append(f"saved        {args.out}")
-    if args.plot:
-        from .plots import plot_recording
-
-        plot_recording(recording, args.plot)
-        lines.append(f"plotted      {args.plot}")
-    return "\n".join(lines), bool(np.asarray(outputs.finite).all())
-
-
-def _finite_report(finite: np.ndarray, dt: float) -> str:
-    """``True``, or ``False`` with the first non-finite step and world of ``finite (B, T)``."""
-    from .batching import first_nonfinite_step
-
-    if finite.all():
-        return "True"
-    first = np.asarray(first_nonfinite_step(finite))
-    world = int(np.argmin(np.where(first < 0, np.iinfo(int).max, first)))
-    return (
-        f"False: {int((first >= 0).sum())} of {len(first)} world(s) diverged, the first at step {int(first[world])} "
-        f"(t = {(int(first[world]) + 1) * dt:.4f} s) in world {world}"
-    )
+    return lines
 
 
 def _seconds(call, repeats: int) -> float:
@@ -266,6 +200,109 @@ def _loading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="fail on what otherwise loads with a warning (inconsistent inertias, mimic joints, ...)"
     )
+    parser.add_argument(
+        "--mesh-points", type=_non_negative, metavar="N",
+        help="collidable points per collision mesh, spread by farthest-point sampling of its hull (0: meshes do not collide; "
+        "default: jaxsim_like.ContactSampling's)",
+    )
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return value
+
+
+def _precision_option(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument("--x64", action="store_true", help=f"compute in float64 (default: {default})")
+
+
+def _add_info(commands) -> None:
+    parser = commands.add_parser("info", help="print a model's tree, DoFs, masses, frames and contact points")
+    parser.add_argument("model", help="a shipped model name (pendulum, cart_pole, quadruped, humanoid) or a URDF/SDF/MJCF path")
+    _loading_options(parser)
+    parser.set_defaults(handler=_run_info)
+
+
+def _run_info(args: argparse.Namespace) -> int:
+    print("\n".join(summary_lines(_load(args))))
+    return 0
+
+
+def _add_simulate(commands) -> None:
+    from .recording import SAMPLE_FIELDS
+
+    parser = commands.add_parser(
+        "simulate", help="drop a model on the ground and simulate it",
+        description="Drop a model (its lowest collidable point at --height) and simulate it with zero joint torques. "
+        "Only the final states and running statistics are kept unless --out or --plot asks for samples.",
+    )
+    parser.add_argument("model", help="a shipped model name or a URDF/SDF/MJCF path")
+    _loading_options(parser)
+    _precision_option(parser, "float32")
+    parser.add_argument("--duration", type=float, default=2.0, help="simulated time [s] (default 2)")
+    parser.add_argument("--dt", type=float, default=0.002, help="step size [s] (default 0.002)")
+    parser.add_argument("--height", type=float, default=0.5, help="drop height of the lowest contact point [m] (default 0.5)")
+    parser.add_argument("--batch", type=int, default=1, help="number of worlds; all but world 0 get perturbed joint positions (default 1)")
+    parser.add_argument("--integrator", choices=("implicit_euler", "semi_implicit_euler", "rk4"), default="implicit_euler")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the batch's perturbations")
+    parser.add_argument("--max-penetration", type=float, help="contact stiffness: the model's weight rests on four points this deep [m] (default 0.001)")
+    parser.add_argument("--friction", type=float, help="Coulomb friction coefficient of the ground (default 0.5)")
+    parser.add_argument("--out", help="stream the samples to this .npz file (jaxsim_like.recording.Recording.load reads it)")
+    parser.add_argument("--every", type=int, default=1, metavar="K", help="keep every K-th step in --out (must divide the step count; default 1)")
+    parser.add_argument("--fields", default=",".join(SAMPLE_FIELDS), help="comma-separated fields to keep in --out (default: all of them)")
+    parser.add_argument("--worlds", default="all", help="comma-separated worlds to keep in --out (default: all)")
+    parser.add_argument("--plot", help="save a figure (.png, .pdf, .svg) of world 0; needs matplotlib")
+    parser.add_argument("--quiet", action="store_true", help="print only the results (no model summary, no progress)")
+    parser.set_defaults(handler=_run_simulate)
+
+
+def _run_simulate(args: argparse.Namespace) -> int:
+    from . import cli_simulate
+    from .compile_cache import CompileLog
+
+    started = time.perf_counter()
+    cli_simulate.check_arguments(args)
+    log = CompileLog()
+    model = _load(args)
+    lines, diverged = cli_simulate.simulate(args, model, [] if args.quiet else summary_lines(model), started, log)
+    print("\n".join(lines).lstrip("\n"))
+    if diverged is not None:
+        print(f"jaxsim-like: error: {diverged}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_bench(commands) -> None:
+    parser = commands.add_parser("bench", help="measure the throughput of step, rollout and batches of worlds")
+    parser.add_argument("--model", action="append", help="a shipped model name or a path (repeatable; default: every shipped model)")
+    parser.add_argument("--batches", default="1,64,1024", help="comma-separated batch sizes (default 1,64,1024)")
+    parser.add_argument("--steps", type=int, default=20, help="steps per rollout (default 20)")
+    parser.add_argument("--chunk", type=int, default=64, help="worlds per chunk in the chunked mode (default 64)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed calls per figure, median (default 3)")
+    _precision_option(parser, "float32")
+    parser.set_defaults(handler=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    print(bench(args))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand (``args.handler(args)`` runs the chosen one)."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="jaxsim-like", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"jaxsim-like {__version__}")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the persistent compilation cache")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{info,simulate,bench}")
+    for add in (_add_info, _add_simulate, _add_bench):
+        add(commands)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,52 +324,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxsim-like", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    info_parser = commands.add_parser("info", help="print a model's tree, DoFs, masses, frames and contact points")
-    info_parser.add_argument("model", help="a shipped model name (pendulum, cart_pole, quadruped, humanoid) or a URDF/SDF path")
-    _loading_options(info_parser)
-    sim_parser = commands.add_parser("simulate", help="drop a model on the ground and simulate it")
-    sim_parser.add_argument("model", help="a shipped model name or a URDF/SDF path")
-    _loading_options(sim_parser)
-    sim_parser.add_argument("--duration", type=float, default=2.0, help="simulated time [s] (default 2)")
-    sim_parser.add_argument("--dt", type=float, default=0.002, help="step size [s] (default 0.002)")
-    sim_parser.add_argument("--height", type=float, default=0.5, help="drop height of the lowest contact point [m] (default 0.5)")
-    sim_parser.add_argument("--batch", type=int, default=1, help="number of worlds, with perturbed joint positions (default 1)")
-    sim_parser.add_argument("--integrator", choices=("implicit_euler", "semi_implicit_euler", "rk4"), default="implicit_euler")
-    sim_parser.add_argument("--seed", type=int, default=0, help="seed of the batch's perturbations")
-    sim_parser.add_argument("--out", help="save the trajectory to this .npz file")
-    sim_parser.add_argument("--plot", help="save a figure (PNG) of the trajectory; needs matplotlib")
-    bench_parser = commands.add_parser("bench", help="measure the throughput of step, rollout and batches of worlds")
-    bench_parser.add_argument("--model", action="append", help="a shipped model name or a path (repeatable; default: every shipped model)")
-    bench_parser.add_argument("--batches", default="1,64,1024", help="comma-separated batch sizes (default 1,64,1024)")
-    bench_parser.add_argument("--steps", type=int, default=20, help="steps per rollout (default 20)")
-    bench_parser.add_argument("--chunk", type=int, default=64, help="worlds per chunk in the chunked mode (default 64)")
-    bench_parser.add_argument("--repeats", type=int, default=3, help="timed calls per figure, median (default 3)")
-    bench_parser.add_argument("--x64", action="store_true", help="float64 (default: float32)")
-    args = parser.parse_args(argv)
+    import jax
+
+    from .compile_cache import enable_persistent_cache
     from .parsers.errors import ModelLoadError
 
+    args = build_parser().parse_args(argv)
+    if getattr(args, "x64", False):
+        jax.config.update("jax_enable_x64", True)
+    if not args.no_cache:
+        enable_persistent_cache()
     try:
-        if args.command == "info":
-            print(info(args.model, args.floating_base, args.strict))
-        elif args.command == "simulate":
-            if args.duration <= 0 or args.dt <= 0 or args.batch < 1:
-                raise ValueError("--duration and --dt must be positive and --batch at least 1")
-            report, finite = simulate(args)
-            print(report)
-            if not finite:
-                return 1
-        elif args.command == "bench":
-            if args.x64:
-                import jax
-
-                jax.config.update("jax_enable_x64", True)
-            print(bench(args))
-    except (ModelLoadError, ValueError, ImportError) as error:
-        print(f"jaxsim-like: error: {error}", file=sys.stderr)
+        return args.handler(args)
+    except (ModelLoadError, ValueError, ImportError, OSError) as error:
+        message = " ".join(str(error).split("\n")) or type(error).__name__
+        print(f"jaxsim-like: error: {message}", file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ class ContactSampling:
     box_edge_samples: int = 0
     sphere_samples: int = 12
     cylinder_samples: int = 8
-    mesh_max_points: int | None = 64
+    mesh_max_points: int | None = 8
 
     def points(self, link: LinkDescription) -> np.ndarray:
         """Collidable points ``(P, 3)`` of ``link`` in its frame."""

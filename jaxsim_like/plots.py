@@ -21,42 +21,91 @@ def _pyplot():
     return plt
 
 
-def plot_recording(recording: Recording, path: str | os.PathLike, *, world: int = 0, max_joints: int = 12) -> None:
-    """Save a figure of a recording: joint positions, base height, total contact force, joint torques.
+JOINTS_PER_PANEL = 8
+GROUPS_PER_PAGE = 5
 
-    For a batched recording, ``world`` selects the world to draw.
+
+def _pages(path: str | os.PathLike, count: int) -> list[str]:
+    """``path`` for one page; ``stem-1.ext``, ``stem-2.ext``, ... for several."""
+    if count == 1:
+        return [os.fspath(path)]
+    stem, extension = os.path.splitext(os.fspath(path))
+    return [f"{stem}-{page}{extension}" for page in range(1, count + 1)]
+
+
+def plot_recording(
+    recording: Recording,
+    path: str | os.PathLike,
+    *,
+    world: int = 0,
+    joints_per_panel: int = JOINTS_PER_PANEL,
+    groups_per_page: int = GROUPS_PER_PAGE,
+) -> list[str]:
+    """Save figures of a recording: base height and total contact force, then every joint's
+    position and applied torque in groups of ``joints_per_panel``, ``groups_per_page`` groups a
+    page; returns the files written (``path``, or ``stem-1.png``, ``stem-2.png``, ... when the
+    joints need several pages). Panels whose fields were not recorded (or a model without
+    collidable points or joints) are left out. For a batched recording, ``world`` selects the world.
     """
     plt = _pyplot()
 
-    def pick(array: np.ndarray, sample_axes: int) -> np.ndarray:
+    def pick(array: np.ndarray | None, sample_axes: int) -> np.ndarray | None:
+        if array is None:
+            return None
         return array[world] if array.ndim > sample_axes + 1 else array
 
     t = recording.time
-    q = pick(recording.joint_positions, 1)
-    tau = pick(recording.joint_torques, 1)
-    z = pick(recording.base_position, 1)[:, 2]
-    force = pick(recording.contact_forces, 2).sum(axis=1)
-    figure, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
-    shown = min(q.shape[1], max_joints)
-    for k in range(shown):
-        axes[0, 0].plot(t, q[:, k], label=recording.joint_names[k])
-        axes[1, 1].plot(t, tau[:, k])
-    axes[0, 0].set_ylabel("joint position [rad, m]")
-    if shown:
-        axes[0, 0].legend(fontsize=6, ncol=2)
-    axes[0, 1].plot(t, z)
-    axes[0, 1].set_ylabel("base height [m]")
-    for k, label in enumerate("xyz"):
-        axes[1, 0].plot(t, force[:, k], label=f"f_{label}")
-    axes[1, 0].set_ylabel("total contact force [N]")
-    axes[1, 0].legend()
-    axes[1, 1].set_ylabel("applied joint torque [N m, N]")
-    for axis in axes[1]:
-        axis.set_xlabel("time [s]")
-    figure.suptitle(f"{recording.metadata.get('model', '')}: rollout")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    q, tau = pick(recording.joint_positions, 1), pick(recording.joint_torques, 1)
+    base = pick(recording.base_position, 1)
+    forces = pick(recording.contact_forces, 2)
+    overview = []
+    if base is not None:
+        overview.append(("base height [m]", "base height", [(base[:, 2], None)]))
+    if forces is not None and forces.shape[1]:
+        total = forces.sum(axis=1)
+        overview.append(("total contact force [N]", "total contact force (world axes)", [(total[:, k], f"f_{a}") for k, a in enumerate("xyz")]))
+    names = recording.joint_names
+    n = len(names)
+    groups = [range(start, min(start + joints_per_panel, n)) for start in range(0, n, joints_per_panel)] if (q is not None or tau is not None) else []
+    pages = [groups[i : i + groups_per_page] for i in range(0, len(groups), groups_per_page)] or [[]]
+    every = recording.metadata.get("every", 1)
+    title = f"{recording.metadata.get('model', '')}: world {world}, {t.size} samples, every {every} step(s)"
+    files = _pages(path, len(pages))
+    for number, (page, file) in enumerate(zip(pages, files), start=1):
+        rows = [overview] if number == 1 and overview else []
+        for group in page:
+            label = f"joints {group.start + 1}-{group.stop} of {n}"
+            row = []
+            if q is not None:
+                row.append(("position [rad, m]", f"joint positions, {label}", [(q[:, k], names[k]) for k in group]))
+            if tau is not None:
+                row.append(("applied torque [N m, N]", f"joint torques, {label}", [(tau[:, k], names[k]) for k in group]))
+            rows.append(row)
+        if not rows:
+            raise ValueError("the recording holds nothing to plot (no base, contact or joint fields)")
+        columns = max(len(row) for row in rows)
+        figure, axes = plt.subplots(len(rows), columns, figsize=(7 * columns, 3.2 * len(rows)), sharex=True, squeeze=False)
+        for r, row in enumerate(rows):
+            for c in range(columns):
+                axis = axes[r, c]
+                if c >= len(row):
+                    axis.set_visible(False)
+                    continue
+                ylabel, panel_title, curves = row[c]
+                for values, name in curves:
+                    axis.plot(t, values, label=name, linewidth=1)
+                axis.set_ylabel(ylabel)
+                axis.set_title(panel_title, fontsize=9)
+                if any(name for _, name in curves):
+                    axis.legend(fontsize=6, ncol=2, loc="best")
+        for axis in axes[-1]:
+            axis.set_xlabel("time [s]")
+        page_note = f" (page {number} of {len(pages)})" if len(pages) > 1 else ""
+        figure.suptitle(title + page_note)
+        figure.tight_layout()
+        figure.savefig(file, dpi=100)
+        plt.close(figure)
+    return files
 
 
 def plot_losses(losses: Sequence[float], path: str | os.PathLike, *, title: str = "optimisation") -> None:

@@ -11,9 +11,10 @@ surface that can touch the terrain first:
 - cylinder: two rings of ``cylinder_samples`` points on the rims at z = +-length/2
   (default 16 per ring);
 - capsule: the two rims, plus the sphere lattice split into the two hemispherical caps;
-- mesh: the distinct vertices, reduced to at most ``mesh_max_points`` by farthest-point
-  sampling (deterministic, keeps extremal vertices; default 200, None keeps all);
-  a mesh whose file was not found warns and gives no points;
+- mesh: the vertices of its convex hull (the only ones that can touch a plane first), reduced to
+  at most ``mesh_max_points`` by farthest-point sampling (deterministic, well spread, the most
+  extremal first; default 200 here, 8 through :class:`jaxsim_like.ContactSampling`; 0 gives no
+  points; None keeps every distinct vertex); a mesh whose file was not found warns and gives no points;
 - plane: no points (planes are terrain, not bodies).
 """
 
@@ -83,8 +84,8 @@ def _collidable_points(
         raise ValueError(f"sphere_samples must be >= 2, got {sphere_samples}")
     if cylinder_samples < 3:
         raise ValueError(f"cylinder_samples must be >= 3, got {cylinder_samples}")
-    if mesh_max_points is not None and mesh_max_points < 1:
-        raise ValueError(f"mesh_max_points must be >= 1 or None, got {mesh_max_points}")
+    if mesh_max_points is not None and mesh_max_points < 0:
+        raise ValueError(f"mesh_max_points must be >= 0 or None, got {mesh_max_points}")
     geometry = collision.geometry
     kind = geometry.type
     if kind == "box":
@@ -167,17 +168,35 @@ def farthest_points(points: np.ndarray, count: int) -> np.ndarray:
     return np.sort(np.array(chosen))
 
 
+def hull_vertices(points: np.ndarray, directions: int = 500) -> np.ndarray:
+    """Indices (sorted) of the points of ``points (N, 3)`` that are extreme along one of
+    ``directions`` directions spread over the sphere: vertices of the convex hull (all of them
+    for a hull with fewer sharp corners than directions; no interior point is ever returned)."""
+    if len(points) <= 4:
+        return np.arange(len(points))
+    centred = points - points.mean(axis=0)
+    return np.unique(np.argmax(centred @ fibonacci_sphere(directions).T, axis=0))
+
+
+def _reduce(vertices: np.ndarray, max_points: int | None) -> np.ndarray:
+    """At most ``max_points`` well-spread hull vertices of ``vertices``; all of them for None."""
+    if max_points is None:
+        return vertices
+    if max_points == 0:
+        return vertices[:0]
+    hull = vertices[hull_vertices(vertices)] if len(vertices) > max_points else vertices
+    return hull[farthest_points(hull, max_points)]
+
+
 def _mesh_points(geometry: Geometry, owner: str, where: SourceLocation, max_points: int | None) -> np.ndarray:
     if geometry.vertices is not None:
-        vertices = np.asarray(geometry.vertices, dtype=float).reshape(-1, 3)
-        return vertices[farthest_points(vertices, max_points)] if max_points is not None else vertices
+        return _reduce(np.asarray(geometry.vertices, dtype=float).reshape(-1, 3), max_points)
+    if max_points == 0:
+        return np.zeros((0, 3))
     if geometry.path is None:
         message = f"mesh '{geometry.uri}' of {owner} was not found: it has no collidable points"
         warn(message, file=where.file, line=where.line, element=where.element)
         return np.zeros((0, 3))
     vertices = np.asarray(load_mesh_vertices(geometry.path, geometry.scale), dtype=float).reshape(-1, 3)
     _, first = np.unique(vertices, axis=0, return_index=True)
-    vertices = vertices[np.sort(first)]
-    if max_points is not None:
-        vertices = vertices[farthest_points(vertices, max_points)]
-    return vertices
+    return _reduce(vertices[np.sort(first)], max_points)

@@ -9,7 +9,8 @@ import pytest
 
 from jaxsim_like.parsers.description import Collision, Geometry, LinkDescription, SourceLocation
 from jaxsim_like.parsers.errors import ModelLoadError
-from jaxsim_like.parsers.shapes import collidable_points, link_collidable_points
+from jaxsim_like.loading import ContactSampling
+from jaxsim_like.parsers.shapes import collidable_points, hull_vertices, link_collidable_points
 
 # A rotation that permutes the axes, (x, y, z) -> (z, x, y): exact in floating point.
 _R = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -128,7 +129,7 @@ def test_unknown_geometry_is_a_model_load_error():
 
 @pytest.mark.parametrize(
     "options",
-    [{"box_edge_samples": -1}, {"sphere_samples": 1}, {"cylinder_samples": 2}, {"mesh_max_points": 0}],
+    [{"box_edge_samples": -1}, {"sphere_samples": 1}, {"cylinder_samples": 2}, {"mesh_max_points": -1}],
 )
 def test_bad_options(options):
     with pytest.raises(ValueError):
@@ -212,3 +213,29 @@ def test_large_meshes_are_subsampled_deterministically(tmp_path):
     distances = np.linalg.norm(points[:, None] - points[None], axis=2)
     np.testing.assert_allclose(distances.max(), np.sqrt(3.0), rtol=1e-6)
     assert collidable_points(collision, mesh_max_points=None).shape == (8, 3)
+
+
+def test_mesh_points_come_from_the_hull(tmp_path):
+    # A cube's 8 corners after 4 points inside it: only corners can touch a plane first.
+    inner = np.array([[0.0, 0.0, 0.0], [0.2, 0.1, -0.3], [0.4, -0.4, 0.1], [-0.45, 0.45, 0.45]])
+    vertices = np.concatenate([inner, _CUBE])
+    np.testing.assert_array_equal(hull_vertices(vertices), np.arange(4, 12))
+    geometry = Geometry("mesh", uri="cloud", vertices=vertices)
+    points = collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=6)
+    assert points.shape == (6, 3) and all(np.any(np.all(np.isclose(_CUBE, p), axis=1)) for p in points)
+    assert collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=0).shape == (0, 3)
+    assert collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=None).shape == (12, 3)
+
+
+def test_default_sampling_keeps_a_few_points_per_mesh_of_the_icub():
+    icub_models = pytest.importorskip("icub_models")
+    import jaxsim_like as js
+    from jaxsim_like.parsers import parse_model
+
+    path = str(icub_models.get_model_file("iCubGazeboV2_5"))
+    description = parse_model(path)
+    meshes = sum(c.geometry.type == "mesh" for link in description.links for c in link.collisions)
+    others = sum(len(ContactSampling().points(LinkDescription(link.name, collisions=[c])))
+                 for link in description.links for c in link.collisions if c.geometry.type != "mesh")
+    model = js.load_model(path)
+    assert len(model.point_link) == 8 * meshes + others  # 2384 with 64 points per mesh before

@@ -59,3 +59,12 @@ def assert_png():
 def example():
     """``example(name)``: load ``examples/<name>.py`` as a module."""
     return load_example
+
+
+@pytest.fixture(autouse=True)
+def no_persistent_cache(monkeypatch):
+    """In-process command-line runs leave JAX's persistent cache off (the CLI turns it on for
+    the whole process); the subprocess tests of the cache set their own folder."""
+    from jaxsim_like import compile_cache
+
+    monkeypatch.setattr(compile_cache, "enable_persistent_cache", lambda folder=None: None)

@@ -57,7 +57,7 @@ def boxes() -> dict:
     for name, devices, chunk in (("one_device", jax.devices()[:1], None), ("sharded", None, None), ("sharded_chunked", None, 1)):
         runs[name] = batching.simulate_batch(
             model, states, torques, params=params, batched_model=batched_model, batched_params=batched_params,
-            devices=devices, chunk_size=chunk,
+            devices=devices, chunk_size=chunk, trajectory=True,
         )
 
     def reference(state, mass, mu, offset):
@@ -84,9 +84,10 @@ def pendulums() -> dict:
     rng = np.random.default_rng(1)
     states = jax.vmap(lambda q: js.State.build(model, joint_positions=q))(jnp.asarray(rng.uniform(-1, 1, (batch, 1))))
     torques = jnp.asarray(rng.uniform(-5, 5, (batch, steps, 1)))
-    one = batching.simulate_batch(model, states, torques, params=params, devices=jax.devices()[:1], chunk_size=None)
-    sharded = batching.simulate_batch(model, states, torques, params=params, chunk_size=None)
-    final_only, first_nonfinite = batching.simulate_batch(model, states, torques, params=params, chunk_size=1, trajectory=False)
+    one = batching.simulate_batch(model, states, torques, params=params, devices=jax.devices()[:1], chunk_size=None, trajectory=True)
+    sharded = batching.simulate_batch(model, states, torques, params=params, chunk_size=None, trajectory=True)
+    final_only, summary = batching.simulate_batch(model, states, torques, params=params, chunk_size=1)
+    first_nonfinite = summary.first_nonfinite
     mesh = batching.batch_mesh()
     return {
         "pendulums_sharded_vs_one_device": difference(sharded, one),

@@ -139,8 +139,8 @@ def test_continuing_from_the_final_states_does_not_recompile(pendulum_batch):
     # placed with it too, or the second call compiles the run again (it did: 1.2 s).
     model, states = pendulum_batch
     torques = np.zeros((5, 1))
-    final, _ = batching.simulate_batch(model, states, torques, trajectory=False)
-    final, _ = batching.simulate_batch(model, final, torques, trajectory=False)
+    final, _ = batching.simulate_batch(model, states, torques)
+    final, _ = batching.simulate_batch(model, final, torques)
     mesh, shared = batching.batch_mesh(), (model, js.SimulationParams.build(model))
     flags = (False,) * len(jax.tree.leaves(shared))
     run = batching._compiled(mesh, jax.tree.structure(shared), flags, False, batching.default_chunk_size(mesh), 3, False, False)

@@ -42,7 +42,7 @@ def test_simulate_writes_a_recording(name, tmp_path, capsys):
     out = tmp_path / f"{name}.npz"
     assert cli.main(["simulate", name, "--duration", "0.2", "--dt", "0.001", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "finite       True" in text and f"saved        {out}" in text
+    assert "finite       1 of 1 world(s)" in text and f"saved        {out} (1 world(s), 200 samples" in text
     model = js.load_model(js.models.path(name))
     recording = Recording.load(out)
     assert recording.joint_positions.shape == (1, 200, model.dofs)
@@ -60,7 +60,8 @@ def test_simulate_writes_a_recording(name, tmp_path, capsys):
 def test_simulate_a_batch_round_trip(tmp_path, capsys):
     out = tmp_path / "batch.npz"
     assert cli.main(["simulate", "cart_pole", "--duration", "0.05", "--dt", "0.001", "--batch", "3", "--out", str(out)]) == 0
-    capsys.readouterr()
+    text = capsys.readouterr().out
+    assert "finite       3 of 3 world(s)" in text and re.search(r"^penetration  deepest min \S+ / median \S+ / max \S+ mm", text, re.M)
     recording = Recording.load(out)
     assert recording.joint_positions.shape == (3, 50, 2)
     # Perturbed joint positions: the worlds differ.
@@ -121,10 +122,80 @@ def test_load_warnings_are_printed_and_strict_makes_them_errors(capsys):
 def test_simulate_passes_the_loading_options(flags, expected, monkeypatch, capsys):
     seen = []
 
-    def load(source, floating_base, strict):
-        seen.append((floating_base, strict))
-        raise js.ModelLoadError("stop here", file=source)
+    def load(args):
+        seen.append((args.floating_base, args.strict))
+        raise js.ModelLoadError("stop here", file=args.model)
 
     monkeypatch.setattr(cli, "_load", load)
     assert cli.main(["simulate", "pendulum", *flags]) == 2
     assert seen == [expected] and "stop here" in capsys.readouterr().err
+
+
+FLOATING_WITHOUT_POINTS = """<robot name="bare"><link name="body"><inertial><mass value="1"/>
+<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
+
+
+@pytest.fixture
+def error_cases(tmp_path, monkeypatch):
+    """(argv, words the one line of stderr must hold) for inputs refused before any run."""
+    bare = tmp_path / "bare.urdf"
+    bare.write_text(FLOATING_WITHOUT_POINTS)
+    xacro = tmp_path / "robot.urdf.xacro"
+    xacro.write_text("<robot/>")
+    missing = str(tmp_path / "missing" / "out.npz")
+    return [
+        (["info", "missing/robot.urdf"], "missing/robot.urdf: no such file"),
+        (["info", str(tmp_path)], "is a directory, not a URDF"),
+        (["simulate", str(xacro)], "xacro files must be expanded first"),
+        (["simulate", str(bare), "--floating-base"], "model 'bare' has no collidable points"),
+        (["simulate", "pendulum", "--out", missing], "--out " + missing + ": no such directory"),
+        (["simulate", "pendulum", "--plot", str(tmp_path / "nowhere" / "run.png")], "--plot"),
+        (["simulate", "pendulum", "--out", str(tmp_path / "run.txt")], "must end in .npz"),
+        (["simulate", "pendulum", "--out", str(tmp_path / "run.npz"), "--every", "3"], "--every 3 must divide the number of steps (1000"),
+        (["simulate", "pendulum", "--batch", "2", "--out", str(tmp_path / "run.npz"), "--worlds", "0,5"], "--worlds must list indices"),
+        (["simulate", "pendulum", "--fields", "joint_positions,speed", "--out", str(tmp_path / "run.npz")], "unknown field(s) speed"),
+        (["simulate", "pendulum", "--duration", "0"], "--duration and --dt must be positive"),
+    ]
+
+
+def test_argument_and_path_errors_are_one_line(error_cases, capsys):
+    for argv, words in error_cases:
+        assert cli.main(argv) == 2, argv
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("jaxsim-like: error: ") and words in lines[0], (argv, captured.err)
+        assert captured.out == ""
+
+
+def test_plot_without_matplotlib_fails_before_the_run(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    monkeypatch.setattr(cli, "_load", lambda args: pytest.fail("the model was loaded before the check"))
+    assert cli.main(["simulate", "pendulum", "--plot", str(tmp_path / "run.png")]) == 2
+    assert capsys.readouterr().err.strip() == "jaxsim-like: error: --plot needs matplotlib: pip install 'jaxsim_like[plot]'"
+
+
+def test_mesh_points_zero_is_allowed_and_negative_refused(capsys):
+    assert cli.main(["info", "humanoid", "--mesh-points", "0"]) == 0
+    assert "model        humanoid" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["info", "humanoid", "--mesh-points", "-1"])
+    assert exit_.value.code == 2 and "must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_help_and_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    assert exit_.value.code == 0 and "``" not in text and ":func:" not in text
+    assert "examples:\n  jaxsim-like info humanoid" in text and "exit status:" in text
+    with pytest.raises(SystemExit):
+        cli.main(["simulate", "--help"])
+    text = capsys.readouterr().out
+    for option in ("--fixed-base", "--x64", "--mesh-points", "--max-penetration", "--friction", "--quiet", "--every", "--fields", "--worlds"):
+        assert option in text
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out.strip() == f"jaxsim-like {js.__version__}"
