@@ -114,6 +114,12 @@ def _link(model: etree._Element, link: LinkDescription, M_H_L: np.ndarray) -> No
         shape = _add(element, "collision", name=collision.name)
         _add(shape, "pose", _pose(collision.L_H_G))
         _geometry(shape, collision.geometry)
+    for visual in link.visuals:
+        shape = _add(element, "visual", name=visual.name)
+        _add(shape, "pose", _pose(visual.L_H_G))
+        _geometry(shape, visual.geometry)
+        if visual.rgba is not None:
+            _add(_add(shape, "material"), "diffuse", _numbers(visual.rgba))
 
 
 def _joint(model: etree._Element, joint: JointDescription) -> None:
