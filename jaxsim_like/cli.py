@@ -146,12 +146,30 @@ def simulate(args: argparse.Namespace) -> tuple[str, bool]:
     if args.out:
         recording.save(args.out)
         lines.append(f"saved        {args.out}")
+    if args.html:
+        from .parsers import parse_model
+        from .viewer import export_html
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # shown when the model was loaded
+            description = parse_model(_model_source(args.model))
+        export_html(args.html, model, recording, description=description)
+        lines.append(f"viewed       {args.html}")
     if args.plot:
         from .plots import plot_recording
 
         plot_recording(recording, args.plot)
         lines.append(f"plotted      {args.plot}")
     return "\n".join(lines), bool(np.asarray(outputs.finite).all())
+
+
+def view(args: argparse.Namespace) -> str:
+    """Write the HTML view of ``args.model`` (playing ``args.recording`` if given) to ``args.out``."""
+    from .viewer import export_html, load
+
+    model, description = load(_model_source(args.model), floating_base=args.floating_base, strict=args.strict)
+    path = export_html(args.out, model, args.recording, description=description, fps=args.fps)
+    return f"wrote        {path} ({path.stat().st_size / 1e6:.2f} MB): open it in a web browser"
 
 
 def _finite_report(finite: np.ndarray, dt: float) -> str:
@@ -303,6 +321,13 @@ def _main(argv: list[str] | None) -> int:
     sim_parser.add_argument("--seed", type=int, default=0, help="seed of the batch's perturbations")
     sim_parser.add_argument("--out", help="save the trajectory to this .npz file")
     sim_parser.add_argument("--plot", help="save a figure (PNG) of the trajectory; needs matplotlib")
+    sim_parser.add_argument("--html", help="save a 3D view of the run (a self-contained HTML file)")
+    view_parser = commands.add_parser("view", help="write a self-contained 3D view (HTML) of a model, or of a recorded run")
+    view_parser.add_argument("model", help="a shipped model name or a URDF/SDF path")
+    _loading_options(view_parser)
+    view_parser.add_argument("--recording", help="a .npz recording (jaxsim-like simulate --out) to play")
+    view_parser.add_argument("--out", default="view.html", help="the HTML file to write (default view.html)")
+    view_parser.add_argument("--fps", type=float, default=30.0, help="frames per second kept from the recording (default 30)")
     bench_parser = commands.add_parser("bench", help="measure the throughput of step, rollout and batches of worlds")
     bench_parser.add_argument("--model", action="append", help="a shipped model name or a path (repeatable; default: every shipped model)")
     bench_parser.add_argument("--batches", default="1,64,1024", help="comma-separated batch sizes (default 1,64,1024)")
@@ -323,6 +348,8 @@ def _main(argv: list[str] | None) -> int:
             print(report)
             if not finite:
                 return 1
+        elif args.command == "view":
+            print(view(args))
         elif args.command == "bench":
             if args.x64:
                 import jax
