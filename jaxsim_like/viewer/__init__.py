@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import zipfile
 from typing import Sequence
 
 import numpy as np
@@ -59,7 +60,7 @@ def html_string(
         model, parsed = load(model)
         description = parsed if description is None else description
     if isinstance(recording, (str, os.PathLike)):
-        recording = Recording.load(recording)
+        recording = _read_recording(recording)
     meshes: list[Mesh] = []
     shapes = model_shapes(model, description, meshes, {}) if description is not None else solid_shapes(model)
     if recording is None:
@@ -117,12 +118,11 @@ def world_html(models: Sequence[tuple[Model, ModelDescription | None, State]], *
 def resting_state(model: Model) -> State:
     """The model in its default pose; a floating base is raised (or lowered) until its lowest
     collidable point touches the ground plane z = 0, as ``jaxsim-like simulate`` starts it."""
-    from ..simulation.step import contact_point_positions
-
     state = State.build(model)
     if not model.floating_base or not model.point_link:
         return state
-    lowest = float(np.min(np.asarray(contact_point_positions(model, state))[:, 2]))
+    poses = frames.link_poses(model, state.base_position, state.base_quaternion, state.joint_positions)
+    lowest = float(np.min(frames.point_positions(model, poses)[:, 2]))
     return state.replace(base_position=state.base_position.at[2].add(-lowest))
 
 
@@ -143,6 +143,13 @@ def solid_shapes(model: Model) -> list[Shape]:
         for group in (VISUAL, COLLISION):
             shapes.append(Shape(link, group, transforms[s], geometry, rgba if group == VISUAL else (1.0, 0.55, 0.1, 0.45), model.shape_source[s]))
     return shapes
+
+
+def _read_recording(path: str | os.PathLike) -> Recording:
+    try:
+        return Recording.load(path)
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{os.fspath(path)}: cannot read the recording ({error})") from None
 
 
 def _world_size(poses: np.ndarray) -> float:

@@ -2,7 +2,9 @@
 
 Poses are ``(W, T, N, 7)``: for each of ``W`` worlds and ``T`` frames, the position [m] and
 the orientation (quaternion ``wxyz``) of each of the ``N`` links in the world frame, computed by
-:func:`jaxsim_like.dynamics.kinematics.link_poses` in one jitted, vmapped call over all frames.
+:func:`jaxsim_like.dynamics.kinematics.link_poses` in one jitted, vmapped call over all frames
+in chunks of ``CHUNK`` frames (the last one padded), so that every view of a model shares one
+compilation.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from ..dynamics import spatial
 from ..dynamics.kinematics import link_poses as _world_link_poses
 from ..dynamics.model import Model
 from ..recording import Recording
+
+
+CHUNK = 256
 
 
 @jax.jit
@@ -35,10 +40,29 @@ def link_poses(model: Model, base_position, base_quaternion, joint_positions) ->
     position = np.asarray(base_position, dtype=float)
     batch = position.shape[:-1]
     count = int(np.prod(batch))
+    padded = CHUNK * max(1, math.ceil(count / CHUNK))
     flat = [np.asarray(x, dtype=float).reshape(count, np.shape(x)[-1]) for x in (position, base_quaternion, joint_positions)]
+    flat = [np.concatenate([x, np.repeat(x[-1:], padded - count, axis=0)]) for x in flat]
     dtype = model.link_mass.dtype
-    poses = _poses(model, *(jnp.asarray(x, dtype=dtype) for x in flat))
-    return np.asarray(poses, dtype=float).reshape(*batch, model.number_of_links, 7)
+    chunks = [_poses(model, *(jnp.asarray(x[start : start + CHUNK], dtype=dtype) for x in flat)) for start in range(0, padded, CHUNK)]
+    poses = np.concatenate([np.asarray(chunk, dtype=float) for chunk in chunks])[:count]
+    return poses.reshape(*batch, model.number_of_links, 7)
+
+
+def point_positions(model: Model, poses: np.ndarray) -> np.ndarray:
+    """``(..., P, 3)`` world positions [m] of the collidable points from link ``poses (..., N, 7)``."""
+    link = np.asarray(model.point_link, dtype=int)
+    w, x, y, z = np.moveaxis(poses[..., link, 3:], -1, 0)
+    rotation = np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+    points = np.asarray(model.collidable_points, dtype=float).reshape(-1, 3)
+    return np.einsum("...ij,...j->...i", rotation, np.broadcast_to(points, rotation.shape[:-1])) + poses[..., link, :3]
 
 
 def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
@@ -50,7 +74,7 @@ def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
     if count < 2:
         return np.arange(count)
     interval = float(np.median(np.diff(time)))
-    stride = max(1, int(math.floor(1.0 / (fps * interval) + 1e-9))) if interval > 0 else 1
+    stride = max(1, math.ceil(1.0 / (fps * interval) - 1e-9)) if interval > 0 else 1
     indices = np.arange(0, count, stride)
     return indices if indices[-1] == count - 1 else np.append(indices, count - 1)
 

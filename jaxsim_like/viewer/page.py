@@ -124,3 +124,16 @@ def page(views: list[ModelView], meshes: list[Mesh], times: np.ndarray, offsets:
         "/*__VIEWER__*/": (_HERE / "viewer.js").read_text(),
     }
     return _PLACEHOLDER.sub(lambda match: parts[match.group(0)], (_HERE / "page.html").read_text())
+
+
+def embedded_data(text: str) -> dict:
+    """The data object of a page written by :func:`page` (ValueError if ``text`` is not one)."""
+    match = re.search(r'<script type="application/json" id="jaxsim-data">(.*?)</script>', text, re.DOTALL)
+    if match is None:
+        raise ValueError("not a jaxsim_like view: no embedded data")
+    return json.loads(match.group(1))
+
+
+def decode(text: str, dtype: str = "<f4") -> np.ndarray:
+    """The flat array of a base64 field of :func:`embedded_data`."""
+    return np.frombuffer(base64.b64decode(text), dtype=dtype)

@@ -1,7 +1,8 @@
 // The jaxsim_like viewer: draws the embedded models at the embedded link poses (see page.py for
 // the data layout). World frame: z up, metres. URL options: ?frame=K opens paused at frame K;
 // ?probe=A,B renders frames A and B with one flat colour per link and writes the pixel count of
-// every link, the pixels that changed between the two frames and any script error into the DOM
+// every link (from the camera, and summed over four sides), the pixels that changed between the
+// two frames and any script error into the DOM
 // (the elements #probe and #errors), for tests in a headless browser.
 (function () {
   "use strict";
@@ -340,22 +341,40 @@
     }
     return ids;
   }
+  function counts(ids) {
+    const pixels = {};
+    labels.forEach((label) => { pixels[label] = 0; });
+    let background = 0, unknown = 0;
+    for (let k = 0; k < ids.length; k++) {
+      if (ids[k] === 0) background++;
+      else if (ids[k] <= labels.length) pixels[labels[ids[k] - 1]]++;
+      else unknown++;
+    }
+    return { pixels, background, unknown };
+  }
+  // Each frame is seen from the camera, then from three more sides (the camera turned by 90, 180
+  // and 270 degrees about the vertical through its target): "sides" sums the pixels of all four.
   function probe(frames) {
     const result = { revision: THREE.REVISION, size: [renderer.domElement.width, renderer.domElement.height], frames: [] };
     const images = [];
+    const home = camera.position.clone();
+    const turn = new THREE.Quaternion();
     for (const frame of frames) {
       setFrame(frame);
       const ids = idImage();
       images.push(ids);
-      const pixels = {};
-      labels.forEach((label) => { pixels[label] = 0; });
-      let background = 0, unknown = 0;
-      for (let k = 0; k < ids.length; k++) {
-        if (ids[k] === 0) background++;
-        else if (ids[k] <= labels.length) pixels[labels[ids[k] - 1]]++;
-        else unknown++;
+      const seen = counts(ids);
+      const sides = Object.assign({}, seen.pixels);
+      for (let side = 1; side < 4; side++) {
+        turn.setFromAxisAngle(new THREE.Vector3(0, 0, 1), (side * Math.PI) / 2);
+        camera.position.copy(home).sub(controls.target).applyQuaternion(turn).add(controls.target);
+        camera.lookAt(controls.target);
+        const other = counts(idImage()).pixels;
+        for (const label of labels) sides[label] += other[label];
       }
-      result.frames.push({ frame: current, time: times[current], pixels, background, unknown });
+      camera.position.copy(home);
+      camera.lookAt(controls.target);
+      result.frames.push({ frame: current, time: times[current], pixels: seen.pixels, sides, background: seen.background, unknown: seen.unknown });
     }
     if (images.length > 1) {
       let changed = 0;
