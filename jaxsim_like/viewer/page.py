@@ -5,7 +5,8 @@ little-endian base64 (float32 unless stated):
 
 - ``times (T)`` [s] (a JSON list), ``worlds`` ``W``, ``offsets (W, 3)``: where each world of a
   batch is drawn (a grid in the ground plane), ``title``;
-- ``meshes``: ``vertices (V, 3)`` [m] and ``faces (F, 3)`` uint32 of each mesh, in its own frame;
+- ``meshes``: ``vertices (V, 3)`` [m] and ``faces (F, 3)`` of each mesh, in its own frame, with
+  ``index``, the type of the faces (``<u2`` below 65536 vertices, else ``<u4``);
 - ``models``, each with ``name``, ``links`` (names), ``shapes`` (``link``, ``group``, ``type``,
   ``size``, ``radius``, ``length``, ``normal``, ``pose``: 16 numbers of ``L_H_G`` row by row,
   ``rgba``, ``mesh``), ``points (P, 3)`` collidable points in their links' frames and
@@ -62,6 +63,11 @@ def grid_offsets(worlds: int, spacing: float) -> np.ndarray:
     return np.stack([x, y, np.zeros(worlds)], axis=1)
 
 
+def _mesh(mesh: Mesh) -> dict:
+    small = len(mesh.vertices) <= np.iinfo(np.uint16).max
+    return {"vertices": encode(mesh.vertices), "faces": encode(mesh.faces, "<u2" if small else "<u4"), "index": "<u2" if small else "<u4"}
+
+
 def _contacts(forces: np.ndarray) -> dict:
     worlds, frames, points, _ = forces.shape
     flat = forces.reshape(worlds * frames, points, 3)
@@ -113,7 +119,7 @@ def page(views: list[ModelView], meshes: list[Mesh], times: np.ndarray, offsets:
         "times": [float(t) for t in np.asarray(times, dtype=float)],
         "worlds": int(len(offsets)),
         "offsets": encode(offsets),
-        "meshes": [{"vertices": encode(mesh.vertices), "faces": encode(mesh.faces, "<u4")} for mesh in meshes],
+        "meshes": [_mesh(mesh) for mesh in meshes],
         "models": [_model(view) for view in views],
     }
     text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")

@@ -1,5 +1,6 @@
 // The jaxsim_like viewer: draws the embedded models at the embedded link poses (see page.py for
 // the data layout). World frame: z up, metres. URL options: ?frame=K opens paused at frame K;
+// ?show=collision,points and ?hide=visual,forces,ground set the toggles;
 // ?probe=A,B renders frames A and B with one flat colour per link and writes the pixel count of
 // every link (from the camera, and summed over four sides), the pixels that changed between the
 // two frames and any script error into the DOM
@@ -42,7 +43,8 @@
   const meshGeometries = data.meshes.map((mesh) => {
     const geometry = new THREE.BufferGeometry();
     geometry.setAttribute("position", new THREE.BufferAttribute(floats(mesh.vertices), 3));
-    geometry.setIndex(new THREE.BufferAttribute(new Uint32Array(buffer(mesh.faces)), 1));
+    const Index = mesh.index === "<u2" ? Uint16Array : Uint32Array;
+    geometry.setIndex(new THREE.BufferAttribute(new Index(buffer(mesh.faces)), 1));
     geometry.computeVertexNormals();
     return geometry;
   });
@@ -75,7 +77,7 @@
     const transparent = shape.rgba[3] < 1;
     return new THREE.MeshStandardMaterial({
       color: color(shape.rgba), roughness: 0.65, metalness: 0.05, transparent: transparent, opacity: shape.rgba[3],
-      depthWrite: !transparent, flatShading: shape.type === "mesh", side: shape.type === "plane" ? THREE.DoubleSide : undefined,
+      depthWrite: !transparent, flatShading: shape.type === "mesh", side: shape.type === "plane" || shape.type === "mesh" ? THREE.DoubleSide : undefined,
     });
   }
 
@@ -275,6 +277,12 @@
     if (event.key === "ArrowRight") { setPlaying(false); setFrame(current + 1); }
     if (event.key === "ArrowLeft") { setPlaying(false); setFrame(current - 1); }
   });
+  for (const [option, checked] of [["show", true], ["hide", false]]) {
+    for (const name of (options.get(option) || "").split(",").filter(Boolean)) {
+      const box = document.getElementById("show-" + name);
+      if (box) box.checked = checked;
+    }
+  }
   function toggle(id, apply) {
     const box = document.getElementById(id);
     box.addEventListener("change", () => apply(box.checked));

@@ -170,7 +170,8 @@ def test_every_shape_kind_and_mesh_format_round_trips(kinds):
     for (name, scale), mesh in zip([("tetra.stl", 0.1), ("tetra.obj", 0.05), ("tetra.dae", 1.0)], data["meshes"]):
         vertices, faces = load_mesh_triangles(folder / name, (scale,) * 3)
         np.testing.assert_allclose(decode(mesh["vertices"]).reshape(-1, 3), vertices, rtol=1e-7)
-        np.testing.assert_array_equal(decode(mesh["faces"], "<u4").reshape(-1, 3), faces)
+        np.testing.assert_array_equal(decode(mesh["faces"], mesh["index"]).reshape(-1, 3), faces)
+        assert mesh["index"] == "<u2"
     arm = description.link("arm")
     for shape, visual in zip(by_source["arm", "visual"], arm.visuals):
         np.testing.assert_allclose(np.reshape(shape["pose"], (4, 4)), visual.L_H_G)
