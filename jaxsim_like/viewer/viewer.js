@@ -244,7 +244,8 @@
     ground.children[0].scale.set(extent, extent, 1);
     ground.position.set(Math.round(center.x), Math.round(center.y), -0.0005);
     if (grid) { ground.remove(grid); grid.geometry.dispose(); }
-    grid = new THREE.GridHelper(extent, extent * 4, 0x6b7580, 0x9aa3ad);
+    const cell = extent <= 12 ? 0.25 : extent <= 60 ? 1 : 10;
+    grid = new THREE.GridHelper(extent, Math.round(extent / cell), 0x6b7580, 0x9aa3ad);
     grid.rotation.x = Math.PI / 2;
     grid.position.z = 0.0005;
     ground.add(grid);
