@@ -13,7 +13,6 @@ import pytest
 import jaxsim_like as js
 from jaxsim_like import viewer
 from jaxsim_like.dynamics import spatial
-from jaxsim_like.parsers import parse_model
 from jaxsim_like.parsers.meshes import load_mesh_triangles
 from jaxsim_like.recording import Recording
 from jaxsim_like.viewer.frames import frame_indices
