@@ -21,6 +21,7 @@ import numpy as np
 
 from ..dynamics.model import Model, build_model
 from ..dynamics.state import State
+from ..loading import ContactSampling
 from ..parsers import parse_model
 from ..parsers.description import Geometry, ModelDescription
 from ..parsers.errors import strictness
@@ -88,8 +89,6 @@ def html_string(
 def load(source: str | os.PathLike, *, floating_base: bool | None = None, strict: bool = False) -> tuple[Model, ModelDescription]:
     """The model and its description from one parse of ``source``, as :func:`jaxsim_like.load_model`
     loads it (same ``floating_base``, ``strict`` and default contact sampling)."""
-    from ..loading import ContactSampling
-
     with strictness(strict):
         description = parse_model(source)
         model = build_model(description, floating_base=floating_base, collidable_points=ContactSampling().points)
