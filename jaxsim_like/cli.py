@@ -1,4 +1,4 @@
-"""The ``jaxsim-like`` command line: ``info``, ``simulate`` and ``bench``.
+"""The ``jaxsim-like`` command line: ``info``, ``simulate``, ``view`` and ``bench``.
 
 Each subcommand is added to the parser by an ``_add_<name>`` function that sets its handler
 (``handler(args) -> exit status``); :func:`main` dispatches and turns the errors a user can
@@ -31,6 +31,8 @@ examples:
   jaxsim-like simulate humanoid --duration 5 --plot run.png
   jaxsim-like simulate path/to/robot.urdf --mesh-points 8 --out run.npz --every 10
   jaxsim-like simulate humanoid --batch 256 --quiet
+  jaxsim-like simulate humanoid --batch 4 --html run.html
+  jaxsim-like view humanoid --recording run.npz --out view.html
   jaxsim-like bench --model humanoid --batches 1,64
 
 exit status: 0 done, 1 a simulation went non-finite, 2 bad input or arguments."""
@@ -76,10 +78,16 @@ def _tree_lines(model) -> list[str]:
 
 def _load(args: argparse.Namespace):
     """The model of ``args.model`` with the loading options (base, strictness, mesh points)."""
-    from .loading import ContactSampling, load_model
+    from .loading import load_model
 
-    sampling = ContactSampling() if args.mesh_points is None else ContactSampling(mesh_max_points=args.mesh_points)
-    return load_model(_model_source(args.model), floating_base=args.floating_base, strict=args.strict, contact_sampling=sampling)
+    return load_model(_model_source(args.model), floating_base=args.floating_base, strict=args.strict, contact_sampling=_sampling(args))
+
+
+def _sampling(args: argparse.Namespace):
+    """The contact sampling of ``--mesh-points``."""
+    from .loading import ContactSampling
+
+    return ContactSampling() if args.mesh_points is None else ContactSampling(mesh_max_points=args.mesh_points)
 
 
 def summary_lines(model) -> list[str]:
@@ -254,6 +262,7 @@ def _add_simulate(commands) -> None:
     parser.add_argument("--fields", default=",".join(SAMPLE_FIELDS), help="comma-separated fields to keep in --out (default: all of them)")
     parser.add_argument("--worlds", default="all", help="comma-separated worlds to keep in --out (default: all)")
     parser.add_argument("--plot", help="save a figure (.png, .pdf, .svg) of world 0; needs matplotlib")
+    parser.add_argument("--html", help="save a 3D view of the run (every world; a self-contained .html file)")
     parser.add_argument("--quiet", action="store_true", help="print only the results (no model summary, no progress)")
     parser.set_defaults(handler=_run_simulate)
 
@@ -265,12 +274,36 @@ def _run_simulate(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     cli_simulate.check_arguments(args)
     log = CompileLog()
-    model = _load(args)
-    lines, diverged = cli_simulate.simulate(args, model, [] if args.quiet else summary_lines(model), started, log)
+    if args.html:
+        from .viewer import load
+
+        model, description = load(_model_source(args.model), floating_base=args.floating_base, strict=args.strict, contact_sampling=_sampling(args))
+    else:
+        model, description = _load(args), None
+    lines, diverged = cli_simulate.simulate(args, model, [] if args.quiet else summary_lines(model), started, log, description)
     print("\n".join(lines).lstrip("\n"))
     if diverged is not None:
         print(f"jaxsim-like: error: {diverged}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _add_view(commands) -> None:
+    parser = commands.add_parser("view", help="write a self-contained 3D view (HTML) of a model, or of a recorded run")
+    parser.add_argument("model", help="a shipped model name or a URDF/SDF path")
+    _loading_options(parser)
+    parser.add_argument("--recording", help="a .npz recording (jaxsim-like simulate --out) to play")
+    parser.add_argument("--out", default="view.html", help="the HTML file to write (default view.html)")
+    parser.add_argument("--fps", type=float, default=30.0, help="frames per second kept from the recording (default 30)")
+    parser.set_defaults(handler=_run_view)
+
+
+def _run_view(args: argparse.Namespace) -> int:
+    from .viewer import export_html, load
+
+    model, description = load(_model_source(args.model), floating_base=args.floating_base, strict=args.strict, contact_sampling=_sampling(args))
+    path = export_html(args.out, model, args.recording, description=description, fps=args.fps)
+    print(f"wrote        {path} ({path.stat().st_size / 1e6:.2f} MB): open it in a web browser")
     return 0
 
 
@@ -299,8 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"jaxsim-like {__version__}")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the persistent compilation cache")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{info,simulate,bench}")
-    for add in (_add_info, _add_simulate, _add_bench):
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{info,simulate,view,bench}")
+    for add in (_add_info, _add_simulate, _add_view, _add_bench):
         add(commands)
     return parser
 

@@ -26,6 +26,8 @@ SEGMENT_BYTES = 64 << 20
 PLOT_SAMPLES = 2000
 """Samples a plot needs at most: a ``--plot`` without ``--out`` keeps no more of its world."""
 PLOT_FIELDS = ("base_position", "joint_positions", "joint_torques", "contact_forces")
+VIEW_FIELDS = ("base_position", "base_quaternion", "joint_positions", "contact_forces")
+"""What an ``--html`` view plays: the poses, and the contact forces for its arrows."""
 
 
 class UsageError(ValueError):
@@ -57,7 +59,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.friction is not None and not args.friction >= 0:
         raise UsageError("--friction must be non-negative")
     steps = step_count(args)
-    if (args.out or args.plot) and steps % args.every:
+    if (args.out or args.plot or args.html) and steps % args.every:
         raise UsageError(f"--every {args.every} must divide the number of steps ({steps} = duration / dt)")
     unknown = [name for name in args.fields.split(",") if name not in SAMPLE_FIELDS]
     if unknown:
@@ -66,7 +68,12 @@ def check_arguments(args: argparse.Namespace) -> None:
         worlds = _world_list(args.worlds)
         if not all(0 <= w < args.batch for w in worlds):
             raise UsageError(f"--worlds must list indices of the {args.batch} world(s), got {args.worlds}")
-    for option, path, suffixes in (("--out", args.out, (".npz",)), ("--plot", args.plot, (".png", ".pdf", ".svg"))):
+    if args.html and args.out:
+        missing = [name for name in VIEW_FIELDS if name not in args.fields.split(",")]
+        if missing:
+            raise UsageError(f"--html plays the samples of --out, which must keep {', '.join(missing)} (see --fields)")
+    paths = (("--out", args.out, (".npz",)), ("--plot", args.plot, (".png", ".pdf", ".svg")), ("--html", args.html, (".html", ".htm")))
+    for option, path, suffixes in paths:
         if path is None:
             continue
         if not path.lower().endswith(suffixes):
@@ -98,9 +105,10 @@ def _outputs(args: argparse.Namespace, steps: int) -> Outputs | None:
     if args.out:
         worlds = tuple(range(args.batch)) if args.worlds == "all" else _world_list(args.worlds)
         return Outputs(tuple(args.fields.split(",")), args.every, worlds)
-    if args.plot:
+    if args.plot or args.html:
         every = next(k for k in range(max(args.every, 1), steps + 1) if steps % k == 0 and steps // k <= PLOT_SAMPLES) if steps > PLOT_SAMPLES else args.every
-        return Outputs(PLOT_FIELDS, every, (0,))
+        fields = tuple(dict.fromkeys((PLOT_FIELDS if args.plot else ()) + (VIEW_FIELDS if args.html else ())))
+        return Outputs(fields, every, tuple(range(args.batch)) if args.html else (0,))
     return None
 
 
@@ -203,10 +211,13 @@ def diverged_report(first: np.ndarray, dt: float) -> str | None:
     )
 
 
-def simulate(args: argparse.Namespace, model, summary_lines: list[str], setup_started: float, log) -> tuple[list[str], str | None]:
+def simulate(
+    args: argparse.Namespace, model, summary_lines: list[str], setup_started: float, log, description=None
+) -> tuple[list[str], str | None]:
     """Run the simulation described by ``args`` on the loaded ``model`` (``log``, a
     :class:`~jaxsim_like.compile_cache.CompileLog`, counts what was compiled since the command
-    started); returns the report lines and the divergence message (None when all stayed finite)."""
+    started; ``description``, the model's, gives an ``--html`` view its visual shapes); returns
+    the report lines and the divergence message (None when all stayed finite)."""
     import jax
 
     from .batching import simulate_batch
@@ -282,7 +293,7 @@ def simulate(args: argparse.Namespace, model, summary_lines: list[str], setup_st
     run = None if first_run is None else time.perf_counter() - run_started + first_run
     timing = (setup, first_call - (first_run or 0.0), log, run)
     recording = None
-    if args.plot:
+    if args.plot or args.html:
         if args.out:
             recording = Recording.load(args.out)
         else:
@@ -291,11 +302,16 @@ def simulate(args: argparse.Namespace, model, summary_lines: list[str], setup_st
     if args.out:
         lines.append(f"saved        {args.out} ({len(outputs.worlds)} world(s), {steps // outputs.every} samples of "
                      f"{','.join(outputs.fields)}, every {outputs.every} step(s))")
-    if recording is not None:
+    if args.plot:
         from .plots import plot_recording
 
         files = plot_recording(recording, args.plot, world=0)
         lines.append(f"plotted      {', '.join(files)} (world 0)")
+    if args.html:
+        from .viewer import export_html
+
+        export_html(args.html, model, recording, description=description)
+        lines.append(f"viewed       {args.html} ({recording.base_position.shape[0]} world(s))")
     return summary_lines + [""] + lines, diverged_report(np.asarray(summary.first_nonfinite), args.dt)
 
 

@@ -112,12 +112,16 @@ class Simulator:
         return True
 
     def gui(self, verbosity: int = -1) -> bool:
-        """There is no GUI: raises NotImplementedError."""
-        raise errors.NotImplementedError(
-            "gui",
-            "there is no Gazebo GUI: read poses with Model.base_position / Link.world_pose and plot or "
-            "render them (for example with matplotlib or meshcat)",
-        )
+        """Write the 3D view (:mod:`jaxsim_like.viewer`) of the first world's models as they are now
+        to ``$JAXSIM_LIKE_GUI_FILE`` (default ``<temp dir>/jaxsim_like_<world>.html``) and open it in
+        the web browser; without a display, print where the file is. A still picture: call it
+        again for a later state. False before :meth:`initialize`; ``verbosity`` is unused."""
+        if not self._initialized or self._closed:
+            raise errors.SimulatorError("the simulator was closed" if self._closed else "call initialize() first")
+        from .view import show
+
+        show(next(iter(self._worlds.values())))
+        return True
 
     def insert_world_from_sdf(self, world_file: str | os.PathLike = "", world_name: str = "") -> bool:
         """Load the first world of an SDF file (the empty world, without physics, when

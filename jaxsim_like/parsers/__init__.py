@@ -30,6 +30,7 @@ from .description import (
     ModelDescription,
     PhysicsDescription,
     SourceLocation,
+    Visual,
     WorldDescription,
 )
 from .errors import ModelLoadError, ModelLoadWarning
@@ -54,6 +55,7 @@ __all__ = [
     "ModelLoadWarning",
     "PhysicsDescription",
     "SourceLocation",
+    "Visual",
     "WorldDescription",
     "find_sdf_file",
     "get_empty_world",

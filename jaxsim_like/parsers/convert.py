@@ -5,7 +5,8 @@ Unlike ScenarIO, which returns an empty string on failure, these helpers raise:
 cannot be found.
 
 The URDF to SDF conversion writes SDF 1.7 from the parsed :class:`ModelDescription`, so that
-the SDF parser reads back the same links, joints and inertials. Every link is kept (fixed
+the SDF parser reads back the same links, joints, inertials, collisions and visuals (colours as
+``<diffuse>``). Every link is kept (fixed
 joints are not lumped). Link poses are relative to the model frame, joint poses are the
 identity (the URDF joint frame is the child frame, the SDF default) and axes are expressed in
 the joint frame. Massless links get an explicit zero ``<inertial>`` (SDF would otherwise
@@ -114,6 +115,12 @@ def _link(model: etree._Element, link: LinkDescription, M_H_L: np.ndarray) -> No
         shape = _add(element, "collision", name=collision.name)
         _add(shape, "pose", _pose(collision.L_H_G))
         _geometry(shape, collision.geometry)
+    for visual in link.visuals:
+        shape = _add(element, "visual", name=visual.name)
+        _add(shape, "pose", _pose(visual.L_H_G))
+        _geometry(shape, visual.geometry)
+        if visual.rgba is not None:
+            _add(_add(shape, "material"), "diffuse", _numbers(visual.rgba))
 
 
 def _joint(model: etree._Element, joint: JointDescription) -> None:

@@ -46,7 +46,7 @@ class Inertial:
 
 @dataclass
 class Geometry:
-    """A collision shape in its own frame.
+    """A collision or visual shape in its own frame.
 
     ``type`` is one of ``box`` (``size``: x, y, z), ``sphere`` (``radius``), ``cylinder``
     and ``capsule`` (``radius``, ``length`` along z), ``ellipsoid`` (``size``: radii a, b, c),
@@ -77,13 +77,28 @@ class Collision:
 
 
 @dataclass
+class Visual:
+    """A visual element: name, shape pose in the link frame ``L_H_G: (4, 4)``, its geometry (as for
+    collisions) and its colour ``rgba`` in [0, 1] (URDF ``<material><color>``, SDF
+    ``<material><diffuse>``), or None when the file gives none."""
+
+    name: str
+    L_H_G: np.ndarray
+    geometry: Geometry
+    rgba: tuple[float, float, float, float] | None = None
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
 class LinkDescription:
-    """A rigid body. ``inertial`` is None for a massless link (a frame)."""
+    """A rigid body. ``inertial`` is None for a massless link (a frame). ``visuals`` are what a
+    viewer draws; they take no part in the dynamics."""
 
     name: str
     inertial: Inertial | None = None
     collisions: list[Collision] = field(default_factory=list)
     location: SourceLocation = field(default_factory=SourceLocation)
+    visuals: list[Visual] = field(default_factory=list)
 
 
 @dataclass

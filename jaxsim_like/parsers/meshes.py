@@ -191,3 +191,118 @@ def load_mesh_vertices(path: str, scale=(1.0, 1.0, 1.0)) -> np.ndarray:
     _, first = np.unique(vertices, axis=0, return_index=True)
     unique = vertices[np.sort(first)]
     return unique * np.asarray(scale, dtype=float).reshape(1, 3)
+
+
+def _obj_triangles(path: str, data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """OBJ ``v`` lines and ``f`` lines (``i``, ``i/t``, ``i/t/n``, ``i//n``, negative indices
+    relative to the vertices read so far); polygons are split into fans of triangles."""
+    vertices: list[list[float]] = []
+    faces: list[list[int]] = []
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        words = line.split()
+        if not words or words[0] not in ("v", "f"):
+            continue
+        try:
+            if words[0] == "v":
+                if len(words) < 4:
+                    raise ValueError
+                vertices.append([float(value) for value in words[1:4]])
+                continue
+            indices = [int(word.split("/")[0]) for word in words[1:]]
+            if len(indices) < 3 or 0 in indices:
+                raise ValueError
+        except ValueError:
+            kind = "vertex" if words[0] == "v" else "face"
+            raise ModelLoadError(f"invalid OBJ {kind} '{line.strip()}'", file=path, line=number) from None
+        corners = [index - 1 if index > 0 else len(vertices) + index for index in indices]
+        if any(not 0 <= corner < len(vertices) for corner in corners):
+            raise ModelLoadError(f"OBJ face '{line.strip()}' names a vertex not defined before it", file=path, line=number)
+        faces.extend([corners[0], corners[k], corners[k + 1]] for k in range(1, len(corners) - 1))
+    return np.array(vertices, dtype=float).reshape(-1, 3), np.array(faces, dtype=np.int64).reshape(-1, 3)
+
+
+def _collada_primitive_faces(path: str, primitive: etree._Element) -> np.ndarray:
+    """Triangles ``(F, 3)`` of position indices of a ``<triangles>``, ``<polylist>`` or ``<polygons>``."""
+    inputs = primitive.findall("{*}input")
+    vertex = [element for element in inputs if element.get("semantic") == "VERTEX"]
+    if not vertex:
+        raise ModelLoadError(f"Collada <{_local(primitive)}> without a VERTEX input", file=path, line=primitive.sourceline)
+    offsets = [int(element.get("offset", "0")) for element in inputs]
+    stride, offset = max(offsets) + 1, int(vertex[0].get("offset", "0"))
+    polygons = []
+    for p in primitive.findall("{*}p"):
+        indices = _floats(p, path).astype(np.int64)
+        if indices.size % stride:
+            raise ModelLoadError(f"<p> has {indices.size} indices, not a multiple of {stride}", file=path, line=p.sourceline)
+        polygons.append(indices.reshape(-1, stride)[:, offset])
+    kind = _local(primitive)
+    if kind == "triangles":
+        corners = np.concatenate(polygons) if polygons else np.zeros(0, dtype=np.int64)
+        if corners.size % 3:
+            raise ModelLoadError("<triangles> indices are not whole triangles", file=path, line=primitive.sourceline)
+        return corners.reshape(-1, 3)
+    if kind == "polylist":
+        counts = _floats(primitive.find("{*}vcount"), path).astype(np.int64) if primitive.find("{*}vcount") is not None else []
+        corners = np.concatenate(polygons) if polygons else np.zeros(0, dtype=np.int64)
+        if int(np.sum(counts)) != corners.size:
+            raise ModelLoadError("<polylist> <vcount> does not match its <p>", file=path, line=primitive.sourceline)
+        polygons = np.split(corners, np.cumsum(counts)[:-1]) if len(counts) else []
+    fans = [[polygon[0], polygon[k], polygon[k + 1]] for polygon in polygons for k in range(1, len(polygon) - 1)]
+    return np.array(fans, dtype=np.int64).reshape(-1, 3)
+
+
+def _collada_triangles(path: str) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and triangles of every geometry instance of the first visual scene (every
+    geometry when there is none), with node transforms and ``<unit meter>`` applied."""
+    root = load_xml(path).root
+    vertices = _collada(path)
+    geometries = {element.get("id"): element for element in root.iter("{*}geometry")}
+    scene = root.find("{*}library_visual_scenes/{*}visual_scene")
+    if scene is None:
+        instances = list(geometries.values())
+    else:
+        instances, stack = [], list(scene.findall("{*}node"))
+        while stack:
+            node = stack.pop()
+            instances.extend(geometries[(i.get("url") or "").lstrip("#")] for i in node.findall("{*}instance_geometry"))
+            stack.extend(node.findall("{*}node"))
+    faces, start = [], 0
+    for geometry in instances:
+        count = len(_collada_positions(path, geometry))
+        for primitive in geometry.iter("{*}triangles", "{*}polylist", "{*}polygons", "{*}tristrips", "{*}trifans"):
+            if _local(primitive) in ("tristrips", "trifans"):
+                raise ModelLoadError(f"Collada <{_local(primitive)}> is not supported", file=path, line=primitive.sourceline)
+            local = _collada_primitive_faces(path, primitive)
+            if local.size and (local.min() < 0 or local.max() >= count):
+                raise ModelLoadError("Collada triangle index out of range", file=path, line=primitive.sourceline)
+            faces.append(local + start)
+        start += count
+    return vertices, np.concatenate(faces) if faces else np.zeros((0, 3), dtype=np.int64)
+
+
+def load_mesh_triangles(path: str, scale=(1.0, 1.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
+    """The triangles of the mesh at ``path``: ``vertices (V, 3)`` [m], multiplied by ``scale (3,)``,
+    and ``faces (F, 3)`` (int64 indices into ``vertices``, counter-clockwise as in the file).
+
+    Reads the formats of :func:`load_mesh_vertices` (OBJ and Collada polygons are split into
+    triangles; STL vertices shared by triangles are merged). Raises :class:`ModelLoadError`
+    naming the file (and line) for the errors listed there, for a face naming a missing vertex
+    and for a mesh without triangles.
+    """
+    path = os.fspath(path)
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".stl":
+        corners = _stl(path, _read(path))
+        vertices, inverse = np.unique(corners, axis=0, return_inverse=True)
+        faces = inverse.reshape(-1, 3)
+    elif extension == ".obj":
+        vertices, faces = _obj_triangles(path, _read(path))
+    elif extension == ".dae":
+        vertices, faces = _collada_triangles(path)
+    else:
+        raise ModelLoadError(f"unsupported mesh format '{extension}' (expected .stl, .obj or .dae)", file=path)
+    if faces.shape[0] == 0:
+        raise ModelLoadError("mesh has no triangles", file=path)
+    if not np.all(np.isfinite(vertices)):
+        raise ModelLoadError("mesh has non-finite vertices", file=path)
+    return vertices * np.asarray(scale, dtype=float).reshape(1, 3), faces.astype(np.int64)

@@ -2,14 +2,15 @@
 
 Pose frame semantics follow the specification of each file's version: ``<pose
 relative_to>`` (1.7+, and the 1.5-1.6 ``frame`` attribute) with the defaults links ->
-model frame, joints -> child frame, frames -> their ``attached_to``, collisions and
+model frame, joints -> child frame, frames -> their ``attached_to``, collisions, visuals and
 inertials -> their link, nested models -> the enclosing model; ``<frame attached_to>``;
 ``__model__``; nested models with scoped names (``outer::inner::link``); ``<include>``
 with ``<name>``, ``<pose>``, ``<static>``, ``<placement_frame>`` overrides and ``merge``;
 joint axes in their ``expressed_in`` frame (1.7+), or in the joint frame unless
 ``use_parent_model_frame`` (1.5-1.6; always the model frame in 1.4). See
 :mod:`.sdf_describe` for how the joints, the root and the defaults map to the description.
-Visuals, sensors, lights, plugins and surface properties are ignored.
+Visuals keep their shape and ``<material><diffuse>`` colour (scripts and textures are ignored);
+sensors, lights, plugins and surface properties are ignored.
 """
 
 from __future__ import annotations

@@ -28,11 +28,12 @@ from .description import (
     LinkDescription,
     Mimic,
     ModelDescription,
+    Visual,
 )
 from .errors import ModelLoadError
 from .sdf_declare import Declarations, JointDeclaration
 from .sdf_frames import WORLD, Node, Ref, Scope, inverse
-from .sdf_values import boolean, child, child_number, numbers, pose_matrix, pose_reference, read_geometry
+from .sdf_values import boolean, child, child_number, numbers, pose_matrix, pose_reference, read_diffuse, read_geometry
 from .xml import error_at, location
 
 _SDF_INFINITY = 1e16
@@ -113,8 +114,25 @@ class _ModelBuilder:
             if geometry is not None:
                 L_H_G = self.local_pose(child(item, "pose", file), scope, file, W_H_L)
                 collisions.append(Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file)))
+        visuals: list[Visual] = []
+        for index, item in enumerate(element.findall("visual")):
+            name = (item.get("name") or "").strip() or f"visual_{index}"
+            if any(visual.name == name for visual in visuals):
+                raise error_at(item, file, f"duplicate visual name '{name}'")
+            shape = child(item, "geometry", file)
+            if shape is None:
+                raise error_at(item, file, "missing <geometry>")
+            geometry = read_geometry(shape, file, scope.directory, "visual")
+            if geometry is not None:
+                L_H_G = self.local_pose(child(item, "pose", file), scope, file, W_H_L)
+                rgba = read_diffuse(item, file)
+                visuals.append(Visual(name=name, L_H_G=L_H_G, geometry=geometry, rgba=rgba, location=location(item, file)))
         return LinkDescription(
-            name=self.name(node.id), inertial=inertial, collisions=collisions, location=location(element, file)
+            name=self.name(node.id),
+            inertial=inertial,
+            collisions=collisions,
+            location=location(element, file),
+            visuals=visuals,
         )
 
     def joint(self, declaration: JointDeclaration) -> JointDescription:

@@ -91,6 +91,16 @@ def child_vector(parent: etree._Element | None, tag: str, default: tuple[float, 
     return np.array(default, dtype=float) if element is None else numbers(element, file, (len(default),))
 
 
+def read_diffuse(visual: etree._Element, file: str | None) -> tuple[float, float, float, float] | None:
+    """The ``<material><diffuse>`` of an SDF ``<visual>`` (3 or 4 numbers, clipped to [0, 1]), else None."""
+    diffuse = child(child(visual, "material", file), "diffuse", file)
+    if diffuse is None:
+        return None
+    values = numbers(diffuse, file, (3, 4))
+    rgba = np.clip(np.append(values, 1.0)[:4], 0.0, 1.0)
+    return tuple(float(value) for value in rgba)
+
+
 def boolean(element: etree._Element, file: str | None) -> bool:
     """An SDFormat boolean: ``true``/``1`` or ``false``/``0``."""
     text = (element.text or "").strip().lower()
@@ -163,9 +173,9 @@ def _non_negative(element: etree._Element, file: str | None, values, what: str) 
         raise error_at(element, file, f"{what} must not be negative")
 
 
-def read_geometry(element: etree._Element, file: str | None, directory: str) -> Geometry | None:
+def read_geometry(element: etree._Element, file: str | None, directory: str, what: str = "collision") -> Geometry | None:
     """The shape in a ``<geometry>``; None for ``<empty>`` and, with a warning, for
-    heightmaps, polylines and images (no collision shape for them)."""
+    heightmaps, polylines and images (no shape for them: the ``what`` element is skipped)."""
     shapes = [item for item in element if isinstance(item.tag, str)]
     if len(shapes) != 1:
         raise error_at(element, file, f"expected exactly one shape in <geometry>, found {len(shapes)}")
@@ -207,6 +217,6 @@ def read_geometry(element: etree._Element, file: str | None, directory: str) -> 
         return None
     if kind in _UNSUPPORTED_SHAPES:
         where = f"{file or '<string>'}:{shape.sourceline}"
-        warnings.warn(f"{where}: <{kind}> geometry is not supported: the collision is skipped", stacklevel=2)
+        warnings.warn(f"{where}: <{kind}> geometry is not supported: the {what} is skipped", stacklevel=2)
         return None
     raise error_at(shape, file, f"unknown geometry '{kind}'")

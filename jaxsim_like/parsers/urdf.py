@@ -7,8 +7,9 @@ model to the world: the link and its fixed joint are dropped, the child becomes 
 ``M_H_root`` is the joint origin; a floating joint from ``world`` gives a free base there
 instead, and a moving joint from ``world`` keeps ``world`` as a massless root link welded to
 the world. Floating and planar joints inside the tree are parsed, then rejected by
-:func:`validate_description`. Visuals, materials, transmissions, Gazebo and ros2_control
-extensions are ignored.
+:func:`validate_description`. Visuals keep their colour: the ``<color rgba>`` of their
+``<material>``, or of the robot-level material of that name (textures are ignored).
+Transmissions, Gazebo and ros2_control extensions are ignored.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from .description import (
     Mimic,
     ModelDescription,
     SourceLocation,
+    Visual,
 )
-from .errors import ModelLoadError
+from .errors import ModelLoadError, warn
 from .uri import resolve_uri
 from .validate import validate_description
 from .xml import XACRO_HINT, XACRO_NAMESPACE, error_at, load_xml, location
@@ -73,6 +75,7 @@ class _Reader:
     def __init__(self, file: str | None, directory: str) -> None:
         self.file = file
         self.directory = directory
+        self.materials: dict[str, tuple[float, float, float, float]] = {}
 
     def error(self, element: etree._Element, message: str) -> ModelLoadError:
         return error_at(element, self.file, message)
@@ -188,12 +191,44 @@ class _Reader:
                     location=location(collision, self.file),
                 )
             )
+        visuals = []
+        for index, visual in enumerate(element.findall("visual")):
+            label = visual.get("name") or f"{name}_visual_{index}"
+            if any(existing.name == label for existing in visuals):
+                label = f"{label}_{index}"
+            visuals.append(
+                Visual(
+                    name=label,
+                    L_H_G=self.origin(visual),
+                    geometry=self.geometry(self.child(visual, "geometry", required=True)),
+                    rgba=self.material(self.child(visual, "material")),
+                    location=location(visual, self.file),
+                )
+            )
         return LinkDescription(
             name=name,
             inertial=self.inertial(inertial) if inertial is not None else None,
             collisions=collisions,
             location=location(element, self.file),
+            visuals=visuals,
         )
+
+    def color(self, material: etree._Element) -> tuple[float, float, float, float] | None:
+        """The ``<color rgba>`` of a ``<material>`` (each in [0, 1]), or None without one."""
+        color = self.child(material, "color")
+        if color is None:
+            return None
+        rgba = self.numbers(color, "rgba", 4)
+        if any(not 0.0 <= value <= 1.0 for value in rgba):
+            warn(f"rgba='{color.get('rgba')}': values are clipped to [0, 1]", file=self.file, line=color.sourceline, element="<color>")
+        return tuple(min(max(value, 0.0), 1.0) for value in rgba)
+
+    def material(self, material: etree._Element | None) -> tuple[float, float, float, float] | None:
+        """A visual's colour: its own ``<color>``, else the robot-level material of its name."""
+        if material is None:
+            return None
+        rgba = self.color(material)
+        return rgba if rgba is not None else self.materials.get((material.get("name") or "").strip())
 
     def axis(self, element: etree._Element, joint_type: str) -> np.ndarray:
         axis = self.child(element, "axis")
@@ -301,6 +336,10 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
     for element in robot.iter(f"{{{XACRO_NAMESPACE}}}*"):
         raise reader.error(element, f"xacro element <xacro:{etree.QName(element).localname}>: the document is a xacro template; {XACRO_HINT}")
     name = reader.required(robot, "name")
+    for material in robot.findall("material"):
+        rgba = reader.color(material)
+        if rgba is not None:
+            reader.materials[reader.required(material, "name")] = rgba
     links = [reader.link(element) for element in robot.findall("link")]
     joints = [reader.joint(element) for element in robot.findall("joint")]
     if not links:
