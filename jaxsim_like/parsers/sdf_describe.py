@@ -102,31 +102,14 @@ class _ModelBuilder:
                 L_H_I=self.local_pose(child(inertial_element, "pose", file), scope, file, W_H_L),
                 inertia=np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]),
             )
-        collisions: list[Collision] = []
-        for index, item in enumerate(element.findall("collision")):
-            name = (item.get("name") or "").strip() or f"collision_{index}"
-            if any(collision.name == name for collision in collisions):
-                raise error_at(item, file, f"duplicate collision name '{name}'")
-            shape = child(item, "geometry", file)
-            if shape is None:
-                raise error_at(item, file, "missing <geometry>")
-            geometry = read_geometry(shape, file, scope.directory)
-            if geometry is not None:
-                L_H_G = self.local_pose(child(item, "pose", file), scope, file, W_H_L)
-                collisions.append(Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file)))
-        visuals: list[Visual] = []
-        for index, item in enumerate(element.findall("visual")):
-            name = (item.get("name") or "").strip() or f"visual_{index}"
-            if any(visual.name == name for visual in visuals):
-                raise error_at(item, file, f"duplicate visual name '{name}'")
-            shape = child(item, "geometry", file)
-            if shape is None:
-                raise error_at(item, file, "missing <geometry>")
-            geometry = read_geometry(shape, file, scope.directory, "visual")
-            if geometry is not None:
-                L_H_G = self.local_pose(child(item, "pose", file), scope, file, W_H_L)
-                rgba = read_diffuse(item, file)
-                visuals.append(Visual(name=name, L_H_G=L_H_G, geometry=geometry, rgba=rgba, location=location(item, file)))
+        collisions = [
+            Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file))
+            for item, name, L_H_G, geometry in self.shapes(element, "collision", scope, file, W_H_L)
+        ]
+        visuals = [
+            Visual(name=name, L_H_G=L_H_G, geometry=geometry, rgba=read_diffuse(item, file), location=location(item, file))
+            for item, name, L_H_G, geometry in self.shapes(element, "visual", scope, file, W_H_L)
+        ]
         return LinkDescription(
             name=self.name(node.id),
             inertial=inertial,
@@ -134,6 +117,23 @@ class _ModelBuilder:
             location=location(element, file),
             visuals=visuals,
         )
+
+    def shapes(self, element, tag: str, scope, file: str | None, W_H_L: np.ndarray):
+        """``(item, name, L_H_G, geometry)`` of each ``<collision>`` or ``<visual>`` (``tag``) of a
+        link whose geometry is read (an ``<empty>`` one is skipped); ModelLoadError for two
+        read elements of one name or a missing ``<geometry>``."""
+        names: set[str] = set()
+        for index, item in enumerate(element.findall(tag)):
+            name = (item.get("name") or "").strip() or f"{tag}_{index}"
+            if name in names:
+                raise error_at(item, file, f"duplicate {tag} name '{name}'")
+            shape = child(item, "geometry", file)
+            if shape is None:
+                raise error_at(item, file, "missing <geometry>")
+            geometry = read_geometry(shape, file, scope.directory, tag)
+            if geometry is not None:
+                names.add(name)
+                yield item, name, self.local_pose(child(item, "pose", file), scope, file, W_H_L), geometry
 
     def joint(self, declaration: JointDeclaration) -> JointDescription:
         node = declaration.node
