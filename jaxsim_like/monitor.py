@@ -17,21 +17,12 @@ import jax.numpy as jnp
 
 from .dynamics.model import Model
 from .dynamics.state import State
+from .recording import SAMPLE_FIELDS
 from .simulation.params import SimulationParams
 from .simulation.step import StepOutput, step
 
 STATE_FIELDS = ("base_position", "base_quaternion", "base_velocity", "joint_positions", "joint_velocities", "contact_deformation")
 OUTPUT_FIELDS = tuple(name for name in StepOutput._fields if name != "finite")
-RECORDING_FIELDS = (
-    "base_position",
-    "base_quaternion",
-    "base_velocity",
-    "joint_positions",
-    "joint_velocities",
-    "joint_torques",
-    "contact_forces",
-)
-"""The fields a :class:`~jaxsim_like.recording.Recording` holds (the default of :class:`Keep`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,12 +30,13 @@ class Keep:
     """Which samples of a run to keep: ``fields`` of every ``every``-th step, for ``worlds``.
 
     ``fields``: names of :class:`State` fields (the state after the step) and of
-    :class:`StepOutput` fields (what happened during the step), default :data:`RECORDING_FIELDS`;
+    :class:`StepOutput` fields (what happened during the step), by default those of a
+    :class:`~jaxsim_like.recording.Recording` (``recording.SAMPLE_FIELDS``);
     ``every`` (>= 1): keep steps ``every - 1, 2 every - 1, ...`` (the run's step count must be a
     multiple of it); ``worlds``: indices of the worlds of a batch to keep (None: all).
     """
 
-    fields: tuple[str, ...] = RECORDING_FIELDS
+    fields: tuple[str, ...] = SAMPLE_FIELDS
     every: int = 1
     worlds: tuple[int, ...] | None = None
 

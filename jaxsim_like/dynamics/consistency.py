@@ -77,12 +77,8 @@ def consistent_inertia(inertia: np.ndarray) -> np.ndarray:
 
 def _where(description: ModelDescription, name: str) -> SourceLocation:
     links = {link.name: link for link in description.links}
-    location = links[name].location if name in links else SourceLocation()
-    return SourceLocation(
-        file=location.file if location.file is not None else description.source,
-        line=location.line,
-        element=location.element or f'<link name="{name}">',
-    )
+    location = (links[name].location if name in links else SourceLocation()).within(description.source)
+    return SourceLocation(location.file, location.line, location.element or f'<link name="{name}">')
 
 
 def _report(description: ModelDescription, name: str, message: str) -> None:
@@ -293,12 +289,12 @@ def warn_mimic(tree: RigidTree, description: ModelDescription) -> None:
     if not followers:
         return
     first = next(joint for joint in description.joints if joint.name == followers[0][0])
-    where = first.location
+    where = first.location.within(description.source)
     pairs = ", ".join(f"'{name}' = {m.multiplier:g} * '{m.joint}' + {m.offset:g}" for name, m in followers)
     warn(
         f"{len(followers)} mimic joint(s) load as independent joints (the coupling is kept in Model.mimic "
         f"but not enforced by the dynamics): {pairs}",
-        file=where.file if where.file is not None else description.source,
+        file=where.file,
         line=where.line,
         element=where.element,
     )

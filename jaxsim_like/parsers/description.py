@@ -28,6 +28,10 @@ class SourceLocation:
     line: int | None = None
     element: str | None = None
 
+    def within(self, source: str | None) -> "SourceLocation":
+        """This location, in ``source`` (a description's file) when it names no file itself."""
+        return self if self.file is not None else SourceLocation(source, self.line, self.element)
+
     def __str__(self) -> str:
         where = self.file if self.file is not None else "<string>"
         if self.line is not None:

@@ -45,6 +45,7 @@ from .description import (
     SourceLocation,
 )
 from .errors import ModelLoadError, warn
+from .sdf_values import quaternion_to_rotation
 from .validate import validate_description
 from .xml import load_xml, looks_like_xml
 
@@ -61,20 +62,10 @@ def _mujoco():
     return mujoco
 
 
-def _rotation(quaternion_wxyz) -> np.ndarray:
-    w, x, y, z = (float(v) for v in quaternion_wxyz)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
 def _pose(position, quaternion_wxyz) -> np.ndarray:
     H = np.eye(4)
-    H[:3, :3] = _rotation(quaternion_wxyz)
+    w, x, y, z = (float(v) for v in quaternion_wxyz)
+    H[:3, :3] = quaternion_to_rotation(x, y, z, w)
     H[:3, 3] = np.asarray(position, dtype=float)
     return H
 

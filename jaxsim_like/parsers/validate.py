@@ -28,12 +28,8 @@ _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def _fail(description: ModelDescription, where: SourceLocation, message: str) -> ModelLoadError:
-    return ModelLoadError(
-        message,
-        file=where.file if where.file is not None else description.source,
-        line=where.line,
-        element=where.element,
-    )
+    where = where.within(description.source)
+    return ModelLoadError(message, file=where.file, line=where.line, element=where.element)
 
 
 def _check_transform(description: ModelDescription, where: SourceLocation, name: str, transform) -> None:
@@ -156,7 +152,7 @@ def _drop_invalid_mimics(description: ModelDescription) -> None:
     ]
     if not invalid:
         return
-    where = invalid[0].location
+    where = invalid[0].location.within(description.source)
     listed = ", ".join(
         f"'{joint.name}'" + (f" (line {joint.location.line})" if joint.location.line is not None else "") + f" -> '{joint.mimic.joint}'"
         for joint in invalid
@@ -164,7 +160,7 @@ def _drop_invalid_mimics(description: ModelDescription) -> None:
     warn(
         f"mimic refers to invalid joint '{invalid[0].mimic.joint}': {len(invalid)} mimic(s) name a joint the model "
         f"does not have ({listed}); ignored, those joints are independent",
-        file=where.file if where.file is not None else description.source,
+        file=where.file,
         line=where.line,
         element=where.element,
     )

@@ -291,6 +291,26 @@ def generalized(model: js.Model, base: jax.Array, joints: jax.Array) -> jax.Arra
     return jnp.concatenate([base, joints]) if model.floating_base else joints
 
 
+def core_dynamics(model: js.Model, state: js.State, inputs: dict) -> dict:
+    """Mass matrix, RNEA (with link wrenches) and ABA in the state's representation, the base and
+    joint parts concatenated."""
+    base_wrench, torques = D.inverse_dynamics(
+        model,
+        state,
+        base_acceleration=inputs["base_acceleration"],
+        joint_accelerations=inputs["joint_accelerations"],
+        link_wrenches=inputs["link_wrenches"],
+    )
+    base_acceleration, joint_accelerations = D.forward_dynamics(
+        model, state, joint_torques=inputs["joint_torques"], link_wrenches=inputs["link_wrenches"]
+    )
+    return {
+        "mass_matrix": D.mass_matrix(model, state),
+        "rnea": jnp.concatenate([base_wrench, torques]),
+        "aba": jnp.concatenate([base_acceleration, joint_accelerations]),
+    }
+
+
 # ---------------------------------------------------------------------------------------------
 # The function under test: everything, in one representation.
 

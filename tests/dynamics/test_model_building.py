@@ -19,6 +19,7 @@ from .conftest import (
     Case,
     PinocchioTwin,
     assert_close,
+    core_dynamics,
     inputs_of,
     random_samples,
     state_of,
@@ -121,19 +122,6 @@ def test_lumped_inertias_equal_pinocchios_bodies(lab, lumped):
 KEPT_JOINTS = ("torso_yaw", "r_knee", "r_hip_pitch", "torso_pitch", "r_ankle_pitch", "r_hip_roll", "torso_roll", "r_hip_yaw", "r_ankle_roll")
 
 
-def reduced_dynamics(model: js.Model, state: js.State, inputs: dict) -> dict:
-    """Mass matrix, RNEA and ABA in the mixed representation."""
-    fb, tau = D.inverse_dynamics(
-        model,
-        state,
-        base_acceleration=inputs["base_acceleration"],
-        joint_accelerations=inputs["joint_accelerations"],
-        link_wrenches=inputs["link_wrenches"],
-    )
-    a, qdd = D.forward_dynamics(model, state, joint_torques=inputs["joint_torques"], link_wrenches=inputs["link_wrenches"])
-    return {"mass_matrix": D.mass_matrix(model, state), "rnea": jnp.concatenate([fb, tau]), "aba": jnp.concatenate([a, qdd])}
-
-
 @dataclasses.dataclass(frozen=True)
 class Reduction:
     """The full model, the reduced one, the locked positions, the reduced twin and our jitted function."""
@@ -158,7 +146,7 @@ def reduction(lab) -> Reduction:
     at_locked = dataclasses.replace(at_locked, q=np.array([locked.get(name, 0.0) for name in full.joint_names]))
     pm = full_twin.model
     pin_reduced = pin.buildReducedModel(pm, [pm.getJointId(name) for name in locked], full_twin.configuration(at_locked))
-    function = jax.jit(reduced_dynamics, compiler_options=FAST_COMPILE)
+    function = jax.jit(core_dynamics, compiler_options=FAST_COMPILE)
     return Reduction(case, full, reduced, locked, PinocchioTwin(reduced, pin_reduced), function)
 
 

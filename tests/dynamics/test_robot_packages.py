@@ -27,7 +27,7 @@ import jaxsim_like as js
 from jaxsim_like import dynamics as D
 from jaxsim_like.parsers import parse_model
 
-from .conftest import FAST_COMPILE, PinocchioTwin, assert_close, inputs_of, random_samples, state_of
+from .conftest import FAST_COMPILE, PinocchioTwin, assert_close, core_dynamics, inputs_of, random_samples, state_of
 
 # example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
 ERD = Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
@@ -120,24 +120,7 @@ def test_every_file_pinocchio_loads_loads_here_alike(path: Path):
     assert 0.0 <= added <= 1e-3 * file_mass
 
 
-@functools.partial(jax.jit, compiler_options=FAST_COMPILE)
-def dynamics(model: js.Model, state: js.State, inputs: dict) -> dict:
-    """Mass matrix, RNEA (with link wrenches) and ABA in the mixed representation."""
-    base_wrench, torques = D.inverse_dynamics(
-        model,
-        state,
-        base_acceleration=inputs["base_acceleration"],
-        joint_accelerations=inputs["joint_accelerations"],
-        link_wrenches=inputs["link_wrenches"],
-    )
-    base_acceleration, joint_accelerations = D.forward_dynamics(
-        model, state, joint_torques=inputs["joint_torques"], link_wrenches=inputs["link_wrenches"]
-    )
-    return {
-        "mass_matrix": D.mass_matrix(model, state),
-        "rnea": jax.numpy.concatenate([base_wrench, torques]),
-        "aba": jax.numpy.concatenate([base_acceleration, joint_accelerations]),
-    }
+dynamics = jax.jit(core_dynamics, compiler_options=FAST_COMPILE)
 
 
 def dynamics_files() -> list[Path]:
