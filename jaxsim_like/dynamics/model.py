@@ -85,7 +85,7 @@ class Semantics:
 @dataclasses.dataclass(frozen=True)
 class Model:
     """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points,
-    ``S`` solid collision shapes (the spheres, boxes and capsules that self-collisions use).
+    ``S`` solid collision shapes (the spheres, boxes, capsules and cylinders that collisions use).
 
     Traced fields (SI units; per-link arrays in link order, per-joint ones in joint order):
 
@@ -103,12 +103,12 @@ class Model:
     - ``collidable_points (P, 3)`` in the frame of link ``point_link``;
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
-      ``(radius, half length along the shape's z, 0)`` of a capsule;
+      ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
     - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root).
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there);
-    ``shape_kind (S,)`` is ``"sphere"``, ``"box"`` or ``"capsule"``.
+    ``shape_kind (S,)`` is ``"sphere"``, ``"box"``, ``"capsule"`` or ``"cylinder"``.
     """
 
     link_mass: jax.Array

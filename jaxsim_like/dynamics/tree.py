@@ -5,7 +5,7 @@ This is the bridge between a :class:`~jaxsim_like.parsers.description.ModelDescr
 merges bodies welded by fixed joints (mass, COM and inertia by the parallel-axis theorem),
 keeps the merged links as frames, and orders the remaining links by depth so that each level
 of the tree is a contiguous slice. Collidable points and solid collision shapes (spheres, boxes,
-capsules: what self-collisions test points against) follow their link into its body, and keep
+capsules, cylinders: what collisions test points and shapes against) follow their link into its body, and keep
 the name of the description link they came from (their ``source``).
 """
 
@@ -20,7 +20,7 @@ from ..parsers.description import LinkDescription, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
 
 ROOT, REVOLUTE, PRISMATIC, FIXED = "root", "revolute", "prismatic", "fixed"
-SPHERE, BOX, CAPSULE = "sphere", "box", "capsule"
+SPHERE, BOX, CAPSULE, CYLINDER = "sphere", "box", "capsule", "cylinder"
 
 
 def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -43,9 +43,10 @@ def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float
 
 @dataclass(frozen=True, eq=False)
 class Shape:
-    """A solid collision shape: ``kind`` (sphere, box or capsule), its pose ``L_H_S (4, 4)`` in the
-    link frame, ``size (3,)`` [m] (box: half extents; sphere: radius, 0, 0; capsule: radius, half
-    length of its segment along its z axis, 0) and ``source``, the description link it came from."""
+    """A solid collision shape: ``kind`` (sphere, box, capsule or cylinder), its pose ``L_H_S (4, 4)``
+    in the link frame, ``size (3,)`` [m] (box: half extents; sphere: radius, 0, 0; capsule: radius,
+    half length of its segment along its z axis, 0; cylinder: radius, half length along its z axis, 0)
+    and ``source``, the description link it came from."""
 
     kind: str
     L_H_S: np.ndarray
@@ -58,7 +59,7 @@ class Shape:
 
 
 def link_shapes(link: LinkDescription) -> list[Shape]:
-    """The sphere, box and capsule collisions of ``link`` as :class:`Shape` (other kinds are skipped)."""
+    """The sphere, box, capsule and cylinder collisions of ``link`` as :class:`Shape` (other kinds are skipped)."""
     shapes = []
     for collision in link.collisions:
         geometry = collision.geometry
@@ -66,7 +67,7 @@ def link_shapes(link: LinkDescription) -> list[Shape]:
             size = (geometry.radius, 0.0, 0.0)
         elif geometry.type == BOX:
             size = tuple(0.5 * np.asarray(geometry.size, dtype=float))
-        elif geometry.type == CAPSULE:
+        elif geometry.type in (CAPSULE, CYLINDER):
             size = (geometry.radius, 0.5 * geometry.length, 0.0)
         else:
             continue

@@ -1,0 +1,27 @@
+"""Collisions between the links of different models and between the links of one model.
+
+One mechanism for both: a static pair table (:class:`CollisionTable`, built once from the models'
+structure), a broad phase inside the jitted call that keeps a static budget of the nearest pairs
+of each kind, narrow phases that fill a fixed number of contact slots per pair (:class:`Contacts`),
+and the contact law with its linearly implicit form (:func:`pair_forces`). Everything jits, vmaps
+and differentiates; shapes never change the compiled graph.
+"""
+
+from .collide import Contacts, collide
+from .forces import PairForces, pair_forces
+from .kinds import KINDS
+from .table import DEFAULT_BUDGET, CollisionTable, PairGroup
+from .wrenches import link_wrenches, relative_velocity
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "KINDS",
+    "CollisionTable",
+    "Contacts",
+    "PairForces",
+    "PairGroup",
+    "collide",
+    "link_wrenches",
+    "pair_forces",
+    "relative_velocity",
+]

@@ -1,0 +1,201 @@
+"""Narrow phases against boxes: sphere-box, capsule-box and box-box.
+
+A box is ``size = half extents (3,)`` around its frame's origin. Each function takes the world
+poses ``H (4, 4)`` and sizes ``(3,)`` of shapes a and b (b is the box) and returns
+:class:`.Slots` with the normal from b towards a.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .geometry import box_closest, closest_on_segment, perpendicular, safe_divide, segments_closest, to_frame
+from .slots import Slots
+
+_SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # the 8 corners
+_FACE_EDGES = np.array([[-1, -1, 1, -1], [1, -1, 1, 1], [1, 1, -1, 1], [-1, 1, -1, -1]], float)  # (u0, v0, u1, v1)
+_EDGE_PREFERENCE = 0.95  # an edge-edge axis wins only when it overlaps less than 0.95 x the best face axis
+_INSIDE_TOLERANCE = 1e-7  # relative: corners this close outside a box (times its size) count as inside
+
+
+def sphere_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """1 slot: the sphere's centre against the nearest point of the box surface (from inside, the
+    face of least penetration)."""
+    return _ball_box(H_a[:3, 3], size_a[0], H_b, size_b)
+
+
+def _ball_box(centre: jax.Array, radius: jax.Array, H_b: jax.Array, half: jax.Array) -> Slots:
+    surface, B_normal, distance = box_closest(to_frame(H_b, centre), half)
+    R, c = H_b[:3, :3], H_b[:3, 3]
+    normal = R @ B_normal
+    position = 0.5 * (centre - radius * normal + R @ surface + c)
+    return Slots(position[None], normal[None], (radius - distance)[None], jnp.ones((1,), bool))
+
+
+def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """3 slots along the capsule's segment, each point of it as a sphere against the box: the two
+    ends of the part of the segment that lies over the box (the box projected on the segment's
+    axis; the segment's own ends when it is shorter), so that a capsule lying on or across a box
+    rests on two points, and the point of the segment nearest to the box
+    (:func:`segment_box_nearest`). The second is a candidate only where the part over the box is at least
+    a radius long (closer, both ends are one contact), the third only strictly between the two
+    ends (where it does not repeat them)."""
+    radius, half = size_a[0], size_a[1]
+    axis, centre = H_a[:3, 2], H_a[:3, 3]
+    R, c = H_b[:3, :3], H_b[:3, 3]
+    middle = jnp.dot(c - centre, axis)
+    extent = jnp.abs(R.T @ axis) @ size_b
+    low, high = jnp.clip(middle - extent, -half, half), jnp.clip(middle + extent, -half, half)
+    t = segment_box_nearest(R.T @ (centre - c), R.T @ axis, half, size_b)
+    slots = [_ball_box(centre + s * axis, radius, H_b, size_b) for s in (low, high, t)]
+    margin = 1e-6 * (half + radius)
+    valid = jnp.stack([True, high - low >= radius, (t > low + margin) & (t < high - margin)])
+    return Slots(*(jnp.concatenate(parts) for parts in zip(*slots)))._replace(valid=valid)
+
+
+def segment_box_nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, half_extents: jax.Array) -> jax.Array:
+    """Parameter ``t`` in ``[-half, half]`` of the point ``centre + t axis`` (box frame, unit ``axis``)
+    nearest to the box of ``half_extents``, exactly: the squared distance is a piecewise quadratic
+    of ``t`` between the crossings of the 6 face planes, minimised on every piece."""
+    steep = jnp.abs(axis) > 1e-12
+    safe_axis = jnp.where(steep, axis, 1.0)
+    crossings = jnp.where(steep, (jnp.stack([-half_extents, half_extents]) - centre) / safe_axis, -half)
+    breaks = jnp.sort(jnp.clip(jnp.concatenate([crossings.reshape(-1), jnp.stack([-half, half])]), -half, half))
+    midpoints = 0.5 * (breaks[1:] + breaks[:-1])
+
+    def squared_distance(t):
+        p = centre + t * axis
+        return jnp.sum((p - jnp.clip(p, -half_extents, half_extents)) ** 2)
+
+    def piece_minimum(mid, lower, upper):
+        p = centre + mid * axis
+        target = jnp.clip(p, -half_extents, half_extents)
+        outside = jnp.abs(p) > half_extents
+        weight = jnp.sum(jnp.where(outside, axis**2, 0.0))
+        slope = jnp.sum(jnp.where(outside, (centre - target) * axis, 0.0))
+        return jnp.clip(-slope / jnp.where(weight > 1e-12, weight, 1.0), lower, upper)
+
+    candidates = jnp.concatenate([breaks, jax.vmap(piece_minimum)(midpoints, breaks[:-1], breaks[1:])])
+    return candidates[jnp.argmin(jax.vmap(squared_distance)(candidates))]
+
+
+def _separating_axis(R_a, half_a, R_b, half_b, d):
+    """The axis of least overlap: ``(normal (3,) from b to a, overlap, is_edge, edge index i*3+j)``."""
+    face_axes = jnp.concatenate([R_a.T, R_b.T])  # (6, 3)
+    crosses = jnp.cross(R_a.T[:, None, :], R_b.T[None, :, :]).reshape(9, 3)
+    lengths = jnp.sqrt(jnp.maximum(jnp.sum(crosses**2, axis=-1), 1e-30))
+    usable = lengths > 1e-6
+    edge_axes = crosses / jnp.where(usable, lengths, 1.0)[:, None]
+
+    def overlap(L):
+        return jnp.abs(L @ R_a) @ half_a + jnp.abs(L @ R_b) @ half_b - jnp.abs(L @ d)
+
+    face_overlap = jax.vmap(overlap)(face_axes)
+    edge_overlap = jnp.where(usable, jax.vmap(overlap)(edge_axes), jnp.inf)
+    face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
+    use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
+    L = jnp.where(use_edge, edge_axes[edge], face_axes[face])
+    depth = jnp.where(use_edge, edge_overlap[edge], face_overlap[face])
+    normal = jnp.where(jnp.dot(L, d) >= 0, 1.0, -1.0) * L
+    return normal, depth, use_edge, edge
+
+
+def _corners(R, c, half):
+    return (_SIGNS * half) @ R.T + c  # (8, 3)
+
+
+def _inside_depth(points, R, c, half, direction):
+    """Which of ``points (K, 3)`` lie in the box (inclusive) and how far each moves along the unit
+    ``direction (3,)`` before it leaves the box (slab exit distance)."""
+    local = (points - c) @ R
+    tolerance = _INSIDE_TOLERANCE * jnp.max(half) + 1e-12
+    inside = jnp.all(jnp.abs(local) <= half + tolerance, axis=-1)
+    along = R.T @ direction
+    steep = jnp.abs(along) > 1e-9
+    exits = safe_divide(half - jnp.where(along >= 0, 1.0, -1.0) * local, jnp.where(steep, jnp.abs(along), 1.0), jnp.inf)
+    exits = jnp.where(steep, exits, jnp.inf)
+    return inside, jnp.min(exits, axis=-1)
+
+
+def _face_edges(R, c, half, direction):
+    """The 4 edges ``(4, 2, 3)`` of the face of the box whose outward normal is nearest to ``direction``."""
+    alignment = R.T @ direction
+    axis = jnp.argmax(jnp.abs(alignment))
+    sign = jnp.where(alignment[axis] >= 0, 1.0, -1.0)
+    u, v = (axis + 1) % 3, (axis + 2) % 3
+    R_u, R_v, R_n = R[:, u], R[:, v], R[:, axis]
+    face_centre = c + sign * half[axis] * R_n
+    U = _FACE_EDGES[:, 0::2][..., None] * half[u] * R_u  # (4, 2, 3): u-offsets of each edge's two ends
+    V = _FACE_EDGES[:, 1::2][..., None] * half[v] * R_v
+    return face_centre + U + V
+
+
+def _crossings(edges_a, edges_b, normal):
+    """Where the edges ``(4, 2, 3)`` of a's face and of b's face cross seen along ``normal``:
+    points on a's and b's edges ``(16, 3)`` each, and whether they cross strictly inside both."""
+    t1 = perpendicular(normal)
+    t2 = jnp.cross(normal, t1)
+    plane = jnp.stack([t1, t2])  # (2, 3)
+    a0, a1 = edges_a[:, None, 0], edges_a[:, None, 1]
+    b0, b1 = edges_b[None, :, 0], edges_b[None, :, 1]
+    u, w, r = (a1 - a0) @ plane.T, (b1 - b0) @ plane.T, (b0 - a0) @ plane.T  # (4, 4, 2) after broadcasting
+    u, w, r = jnp.broadcast_to(u, (4, 4, 2)), jnp.broadcast_to(w, (4, 4, 2)), jnp.broadcast_to(r, (4, 4, 2))
+
+    def cross2(x, y):
+        return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
+
+    det = cross2(u, w)
+    scale = jnp.sqrt(jnp.sum(u**2, -1) * jnp.sum(w**2, -1))
+    ok = jnp.abs(det) > 1e-9 * scale
+    alpha = safe_divide(cross2(r, w), jnp.where(ok, det, 1.0))
+    beta = safe_divide(cross2(r, u), jnp.where(ok, det, 1.0))
+    margin = 1e-7
+    inside = ok & (alpha > margin) & (alpha < 1 - margin) & (beta > margin) & (beta < 1 - margin)
+    on_a = (a0 + alpha[..., None] * (a1 - a0)).reshape(16, 3)
+    on_b = (b0 + beta[..., None] * (b1 - b0)).reshape(16, 3)
+    return on_a, on_b, inside.reshape(16)
+
+
+def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """33 slots along one separating-axis normal (the axis of least overlap among the 6 face normals
+    and the 9 edge-edge cross products, an edge axis only when clearly better):
+
+    - face axis: the 8 corners of a inside b and the 8 corners of b inside a (inclusive, so that
+      corners on a side face count; a corner of b coinciding with one of a is dropped), each as
+      deep as its slab exit distance along the normal, and the 16 crossings of the edges of the
+      two faces that meet along the normal (a box turned on a box of its size: an octagon);
+    - edge axis: the closest points of the two edges that meet (1 slot), at the axis' overlap.
+    """
+    R_a, c_a, R_b, c_b = H_a[:3, :3], H_a[:3, 3], H_b[:3, :3], H_b[:3, 3]
+    size_a, size_b = jnp.asarray(size_a, H_a.dtype), jnp.asarray(size_b, H_b.dtype)
+    normal, overlap, use_edge, edge = _separating_axis(R_a, size_a, R_b, size_b, c_a - c_b)
+    face = ~use_edge
+
+    corners_a, corners_b = _corners(R_a, c_a, size_a), _corners(R_b, c_b, size_b)
+    a_in_b, depth_a = _inside_depth(corners_a, R_b, c_b, size_b, normal)
+    b_in_a, depth_b = _inside_depth(corners_b, R_a, c_a, size_a, -normal)
+    depth_a, depth_b = jnp.where(a_in_b, depth_a, -1.0), jnp.where(b_in_a, depth_b, -1.0)
+    position_a = corners_a + 0.5 * depth_a[:, None] * normal
+    position_b = corners_b - 0.5 * depth_b[:, None] * normal
+    tolerance = 1e-6 * (jnp.max(size_a) + jnp.max(size_b))
+    repeated = jnp.any(a_in_b[None, :] & (jnp.sum((position_b[:, None] - position_a[None]) ** 2, -1) < tolerance**2), axis=1)
+    b_in_a = b_in_a & ~repeated
+
+    on_a, on_b, crossing = _crossings(_face_edges(R_a, c_a, size_a, -normal), _face_edges(R_b, c_b, size_b, normal), normal)
+    depth_x = (on_b - on_a) @ normal
+
+    i, j = edge // 3, edge % 3
+    edge_a = c_a - (jnp.where(R_a.T @ normal >= 0, 1.0, -1.0) * size_a * (jnp.arange(3) != i)) @ R_a.T
+    edge_b = c_b + (jnp.where(R_b.T @ normal >= 0, 1.0, -1.0) * size_b * (jnp.arange(3) != j)) @ R_b.T
+    s, t = segments_closest(edge_a, R_a[:, i], size_a[i], edge_b, R_b[:, j], size_b[j])
+    position_e = 0.5 * (edge_a + s * R_a[:, i] + edge_b + t * R_b[:, j])
+
+    position = jnp.concatenate([position_a, position_b, 0.5 * (on_a + on_b), position_e[None]])
+    depth = jnp.concatenate([depth_a, depth_b, depth_x, overlap[None]])
+    valid = jnp.concatenate([a_in_b & face, b_in_a & face, crossing & face, use_edge[None]])
+    return Slots(position, jnp.broadcast_to(normal, (33, 3)), depth, valid)
+

@@ -1,0 +1,107 @@
+"""The collision query of a world: every candidate pair of the table, culled and tested."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ...dynamics.model import Model
+from .broad import bounding_radius, nearest
+from .kinds import KINDS, POINTS
+from .table import CollisionTable, PairGroup
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["link_a", "link_b", "position", "normal", "depth", "active"],
+    meta_fields=[],
+)
+@dataclasses.dataclass(frozen=True)
+class Contacts:
+    """``C`` contact slots (``C = table.size``, static), world axes.
+
+    ``link_a, link_b (C,)``: global link indices (int32; ``table.link_offsets[m] + link``);
+    ``position (C, 3)`` [m] midway between the two surfaces; unit ``normal (C, 3)`` from b towards a
+    (a is pushed along +normal); ``depth (C,)`` [m], positive when penetrating; ``active (C,)``:
+    a real contact (``depth > 0``). Inactive slots have ``depth <= 0`` and finite values."""
+
+    link_a: jax.Array
+    link_b: jax.Array
+    position: jax.Array
+    normal: jax.Array
+    depth: jax.Array
+    active: jax.Array
+
+    def replace(self, **changes) -> "Contacts":
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.Array]) -> Contacts:
+    """The :class:`Contacts` of the world of ``models`` (those of ``table``) with link poses
+    ``W_H_L[m] (N_m, 4, 4)`` in the world frame. Shapes and points are read from the models; each
+    pair kind keeps the ``keep`` pairs with the nearest bounding spheres (all when it has no more)."""
+    if len(models) != len(W_H_L) or len(models) != len(table.link_offsets):
+        raise ValueError(f"collide needs one pose array per model of the table ({len(table.link_offsets)}), got "
+                         f"{len(models)} models and {len(W_H_L)} pose arrays")
+    dtype = jnp.result_type(*W_H_L)
+    W_H_S = _concatenate(
+        [H[np.asarray(m.shape_link, dtype=int)] @ m.shape_transform for m, H in zip(models, W_H_L)], (0, 4, 4), dtype
+    )
+    sizes = _concatenate([m.shape_size for m in models], (0, 3), dtype)
+    points = _concatenate(
+        [
+            jnp.einsum("pij,pj->pi", H[np.asarray(m.point_link, dtype=int), :3, :3], m.collidable_points)
+            + H[np.asarray(m.point_link, dtype=int), :3, 3]
+            for m, H in zip(models, W_H_L)
+        ],
+        (0, 3),
+        dtype,
+    )
+    code = np.asarray(table.shape_code, dtype=np.int32)
+    radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
+    shape_link = np.asarray(table.shape_link, dtype=np.int32)
+    point_link = np.asarray(table.point_link, dtype=np.int32)
+    parts = [_group(group, W_H_S, sizes, points, radius, code, shape_link, point_link) for group in table.groups]
+    if not parts:
+        empty = jnp.zeros((0,), dtype)
+        return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
+                        jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool))
+    return Contacts(*(jnp.concatenate(fields, axis=0) for fields in zip(*(dataclasses.astuple(p) for p in parts))))
+
+
+def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -> jax.Array:
+    arrays = [jnp.asarray(a, dtype) for a in arrays if a.shape[0]]
+    return jnp.concatenate(arrays, axis=0) if arrays else jnp.zeros(empty_shape, dtype)
+
+
+def _group(group: PairGroup, W_H_S, sizes, points, radius, code, shape_link, point_link) -> Contacts:
+    points_first = group.kind == POINTS
+    first, second = np.asarray(group.first, dtype=np.int32), np.asarray(group.second, dtype=np.int32)
+    if group.keep < group.candidates:
+        first_centre = points[first] if points_first else W_H_S[first, :3, 3]
+        first_radius = jnp.zeros(first.shape, radius.dtype) if points_first else radius[first]
+        kept = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
+        first, second = jnp.asarray(first)[kept], jnp.asarray(second)[kept]
+    kernel, slots = KINDS[group.kind]
+    if points_first:
+        result = jax.vmap(kernel)(points[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
+        link_a = jnp.asarray(point_link)[first]
+    else:
+        result = jax.vmap(kernel)(W_H_S[first], sizes[first], W_H_S[second], sizes[second])
+        link_a = jnp.asarray(shape_link)[first]
+    link_b = jnp.asarray(shape_link)[second]
+    depth = jnp.where(result.valid, result.depth, jnp.minimum(result.depth, 0.0)).reshape(-1)
+    return Contacts(
+        link_a=jnp.repeat(link_a, slots),
+        link_b=jnp.repeat(link_b, slots),
+        position=result.position.reshape(-1, 3),
+        normal=result.normal.reshape(-1, 3),
+        depth=depth,
+        active=(result.valid.reshape(-1) & (depth > 0)),
+    )

@@ -1,0 +1,87 @@
+"""Small differentiable geometric helpers shared by the narrow phases (single pairs; vmap them).
+
+Every function stays finite, with finite gradients, at its degenerate configurations (zero
+vectors, parallel segments, points on a surface): divisions and square roots are guarded with
+``jnp.where`` on both branches.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+TINY = 1e-12
+
+
+def unit(v: jax.Array, fallback: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(v / |v|, |v|)`` for ``v (3,)``, or ``(fallback, 0)`` where ``|v|`` is (numerically) zero."""
+    squared = jnp.dot(v, v)
+    nonzero = squared > TINY**2
+    norm = jnp.sqrt(jnp.where(nonzero, squared, 1.0))
+    return jnp.where(nonzero, v / norm, fallback), jnp.where(nonzero, norm, 0.0)
+
+
+def perpendicular(u: jax.Array) -> jax.Array:
+    """A unit vector ``(3,)`` perpendicular to the unit vector ``u (3,)`` (x or y crossed with it)."""
+    helper = jnp.where(jnp.abs(u[0]) < 0.9, jnp.array([1.0, 0.0, 0.0], u.dtype), jnp.array([0.0, 1.0, 0.0], u.dtype))
+    return unit(jnp.cross(u, helper), jnp.array([0.0, 0.0, 1.0], u.dtype))[0]
+
+
+def safe_divide(numerator: jax.Array, denominator: jax.Array, default: jax.Array | float = 0.0) -> jax.Array:
+    """``numerator / denominator`` where ``|denominator| > TINY``, else ``default``."""
+    ok = jnp.abs(denominator) > TINY
+    return jnp.where(ok, numerator / jnp.where(ok, denominator, 1.0), default)
+
+
+def closest_on_segment(point: jax.Array, centre: jax.Array, axis: jax.Array, half_length: jax.Array) -> jax.Array:
+    """Parameter ``t`` in ``[-half_length, half_length]`` of the point of the segment
+    ``centre + t axis`` (unit ``axis``) closest to ``point``."""
+    return jnp.clip(jnp.dot(point - centre, axis), -half_length, half_length)
+
+
+def segments_closest(
+    centre_a: jax.Array, axis_a: jax.Array, half_a: jax.Array, centre_b: jax.Array, axis_b: jax.Array, half_b: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """Parameters ``(s, t)`` of the closest points ``centre_a + s axis_a`` and ``centre_b + t axis_b``
+    of two segments (unit axes, half lengths >= 0; Ericson's clamped solution). Parallel segments
+    take ``s`` at the start of the overlap of b's projection on a (or a's nearest end)."""
+    r = centre_a - centre_b
+    b = jnp.dot(axis_a, axis_b)
+    c = jnp.dot(axis_a, r)
+    f = jnp.dot(axis_b, r)
+    denominator = 1.0 - b * b
+    parallel = denominator < 1e-10
+    start = jnp.clip(-c - half_b * jnp.abs(b), -half_a, half_a)
+    s = jnp.where(parallel, start, jnp.clip(safe_divide(b * f - c, denominator), -half_a, half_a))
+    t = jnp.clip(b * s + f, -half_b, half_b)
+    s = jnp.clip(b * t - c, -half_a, half_a)
+    return s, t
+
+
+def box_closest(point: jax.Array, half_extents: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)``: the nearest point of its
+    surface ``(3,)``, the outward normal there ``(3,)`` and the signed distance (negative inside;
+    inside, the face of least penetration; a point on the centre picks the +axis face)."""
+    clipped = jnp.clip(point, -half_extents, half_extents)
+    to_faces = half_extents - jnp.abs(point)
+    inside = jnp.all(to_faces >= 0)
+    outward, distance = unit(point - clipped, jnp.array([0.0, 0.0, 1.0], point.dtype))
+    face = jnp.argmin(to_faces)
+    sign = jnp.where(point[face] >= 0, 1.0, -1.0)
+    face_normal = jax.nn.one_hot(face, 3, dtype=point.dtype) * sign
+    on_face = point + face_normal * to_faces[face]
+    return (
+        jnp.where(inside, on_face, clipped),
+        jnp.where(inside, face_normal, outward),
+        jnp.where(inside, -to_faces[face], distance),
+    )
+
+
+def transform_point(H: jax.Array, point: jax.Array) -> jax.Array:
+    """``H (4, 4)`` applied to ``point (3,)``."""
+    return H[:3, :3] @ point + H[:3, 3]
+
+
+def to_frame(H: jax.Array, point: jax.Array) -> jax.Array:
+    """``point (3,)`` (world) in the frame whose world pose is ``H (4, 4)``."""
+    return H[:3, :3].T @ (point - H[:3, 3])

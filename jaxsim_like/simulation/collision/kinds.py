@@ -1,0 +1,38 @@
+"""The pair kinds of the narrow phase: their names, kernels and fixed number of contact slots."""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from ...dynamics.tree import BOX, CAPSULE, SPHERE
+from .box import box_box, capsule_box, sphere_box
+from .points import point_shape
+from .round import capsule_capsule, sphere_capsule, sphere_sphere
+
+SOLID = (SPHERE, CAPSULE, BOX)
+"""The shape kinds with a shape-shape narrow phase, in pair order (a pair's first shape comes first here)."""
+
+POINTS = "point-shape"
+
+
+class Kind(NamedTuple):
+    """A pair kind: its ``kernel`` and the ``slots`` it fills per pair."""
+
+    kernel: Callable
+    slots: int
+
+
+KINDS: dict[str, Kind] = {
+    "sphere-sphere": Kind(sphere_sphere, 1),
+    "sphere-capsule": Kind(sphere_capsule, 1),
+    "capsule-capsule": Kind(capsule_capsule, 2),
+    "sphere-box": Kind(sphere_box, 1),
+    "capsule-box": Kind(capsule_box, 3),
+    "box-box": Kind(box_box, 33),
+    POINTS: Kind(point_shape, 1),
+}
+
+
+def solid_kind(first: str, second: str) -> str:
+    """The name of the pair kind of two solid shapes given in pair order."""
+    return f"{first}-{second}"

@@ -1,0 +1,24 @@
+"""The result of a narrow phase: a fixed number of contact slots per pair."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class Slots(NamedTuple):
+    """``k`` contact slots of one pair (world axes): ``position (k, 3)`` [m] midway between the two
+    surfaces, unit ``normal (k, 3)`` from the second shape (b) towards the first (a), ``depth (k,)``
+    [m] (positive when penetrating) and ``valid (k,)`` (the slot holds a contact candidate)."""
+
+    position: jax.Array
+    normal: jax.Array
+    depth: jax.Array
+    valid: jax.Array
+
+
+def stack(slots: list[Slots]) -> Slots:
+    """One :class:`Slots` of the slots of several (each with a leading axis), in order."""
+    return Slots(*(jnp.concatenate(parts, axis=0) for parts in zip(*slots)))

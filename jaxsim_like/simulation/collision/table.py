@@ -1,0 +1,232 @@
+"""The static pair table of a world: which shapes and points of which links may touch.
+
+Candidates, built once in numpy from the models' structure (and their concrete collision
+geometry, read once to tell which collidable points sample a solid shape):
+
+- every link of a model against every link of every other model; within a model only when its
+  self-collisions are on, skipping a link and itself, parent and child links, and the pairs the
+  SRDF disables (by the description links the shapes and points came from, as
+  :func:`..self_collision.collision_pairs` does);
+- for such a pair of links, every pair of their solid shapes with a shape-shape narrow phase
+  (spheres, capsules, boxes: :data:`.kinds.SOLID`), and every collidable point of one link
+  against every solid shape of the other (cylinders included) unless the point lies on a solid
+  shape of its own link that already meets that shape (a box corner does not meet a box as a
+  point; it does meet a cylinder). Meshes, cylinders, ellipsoids and the like thus touch solid
+  shapes through their points; points never touch points.
+
+Each pair kind keeps at most a static budget of candidates per call (the nearest by their
+bounding spheres): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Mapping, Sequence
+
+import jax
+import numpy as np
+
+from ...dynamics.model import Model
+from ...dynamics.tree import BOX
+from .kinds import KINDS, POINTS, SOLID, solid_kind
+from .points import KIND_CODES
+
+DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 1024}
+"""Pairs kept per kind by default: all of them up to these counts, the nearest ones beyond."""
+
+_ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a solid shape's surface samples it
+
+
+@dataclasses.dataclass(frozen=True)
+class PairGroup:
+    """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices (the
+    point-shape kind: global point index, then shape index); ``keep`` of them are tested per call."""
+
+    kind: str
+    first: tuple[int, ...]
+    second: tuple[int, ...]
+    keep: int
+
+    @property
+    def candidates(self) -> int:
+        return len(self.first)
+
+    @property
+    def slots(self) -> int:
+        """Contact slots this group fills: ``keep`` times the kind's slots per pair."""
+        return self.keep * KINDS[self.kind].slots
+
+
+@functools.partial(jax.tree_util.register_dataclass, data_fields=[], meta_fields=[
+    "link_offsets", "shape_offsets", "point_offsets", "shape_link", "point_link", "shape_code", "groups"])
+@dataclasses.dataclass(frozen=True)
+class CollisionTable:
+    """The static pair table of a world of models (a pytree without leaves: hashable, never traced).
+
+    Global numbering: link ``l`` of model ``m`` is ``link_offsets[m] + l``; shapes and collidable
+    points likewise with ``shape_offsets`` and ``point_offsets``. ``shape_link`` and ``point_link``
+    give the global link of each global shape and point, ``shape_code`` each shape's kind code
+    (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order.
+    """
+
+    link_offsets: tuple[int, ...]
+    shape_offsets: tuple[int, ...]
+    point_offsets: tuple[int, ...]
+    shape_link: tuple[int, ...]
+    point_link: tuple[int, ...]
+    shape_code: tuple[int, ...]
+    groups: tuple[PairGroup, ...]
+
+    @property
+    def size(self) -> int:
+        """``C``: the number of contact slots :func:`.collide` returns."""
+        return sum(group.slots for group in self.groups)
+
+    @staticmethod
+    def build(
+        models: Sequence[Model],
+        *,
+        self_collision: Sequence[bool] | None = None,
+        srdf: Sequence[Any | None] | None = None,
+        budget: int | Mapping[str, int] | None = None,
+    ) -> "CollisionTable":
+        """The table of ``models`` (concrete, not traced). ``self_collision[m]`` turns on the pairs
+        within model ``m`` (default off); ``srdf[m]`` disables pairs of model ``m`` (default: the
+        SRDF loaded with it); ``budget`` caps the pairs tested per call, one count for every kind
+        or a mapping from kind name (:data:`.kinds.KINDS`) to count (the rest at :data:`DEFAULT_BUDGET`)."""
+        models = tuple(models)
+        count = len(models)
+        self_collision = (False,) * count if self_collision is None else tuple(bool(x) for x in self_collision)
+        srdf = (None,) * count if srdf is None else tuple(srdf)
+        if len(self_collision) != count or len(srdf) != count:
+            raise ValueError(
+                f"self_collision and srdf need one entry per model ({count}); got {len(self_collision)} and {len(srdf)}"
+            )
+        budgets = _budgets(budget)
+        semantics = [model.srdf if s is None else s for model, s in zip(models, srdf)]
+        link_offsets = _offsets(model.number_of_links for model in models)
+        shape_offsets = _offsets(len(model.shape_kind) for model in models)
+        point_offsets = _offsets(len(model.point_link) for model in models)
+        links = [_LinkGeometry.of(model, m, shape_offsets[m], point_offsets[m]) for m, model in enumerate(models)]
+        pairs: dict[str, tuple[list[int], list[int]]] = {name: ([], []) for name in KINDS}
+        flat = [(m, l) for m, model in enumerate(models) for l in range(model.number_of_links)]
+        for i, (m_a, l_a) in enumerate(flat):
+            for m_b, l_b in flat[i + 1 :]:
+                if m_a == m_b and not (self_collision[m_a] and _apart(models[m_a], l_a, l_b)):
+                    continue
+                disabled = _disabled(semantics[m_a]) if m_a == m_b else _never
+                _link_pairs(links[m_a], l_a, links[m_b], l_b, disabled, pairs)
+        groups = tuple(
+            PairGroup(name, tuple(first), tuple(second), min(len(first), budgets[name]))
+            for name, (first, second) in pairs.items()
+            if first
+        )
+        return CollisionTable(
+            link_offsets=link_offsets[:-1],
+            shape_offsets=shape_offsets[:-1],
+            point_offsets=point_offsets[:-1],
+            shape_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.shape_link),
+            point_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.point_link),
+            shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
+            groups=groups,
+        )
+
+
+def _budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
+    if budget is None:
+        return dict(DEFAULT_BUDGET)
+    if isinstance(budget, Mapping):
+        unknown = set(budget) - set(KINDS)
+        if unknown:
+            raise ValueError(f"budget names unknown pair kinds {sorted(unknown)}; the kinds are {list(KINDS)}")
+        values = {**DEFAULT_BUDGET, **budget}
+    else:
+        values = {name: budget for name in KINDS}
+    for name, value in values.items():
+        if not (isinstance(value, (int, np.integer)) and value >= 1):
+            raise ValueError(f"budget of {name!r} must be an integer >= 1, got {value!r}")
+    return {name: int(value) for name, value in values.items()}
+
+
+def _offsets(sizes) -> tuple[int, ...]:
+    return tuple(int(x) for x in np.concatenate([[0], np.cumsum(list(sizes), dtype=int)]))
+
+
+def _apart(model: Model, a: int, b: int) -> bool:
+    """Links ``a`` and ``b`` are neither one link nor parent and child."""
+    return a != b and model.parent[a] != b and model.parent[b] != a
+
+
+def _never(source_a: str, source_b: str) -> bool:
+    return False
+
+
+def _disabled(srdf: Any):
+    if srdf is None:
+        return _never
+    return srdf.collision_disabled
+
+
+@dataclasses.dataclass(frozen=True)
+class _LinkGeometry:
+    """Per link of one model: its shapes ``(global index, kind, source)`` and points
+    ``(global index, source, kinds of the solid shapes of its own link it samples)``."""
+
+    shapes: list[list[tuple[int, str, str]]]
+    points: list[list[tuple[int, str, frozenset[str]]]]
+
+    @staticmethod
+    def of(model: Model, m: int, shape_offset: int, point_offset: int) -> "_LinkGeometry":
+        try:
+            transforms, sizes = np.asarray(model.shape_transform), np.asarray(model.shape_size)
+            points = np.asarray(model.collidable_points)
+        except jax.errors.TracerArrayConversionError:
+            raise ValueError(f"CollisionTable.build needs concrete models; model {m} ({model.name!r}) is traced") from None
+        shapes: list[list[tuple[int, str, str]]] = [[] for _ in range(model.number_of_links)]
+        for s, (link, kind, source) in enumerate(zip(model.shape_link, model.shape_kind, model.shape_source)):
+            shapes[link].append((shape_offset + s, kind, source))
+        per_link: list[list[tuple[int, str, frozenset[str]]]] = [[] for _ in range(model.number_of_links)]
+        for p, (link, source) in enumerate(zip(model.point_link, model.point_source)):
+            sampled = frozenset(
+                model.shape_kind[s]
+                for s in range(len(model.shape_kind))
+                if model.shape_link[s] == link and model.shape_kind[s] in SOLID
+                and _on_surface(points[p], model.shape_kind[s], transforms[s], sizes[s])
+            )
+            per_link[link].append((point_offset + p, source, sampled))
+        return _LinkGeometry(shapes, per_link)
+
+
+def _on_surface(point: np.ndarray, kind: str, L_H_S: np.ndarray, size: np.ndarray) -> bool:
+    """``point (3,)`` (link frame) lies on the surface of the solid shape (numpy)."""
+    p = L_H_S[:3, :3].T @ (point - L_H_S[:3, 3])
+    if kind == BOX:
+        outside = np.linalg.norm(np.maximum(np.abs(p) - size, 0.0))
+        distance = outside if outside > 0 else -np.min(size - np.abs(p))
+    else:
+        distance = np.linalg.norm(p - np.array([0.0, 0.0, np.clip(p[2], -size[1], size[1])])) - size[0]
+    return abs(distance) <= _ON_SURFACE * (1.0 + np.max(size))
+
+
+def _link_pairs(
+    geometry_a: _LinkGeometry, a: int, geometry_b: _LinkGeometry, b: int, disabled, pairs: dict[str, tuple[list[int], list[int]]]
+) -> None:
+    """Append the candidate pairs of links ``a`` (of ``geometry_a``) and ``b`` to ``pairs``."""
+    rank = {kind: r for r, kind in enumerate(SOLID)}
+    for s_a, kind_a, source_a in geometry_a.shapes[a]:
+        for s_b, kind_b, source_b in geometry_b.shapes[b]:
+            if kind_a not in rank or kind_b not in rank or disabled(source_a, source_b):
+                continue
+            first, second = ((s_a, kind_a), (s_b, kind_b)) if rank[kind_a] <= rank[kind_b] else ((s_b, kind_b), (s_a, kind_a))
+            group = pairs[solid_kind(first[1], second[1])]
+            group[0].append(first[0])
+            group[1].append(second[0])
+    for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
+        for p, source_p, sampled in points:
+            for s, kind, source_s in shapes:
+                meets = kind in SOLID and bool(sampled)
+                if meets or disabled(source_p, source_s):
+                    continue
+                pairs[POINTS][0].append(p)
+                pairs[POINTS][1].append(s)

@@ -1,0 +1,196 @@
+"""The narrow phases of the collision module against analytic geometry, one jitted kernel per pair
+kind: depth, normal (from b towards a), position (midway between the surfaces), the edge cases
+(a centre inside a box, parallel and crossing capsules, stacked boxes with aligned edges, boxes
+turned 45 degrees, coincident centres) and finite gradients there."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from collision_worlds import FAST_COMPILE, rotation
+
+from jaxsim_like.simulation.collision import KINDS
+from jaxsim_like.simulation.collision.points import KIND_CODES
+
+KERNELS = {name: jax.jit(kind.kernel, compiler_options=FAST_COMPILE) for name, kind in KINDS.items()}
+BALL, ROD, CUBE = np.array([0.1, 0.0, 0.0]), np.array([0.05, 0.2, 0.0]), np.array([0.1, 0.1, 0.1])
+UP = np.array([0.0, 0.0, 1.0])
+
+
+def H(position=(0.0, 0.0, 0.0), R=np.eye(3)) -> np.ndarray:
+    pose = np.eye(4)
+    pose[:3, :3], pose[:3, 3] = R, position
+    return pose
+
+
+def contacts(kind: str, *args) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions, normals and depths of the slots of one pair that hold a penetrating contact."""
+    slots = KERNELS[kind](*args)
+    assert all(np.isfinite(np.asarray(x)).all() for x in slots[:3])
+    assert slots.depth.shape == (KINDS[kind].slots,)
+    keep = np.asarray(slots.valid) & (np.asarray(slots.depth) > 0)
+    return np.asarray(slots.position)[keep], np.asarray(slots.normal)[keep], np.asarray(slots.depth)[keep]
+
+
+def rows(points) -> list[tuple[float, ...]]:
+    """Points as sorted rounded tuples, to compare sets of contacts."""
+    return sorted(tuple(np.round(p, 9) + 0.0) for p in np.atleast_2d(points))
+
+
+def test_spheres_touch_along_the_line_of_centres():
+    direction = np.array([1.0, 2.0, 2.0]) / 3
+    position, normal, depth = contacts("sphere-sphere", H(0.15 * direction), BALL, H(), BALL * 0.5)
+    np.testing.assert_allclose(normal, [direction], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.1 + 0.05 - 0.15], atol=1e-12)
+    np.testing.assert_allclose(position, [0.5 * ((0.15 - 0.1) + 0.05) * direction], atol=1e-12)
+
+
+def test_a_sphere_on_a_capsule_touches_the_nearest_point_of_its_segment():
+    R = rotation("y", np.pi / 2)  # the capsule along x
+    position, normal, depth = contacts("sphere-capsule", H((0.15, 0.0, 0.14)), BALL, H(R=R), ROD)
+    np.testing.assert_allclose(normal, [UP], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.01], atol=1e-12)
+    np.testing.assert_allclose(position, [(0.15, 0.0, 0.045)], atol=1e-12)
+    beyond = contacts("sphere-capsule", H((0.3, 0.0, 0.0)), BALL, H(R=R), ROD)  # past the segment's end
+    np.testing.assert_allclose(beyond[1], [(1.0, 0.0, 0.0)], atol=1e-12)
+    np.testing.assert_allclose(beyond[2], [0.05], atol=1e-12)
+
+
+def test_parallel_capsules_side_by_side_touch_at_both_ends_of_their_overlap():
+    R = rotation("y", np.pi / 2)
+    position, normal, depth = contacts("capsule-capsule", H((0.1, 0.0, 0.098), R), ROD, H(R=R), ROD)
+    np.testing.assert_allclose(normal, [UP, UP], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.002, 0.002], atol=1e-12)
+    assert rows(position) == rows([(-0.1, 0.0, 0.049), (0.2, 0.0, 0.049)])
+
+
+def test_crossing_capsules_touch_once():
+    position, normal, depth = contacts(
+        "capsule-capsule", H((0.05, 0.02, 0.099), rotation("y", np.pi / 2)), ROD, H(R=rotation("x", np.pi / 2)), ROD
+    )
+    np.testing.assert_allclose(normal, [UP], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.001], atol=1e-12)
+    np.testing.assert_allclose(position, [(0.0, 0.02, 0.0495)], atol=1e-12)
+
+
+def test_a_sphere_on_a_box_face_edge_and_inside():
+    position, normal, depth = contacts("sphere-box", H((0.03, -0.02, 0.19)), BALL, H(), CUBE)
+    np.testing.assert_allclose(normal, [UP], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.01], atol=1e-12)
+    np.testing.assert_allclose(position, [(0.03, -0.02, 0.095)], atol=1e-12)
+    corner = np.array([0.1, 0.1, 0.1])
+    direction = np.array([1.0, 1.0, 1.0]) / np.sqrt(3)
+    _, normal, depth = contacts("sphere-box", H(corner + 0.08 * direction), BALL, H(), CUBE)
+    np.testing.assert_allclose(normal, [direction], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.02], atol=1e-12)
+    # The centre inside the box: pushed out through the nearest face, as deep as the radius plus
+    # the centre's distance to that face.
+    position, normal, depth = contacts("sphere-box", H((0.02, 0.07, -0.01)), BALL, H(), CUBE)
+    np.testing.assert_allclose(normal, [(0.0, 1.0, 0.0)], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.1 + 0.03], atol=1e-12)
+    np.testing.assert_allclose(position, [(0.02, 0.5 * (0.07 - 0.1 + 0.1), -0.01)], atol=1e-12)
+
+
+def test_a_capsule_lying_on_and_across_a_box_rests_on_two_points():
+    R = rotation("y", np.pi / 2)
+    lying = contacts("capsule-box", H((0.0, 0.0, 0.248), R), ROD, H(), 2 * CUBE)  # shorter than the box
+    np.testing.assert_allclose(lying[2], [0.002] * 2, atol=1e-12)
+    assert rows(lying[0]) == rows([(-0.2, 0.0, 0.199), (0.2, 0.0, 0.199)])
+    across = contacts("capsule-box", H((0.0, 0.05, 0.148), R), ROD, H(), np.array([0.05, 0.2, 0.1]))
+    assert rows(across[0]) == rows([(-0.05, 0.05, 0.099), (0.05, 0.05, 0.099)])
+    np.testing.assert_allclose(across[1], [UP] * 2, atol=1e-12)
+    end = np.array([0.05, 0.0, 0.148])  # the lower end on the top face, 45 degrees up and away
+    tilted = contacts("capsule-box", H(end + 0.2 * np.array([1, 0, 1]) / np.sqrt(2), rotation("y", np.pi / 4)), ROD, H(), CUBE)
+    np.testing.assert_allclose(tilted[2], [0.002], atol=1e-12)
+    np.testing.assert_allclose(tilted[0], [end - (0, 0, 0.049)], atol=1e-12)
+
+
+def test_boxes_stacked_with_aligned_edges_touch_at_four_corners():
+    position, normal, depth = contacts("box-box", H((0.0, 0.0, 0.199)), CUBE, H(), CUBE)
+    np.testing.assert_allclose(normal, [UP] * 4, atol=1e-12)
+    np.testing.assert_allclose(depth, [0.001] * 4, atol=1e-12)
+    assert rows(position) == rows([(x, y, 0.0995) for x in (-0.1, 0.1) for y in (-0.1, 0.1)])
+    # A small box on a large one, and a large one on a small one: the small box's corners.
+    small = contacts("box-box", H((0.1, 0.1, 0.248)), 0.5 * CUBE, H(), 2 * CUBE)
+    assert rows(small[0]) == rows([(0.1 + x, 0.1 + y, 0.199) for x in (-0.05, 0.05) for y in (-0.05, 0.05)])
+    large = contacts("box-box", H((0.0, 0.0, 0.248)), 2 * CUBE, H((0.1, 0.0, 0.0)), 0.5 * CUBE)
+    assert rows(large[0]) == rows([(0.1 + x, y, 0.049) for x in (-0.05, 0.05) for y in (-0.05, 0.05)])
+    np.testing.assert_allclose(large[2], [0.002] * 4, atol=1e-12)
+
+
+def test_a_box_turned_45_degrees_on_a_box():
+    R = rotation("z", np.pi / 4)
+    small = contacts("box-box", H((0.0, 0.0, 0.149), R), 0.5 * CUBE, H(), CUBE)
+    r = 0.05 * np.sqrt(2)
+    assert rows(small[0]) == rows([(r, 0, 0.0995), (-r, 0, 0.0995), (0, r, 0.0995), (0, -r, 0.0995)])
+    same = contacts("box-box", H((0.0, 0.0, 0.199), R), CUBE, H(), CUBE)  # the octagon where the faces overlap
+    t = 0.1 * (np.sqrt(2) - 1)
+    octagon = [(sx * 0.1, sy * t, 0.0995) for sx in (-1, 1) for sy in (-1, 1)] + [(sy * t, sx * 0.1, 0.0995) for sx in (-1, 1) for sy in (-1, 1)]
+    assert rows(same[0]) == rows(octagon)
+    np.testing.assert_allclose(same[2], [0.001] * 8, atol=1e-12)
+
+
+def test_crossed_edges_touch_at_one_point():
+    top, bottom = rotation("x", np.pi / 4), rotation("y", np.pi / 4)  # edges along x over edges along y
+    height = 2 * 0.1 * np.sqrt(2) - 0.003
+    position, normal, depth = contacts("box-box", H((0.0, 0.0, height), top), CUBE, H(R=bottom), CUBE)
+    np.testing.assert_allclose(normal, [UP], atol=1e-12)
+    np.testing.assert_allclose(depth, [0.003], atol=1e-12)
+    np.testing.assert_allclose(position, [(0.0, 0.0, 0.1 * np.sqrt(2) - 0.0015)], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kind", "size", "point", "normal", "depth"),
+    [
+        ("sphere", BALL, (0.0, 0.06, 0.08), (0.0, 0.6, 0.8), 0.0),
+        ("capsule", ROD, (0.0, 0.03, 0.1), (0.0, 1.0, 0.0), 0.02),
+        ("box", CUBE, (0.09, 0.05, 0.0), (1.0, 0.0, 0.0), 0.01),
+        ("box", CUBE, (0.13, 0.14, 0.0), (0.6, 0.8, 0.0), -0.05),
+        ("cylinder", np.array([0.1, 0.15, 0.0]), (0.0, 0.05, 0.14), (0.0, 0.0, 1.0), 0.01),
+        ("cylinder", np.array([0.1, 0.15, 0.0]), (0.0, 0.08, 0.0), (0.0, 1.0, 0.0), 0.02),
+        ("cylinder", np.array([0.1, 0.15, 0.0]), (0.13, 0.0, -0.19), (0.6, 0.0, -0.8), -0.05),
+    ],
+)
+def test_points_against_every_shape(kind, size, point, normal, depth):
+    R, centre = rotation("z", 0.3), np.array([0.2, -0.1, 0.4])
+    slots = KERNELS["point-shape"](R @ np.asarray(point) + centre, KIND_CODES[kind], H(centre, R), size)
+    np.testing.assert_allclose(slots.normal, [R @ np.asarray(normal)], atol=1e-12)
+    np.testing.assert_allclose(slots.depth, [depth], atol=1e-12)
+    np.testing.assert_allclose(slots.position, [R @ (np.asarray(point) + 0.5 * depth * np.asarray(normal)) + centre], atol=1e-12)
+
+
+def _depth_sum(kind):
+    """A jitted weighted sum of the depths of valid slots and of all positions, as a function of the
+    position of shape a (rotations and sizes are arguments: one compilation per kind)."""
+    kernel = KINDS[kind].kernel
+
+    def total(position, R_a, R_b, size_a, size_b):
+        pose_a = jnp.eye(4).at[:3, :3].set(R_a).at[:3, 3].set(position)
+        slots = kernel(pose_a, size_a, jnp.eye(4).at[:3, :3].set(R_b), size_b)
+        weights = jnp.arange(1.0, slots.depth.shape[0] + 1)
+        return jnp.sum(jnp.where(slots.valid, weights * slots.depth, 0.0)) + jnp.sum(weights[:, None] * slots.position)
+
+    return jax.jit(total, compiler_options=FAST_COMPILE), jax.jit(jax.grad(total), compiler_options=FAST_COMPILE)
+
+
+@pytest.mark.parametrize(
+    ("kind", "size_a", "size_b", "R_a", "R_b", "at"),
+    [
+        ("sphere-sphere", BALL, BALL, np.eye(3), np.eye(3), (0.03, 0.02, 0.15)),
+        ("sphere-capsule", BALL, ROD, np.eye(3), rotation("x", 0.4), (0.03, 0.02, 0.12)),
+        ("sphere-box", BALL, CUBE, np.eye(3), rotation("z", 0.2), (0.13, 0.05, 0.12)),
+        ("capsule-capsule", ROD, ROD, rotation("y", 1.2), rotation("x", 1.5), (0.03, 0.02, 0.09)),
+        ("capsule-box", ROD, CUBE, rotation("y", 1.2), rotation("z", 0.3), (0.03, 0.02, 0.2)),
+        ("box-box", CUBE, CUBE, rotation("z", 0.4), np.eye(3), (0.03, 0.02, 0.195)),
+    ],
+)
+def test_gradients_match_finite_differences_and_are_finite_at_coincident_centres(kind, size_a, size_b, R_a, R_b, at):
+    total, gradient = _depth_sum(kind)
+    at = jnp.asarray(at)
+    step = 1e-6
+    numeric = [(total(at + step * e, R_a, R_b, size_a, size_b) - total(at - step * e, R_a, R_b, size_a, size_b)) / (2 * step) for e in np.eye(3)]
+    np.testing.assert_allclose(gradient(at, R_a, R_b, size_a, size_b), numeric, rtol=1e-6, atol=1e-7)
+    for R in (R_b, np.eye(3)):  # coincident centres, turned or aligned (parallel capsules)
+        assert np.isfinite(np.asarray(gradient(jnp.zeros(3), R, R, size_a, size_b))).all()

@@ -1,0 +1,155 @@
+"""The pair table of a world, the broad-phase cull and `collide` end to end: candidates between
+models and within a model (compared with the self-collision pairs on the humanoid and its SRDF),
+the budget keeps the nearest pairs, jit(vmap) over poses, gradients through collide and the forces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from collision_worlds import FAST_COMPILE, body, pose, rotation
+
+import jaxsim_like as js
+from jaxsim_like.simulation import ContactParams
+from jaxsim_like.simulation.collision import CollisionTable, collide, link_wrenches, pair_forces, relative_velocity
+from jaxsim_like.simulation.self_collision import collision_pairs
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+COLLIDE = jax.jit(collide, compiler_options=FAST_COMPILE)
+
+
+@pytest.fixture(scope="module")
+def objects():
+    return [body(name) for name in ("ball", "cube", "rod", "can")]
+
+
+def named_pairs(table, kind):
+    (group,) = [g for g in table.groups if g.kind == kind]
+    return list(zip(group.first, group.second))
+
+
+def test_every_link_of_different_models_is_a_candidate(objects):
+    table = CollisionTable.build(objects)
+    assert table.link_offsets == (0, 1, 2, 3) and table.shape_offsets == (0, 1, 2, 3)
+    kinds = {g.kind: g.candidates for g in table.groups}
+    # Solid shapes meet shapes; the cylinder meets them through points, both ways.
+    can_points, others = 16, 12 + 8 + 28
+    assert kinds == {"sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "point-shape": 3 * can_points + others}
+    assert named_pairs(table, "sphere-box") == [(0, 1)] and named_pairs(table, "capsule-box") == [(2, 1)]
+    assert CollisionTable.build(objects[:1] * 2).groups[0].kind == "sphere-sphere"
+    assert CollisionTable.build(objects[:1]).groups == ()
+    assert table.size == 1 + 1 + 3 + 3 * can_points + others
+
+
+def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
+    model = js.load_model(ASSETS / "humanoid.urdf", srdf=ASSETS / "humanoid.srdf")
+    assert not CollisionTable.build([model]).groups  # self-collision off
+    table = CollisionTable.build([model], self_collision=[True], budget=10_000)
+    srdf = model.srdf
+    point_link, shape_link = np.asarray(model.point_link), np.asarray(model.shape_link)
+    # Points of a link's solid shapes meet other solid shapes shape-to-shape; every other point
+    # pair of the self-collision table remains (cylinders are met by every point).
+    solid = {"sphere", "box", "capsule"}
+    W_H_S = np.asarray(model.shape_transform)
+    sampled = np.array([
+        any(model.shape_kind[s] in solid and shape_link[s] == point_link[p] for s in range(len(shape_link)))
+        and _on_a_solid(model, p, W_H_S)
+        for p in range(len(point_link))
+    ])
+    expected = {(p, s) for p, s in collision_pairs(model, srdf) if model.shape_kind[s] == "cylinder" or not sampled[p]}
+    assert set(named_pairs(table, "point-shape")) == expected and len(expected) > 100
+    shapes = [g for g in table.groups if g.kind != "point-shape"]
+    found = {(a, b) for g in shapes for a, b in zip(g.first, g.second)}
+    parent = model.parent
+    for a, b in found:
+        la, lb = shape_link[a], shape_link[b]
+        assert la != lb and parent[la] != lb and parent[lb] != la
+        assert not srdf.collision_disabled(model.shape_source[a], model.shape_source[b])
+    solid_shapes = [s for s in range(len(shape_link)) if model.shape_kind[s] in solid]
+    allowed = {
+        frozenset((a, b)) for i, a in enumerate(solid_shapes) for b in solid_shapes[i + 1 :]
+        if shape_link[a] != shape_link[b] and parent[shape_link[a]] != shape_link[b] and parent[shape_link[b]] != shape_link[a]
+        and not srdf.collision_disabled(model.shape_source[a], model.shape_source[b])
+    }
+    assert {frozenset(p) for p in found} == allowed and allowed
+    unfiltered = CollisionTable.build([model], self_collision=[True], srdf=[_NoSrdf()], budget=10_000)
+    assert sum(g.candidates for g in unfiltered.groups) > sum(g.candidates for g in table.groups)
+
+
+class _NoSrdf:
+    def collision_disabled(self, a: str, b: str) -> bool:
+        return False
+
+
+def _on_a_solid(model, p, L_H_S) -> bool:
+    point = np.asarray(model.collidable_points)[p]
+    for s, (link, kind) in enumerate(zip(model.shape_link, model.shape_kind)):
+        if link != model.point_link[p] or kind not in ("sphere", "box", "capsule"):
+            continue
+        local = L_H_S[s, :3, :3].T @ (point - L_H_S[s, :3, 3])
+        size = np.asarray(model.shape_size)[s]
+        if kind == "box" and np.isclose(np.max(np.abs(local) / size), 1.0):
+            return True
+        if kind != "box" and np.isclose(np.linalg.norm(local - [0, 0, np.clip(local[2], -size[1], size[1])]), size[0]):
+            return True
+    return False
+
+
+def test_the_budget_keeps_the_nearest_pairs(objects):
+    ball = objects[0]
+    table = CollisionTable.build([ball] * 4, budget={"sphere-sphere": 2})
+    (group,) = table.groups
+    assert group.candidates == 6 and group.keep == 2 and table.size == 2
+    poses = [pose((0, 0, 0)), pose((0.19, 0, 0)), pose((5, 0, 0)), pose((0, 0.15, 0))]  # 0-1 and 0-3 touch
+    contacts = COLLIDE(table, [ball] * 4, [jnp.asarray(p) for p in poses])
+    assert sorted(zip(np.asarray(contacts.link_a).tolist(), np.asarray(contacts.link_b).tolist())) == [(0, 1), (0, 3)]
+    np.testing.assert_allclose(sorted(np.asarray(contacts.depth)), [0.01, 0.05], atol=1e-12)
+    assert np.asarray(contacts.active).all()
+    with pytest.raises(ValueError, match="budget names unknown pair kinds"):
+        CollisionTable.build([ball] * 2, budget={"ball-ball": 1})
+
+
+def world_poses(lift):
+    """A ball on a cube resting on a rod, a can whose top rim enters the cube's side: contacts
+    sphere-box, capsule-box and points of the can in the box, every pose lifted by ``lift (4,)`` [m]."""
+    R = rotation("y", np.pi / 2)
+    base = [pose((0.02, 0.01, 0.198)), pose((0, 0, 0)), pose((0, 0, -0.148), R), pose((0, 0.195, -0.1))]
+    return [jnp.asarray(p).at[0, 2, 3].add(lift[i]) for i, p in enumerate(base)]
+
+
+def test_collide_jits_and_vmaps_over_poses(objects):
+    table = CollisionTable.build(objects)
+    lifts = jnp.asarray(np.random.default_rng(0).uniform(-0.0008, 0.0008, (5, 4)))
+    batched = jax.jit(jax.vmap(lambda lift: collide(table, objects, world_poses(lift))), compiler_options=FAST_COMPILE)(lifts)
+    for k in (0, 4):
+        one = COLLIDE(table, objects, world_poses(lifts[k]))
+        for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(batched)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b)[k], atol=1e-12)
+    active = np.asarray(batched.active)
+    assert active.shape == (5, table.size) and active.sum(axis=1).min() >= 4
+    pairs = {(int(a), int(b)) for a, b in zip(np.asarray(batched.link_a)[0][active[0]], np.asarray(batched.link_b)[0][active[0]])}
+    assert pairs == {(0, 1), (2, 1), (3, 1)}
+    assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(batched))
+
+
+def test_gradients_through_collide_and_the_forces_match_finite_differences(objects):
+    table = CollisionTable.build(objects)
+    params = ContactParams.from_mass(1.0, max_penetration=0.002)
+    velocities = jnp.asarray(np.random.default_rng(1).normal(size=(4, 6))) * 0.1
+
+    def total_force(lift):
+        contacts = collide(table, objects, world_poses(lift))
+        forces = pair_forces(params, contacts, relative_velocity(contacts, velocities), 1e-3, 0.01)
+        wrenches = link_wrenches(contacts, forces.step_forces, 4)
+        return jnp.sum(wrenches[0]) + jnp.sum(wrenches[3] ** 2) + jnp.sum(forces.matrices[:, 2, 2])
+
+    value = jax.jit(total_force, compiler_options=FAST_COMPILE)
+    gradient = jax.jit(jax.grad(total_force), compiler_options=FAST_COMPILE)
+    lift = jnp.array([0.0005, 0.0, 0.0002, 0.0])
+    step = 1e-8
+    numeric = [(value(lift + step * e) - value(lift - step * e)) / (2 * step) for e in np.eye(4)]
+    np.testing.assert_allclose(gradient(lift), numeric, rtol=1e-5, atol=1e-3)
+    assert np.isfinite(np.asarray(gradient(jnp.zeros(4) - 0.2))).all()  # every object inside another
