@@ -22,8 +22,8 @@ import numpy as np
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from ..parsers.description import ModelDescription
-from ..simulation import SimulationParams, Terrain
-from . import control, engine, errors
+from ..simulation import ModelParams, Terrain, control, wrenches
+from . import engine, errors
 from .types import JointControlMode
 
 _GENERATIONS = itertools.count(1)
@@ -85,7 +85,7 @@ class ModelEntry:
         name: str,
         description: ModelDescription,
         model: Model,
-        params: SimulationParams | None,
+        params: ModelParams | None,
         dt: float,
         srdf: Any = None,
         step: int = 0,
@@ -115,8 +115,6 @@ class ModelEntry:
         self.pending: dict[str, Any] = {"joint_positions": {}, "joint_velocities": {}}
         self._wrenches: list[dict[str, Any]] = []
         self._inputs: engine.ModelInputs | None = None
-        self._params_for: Terrain | None = None
-        self._run_params: SimulationParams | None = None
         self.cache: dict[str, Any] = {}
 
     # ----- names and indices -------------------------------------------------------------
@@ -175,10 +173,10 @@ class ModelEntry:
             }
         return self.cache["last"]
 
-    def observation(self, terrain: Terrain, gravity: np.ndarray) -> engine.Observation:
+    def observation(self, terrain: Terrain) -> engine.Observation:
         """The :class:`~.engine.Observation` after the last run (computed once, as numpy arrays)."""
         if "observation" not in self.cache:
-            value = engine.observe(self.model, self.sim, self.layout, terrain, np.asarray(gravity))
+            value = engine.observe(self.model, self.sim, self.layout, terrain)
             self.cache["observation"] = engine.Observation(*(np.array(x) for x in jax.device_get(value)))
         return self.cache["observation"]
 
@@ -274,9 +272,8 @@ class ModelEntry:
         if not duration >= 0 or not math.isfinite(duration):
             raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
         steps = max(1, math.ceil(duration / self.dt - 1e-9))
-        away = self.features.offset_wrenches or bool(np.any(point != 0))
-        if not self.features.wrenches or away != self.features.offset_wrenches:
-            self.features = self.features._replace(wrenches=True, offset_wrenches=away)
+        if not self.features.wrenches:
+            self.features = self.features._replace(wrenches=True)
         self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})
         self.touch()
 
@@ -293,7 +290,7 @@ class ModelEntry:
             capacity = 4
             while capacity < len(self._wrenches):
                 capacity *= 2
-            slots = np.zeros((capacity, engine.WRENCH_COLUMNS))
+            slots = wrenches.timed_table(capacity)
             for slot, item in enumerate(self._wrenches):
                 slots[slot, :6], slots[slot, engine.POINT] = item["wrench"], item["point"]
                 slots[slot, engine.LINK], slots[slot, engine.STEPS] = item["link"], item["steps"]
@@ -301,16 +298,8 @@ class ModelEntry:
             self._inputs = jax.device_put(engine.ModelInputs(table=self.table.copy(), period=np.asarray(self.period), wrenches=slots))
         return self._inputs
 
-    def run_params(self, terrain: Terrain) -> SimulationParams:
-        """The simulation parameters with the world's terrain (rebuilt only when it changes)."""
-        if self._params_for is not terrain:
-            self._run_params = self.params.replace(terrain=terrain)
-            self._params_for = terrain
-        return self._run_params
-
-    def set_params(self, params: SimulationParams) -> None:
+    def set_params(self, params: ModelParams) -> None:
         self.params = params
-        self._params_for = None
 
     def apply_resets(self) -> bool:
         """Apply the pending resets to the state; True if there were any."""

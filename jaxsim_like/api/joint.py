@@ -15,7 +15,8 @@ import numpy as np
 
 from ..dynamics.model import JOINT_TYPE_CODES
 from ..dynamics.tree import PRISMATIC
-from . import control, errors
+from ..simulation import control
+from . import errors
 from .calls import scenario_methods
 from .entry import ModelEntry
 from .handle import Handle

@@ -25,30 +25,31 @@ if TYPE_CHECKING:
 
 def link_contacts(world: World, entry: ModelEntry, link: int) -> tuple[Contact, ...]:
     """The contacts of link ``link`` (empty when its contact detection is off): one per body it
-    touches (the ground or a static box), with every touching collidable point. The points are
-    point contacts: their torque is zero, and :meth:`Link.contact_wrench` adds the lever arms."""
+    touches (the ground, a static box, a link of another model or of its own), with every
+    touching point, its normal pointing into this link and the force on it. The points are point
+    contacts: their torque is zero, and :meth:`Link.contact_wrench` adds the lever arms."""
     if not entry.contacts_enabled[link]:
         return ()
     last = entry.last()
     touching = np.flatnonzero((np.asarray(entry.model.point_link) == link) & last["in_contact"])
-    if touching.size == 0:
-        return ()
-    element = world._observation(entry).element
-    names = world._terrain_names
-    body_a = f"{entry.name}::{entry.model.link_names[link]}"
-    points: dict[int, list[ContactPoint]] = {}
-    for point in touching:
-        points.setdefault(int(element[point]), []).append(
-            ContactPoint(
-                depth=last["penetration"][point],
-                force=last["contact_forces"][point],
-                normal=last["contact_normals"][point],
-                position=last["contact_positions"][point],
+    points: dict[str, list[ContactPoint]] = {}
+    if touching.size:
+        element = world._observation(entry).element
+        names = world._terrain_names
+        for point in touching:
+            e = int(element[point])
+            points.setdefault(names[e] if e < len(names) else "", []).append(
+                ContactPoint(
+                    depth=last["penetration"][point],
+                    force=last["contact_forces"][point],
+                    normal=last["contact_normals"][point],
+                    position=last["contact_positions"][point],
+                )
             )
-        )
-    return tuple(
-        Contact(body_a=body_a, body_b=names[e] if e < len(names) else "", points=points[e]) for e in sorted(points)
-    )
+    for other, point in world._link_pair_contacts(entry, link):
+        points.setdefault(other, []).append(point)
+    body_a = f"{entry.name}::{entry.model.link_names[link]}"
+    return tuple(Contact(body_a=body_a, body_b=name, points=found) for name, found in points.items())
 
 
 @scenario_methods

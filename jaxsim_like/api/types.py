@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..simulation.control import DEFAULT_GAINS, JointControlMode
+
 
 def vector(value: Any, size: int, name: str) -> np.ndarray:
     """``value`` as a float array of shape ``(size,)``; ValueError naming ``name`` otherwise."""
@@ -163,7 +165,7 @@ class PID:
 
 
 # ScenarIO's default joint PID (p, i, d) = (1, 0.1, 0.01), without limits.
-DEFAULT_PID = PID(1.0, 0.1, 0.01)
+DEFAULT_PID = PID(*DEFAULT_GAINS)
 
 
 @dataclass
@@ -220,18 +222,6 @@ class Contact:
 
     def __post_init__(self) -> None:
         self.points = tuple(self.points)
-
-
-class JointControlMode(enum.IntEnum):
-    """How a joint is actuated; the values are ScenarIO's."""
-
-    invalid = 0
-    idle = 1
-    force = 2
-    velocity = 3
-    velocity_follower_dart = 4
-    position = 5
-    position_interpolated = 6
 
 
 class JointType(enum.IntEnum):

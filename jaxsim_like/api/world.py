@@ -24,11 +24,13 @@ from ..loading import ContactSampling
 from ..parsers import find_sdf_file, parse_model, parse_srdf
 from ..parsers.description import ModelDescription
 from ..parsers.xml import looks_like_xml
-from ..simulation import ContactParams, SimulationParams
+from ..simulation import ContactParams, ModelParams, SimulationParams, WorldParams
+from ..simulation.collision import CollisionTable
+from ..simulation.world import WorldModel
 from . import engine, errors, scenery
 from .calls import scenario_methods
 from .entry import ModelEntry
-from .types import INTEGRATOR_OF_ENGINE, PhysicsEngine, Pose, as_tuple, unit_quaternion, vector
+from .types import INTEGRATOR_OF_ENGINE, ContactPoint, PhysicsEngine, Pose, as_tuple, unit_quaternion, vector
 from .utils import log
 
 if TYPE_CHECKING:
@@ -75,6 +77,11 @@ class World:
         self._terrain = None
         self._terrain_names: list[str] = [""]
         self._terrain_dirty = True
+        self._collision: CollisionTable | None = None
+        self._collision_key: tuple[int, ...] | None = None
+        self._slip_velocity = jnp.asarray(0.01)
+        self._device_step_size = jnp.asarray(float(simulator.step_size()))
+        self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
         self._valid = True
         for description in models:
             self._add(description, description.name, None)
@@ -228,7 +235,9 @@ class World:
     def _models_hint(self) -> str:
         return f"the models of world '{self._name}' are {list(self._entries)}"
 
-    def _params(self, model, self_collision: bool = False, srdf: Any = None) -> SimulationParams:
+    def _params(self, model, self_collision: bool = False, srdf: Any = None) -> ModelParams:
+        """The parameters of a dynamic model in this world (the world's own settings live in
+        :meth:`_world_model`)."""
         return SimulationParams.build(
             model,
             dt=self._simulator.step_size(),
@@ -239,7 +248,7 @@ class World:
             friction=self._contact["friction"],
             self_collision=self_collision,
             srdf=srdf,
-        )
+        ).model_params()
 
     def _rebuild_params(self, entry: ModelEntry) -> None:
         """Rebuild the simulation parameters of a dynamic model (its self-collisions and SRDF included)."""
@@ -293,10 +302,58 @@ class World:
         """After a change of structure: compute every observation now, so getters never compile."""
         terrain = self._terrain_now()
         for entry in self._entries.values():
-            entry.observation(terrain, self._gravity)
+            entry.observation(terrain)
 
     def _observation(self, entry: ModelEntry) -> engine.Observation:
-        return entry.observation(self._terrain_now(), self._gravity)
+        return entry.observation(self._terrain_now())
+
+    def _link_pair_contacts(self, entry: ModelEntry, link: int) -> list[tuple[str, ContactPoint]]:
+        """``(other body's scoped name, point)`` of the last step's contacts between link ``link``
+        of ``entry`` and other links, the normal pointing into this link, the force on it."""
+        if self._pairs is None or entry not in self._pairs[1]:
+            return []
+        packed, entries = self._pairs
+        if not isinstance(packed, np.ndarray):
+            packed = np.asarray(packed)
+            self._pairs = (packed, entries)
+        offsets = np.cumsum([0] + [e.model.number_of_links for e in entries])
+        owner = {id(e): k for k, e in enumerate(entries)}
+        this = offsets[owner[id(entry)]] + link
+        found = []
+        for row in packed[packed[:, engine.PAIR_ACTIVE] > 0.5]:
+            a, b = int(row[engine.LINK_A]), int(row[engine.LINK_B])
+            if this not in (a, b):
+                continue
+            sign, other = (1.0, b) if a == this else (-1.0, a)
+            k = int(np.searchsorted(offsets, other, side="right") - 1)
+            name = f"{entries[k].name}::{entries[k].model.link_names[other - offsets[k]]}"
+            point = ContactPoint(
+                depth=float(row[engine.PAIR_DEPTH]),
+                force=sign * row[engine.PAIR_FORCE],
+                normal=sign * row[engine.PAIR_NORMAL],
+                position=row[engine.PAIR_POSITION],
+            )
+            found.append((name, point))
+        return found
+
+    def _world_model(self, dynamic: list[ModelEntry], terrain) -> WorldModel:
+        """The functional world of the dynamic models: its collision table is built once per
+        set of models (entries and their generations)."""
+        key = tuple(entry.generation for entry in dynamic)
+        if self._collision_key != key:
+            self._collision = CollisionTable.build([entry.model for entry in dynamic])
+            self._collision_key = key
+        settings = WorldParams(
+            dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
+        )
+        return WorldModel(
+            models=tuple(entry.model for entry in dynamic),
+            model_params=tuple(entry.params for entry in dynamic),
+            params=settings,
+            slip_velocity=self._slip_velocity,
+            collision=self._collision,
+            exact_velocity=tuple(entry.features.exact_velocity for entry in dynamic),
+        )
 
     def _plugins_to_run(self) -> list[tuple[Callable, Any]]:
         return self._plugins + [plugin for entry in self._entries.values() for plugin in entry.plugins]
@@ -331,18 +388,17 @@ class World:
         if dynamic and steps:
             for entry in dynamic:
                 entry.cache.clear()  # no numpy view may hold a buffer that the run donates
-            sims = engine.run_world(
-                tuple(entry.model for entry in dynamic),
-                tuple(entry.run_params(terrain) for entry in dynamic),
+            sims, pairs = engine.run_world(
+                self._world_model(dynamic, terrain),
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
-                self._device_gravity,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
                 layouts=tuple(entry.layout for entry in dynamic),
             )
             for entry, sim in zip(dynamic, sims):
                 entry.finish_run(sim, steps)
+            self._pairs = (pairs, tuple(dynamic))
         self._step_count += steps
         if changed:
             self._refresh()

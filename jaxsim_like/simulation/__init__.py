@@ -2,7 +2,8 @@
 integrators, the step and rollouts (pure functions)."""
 
 from .contacts import ContactParams, contact_forces
-from .params import INTEGRATORS, SimulationParams
+from . import control, wrenches
+from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .self_collision import SelfCollision
 from .step import StepOutput, rollout, self_contacts, step
 from .terrain import Terrain, penetration
@@ -11,12 +12,16 @@ __all__ = [
     "INTEGRATORS",
     "ContactParams",
     "SelfCollision",
+    "ModelParams",
     "SimulationParams",
+    "WorldParams",
     "StepOutput",
     "Terrain",
     "contact_forces",
+    "control",
     "penetration",
     "rollout",
     "self_contacts",
     "step",
+    "wrenches",
 ]

@@ -26,6 +26,52 @@ Coulomb friction creeps at ``v_s atanh(load / F)``)."""
 
 
 @functools.partial(
+    jax.tree_util.register_dataclass, data_fields=["dt", "gravity", "terrain"], meta_fields=["integrator"]
+)
+@dataclasses.dataclass(frozen=True)
+class WorldParams:
+    """The settings a world shares: step size ``dt`` [s], ``gravity (3,)`` [m/s^2], the
+    ``terrain`` and the ``integrator`` (static; see :func:`~.step.step`)."""
+
+    dt: jax.Array
+    gravity: jax.Array
+    terrain: Terrain
+    integrator: str = "implicit_euler"
+
+    def replace(self, **changes: Any) -> "WorldParams":
+        """A copy with some fields changed (traced fields: no recompilation)."""
+        return dataclasses.replace(self, **changes)
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["contact", "contact_enabled", "limit_stiffness", "limit_damping", "friction_velocity", "self_collision"],
+    meta_fields=[],
+)
+@dataclasses.dataclass(frozen=True)
+class ModelParams:
+    """The settings of one model of a world: its contact law (with the terrain, and its side of
+    the contacts with other links), the per-link contact switch ``contact_enabled (N,)``, the
+    joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)`` and
+    its self-collision pairs (None: off); see :class:`SimulationParams`."""
+
+    contact: ContactParams
+    contact_enabled: jax.Array
+    limit_stiffness: jax.Array
+    limit_damping: jax.Array
+    friction_velocity: jax.Array
+    self_collision: SelfCollision | None = None
+
+    def replace(self, **changes: Any) -> "ModelParams":
+        """A copy with some fields changed (traced fields: no recompilation)."""
+        return dataclasses.replace(self, **changes)
+
+
+_WORLD_FIELDS = tuple(field.name for field in dataclasses.fields(WorldParams))
+_MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
+
+
+@functools.partial(
     jax.tree_util.register_dataclass,
     data_fields=[
         "dt",
@@ -134,6 +180,21 @@ class SimulationParams:
     def replace(self, **changes: Any) -> "SimulationParams":
         """A copy with some fields changed (traced fields: no recompilation)."""
         return dataclasses.replace(self, **changes)
+
+    def world_params(self) -> WorldParams:
+        """The world settings of these parameters (the world of one model)."""
+        return WorldParams(**{name: getattr(self, name) for name in _WORLD_FIELDS})
+
+    def model_params(self) -> ModelParams:
+        """The model settings of these parameters."""
+        return ModelParams(**{name: getattr(self, name) for name in _MODEL_FIELDS})
+
+    @staticmethod
+    def combine(world: WorldParams, model: ModelParams) -> "SimulationParams":
+        """The parameters of the world of one model."""
+        fields = {name: getattr(world, name) for name in _WORLD_FIELDS}
+        fields.update({name: getattr(model, name) for name in _MODEL_FIELDS})
+        return SimulationParams(**fields)
 
 
 def _joint_effective_inertia(model: Model) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +17,7 @@ from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from . import contacts, self_collision, terrain
 from .joint_effects import joint_effects
-from .params import INTEGRATORS, SimulationParams
+from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 
 
 class StepOutput(NamedTuple):
@@ -123,7 +123,7 @@ def _point_map(model: Model, dtype) -> jax.Array:
     return jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype=dtype)
 
 
-def _point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
+def point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
     """``X_p^T A_p X_p (P, 6, 6)`` with ``X_p = [I, -[p]x]``: the spatial matrix (world axes, about
     the origin) that a 3x3 ``A_p`` acting on the velocity of point ``p (P, 3)`` puts on its link."""
     P = spatial.skew(points)
@@ -149,26 +149,62 @@ def _moved_mass(model: Model) -> jax.Array:
     return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
 
 
-def _rates(
+class Prepared(NamedTuple):
+    """A model at the start of a step: its kinematics, its collidable points ``(P, 3)`` and their
+    velocities (internal frame ``G``: world axes, origin at the base, ``kin.origin``), the terrain
+    contacts (depth and normal per point; the explicit forces and deformation rate, or the
+    linearised :class:`.contacts.ImplicitContacts`), the external wrenches ``G_f (N, 6)`` known at
+    the start (terrain contacts, user wrenches, self-contacts), the terrain contacts' added link
+    inertias ``(N, 6, 6)`` (implicit step; else None) and the joint effects."""
+
+    kin: kin_module.Kinematics
+    points: jax.Array
+    velocities: jax.Array
+    depth: jax.Array
+    normal: jax.Array
+    enabled: jax.Array
+    forces: jax.Array
+    deformation_rate: jax.Array | None
+    linear: contacts.ImplicitContacts | None
+    W_f_ext: jax.Array
+    added_inertia: jax.Array | None
+    effects: Any
+
+
+class Solved(NamedTuple):
+    """A model's step solved: the state rates, the outputs, the velocity change ``G_dv (N, 6)``
+    of every link over the step (inertial, world axes about ``G``'s origin; zero with an explicit
+    integrator) and the external wrenches the step applied, ``G_f (N, 6)``."""
+
+    rates: "_Rates"
+    outputs: StepOutput
+    W_dv: jax.Array
+    W_f_applied: jax.Array
+
+
+def prepare(
     model: Model,
     state: State,
-    params: SimulationParams,
+    world: WorldParams,
+    params: ModelParams,
     commanded: jax.Array,
     link_wrenches: jax.Array | None,
     at_com: bool,
-    implicit: bool = False,
-) -> tuple[_Rates, StepOutput]:
-    """The time derivative of every state field and the step outputs at ``state``; ``implicit``:
-    the rates of a linearly implicit Euler step of ``params.dt`` (see :func:`step`)."""
+    implicit: bool,
+) -> Prepared:
+    """The :class:`Prepared` model at ``state`` under ``commanded`` joint torques ``(n,)`` and
+    user ``link_wrenches`` (see :func:`step`); ``implicit``: linearise the terrain contacts for a
+    linearly implicit Euler step of ``world.dt``."""
     kin = kin_module.kinematics(model, state)
     dtype = kin.W_H_L.dtype
-    dt = params.dt.astype(dtype)
+    dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     points = _point_positions(model, kin.W_H_L)
     velocities = _point_velocities(model, kin.W_v, points)
-    depth, normal = terrain.penetration(params.terrain, points + kin.origin)
+    depth, normal = terrain.penetration(world.terrain, points + kin.origin)
     enabled = params.contact_enabled[point_link]
     point_map = _point_map(model, dtype)
+    linear = added_inertia = deformation_rate = None
     if implicit:
         moved_mass = _moved_mass(model).astype(dtype)
         linear = contacts.implicit_contact_forces(
@@ -176,19 +212,18 @@ def _rates(
             lambda values: (point_map @ values) @ point_map,
         )
         forces = linear.step_forces
-        added_inertia = dt * _sum_per_link(model, _point_inertias(points, linear.matrices))
+        added_inertia = dt * _sum_per_link(model, point_inertias(points, linear.matrices))
     else:
         forces, deformation_rate = contacts.contact_forces(
             params.contact, depth, normal, velocities, state.contact_deformation, enabled
         )
-    W_f_contacts = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
-    W_f_ext = W_f_contacts + external_wrenches_inertial(model, kin, link_wrenches, at_com)
+    W_f_ext = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
+    W_f_ext = W_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
     if params.self_collision is not None:
         W_f_self, _, _ = self_collision.link_wrenches(
             model, params.self_collision, params.contact, kin.W_H_L, kin.W_v, points, velocities
         )
         W_f_ext = W_f_ext + W_f_self
-
     effects = joint_effects(
         model,
         state.joint_positions,
@@ -198,8 +233,30 @@ def _rates(
         limit_damping=params.limit_damping,
         friction_velocity=params.friction_velocity,
     )
-    gravity = params.gravity.astype(dtype)
+    return Prepared(kin, points, velocities, depth, normal, enabled, forces, deformation_rate, linear, W_f_ext, added_inertia, effects)
+def solve(
+    model: Model,
+    state: State,
+    world: WorldParams,
+    params: ModelParams,
+    prepared: Prepared,
+    implicit: bool,
+    pair_wrenches: jax.Array | None = None,
+    pair_inertia: jax.Array | None = None,
+) -> Solved:
+    """The rates and outputs of ``prepared`` (see :func:`step`), with the start-of-step wrenches
+    ``pair_wrenches G_f (N, 6)`` and, implicit, the added link inertias ``pair_inertia (N, 6, 6)``
+    of the contacts with other links (world axes, about ``G``'s origin), if any. The applied
+    wrenches of :class:`Solved` leave those out (the caller linearised them)."""
+    kin, effects = prepared.kin, prepared.effects
+    dtype = kin.W_H_L.dtype
+    dt = world.dt.astype(dtype)
+    point_link = np.asarray(model.point_link, dtype=int)
+    points, forces = prepared.points, prepared.forces
+    W_f_ext = prepared.W_f_ext if pair_wrenches is None else prepared.W_f_ext + pair_wrenches
+    gravity = world.gravity.astype(dtype)
     if implicit:
+        added_inertia = prepared.added_inertia if pair_inertia is None else prepared.added_inertia + pair_inertia
         tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
         armature = dt * (effects.damping + dt * effects.stiffness)
         W_a_B, qdd = articulated_body_accelerations(
@@ -207,15 +264,21 @@ def _rates(
         )
         W_dv = dt * (W_a_B + kin_module.ancestors_sum(model, kin.W_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, W_dv, points)
-        forces = forces - spatial.matvec(linear.matrices, dv_points, fused=False)
+        forces = forces - spatial.matvec(prepared.linear.matrices, dv_points, fused=False)
         deformation_next = contacts.implicit_deformation(
-            params.contact, linear, normal, state.contact_deformation, velocities + dv_points, dt
+            params.contact, prepared.linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
         )
         deformation_rate = (deformation_next - state.contact_deformation) / dt
         tau = tau_step - armature * qdd
+        W_f_applied = prepared.W_f_ext + _point_map(model, dtype) @ jnp.concatenate(
+            [forces - prepared.forces, jnp.cross(points, forces - prepared.forces)], axis=-1
+        )
     else:
         tau = effects.torques
         W_a_B, qdd = articulated_body_accelerations(model, kin, tau, W_f_ext, gravity)
+        W_dv = jnp.zeros_like(kin.W_v)
+        deformation_rate = prepared.deformation_rate
+        W_f_applied = prepared.W_f_ext
     W_H_B, W_v_B = kin.W_H_L[0], kin.W_v_B
     base_acceleration = rep.acceleration_from_inertial(W_a_B, W_H_B, W_v_B, state.velocity_representation, kin.origin)
     omega = W_v_B[3:]
@@ -227,11 +290,11 @@ def _rates(
     link_origins = kin.W_H_L[point_link, :3, 3]
     outputs = StepOutput(
         contact_positions=points + kin.origin,
-        contact_normals=normal,
-        penetration=jnp.maximum(depth, 0.0),
+        contact_normals=prepared.normal,
+        penetration=jnp.maximum(prepared.depth, 0.0),
         contact_forces=forces,
         contact_torques=jnp.cross(points - link_origins, forces),
-        in_contact=(depth > 0) & enabled,
+        in_contact=(prepared.depth > 0) & prepared.enabled,
         joint_torques=tau,
         base_acceleration=base_acceleration,
         joint_accelerations=qdd,
@@ -245,25 +308,39 @@ def _rates(
         joint_velocities=qdd,
         contact_deformation=deformation_rate,
     )
-    return rates, outputs
+    return Solved(rates, outputs, W_dv, W_f_applied)
 
 
-def _advance(state: State, rates: _Rates, dt: jax.Array) -> State:
+def _rates(
+    model: Model,
+    state: State,
+    params: SimulationParams,
+    commanded: jax.Array,
+    link_wrenches: jax.Array | None,
+    at_com: bool,
+    implicit: bool = False,
+) -> tuple[_Rates, StepOutput]:
+    """The time derivative of every state field and the step outputs at ``state``; ``implicit``:
+    the rates of a linearly implicit Euler step of ``params.dt`` (see :func:`step`)."""
+    world, model_params = params.world_params(), params.model_params()
+    prepared = prepare(model, state, world, model_params, commanded, link_wrenches, at_com, implicit)
+    solved = solve(model, state, world, model_params, prepared, implicit)
+    return solved.rates, solved.outputs
+
+
+def advance(state: State, rates: _Rates, dt: jax.Array) -> State:
     """``state + dt * rates`` field by field (the quaternion is renormalised by the kinematics)."""
     return state.replace(**{name: getattr(state, name) + dt * value for name, value in rates._asdict().items()})
 
 
-def _finite(state: State) -> jax.Array:
+def is_finite(state: State) -> jax.Array:
     """Whether every numeric field of ``state`` is finite (a scalar)."""
     leaves = jax.tree.leaves(state)
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in leaves]))
 
 
-def _euler(model, state, params, commanded, link_wrenches, at_com, implicit) -> tuple[State, StepOutput]:
-    """Semi-implicit Euler (velocities first, then positions from the new velocities), with the
-    rates of :func:`_rates`."""
-    rates, outputs = _rates(model, state, params, commanded, link_wrenches, at_com, implicit)
-    dt = params.dt
+def euler_advance(model: Model, state: State, rates: _Rates, dt: jax.Array) -> State:
+    """Semi-implicit Euler: the velocities first, then the positions from the new velocities."""
     base_velocity = state.base_velocity + dt * rates.base_velocity
     joint_velocities = state.joint_velocities + dt * rates.joint_velocities
     G_H_B, origin = kin_module.internal_base_pose(state)
@@ -273,7 +350,7 @@ def _euler(model, state, params, commanded, link_wrenches, at_com, implicit) -> 
         quaternion = spatial.integrate_quaternion(state.base_quaternion, G_v_B[3:], dt)
     else:
         position, quaternion = state.base_position, state.base_quaternion
-    next_state = state.replace(
+    return state.replace(
         base_position=position,
         base_quaternion=quaternion,
         base_velocity=base_velocity,
@@ -281,20 +358,26 @@ def _euler(model, state, params, commanded, link_wrenches, at_com, implicit) -> 
         joint_velocities=joint_velocities,
         contact_deformation=state.contact_deformation + dt * rates.contact_deformation,
     )
-    return next_state, outputs._replace(finite=_finite(next_state))
+
+
+def _euler(model, state, params, commanded, link_wrenches, at_com, implicit) -> tuple[State, StepOutput]:
+    """Semi-implicit Euler with the rates of :func:`_rates`."""
+    rates, outputs = _rates(model, state, params, commanded, link_wrenches, at_com, implicit)
+    next_state = euler_advance(model, state, rates, params.dt)
+    return next_state, outputs._replace(finite=is_finite(next_state))
 
 
 def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State, StepOutput]:
     dt = params.dt
     k1, outputs = _rates(model, state, params, commanded, link_wrenches, at_com)
-    k2, _ = _rates(model, _advance(state, k1, dt / 2), params, commanded, link_wrenches, at_com)
-    k3, _ = _rates(model, _advance(state, k2, dt / 2), params, commanded, link_wrenches, at_com)
-    k4, _ = _rates(model, _advance(state, k3, dt), params, commanded, link_wrenches, at_com)
+    k2, _ = _rates(model, advance(state, k1, dt / 2), params, commanded, link_wrenches, at_com)
+    k3, _ = _rates(model, advance(state, k2, dt / 2), params, commanded, link_wrenches, at_com)
+    k4, _ = _rates(model, advance(state, k3, dt), params, commanded, link_wrenches, at_com)
     combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1, k2, k3, k4)
-    next_state = _advance(state, combined, dt)
+    next_state = advance(state, combined, dt)
     next_state = next_state.replace(base_quaternion=spatial.normalize(next_state.base_quaternion))
     outputs = outputs._replace(
-        base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities, finite=_finite(next_state)
+        base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities, finite=is_finite(next_state)
     )
     return next_state, outputs
 

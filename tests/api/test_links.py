@@ -36,7 +36,7 @@ def test_a_world_force_acts_for_exactly_its_duration(make_world):
 
 
 def test_link_velocities_agree_with_finite_differences_of_poses(make_world):
-    sim, world = make_world((ARM, None, "arm7"), (FREE_BOX, api.Pose([0, 0, 1]), "box"))
+    sim, world = make_world((ARM, None, "arm7"), (FREE_BOX, api.Pose([3, 0, 1]), "box"))
     box, arm = world.get_model("box"), world.get_model("arm7")
     assert world.set_gravity([0, 0, 0]) and box.reset_base_world_velocity([0.3, -0.2, 0.5], [1.0, 2.0, 3.0])
     assert arm.set_joint_control_mode(api.JointControlMode.force)

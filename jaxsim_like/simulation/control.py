@@ -1,8 +1,8 @@
 """Joint controllers as pure ``jax.numpy`` functions over an explicit controller state.
 
 A model's controllers are configured by a *control table* ``(n, COLUMNS)``, one row per joint
-(the columns are the constants below), written by the object API between runs and read-only
-inside the jitted run. The :class:`ControllerState` evolves inside the run.
+(the columns are the constants below, the modes :class:`JointControlMode`): an input of the step,
+which the object API writes between runs. The :class:`ControllerState` evolves with the state.
 
 Each joint in a PID mode (position, position_interpolated, velocity) updates its PID when
 ``period`` seconds have passed since its last update (every physics step when the period is
@@ -23,13 +23,25 @@ Force joints apply their force target, idle joints zero. Every command is finall
 
 from __future__ import annotations
 
+import enum
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .types import DEFAULT_PID, JointControlMode
+
+class JointControlMode(enum.IntEnum):
+    """How a joint is actuated; the values are ScenarIO's."""
+
+    invalid = 0
+    idle = 1
+    force = 2
+    velocity = 3
+    velocity_follower_dart = 4
+    position = 5
+    position_interpolated = 6
+
 
 (
     MODE,
@@ -56,6 +68,9 @@ from .types import DEFAULT_PID, JointControlMode
 ) = range(21)
 COLUMNS = 21
 PID_COLUMNS = slice(KP, CMD_OFFSET + 1)
+DEFAULT_GAINS = (1.0, 0.1, 0.01, -np.inf, np.inf, -np.inf, np.inf, 0.0)
+"""ScenarIO's default joint PID: ``(p, i, d, i_min, i_max, cmd_min, cmd_max, cmd_offset)`` =
+``(1, 0.1, 0.01)`` without limits."""
 
 _IDLE = int(JointControlMode.idle)
 _FORCE = int(JointControlMode.force)
@@ -64,13 +79,13 @@ _POSITION = int(JointControlMode.position)
 _INTERPOLATED = int(JointControlMode.position_interpolated)
 
 
-def default_table(effort_limit: np.ndarray, velocity_limit: np.ndarray) -> np.ndarray:
-    """The control table ``(n, COLUMNS)`` of joints just inserted: idle, ScenarIO's default PID,
-    the model's effort and velocity limits, and a pending PID reset."""
+def default_table(effort_limit: np.ndarray, velocity_limit: np.ndarray, gains: Any = DEFAULT_GAINS) -> np.ndarray:
+    """The control table ``(n, COLUMNS)`` of joints just inserted: idle, the PID ``gains``
+    (:data:`DEFAULT_GAINS` order), the model's effort and velocity limits, and a pending PID reset."""
     effort = np.asarray(effort_limit, dtype=float)
     table = np.zeros((effort.size, COLUMNS))
     table[:, MODE] = _IDLE
-    table[:, PID_COLUMNS] = DEFAULT_PID.as_array()
+    table[:, PID_COLUMNS] = np.asarray(gains, dtype=float)
     table[:, EFFORT_MIN], table[:, EFFORT_MAX] = -effort, effort
     velocity = np.asarray(velocity_limit, dtype=float)
     table[:, VELOCITY_MIN], table[:, VELOCITY_MAX] = -velocity, velocity

@@ -1,0 +1,480 @@
+"""The world step: several models, their contacts with the terrain and with each other, and
+their controllers, advanced together by one pure function.
+
+A world is a :class:`WorldModel` (the models, their parameters, the world's settings and the
+static collision table) and a :class:`WorldState` (per model: the physical state, the controller
+state and the history of commanded torques; the number of physics steps done).
+:func:`world_step` jits, vmaps and differentiates like :func:`.step.step`; the world of one model
+without controllers is that step.
+
+Per step and model: the controllers (:mod:`.control`) turn the control table into joint torques,
+the timed wrenches (:mod:`.wrenches`) that are due are added to the user's link wrenches, the
+terrain contacts are evaluated as in :func:`.step.step`, and the contacts between links of
+different models (and, with self-collision, of one model) come from the collision table
+(:mod:`.collision`): equal and opposite forces at each contact point. With the implicit
+integrator a contact's linearised terms are folded into both sides: each model's solve takes the
+other body as moving at its start-of-step velocity (implicit within a model, explicit between
+models), and the reported force is the linearised force after both solves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics import kinematics as kin_module
+from ..dynamics import representations as rep
+from ..dynamics import spatial
+from ..dynamics.crba import mass_matrix
+from ..dynamics.kinematics import STANDARD_GRAVITY
+from ..dynamics.model import Model
+from ..dynamics.rnea import check_joint_vector
+from ..dynamics.state import State
+from . import control, wrenches
+from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, point_inertias, prepare, solve, step
+from .collision import CollisionTable, Contacts, collide, pair_forces
+from .contacts import ContactParams
+from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
+from .terrain import Terrain
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["models", "model_params", "params", "slip_velocity"],
+    meta_fields=["collision", "exact_velocity"],
+)
+@dataclasses.dataclass(frozen=True)
+class WorldModel:
+    """The models of a world ``(M,)``, their :class:`.params.ModelParams`, the world's
+    :class:`.params.WorldParams`, the slip velocity [m/s] that smooths the friction of the
+    contacts between links, and the static structure: the collision table (None: links never
+    touch each other) and, per model, whether its velocity_follower_dart joints are tracked
+    exactly (``exact_velocity``, which costs a dense solve per step)."""
+
+    models: tuple[Model, ...]
+    model_params: tuple[ModelParams, ...]
+    params: WorldParams
+    slip_velocity: jax.Array
+    collision: CollisionTable | None = None
+    exact_velocity: tuple[bool, ...] = ()
+
+    @staticmethod
+    def build(
+        models: Sequence[Model],
+        *,
+        dt: float = 0.001,
+        integrator: str = "implicit_euler",
+        gravity: Any = (0.0, 0.0, -STANDARD_GRAVITY),
+        terrain: Terrain | None = None,
+        contact: Sequence[ContactParams | None] | None = None,
+        max_penetration: float = 0.001,
+        friction: float = 0.5,
+        collisions: bool = True,
+        self_collision: Sequence[bool] | None = None,
+        srdf: Sequence[Any] | None = None,
+        budget: int | None = None,
+        slip_velocity: float = 0.01,
+        exact_velocity: Sequence[bool] | None = None,
+    ) -> "WorldModel":
+        """A world of ``models`` with one step size ``dt`` [s], ``integrator``, ``gravity (3,)``
+        [m/s^2] and ``terrain`` (default: the plane z = 0). Each model's parameters are those of
+        :meth:`.params.SimulationParams.build` (``contact`` per model, None: from its mass,
+        ``max_penetration`` and ``friction``). ``collisions``: links of different models touch
+        each other (and those of one model too where ``self_collision``), through a table of at
+        most ``budget`` candidate pairs per pair kind (see :mod:`.collision`); ``slip_velocity``
+        [m/s] smooths the friction of those contacts."""
+        models = tuple(models)
+        count = len(models)
+        contact = (None,) * count if contact is None else tuple(contact)
+        self_collision = (False,) * count if self_collision is None else tuple(bool(x) for x in self_collision)
+        srdf = (None,) * count if srdf is None else tuple(srdf)
+        exact_velocity = (False,) * count if exact_velocity is None else tuple(bool(x) for x in exact_velocity)
+        for name, values in (("contact", contact), ("self_collision", self_collision), ("srdf", srdf), ("exact_velocity", exact_velocity)):
+            if len(values) != count:
+                raise ValueError(f"{name} must have one entry per model ({count}), got {len(values)}")
+        if not slip_velocity > 0:
+            raise ValueError(f"slip_velocity must be positive, got {slip_velocity}")
+        built = [
+            SimulationParams.build(
+                model, dt=dt, integrator=integrator, gravity=gravity, terrain=terrain, contact=law,
+                max_penetration=max_penetration, friction=friction,
+            )
+            for model, law in zip(models, contact)
+        ]
+        if not built:
+            raise ValueError("a world needs at least one model")
+        world = built[0].world_params()
+        table = None
+        if collisions and count:
+            table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget)
+        return WorldModel(
+            models=models,
+            model_params=tuple(p.model_params() for p in built),
+            params=world,
+            slip_velocity=jnp.asarray(float(slip_velocity)),
+            collision=table,
+            exact_velocity=exact_velocity,
+        )
+
+    def replace(self, **changes: Any) -> "WorldModel":
+        """A copy with some fields changed (traced fields: no recompilation)."""
+        return dataclasses.replace(self, **changes)
+
+    def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
+        """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
+        controllers fresh, with a history of the last ``history`` commanded torques."""
+        states = tuple(State.build(m) for m in self.models) if states is None else tuple(states)
+        if len(states) != len(self.models):
+            raise ValueError(f"states must have one entry per model ({len(self.models)}), got {len(states)}")
+        dtypes = [s.joint_positions.dtype for s in states]
+        return WorldState(
+            states=states,
+            controllers=tuple(control.ControllerState.zeros(m.dofs, d) for m, d in zip(self.models, dtypes)),
+            histories=tuple(jnp.zeros((history, m.dofs), d) for m, d in zip(self.models, dtypes)),
+            steps=jnp.asarray(0, jnp.int32),
+        )
+
+
+class WorldState(NamedTuple):
+    """Per model: ``states`` (:class:`State`), ``controllers`` (:class:`.control.ControllerState`)
+    and ``histories (H, n)``, the commanded torques of the last ``H`` physics steps (row ``s % H``
+    holds step ``s``; ``H = 0``: none kept); ``steps``: the physics steps done (the time is
+    ``steps * dt``)."""
+
+    states: tuple[State, ...]
+    controllers: tuple[control.ControllerState, ...]
+    histories: tuple[jax.Array, ...]
+    steps: jax.Array
+
+
+class ModelInputs(NamedTuple):
+    """What acts on one model during a step, each optional: ``joint_torques (n,)`` [N m or N]
+    added to the controllers' command, ``link_wrenches (N, 6)`` (world axes, about each link
+    origin, see :mod:`.wrenches`), the control ``table (n, control.COLUMNS)`` with its controller
+    ``period`` [s] (None: no controllers), and ``timed_wrenches (K, wrenches.COLUMNS)``."""
+
+    joint_torques: jax.Array | None = None
+    link_wrenches: jax.Array | None = None
+    table: jax.Array | None = None
+    period: jax.Array | None = None
+    timed_wrenches: jax.Array | None = None
+
+
+class ModelReport(NamedTuple):
+    """What the object API reads of a model's step, besides its :class:`.step.StepOutput`: the
+    ``commanded (n,)`` torques (controllers and inputs, before the joint effects), the user
+    ``link_wrenches (N, 6)`` that acted (world axes, about each link origin), the mixed link
+    accelerations ``(N, 6)`` (``[d^2 p_L/dt^2; dw/dt]``, world axes), the same in link axes
+    ``body_accelerations (N, 6)``, the ``link_origins (N, 3)`` [m] (world frame) and the wrench
+    each joint transmitted to its child link, ``joint_wrenches (n, 6)`` (body frame of the
+    child, about its origin), all at the state the step started from."""
+
+    commanded: jax.Array
+    link_wrenches: jax.Array
+    link_accelerations: jax.Array
+    body_accelerations: jax.Array
+    link_origins: jax.Array
+    joint_wrenches: jax.Array
+
+
+class PairContacts(NamedTuple):
+    """The contacts between links of the step (:class:`.collision.Contacts`: global link
+    indices ``link_a``, ``link_b``, ``position``, ``normal`` from b towards a, ``depth``,
+    ``active``) and the ``forces (C, 3)`` [N] on link a (b feels the opposite), world axes."""
+
+    contacts: Contacts
+    forces: jax.Array
+
+
+class WorldOutputs(NamedTuple):
+    """Per model, its :class:`.step.StepOutput` (terrain contacts, applied joint torques,
+    accelerations, finite) and :class:`ModelReport`; the ``pairs`` (None without a collision
+    table) and ``finite``: whether every model's next state is finite."""
+
+    models: tuple[StepOutput, ...]
+    reports: tuple[ModelReport, ...]
+    pairs: PairContacts | None
+    finite: jax.Array
+
+
+def _commands(world: WorldModel, index: int, state: WorldState, inputs: ModelInputs) -> tuple[jax.Array, control.ControllerState]:
+    """The joint torques ``(n,)`` commanded to model ``index`` at the start of the step (before
+    exact velocity tracking) and its next controller state."""
+    model, current = world.models[index], state.states[index]
+    dtype = current.joint_positions.dtype
+    torques = check_joint_vector(model, "joint_torques", inputs.joint_torques, dtype)
+    controller = state.controllers[index]
+    if inputs.table is not None:
+        dt = world.params.dt.astype(dtype)
+        period = jnp.zeros((), dtype) if inputs.period is None else inputs.period
+        commanded, controller = control.joint_commands(
+            inputs.table, period, controller, current.joint_positions, current.joint_velocities,
+            state.steps.astype(dtype) * dt, dt,
+        )
+        torques = torques + commanded
+    return torques, controller
+
+
+def _exact_velocity(
+    model: Model, state: State, params: SimulationParams, table: jax.Array, torques: jax.Array, link_wrenches: jax.Array | None
+) -> jax.Array:
+    """``torques`` plus, on velocity_follower_dart joints, the torques that bring their velocity
+    to the (clipped) target in one step, clipped to the table's effort limits.
+
+    The step of the model alone is affine in the torques to first order, ``qd' = qd'_0 + dt
+    (M^-1)_qq tau``, so the extra torques solve ``dt (M^-1)_cc tau_c = target_c - qd'_0,c`` on
+    those joints ``c`` (exact for the explicit steps without contacts with other models, up to the
+    effort limits; approximate otherwise)."""
+    follower = table[:, control.MODE] == int(control.JointControlMode.velocity_follower_dart)
+    free, _ = step(model, state, joint_torques=torques, link_wrenches=link_wrenches, params=params)
+    M = mass_matrix(model, state)
+    n, dtype = model.dofs, M.dtype
+    selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
+    response = params.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
+    target = jnp.clip(table[:, control.VELOCITY_TARGET], table[:, control.VELOCITY_MIN], table[:, control.VELOCITY_MAX])
+    system = jnp.where(follower[:, None] & follower[None, :], response, jnp.eye(n, dtype=dtype))
+    extra = jnp.linalg.solve(system, jnp.where(follower, target - free.joint_velocities, 0.0))
+    return jnp.clip(torques + jnp.where(follower, extra, 0.0), table[:, control.EFFORT_MIN], table[:, control.EFFORT_MAX])
+
+
+class _Side(NamedTuple):
+    """The contacts of one model's links: which contacts touch it (``(C,)`` masks as side a and
+    side b), the local link of each (``(C,)``, ``N`` where none) and the lever arms ``(C, 3)``
+    from the model's ``G`` origin."""
+
+    as_a: jax.Array
+    as_b: jax.Array
+    link: jax.Array
+    arms: jax.Array
+
+
+def _sides(world: WorldModel, contacts: Contacts, origins: Sequence[jax.Array]) -> list[_Side]:
+    offsets = world.collision.link_offsets
+    sides = []
+    for m, model in enumerate(world.models):
+        start, stop = offsets[m], offsets[m] + model.number_of_links
+        as_a = contacts.active & (contacts.link_a >= start) & (contacts.link_a < stop)
+        as_b = contacts.active & (contacts.link_b >= start) & (contacts.link_b < stop)
+        link = jnp.where(as_a, contacts.link_a - start, jnp.where(as_b, contacts.link_b - start, model.number_of_links))
+        sides.append(_Side(as_a, as_b, link, contacts.position - origins[m]))
+    return sides
+
+
+def _per_link(values: jax.Array, link: jax.Array, number_of_links: int) -> jax.Array:
+    """``(N, ...)``: ``values (C, ...)`` summed into the links ``link (C,)`` (``N``: dropped)."""
+    return jax.ops.segment_sum(values, link, num_segments=number_of_links + 1)[:number_of_links]
+
+
+def _pair_law(world: WorldModel, contacts: Contacts) -> ContactParams:
+    """The law of each contact ``(C,)``: the stiffer of the two models' laws (stiffness, damping
+    and exponents of the model with the larger stiffness) and the larger friction, as MuJoCo
+    combines friction."""
+    laws = [p.contact for p in world.model_params]
+    model_of = jnp.asarray(np.repeat(np.arange(len(world.models)), [m.number_of_links for m in world.models]), jnp.int32)
+    fields = {name: jnp.stack([jnp.asarray(getattr(law, name)).reshape(()) for law in laws]) for name in ("stiffness", "damping", "friction", "p", "q")}
+    a, b = model_of[contacts.link_a], model_of[contacts.link_b]
+    stiffer = jnp.where(fields["stiffness"][a] >= fields["stiffness"][b], a, b)
+    return ContactParams(
+        stiffness=fields["stiffness"][stiffer],
+        damping=fields["damping"][stiffer],
+        friction=jnp.maximum(fields["friction"][a], fields["friction"][b]),
+        p=fields["p"][stiffer],
+        q=fields["q"][stiffer],
+    )
+
+
+def _point_velocity(W_v_links: jax.Array, link: jax.Array, arms: jax.Array) -> jax.Array:
+    """``(C, 3)``: velocity of the material points at ``arms (C, 3)`` (from ``G``'s origin) of
+    links ``link (C,)`` given the inertial link velocities ``(N, 6)`` (zero for the dropped index ``N``)."""
+    padded = jnp.concatenate([W_v_links, jnp.zeros((1, 6), W_v_links.dtype)])[link]
+    return padded[:, :3] + jnp.cross(padded[:, 3:], arms)
+
+
+def _world_rates(
+    world: WorldModel,
+    states: Sequence[State],
+    commanded: Sequence[jax.Array],
+    link_wrenches: Sequence[jax.Array | None],
+    timed: Sequence[jax.Array | None],
+    steps: jax.Array,
+    implicit: bool,
+) -> tuple[list[Solved], list[Prepared], PairContacts | None]:
+    params = world.params
+    prepared = []
+    for m, (model, state) in enumerate(zip(world.models, states)):
+        p = prepare(model, state, params, world.model_params[m], commanded[m], link_wrenches[m], False, implicit)
+        if timed[m] is not None:
+            due = wrenches.active_link_wrenches(model.number_of_links, timed[m], steps, p.kin.W_H_L[:, :3, :3])
+            p = p._replace(W_f_ext=p.W_f_ext + wrenches.about_frame_origin(due, p.kin.W_H_L))
+        prepared.append(p)
+    if world.collision is None:
+        solved = [solve(m, s, params, mp, p, implicit) for m, s, mp, p in zip(world.models, states, world.model_params, prepared)]
+        return solved, prepared, None
+
+    origins = [p.kin.origin for p in prepared]
+    poses = [p.kin.W_H_L.at[:, :3, 3].add(p.kin.origin) for p in prepared]
+    contacts = collide(world.collision, world.models, poses)
+    sides = _sides(world, contacts, origins)
+    velocity = sum(
+        jnp.where(side.as_a[:, None], _point_velocity(p.kin.W_v, side.link, side.arms), 0.0)
+        - jnp.where(side.as_b[:, None], _point_velocity(p.kin.W_v, side.link, side.arms), 0.0)
+        for side, p in zip(sides, prepared)
+    )
+    dtype = velocity.dtype
+    dt = params.dt.astype(dtype)
+    law = _pair_law(world, contacts)
+    linear = pair_forces(law, contacts, velocity, dt, world.slip_velocity.astype(dtype))
+    start_forces = linear.step_forces if implicit else linear.forces
+    solved = []
+    for m, (model, state) in enumerate(zip(world.models, states)):
+        side = sides[m]
+        sign = jnp.where(side.as_a, 1.0, jnp.where(side.as_b, -1.0, 0.0)).astype(dtype)[:, None]
+        force = sign * start_forces
+        wrench = _per_link(jnp.concatenate([force, jnp.cross(side.arms, force)], axis=-1), side.link, model.number_of_links)
+        inertia = None
+        if implicit:
+            touching = (side.as_a | side.as_b)[:, None, None]
+            matrices = jnp.where(touching, linear.matrices, 0.0)
+            inertia = dt * _per_link(point_inertias(side.arms, matrices), side.link, model.number_of_links)
+        solved.append(solve(model, state, params, world.model_params[m], prepared[m], implicit, wrench, inertia))
+    forces = linear.forces
+    if implicit:
+        dv = sum(
+            jnp.where(side.as_a[:, None], _point_velocity(s.W_dv, side.link, side.arms), 0.0)
+            - jnp.where(side.as_b[:, None], _point_velocity(s.W_dv, side.link, side.arms), 0.0)
+            for side, s in zip(sides, solved)
+        )
+        forces = linear.step_forces - spatial.matvec(linear.matrices, dv, fused=False)
+        forces = jnp.where(contacts.active[:, None], forces, 0.0)
+    applied = []
+    for m, (model, s) in enumerate(zip(world.models, solved)):
+        side = sides[m]
+        sign = jnp.where(side.as_a, 1.0, jnp.where(side.as_b, -1.0, 0.0)).astype(dtype)[:, None]
+        if implicit:
+            own_dv = _point_velocity(s.W_dv, side.link, side.arms)
+            force = sign * linear.step_forces - jnp.where((side.as_a | side.as_b)[:, None], spatial.matvec(linear.matrices, own_dv, fused=False), 0.0)
+        else:
+            force = sign * linear.forces
+        wrench = _per_link(jnp.concatenate([force, jnp.cross(side.arms, force)], axis=-1), side.link, model.number_of_links)
+        applied.append(s._replace(W_f_applied=s.W_f_applied + wrench))
+    return applied, prepared, PairContacts(contacts, forces)
+
+
+def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
+            commanded: jax.Array, user_wrenches: jax.Array) -> ModelReport:
+    kin = prepared.kin
+    dtype = kin.W_H_L.dtype
+    out = solved.outputs
+    W_a_B = kin_module.base_acceleration_inertial(model, state, kin, out.base_acceleration, state.velocity_representation)
+    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, out.joint_accelerations)
+    mixed = rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, "mixed")
+    W_a_gravity = jnp.concatenate([world.gravity.astype(dtype), jnp.zeros(3, dtype)])
+    momentum = spatial.matvec(kin.W_M, kin.W_v)
+    W_f = spatial.matvec(kin.W_M, W_a - W_a_gravity) + spatial.cross_force(kin.W_v, momentum)
+    W_F = kin_module.subtree_sum(model, W_f - solved.W_f_applied)
+    children = np.asarray(model.joint_link, dtype=int)
+    joint_wrenches = rep.force_from_inertial(W_F[children], kin.W_H_L[children], "body")
+    R_T = jnp.swapaxes(kin.W_H_L[:, :3, :3], -1, -2)
+    body = jnp.concatenate([spatial.matvec(R_T, mixed[:, :3]), spatial.matvec(R_T, mixed[:, 3:])], axis=-1)
+    origins = kin.W_H_L[:, :3, 3] + kin.origin
+    return ModelReport(commanded, user_wrenches, mixed, body, origins, joint_wrenches)
+
+
+def _inputs(world: WorldModel, inputs: Sequence[ModelInputs | None] | None) -> tuple[ModelInputs, ...]:
+    if inputs is None:
+        return tuple(ModelInputs() for _ in world.models)
+    inputs = tuple(ModelInputs() if i is None else i for i in inputs)
+    if len(inputs) != len(world.models):
+        raise ValueError(f"inputs must have one entry per model ({len(world.models)}), got {len(inputs)}")
+    return inputs
+
+
+def world_step(
+    world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None = None
+) -> tuple[WorldState, WorldOutputs]:
+    """Advance every model of ``world`` by ``world.params.dt`` from ``state`` under ``inputs``
+    (one :class:`ModelInputs` or None per model), with the step of :func:`.step.step` per model
+    (``world.params.integrator``) and the contacts between links (see the module docstring).
+
+    Returns the next :class:`WorldState` and the :class:`WorldOutputs` of the step.
+    """
+    params = world.params
+    if params.integrator not in INTEGRATORS:
+        raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
+    inputs = _inputs(world, inputs)
+    count = len(world.models)
+    commanded, controllers = [], []
+    for m in range(count):
+        torques, controller = _commands(world, m, state, inputs[m])
+        if world.exact_velocity[m]:
+            if inputs[m].table is None:
+                raise ValueError("exact velocity tracking needs the model's control table")
+            single = SimulationParams.combine(params, world.model_params[m])
+            torques = _exact_velocity(world.models[m], state.states[m], single, inputs[m].table, torques, inputs[m].link_wrenches)
+        commanded.append(torques)
+        controllers.append(controller)
+    link_wrenches = [i.link_wrenches for i in inputs]
+    timed = [i.timed_wrenches for i in inputs]
+    states = list(state.states)
+    if params.integrator == "rk4":
+        next_states, solved, prepared, pairs = _rk4(world, states, commanded, link_wrenches, timed, state.steps)
+    else:
+        implicit = params.integrator == "implicit_euler"
+        solved, prepared, pairs = _world_rates(world, states, commanded, link_wrenches, timed, state.steps, implicit)
+        next_states = [euler_advance(model, s, r.rates, params.dt) for model, s, r in zip(world.models, states, solved)]
+    outputs, reports = [], []
+    for m, model in enumerate(world.models):
+        finite = is_finite(next_states[m])
+        outputs.append(solved[m].outputs._replace(finite=finite))
+        user = jnp.zeros((model.number_of_links, 6), commanded[m].dtype)
+        if link_wrenches[m] is not None:
+            user = user + jnp.asarray(link_wrenches[m], user.dtype)
+        if timed[m] is not None:
+            user = user + wrenches.active_link_wrenches(model.number_of_links, timed[m], state.steps, prepared[m].kin.W_H_L[:, :3, :3])
+        reports.append(_report(model, states[m], params, prepared[m], solved[m], commanded[m], user))
+    histories = tuple(
+        h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, commanded)
+    )
+    finite = jnp.all(jnp.stack([o.finite for o in outputs])) if outputs else jnp.asarray(True)
+    next_world = WorldState(tuple(next_states), tuple(controllers), histories, state.steps + 1)
+    return next_world, WorldOutputs(tuple(outputs), tuple(reports), pairs, finite)
+
+
+def _rk4(world, states, commanded, link_wrenches, timed, steps):
+    dt = world.params.dt
+
+    def rates(current):
+        solved, prepared, pairs = _world_rates(world, current, commanded, link_wrenches, timed, steps, False)
+        return solved, prepared, pairs
+
+    k1, prepared, pairs = rates(states)
+    k2, _, _ = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k1)])
+    k3, _, _ = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k2)])
+    k4, _, _ = rates([advance(s, k.rates, dt) for s, k in zip(states, k3)])
+    next_states, solved = [], []
+    for m, state in enumerate(states):
+        combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1[m].rates, k2[m].rates, k3[m].rates, k4[m].rates)
+        advanced = advance(state, combined, dt)
+        next_states.append(advanced.replace(base_quaternion=spatial.normalize(advanced.base_quaternion)))
+        outputs = k1[m].outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
+        solved.append(k1[m]._replace(outputs=outputs))
+    return next_states, solved, prepared, pairs
+
+
+def world_rollout(
+    world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None, steps: int, *, checkpoint: bool = False
+) -> tuple[WorldState, WorldOutputs]:
+    """``steps`` world steps under constant ``inputs`` in one ``lax.scan``; returns the final
+    state and the stacked outputs. ``checkpoint=True`` rematerialises each step in the backward pass."""
+
+    def one_step(current, _):
+        return world_step(world, current, inputs)
+
+    body = jax.checkpoint(one_step) if checkpoint else one_step
+    return jax.lax.scan(body, state, None, length=steps)
