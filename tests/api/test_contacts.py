@@ -122,3 +122,37 @@ def test_self_collisions_stop_a_swinging_link_unless_the_srdf_disables_the_pair(
     assert arm.load_srdf(srdf) and arm.self_collisions_enabled()
     assert swing() > 1.25
     assert arm.enable_self_collisions(False) and not arm.self_collisions_enabled()
+
+
+def cube_sdf(name: str) -> str:
+    """A free 5 kg cube of 0.2 m."""
+    return f"""<?xml version="1.0" ?><sdf version="1.7"><model name="{name}"><link name="box">
+      <inertial><mass>5</mass><inertia><ixx>0.0333</ixx><iyy>0.0333</iyy><izz>0.0333</izz></inertia></inertial>
+      <collision name="collision"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
+    </link></model></sdf>"""
+
+
+def test_a_cube_dropped_on_two_cubes_touches_both(make_world):
+    """ScenarIO's multiple-contact scenario: a cube dropped across two cubes on the ground rests on
+    both; each contact names the other model's link, with the normal into the reporting link and
+    the force that statics predicts."""
+    sim, world = make_world(ground=True, steps_per_run=10)
+    for name, position in (("left", [-0.1005, 0, 0.1]), ("right", [0.1005, 0, 0.1]), ("top", [0, 0, 0.35])):
+        assert world.insert_model_from_string(cube_sdf(name), api.Pose(position, [1, 0, 0, 0]))
+        world.get_model(name).enable_contacts()
+    top, left = world.get_model("top"), world.get_model("left")
+    for _ in range(100):
+        assert sim.run()
+    assert top.get_link("box").in_contact()
+    contacts = {contact.body_b: contact for contact in top.contacts()}
+    assert set(contacts) == {"left::box", "right::box"}
+    weight = 5 * 9.81
+    for contact in contacts.values():
+        assert contact.body_a == "top::box" and len(contact.points) == 4
+        assert sum(point.force[2] for point in contact.points) == pytest.approx(weight / 2, rel=0.01)
+        assert all(point.normal[2] > 0.99 and 0 < point.depth < 0.002 for point in contact.points)
+    assert approx(top.get_link("box").contact_wrench()[:3], [0, 0, weight], 0.01 * weight)
+    below = {contact.body_b: contact for contact in left.contacts()}
+    assert set(below) == {"ground_plane::link", "top::box"}
+    assert sum(point.force[2] for point in below["top::box"].points) == pytest.approx(-weight / 2, rel=0.01)
+    assert sum(point.force[2] for point in below["ground_plane::link"].points) == pytest.approx(1.5 * weight, rel=0.01)
