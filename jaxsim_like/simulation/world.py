@@ -111,8 +111,9 @@ class WorldModel:
             raise ValueError("a world needs at least one model")
         world = built[0].world_params()
         table = None
-        if collisions and count:
+        if collisions:
             table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget)
+            table = table if table.groups else None  # nothing can touch: the step of each model alone
         return WorldModel(
             models=models,
             model_params=tuple(p.model_params() for p in built),
@@ -243,32 +244,30 @@ def _exact_velocity(
     return jnp.clip(torques + jnp.where(follower, extra, 0.0), table[:, control.EFFORT_MIN], table[:, control.EFFORT_MAX])
 
 
-class _Side(NamedTuple):
-    """The contacts of one model's links: which contacts touch it (``(C,)`` masks as side a and
-    side b), the local link of each (``(C,)``, ``N`` where none) and the lever arms ``(C, 3)``
-    from the model's ``G`` origin."""
-
-    as_a: jax.Array
-    as_b: jax.Array
-    link: jax.Array
-    arms: jax.Array
+def _link_model(world: WorldModel) -> np.ndarray:
+    """``(L,)``: the model of each global link (static)."""
+    return np.repeat(np.arange(len(world.models)), [m.number_of_links for m in world.models])
 
 
-def _sides(world: WorldModel, contacts: Contacts, origins: Sequence[jax.Array]) -> list[_Side]:
-    offsets = world.collision.link_offsets
-    sides = []
-    for m, model in enumerate(world.models):
-        start, stop = offsets[m], offsets[m] + model.number_of_links
-        as_a = contacts.active & (contacts.link_a >= start) & (contacts.link_a < stop)
-        as_b = contacts.active & (contacts.link_b >= start) & (contacts.link_b < stop)
-        link = jnp.where(as_a, contacts.link_a - start, jnp.where(as_b, contacts.link_b - start, model.number_of_links))
-        sides.append(_Side(as_a, as_b, link, contacts.position - origins[m]))
-    return sides
+def _split(world: WorldModel, values: jax.Array) -> list[jax.Array]:
+    """Per-model slices of global per-link ``values (L, ...)``."""
+    offsets = np.cumsum([0] + [m.number_of_links for m in world.models])
+    return [values[offsets[m] : offsets[m + 1]] for m in range(len(world.models))]
 
 
-def _per_link(values: jax.Array, link: jax.Array, number_of_links: int) -> jax.Array:
-    """``(N, ...)``: ``values (C, ...)`` summed into the links ``link (C,)`` (``N``: dropped)."""
-    return jax.ops.segment_sum(values, link, num_segments=number_of_links + 1)[:number_of_links]
+def _material_velocity(W_v: jax.Array, link: jax.Array, arms: jax.Array) -> jax.Array:
+    """``(C, 3)``: the velocity of the material points of links ``link (C,)`` at ``arms (C, 3)``
+    from their model's ``G`` origin, given the global inertial link velocities ``W_v (L, 6)``."""
+    v = W_v[link]
+    return v[:, :3] + jnp.cross(v[:, 3:], arms)
+
+
+def _on_links(force_a: jax.Array, force_b: jax.Array, contacts: Contacts, arms_a: jax.Array, arms_b: jax.Array, links: int) -> jax.Array:
+    """``(L, 6)``: the wrenches (world axes, about each model's ``G`` origin) of the forces
+    ``force_a (C, 3)`` on the links a and ``force_b (C, 3)`` on the links b of the contacts."""
+    on_a = jnp.concatenate([force_a, jnp.cross(arms_a, force_a)], axis=-1)
+    on_b = jnp.concatenate([force_b, jnp.cross(arms_b, force_b)], axis=-1)
+    return jax.ops.segment_sum(on_a, contacts.link_a, links) + jax.ops.segment_sum(on_b, contacts.link_b, links)
 
 
 def _pair_law(world: WorldModel, contacts: Contacts) -> ContactParams:
@@ -276,7 +275,7 @@ def _pair_law(world: WorldModel, contacts: Contacts) -> ContactParams:
     and exponents of the model with the larger stiffness) and the larger friction, as MuJoCo
     combines friction."""
     laws = [p.contact for p in world.model_params]
-    model_of = jnp.asarray(np.repeat(np.arange(len(world.models)), [m.number_of_links for m in world.models]), jnp.int32)
+    model_of = jnp.asarray(_link_model(world), jnp.int32)
     fields = {name: jnp.stack([jnp.asarray(getattr(law, name)).reshape(()) for law in laws]) for name in ("stiffness", "damping", "friction", "p", "q")}
     a, b = model_of[contacts.link_a], model_of[contacts.link_b]
     stiffer = jnp.where(fields["stiffness"][a] >= fields["stiffness"][b], a, b)
@@ -287,13 +286,6 @@ def _pair_law(world: WorldModel, contacts: Contacts) -> ContactParams:
         p=fields["p"][stiffer],
         q=fields["q"][stiffer],
     )
-
-
-def _point_velocity(W_v_links: jax.Array, link: jax.Array, arms: jax.Array) -> jax.Array:
-    """``(C, 3)``: velocity of the material points at ``arms (C, 3)`` (from ``G``'s origin) of
-    links ``link (C,)`` given the inertial link velocities ``(N, 6)`` (zero for the dropped index ``N``)."""
-    padded = jnp.concatenate([W_v_links, jnp.zeros((1, 6), W_v_links.dtype)])[link]
-    return padded[:, :3] + jnp.cross(padded[:, 3:], arms)
 
 
 def _world_rates(
@@ -317,53 +309,45 @@ def _world_rates(
         solved = [solve(m, s, params, mp, p, implicit) for m, s, mp, p in zip(world.models, states, world.model_params, prepared)]
         return solved, prepared, None
 
-    origins = [p.kin.origin for p in prepared]
+    link_model = _link_model(world)
+    links = link_model.size
+    origins = jnp.stack([p.kin.origin for p in prepared])[link_model]
+    W_v = jnp.concatenate([p.kin.W_v for p in prepared])
     poses = [p.kin.W_H_L.at[:, :3, 3].add(p.kin.origin) for p in prepared]
     contacts = collide(world.collision, world.models, poses)
-    sides = _sides(world, contacts, origins)
-    velocity = sum(
-        jnp.where(side.as_a[:, None], _point_velocity(p.kin.W_v, side.link, side.arms), 0.0)
-        - jnp.where(side.as_b[:, None], _point_velocity(p.kin.W_v, side.link, side.arms), 0.0)
-        for side, p in zip(sides, prepared)
-    )
+    arms_a = contacts.position - origins[contacts.link_a]
+    arms_b = contacts.position - origins[contacts.link_b]
+    velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
     dtype = velocity.dtype
     dt = params.dt.astype(dtype)
-    law = _pair_law(world, contacts)
-    linear = pair_forces(law, contacts, velocity, dt, world.slip_velocity.astype(dtype))
-    start_forces = linear.step_forces if implicit else linear.forces
-    solved = []
-    for m, (model, state) in enumerate(zip(world.models, states)):
-        side = sides[m]
-        sign = jnp.where(side.as_a, 1.0, jnp.where(side.as_b, -1.0, 0.0)).astype(dtype)[:, None]
-        force = sign * start_forces
-        wrench = _per_link(jnp.concatenate([force, jnp.cross(side.arms, force)], axis=-1), side.link, model.number_of_links)
-        inertia = None
-        if implicit:
-            touching = (side.as_a | side.as_b)[:, None, None]
-            matrices = jnp.where(touching, linear.matrices, 0.0)
-            inertia = dt * _per_link(point_inertias(side.arms, matrices), side.link, model.number_of_links)
-        solved.append(solve(model, state, params, world.model_params[m], prepared[m], implicit, wrench, inertia))
-    forces = linear.forces
-    if implicit:
-        dv = sum(
-            jnp.where(side.as_a[:, None], _point_velocity(s.W_dv, side.link, side.arms), 0.0)
-            - jnp.where(side.as_b[:, None], _point_velocity(s.W_dv, side.link, side.arms), 0.0)
-            for side, s in zip(sides, solved)
-        )
-        forces = linear.step_forces - spatial.matvec(linear.matrices, dv, fused=False)
-        forces = jnp.where(contacts.active[:, None], forces, 0.0)
-    applied = []
-    for m, (model, s) in enumerate(zip(world.models, solved)):
-        side = sides[m]
-        sign = jnp.where(side.as_a, 1.0, jnp.where(side.as_b, -1.0, 0.0)).astype(dtype)[:, None]
-        if implicit:
-            own_dv = _point_velocity(s.W_dv, side.link, side.arms)
-            force = sign * linear.step_forces - jnp.where((side.as_a | side.as_b)[:, None], spatial.matvec(linear.matrices, own_dv, fused=False), 0.0)
-        else:
-            force = sign * linear.forces
-        wrench = _per_link(jnp.concatenate([force, jnp.cross(side.arms, force)], axis=-1), side.link, model.number_of_links)
-        applied.append(s._replace(W_f_applied=s.W_f_applied + wrench))
-    return applied, prepared, PairContacts(contacts, forces)
+    linear = pair_forces(_pair_law(world, contacts), contacts, velocity, dt, world.slip_velocity.astype(dtype))
+    if not implicit:
+        wrench = _split(world, _on_links(linear.forces, -linear.forces, contacts, arms_a, arms_b, links))
+        solved = [
+            solve(model, state, params, mp, p, False, w)._replace(W_f_applied=p.W_f_ext + w)
+            for model, state, mp, p, w in zip(world.models, states, world.model_params, prepared, wrench)
+        ]
+        return solved, prepared, PairContacts(contacts, linear.forces)
+    start_wrench = _split(world, _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links))
+    inertia = dt * (
+        jax.ops.segment_sum(point_inertias(arms_a, linear.matrices), contacts.link_a, links)
+        + jax.ops.segment_sum(point_inertias(arms_b, linear.matrices), contacts.link_b, links)
+    )
+    solved = [
+        solve(model, state, params, mp, p, True, w, i)
+        for model, state, mp, p, w, i in zip(world.models, states, world.model_params, prepared, start_wrench, _split(world, inertia))
+    ]
+    W_dv = jnp.concatenate([s.W_dv for s in solved])
+    dv_a = _material_velocity(W_dv, contacts.link_a, arms_a)
+    dv_b = _material_velocity(W_dv, contacts.link_b, arms_b)
+    # Each side's solve took the other side at rest: the force it applied is linearised in its
+    # own velocity change only; the reported force is linearised in both.
+    applied_a = linear.step_forces - spatial.matvec(linear.matrices, dv_a, fused=False)
+    applied_b = -linear.step_forces - spatial.matvec(linear.matrices, dv_b, fused=False)
+    applied = _split(world, _on_links(applied_a, applied_b, contacts, arms_a, arms_b, links))
+    solved = [s._replace(W_f_applied=s.W_f_applied + w) for s, w in zip(solved, applied)]
+    forces = linear.step_forces - spatial.matvec(linear.matrices, dv_a - dv_b, fused=False)
+    return solved, prepared, PairContacts(contacts, jnp.where(contacts.active[:, None], forces, 0.0))
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
