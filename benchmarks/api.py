@@ -1,13 +1,14 @@
-"""Object-API overhead: ``Simulator.run()`` on a humanoid world versus the bare functional step.
+"""Object-API overhead: ``Simulator.run()`` on a humanoid world versus the functional world step.
 
-The same run on both sides: the shipped humanoid standing on a ground plane, ``steps_per_run``
-physics steps of :func:`jaxsim_like.step` per call, called from Python, then the joint positions
-read as numpy. The bare side is one ``jax.jit`` of a ``lax.fori_loop`` over ``step`` with zero
-torques; the object API runs its idle joint controllers on top (its wrench slots and force
-history are compiled in only once a model uses them), in a world given physics with
-``set_physics_engine``. A third column times the object API with every joint under a position
-PID. The run fails (exit status 1) when the idle overhead exceeds ``MAX_OVERHEAD`` or when a run
-compiles after the first one.
+The same run on every side: the shipped humanoid standing on a ground plane, ``steps_per_run``
+physics steps per call, called from Python, then the joint positions read as numpy. ``bare`` is
+one ``jax.jit`` of a ``lax.fori_loop`` over :func:`jaxsim_like.step` with zero torques;
+``world`` the same loop over :func:`jaxsim_like.simulation.world.world_step` with the idle
+control table (the controllers in the core, as the object API runs them); the object API runs
+that world step (its wrench slots and force history are compiled in only once a model uses
+them), in a world given physics with ``set_physics_engine``. A last column times the object API
+with every joint under a position PID. The run fails (exit status 1) when the idle overhead over
+the world step exceeds ``MAX_OVERHEAD`` or when a run compiles after the first one.
 
     python -m benchmarks.api [--repeats 200] [--rounds 5] [--steps 1 10]
 
@@ -30,6 +31,8 @@ import jaxsim_like as js
 from benchmarks import timing
 from jaxsim_like import api, models
 from jaxsim_like.api import engine
+from jaxsim_like.simulation import control
+from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_step
 
 MAX_OVERHEAD = 1.5
 STEP_SIZE = 0.001
@@ -60,6 +63,27 @@ def bare_call(steps: int):
     def call():
         holder["state"] = jitted(model, holder["state"], params)
         return np.asarray(holder["state"].joint_positions)
+
+    return call
+
+
+def world_call(steps: int):
+    """One call of ``steps`` jitted functional world steps of the humanoid with its idle control
+    table, then the joint positions read as a numpy array."""
+    model = js.load_model(models.path("humanoid"))
+    world = WorldModel.build([model], dt=STEP_SIZE, gravity=(0.0, 0.0, -9.8))
+    table = jnp.asarray(control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit)))
+    inputs = [ModelInputs(table=table, period=jnp.asarray(STEP_SIZE))]
+
+    def run(world, state):
+        return jax.lax.fori_loop(0, steps, lambda _, s: world_step(world, s, inputs)[0], state)
+
+    jitted = jax.jit(run)
+    holder = {"state": world.initial_state()}
+
+    def call():
+        holder["state"] = jitted(world, holder["state"])
+        return np.asarray(holder["state"].states[0].joint_positions)
 
     return call
 
@@ -111,23 +135,26 @@ def main(argv: list[str] | None = None) -> int:
 
     rows, ok = [], True
     for steps in args.steps:
-        calls = {"bare": bare_call(steps), "idle": api_call(steps, False), "pid": api_call(steps, True)}
+        calls = {
+            "bare": bare_call(steps), "world": world_call(steps), "idle": api_call(steps, False), "pid": api_call(steps, True),
+        }
         times, compilations = measure(calls, args.repeats, args.rounds)
-        bare, idle, pid = times["bare"], times["idle"], times["pid"]
+        bare, world, idle, pid = times["bare"], times["world"], times["idle"], times["pid"]
         row = {
             "steps_per_run": steps,
             "bare_us": bare,
+            "world_us": world,
             "api_idle_us": idle,
             "api_pid_us": pid,
-            "overhead_idle": idle / bare,
-            "overhead_pid": pid / bare,
+            "overhead_idle": idle / world,
+            "overhead_pid": pid / world,
             "compilations_after_first_run": compilations,
         }
         rows.append(row)
         ok &= row["overhead_idle"] <= MAX_OVERHEAD and compilations == 0
         print(
-            f"steps_per_run={steps:3d}  bare {bare:9.1f} µs  api idle {idle:9.1f} µs ({idle / bare:4.2f}x)  "
-            f"api pid {pid:9.1f} µs ({pid / bare:4.2f}x)  compilations after the first run: {compilations}"
+            f"steps_per_run={steps:3d}  step {bare:9.1f} µs  world step {world:9.1f} µs  api idle {idle:9.1f} µs "
+            f"({idle / world:4.2f}x)  api pid {pid:9.1f} µs ({pid / world:4.2f}x)  compilations after the first run: {compilations}"
         )
     timing.RESULTS_DIRECTORY.mkdir(parents=True, exist_ok=True)
     (timing.RESULTS_DIRECTORY / "api.json").write_text(json.dumps({"max_overhead": MAX_OVERHEAD, "rows": rows}, indent=2))
