@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import timing  # noqa: E402  (the shared XLA settings, before the backend starts)
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxsim_like as js  # noqa: E402

@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..pytree import pytree_dataclass
 from . import spatial
 from .model import Model
 
@@ -23,19 +22,7 @@ def check_representation(representation: str) -> str:
     return representation
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=[
-        "base_position",
-        "base_quaternion",
-        "base_velocity",
-        "joint_positions",
-        "joint_velocities",
-        "contact_deformation",
-    ],
-    meta_fields=["velocity_representation"],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["velocity_representation"])
 class State:
     """Base position ``W_o_B (3,)`` [m], base quaternion ``W_Q_B (4,)`` wxyz, base velocity ``(6,)``
     ``[linear; angular]`` in ``velocity_representation``, joint positions and velocities ``(n,)``.
@@ -108,6 +95,3 @@ class State:
             return jnp.concatenate([self.base_velocity, self.joint_velocities])
         return self.joint_velocities
 
-    def replace(self, **changes: Any) -> "State":
-        """A copy with some fields changed."""
-        return dataclasses.replace(self, **changes)

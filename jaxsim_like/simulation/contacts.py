@@ -15,24 +15,18 @@ gradients stay finite at the contact boundary and at zero velocity.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from ..dynamics import spatial
+from ..pytree import pytree_dataclass
 
 _TINY = 1e-12
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["stiffness", "damping", "friction", "p", "q"],
-    meta_fields=[],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass()
 class ContactParams:
     """``stiffness K`` [N/m^(1+p)], ``damping D`` [N s/m^(1+q)], ``friction mu`` and exponents ``p >= q``
     (scalars, or ``(P,)`` per collidable point)."""
@@ -75,9 +69,6 @@ class ContactParams:
         linear_damping = min(2 * damping_ratio * (linear_stiffness * mass / points_in_contact) ** 0.5, max_linear_damping)
         return ContactParams.build(stiffness, linear_damping / max_penetration**q, friction, p, q)
 
-    def replace(self, **changes) -> "ContactParams":
-        """A copy with some fields changed."""
-        return dataclasses.replace(self, **changes)
 
 
 def _power(x: jax.Array, exponent: jax.Array) -> jax.Array:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any
 
 import jax
@@ -11,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics import crba
+from ..pytree import pytree_dataclass
 from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.state import State
@@ -25,10 +25,7 @@ IMPLICIT_FRICTION_VELOCITY = 0.01
 Coulomb friction creeps at ``v_s atanh(load / F)``)."""
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass, data_fields=["dt", "gravity", "terrain"], meta_fields=["integrator"]
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["integrator"])
 class WorldParams:
     """The settings a world shares: step size ``dt`` [s], ``gravity (3,)`` [m/s^2], the
     ``terrain`` and the ``integrator`` (static; see :func:`~.step.step`)."""
@@ -38,17 +35,8 @@ class WorldParams:
     terrain: Terrain
     integrator: str = "implicit_euler"
 
-    def replace(self, **changes: Any) -> "WorldParams":
-        """A copy with some fields changed (traced fields: no recompilation)."""
-        return dataclasses.replace(self, **changes)
 
-
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["contact", "contact_enabled", "limit_stiffness", "limit_damping", "friction_velocity", "self_collision"],
-    meta_fields=[],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass()
 class ModelParams:
     """The settings of one model of a world: its contact law (with the terrain, and its side of
     the contacts with other links), the per-link contact switch ``contact_enabled (N,)``, the
@@ -62,31 +50,12 @@ class ModelParams:
     friction_velocity: jax.Array
     self_collision: SelfCollision | None = None
 
-    def replace(self, **changes: Any) -> "ModelParams":
-        """A copy with some fields changed (traced fields: no recompilation)."""
-        return dataclasses.replace(self, **changes)
-
 
 _WORLD_FIELDS = tuple(field.name for field in dataclasses.fields(WorldParams))
 _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=[
-        "dt",
-        "gravity",
-        "contact",
-        "terrain",
-        "contact_enabled",
-        "limit_stiffness",
-        "limit_damping",
-        "friction_velocity",
-        "self_collision",
-    ],
-    meta_fields=["integrator"],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["integrator"])
 class SimulationParams:
     """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
     ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
@@ -176,10 +145,6 @@ class SimulationParams:
             self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             integrator=integrator,
         )
-
-    def replace(self, **changes: Any) -> "SimulationParams":
-        """A copy with some fields changed (traced fields: no recompilation)."""
-        return dataclasses.replace(self, **changes)
 
     def world_params(self) -> WorldParams:
         """The world settings of these parameters (the world of one model)."""

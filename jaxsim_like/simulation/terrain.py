@@ -7,7 +7,6 @@ negative outside) and the outward unit normal ``(P, 3)`` of the surface nearest 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Callable
 
 import jax
@@ -15,14 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics import spatial
+from ..pytree import pytree_dataclass
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["plane_normal", "plane_offset", "box_transforms", "box_half_extents"],
-    meta_fields=["height_function"],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["height_function"])
 class Terrain:
     """The ground ``{x : plane_normal . x <= plane_offset}`` (or, with ``height_function``, the
     region under ``z = height_function(x, y)``), plus static boxes (obstacles, steps).
@@ -70,9 +65,6 @@ class Terrain:
             box_half_extents=jnp.concatenate([self.box_half_extents, half_extents]),
         )
 
-    def replace(self, **changes) -> "Terrain":
-        """A copy with some fields changed."""
-        return dataclasses.replace(self, **changes)
 
 
 def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:

@@ -19,8 +19,6 @@ models), and the reported force is the linearised force after both solves.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -36,6 +34,7 @@ from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
+from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, point_inertias, prepare, solve, step
 from .collision import CollisionTable, Contacts, collide, pair_forces
@@ -44,12 +43,7 @@ from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .terrain import Terrain
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["models", "model_params", "params", "slip_velocity"],
-    meta_fields=["collision", "exact_velocity"],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["collision", "exact_velocity"])
 class WorldModel:
     """The models of a world ``(M,)``, their :class:`.params.ModelParams`, the world's
     :class:`.params.WorldParams`, the slip velocity [m/s] that smooths the friction of the
@@ -122,10 +116,6 @@ class WorldModel:
             collision=table,
             exact_velocity=exact_velocity,
         )
-
-    def replace(self, **changes: Any) -> "WorldModel":
-        """A copy with some fields changed (traced fields: no recompilation)."""
-        return dataclasses.replace(self, **changes)
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
         """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
