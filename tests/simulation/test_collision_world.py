@@ -35,13 +35,19 @@ def test_every_link_of_different_models_is_a_candidate(objects):
     table = CollisionTable.build(objects)
     assert table.link_offsets == (0, 1, 2, 3) and table.shape_offsets == (0, 1, 2, 3)
     kinds = {g.kind: g.candidates for g in table.groups}
-    # Solid shapes meet shapes; the cylinder meets them through points, both ways.
-    can_points, others = 16, 12 + 8 + 28
-    assert kinds == {"sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "point-shape": 3 * can_points + others}
+    # Shapes meet shapes; the cylinder's caps and rims meet the cube and the rod through points,
+    # both ways (the ball meets the whole cylinder as a shape).
+    rim, corners, rod = 16, 8, 28
+    points = 2 * rim + corners + rod
+    assert kinds == {
+        "sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "sphere-cylinder": 1, "capsule-cylinder": 1,
+        "box-cylinder": 1, "point-shape": points,
+    }
     assert named_pairs(table, "sphere-box") == [(0, 1)] and named_pairs(table, "capsule-box") == [(2, 1)]
+    assert named_pairs(table, "box-cylinder") == [(1, 3)]
     assert CollisionTable.build(objects[:1] * 2).groups[0].kind == "sphere-sphere"
     assert CollisionTable.build(objects[:1]).groups == ()
-    assert table.size == 1 + 1 + 3 + 3 * can_points + others
+    assert table.size == 1 + 1 + 3 + 1 + 2 + 3 + points
 
 
 def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
@@ -50,16 +56,13 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
     table = CollisionTable.build([model], self_collision=[True], budget=10_000)
     srdf = model.srdf
     point_link, shape_link = np.asarray(model.point_link), np.asarray(model.shape_link)
-    # Points of a link's solid shapes meet other solid shapes shape-to-shape; every other point
-    # pair of the self-collision table remains (cylinders are met by every point).
-    solid = {"sphere", "box", "capsule"}
-    W_H_S = np.asarray(model.shape_transform)
-    sampled = np.array([
-        any(model.shape_kind[s] in solid and shape_link[s] == point_link[p] for s in range(len(shape_link)))
-        and _on_a_solid(model, p, W_H_S)
-        for p in range(len(point_link))
-    ])
-    expected = {(p, s) for p, s in collision_pairs(model, srdf) if model.shape_kind[s] == "cylinder" or not sampled[p]}
+    # A point on a shape of its own link leaves the pairs where the two shapes meet completely,
+    # shape to shape; every other point pair of the self-collision table remains.
+    L_H_S = np.asarray(model.shape_transform)
+    expected = {
+        (p, s) for p, s in collision_pairs(model, srdf)
+        if not any(_complete(own, model.shape_kind[s]) for own in _sampled_kinds(model, p, L_H_S))
+    }
     assert set(named_pairs(table, "point-shape")) == expected and len(expected) > 100
     shapes = [g for g in table.groups if g.kind != "point-shape"]
     found = {(a, b) for g in shapes for a, b in zip(g.first, g.second)}
@@ -68,6 +71,7 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
         la, lb = shape_link[a], shape_link[b]
         assert la != lb and parent[la] != lb and parent[lb] != la
         assert not srdf.collision_disabled(model.shape_source[a], model.shape_source[b])
+    solid = {"sphere", "box", "capsule", "cylinder"}
     solid_shapes = [s for s in range(len(shape_link)) if model.shape_kind[s] in solid]
     allowed = {
         frozenset((a, b)) for i, a in enumerate(solid_shapes) for b in solid_shapes[i + 1 :]
@@ -79,23 +83,34 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
     assert sum(g.candidates for g in unfiltered.groups) > sum(g.candidates for g in table.groups)
 
 
+def _complete(kind_a: str, kind_b: str) -> bool:
+    kinds = {kind_a, kind_b}
+    return kinds <= {"sphere", "capsule", "box"} or kinds == {"sphere", "cylinder"}
+
+
 class _NoSrdf:
     def collision_disabled(self, a: str, b: str) -> bool:
         return False
 
 
-def _on_a_solid(model, p, L_H_S) -> bool:
-    point = np.asarray(model.collidable_points)[p]
+def _sampled_kinds(model, p, L_H_S) -> set[str]:
+    """The kinds of the shapes of point ``p``'s link on whose surface it lies."""
+    point, kinds = np.asarray(model.collidable_points)[p], set()
     for s, (link, kind) in enumerate(zip(model.shape_link, model.shape_kind)):
-        if link != model.point_link[p] or kind not in ("sphere", "box", "capsule"):
-            continue
         local = L_H_S[s, :3, :3].T @ (point - L_H_S[s, :3, 3])
         size = np.asarray(model.shape_size)[s]
-        if kind == "box" and np.isclose(np.max(np.abs(local) / size), 1.0):
-            return True
-        if kind != "box" and np.isclose(np.linalg.norm(local - [0, 0, np.clip(local[2], -size[1], size[1])]), size[0]):
-            return True
-    return False
+        if link != model.point_link[p]:
+            continue
+        if kind == "box":
+            on = np.isclose(np.max(np.abs(local) / size), 1.0)
+        elif kind == "cylinder":
+            on = np.hypot(*local[:2]) <= size[0] + 1e-9 and abs(local[2]) <= size[1] + 1e-9 and (
+                np.isclose(np.hypot(*local[:2]), size[0]) or np.isclose(abs(local[2]), size[1]))
+        else:
+            on = np.isclose(np.linalg.norm(local - [0, 0, np.clip(local[2], -size[1], size[1])]), size[0])
+        if on:
+            kinds.add(kind)
+    return kinds
 
 
 def test_the_budget_keeps_the_nearest_pairs(objects):
@@ -131,7 +146,7 @@ def test_collide_jits_and_vmaps_over_poses(objects):
     active = np.asarray(batched.active)
     assert active.shape == (5, table.size) and active.sum(axis=1).min() >= 4
     pairs = {(int(a), int(b)) for a, b in zip(np.asarray(batched.link_a)[0][active[0]], np.asarray(batched.link_b)[0][active[0]])}
-    assert pairs == {(0, 1), (2, 1), (3, 1)}
+    assert pairs == {(0, 1), (2, 1), (1, 3), (3, 1)}  # the can's side and its rim points
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(batched))
 
 

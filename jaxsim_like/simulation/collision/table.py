@@ -7,12 +7,13 @@ geometry, read once to tell which collidable points sample a solid shape):
   self-collisions are on, skipping a link and itself, parent and child links, and the pairs the
   SRDF disables (by the description links the shapes and points came from, as
   :func:`..self_collision.collision_pairs` does);
-- for such a pair of links, every pair of their solid shapes with a shape-shape narrow phase
-  (spheres, capsules, boxes: :data:`.kinds.SOLID`), and every collidable point of one link
-  against every solid shape of the other (cylinders included) unless the point lies on a solid
-  shape of its own link that already meets that shape (a box corner does not meet a box as a
-  point; it does meet a cylinder). Meshes, cylinders, ellipsoids and the like thus touch solid
-  shapes through their points; points never touch points.
+- for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
+  cylinders: :data:`.kinds.SOLID`), and every collidable point of one link against every solid
+  shape of the other unless the point lies on a solid shape of its own link whose narrow phase
+  with that shape is complete (a box corner does not meet a box as a point; it does meet a
+  cylinder, whose narrow phases against capsules, boxes and cylinders see only its side:
+  :data:`.kinds.PARTIAL`). Meshes, ellipsoids and the like thus touch solid shapes through
+  their points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (the nearest by their
 bounding spheres): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
@@ -28,8 +29,8 @@ import jax
 import numpy as np
 
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX
-from .kinds import KINDS, POINTS, SOLID, solid_kind
+from ...dynamics.tree import BOX, CYLINDER
+from .kinds import KINDS, PARTIAL, POINTS, SOLID, solid_kind
 from .points import KIND_CODES
 
 DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 1024}
@@ -204,9 +205,19 @@ def _on_surface(point: np.ndarray, kind: str, L_H_S: np.ndarray, size: np.ndarra
     if kind == BOX:
         outside = np.linalg.norm(np.maximum(np.abs(p) - size, 0.0))
         distance = outside if outside > 0 else -np.min(size - np.abs(p))
+    elif kind == CYLINDER:
+        side, cap = np.hypot(p[0], p[1]) - size[0], abs(p[2]) - size[1]
+        distance = np.hypot(max(side, 0.0), max(cap, 0.0)) if max(side, cap) > 0 else max(side, cap)
     else:
         distance = np.linalg.norm(p - np.array([0.0, 0.0, np.clip(p[2], -size[1], size[1])])) - size[0]
     return abs(distance) <= _ON_SURFACE * (1.0 + np.max(size))
+
+
+def _complete(kind_a: str, kind_b: str) -> bool:
+    """Two solid kinds have a narrow phase that sees all of both shapes."""
+    rank = {kind: r for r, kind in enumerate(SOLID)}
+    first, second = sorted((kind_a, kind_b), key=rank.__getitem__)
+    return solid_kind(first, second) not in PARTIAL
 
 
 def _link_pairs(
@@ -225,7 +236,7 @@ def _link_pairs(
     for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
         for p, source_p, sampled in points:
             for s, kind, source_s in shapes:
-                meets = kind in SOLID and bool(sampled)
+                meets = any(_complete(own, kind) for own in sampled)
                 if meets or disabled(source_p, source_s):
                     continue
                 pairs[POINTS][0].append(p)
