@@ -19,6 +19,7 @@ from .slots import Slots
 _SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # the 8 corners
 _FACE_EDGES = np.array([[-1, -1, 1, -1], [1, -1, 1, 1], [1, 1, -1, 1], [-1, 1, -1, -1]], float)  # (u0, v0, u1, v1)
 _EDGE_PREFERENCE = 0.95  # an edge-edge axis wins only when it overlaps less than 0.95 x the best face axis
+BOX_BOX_SLOTS = 8
 _INSIDE_TOLERANCE = 1e-7  # relative: corners this close outside a box (times its size) count as inside
 
 
@@ -161,8 +162,9 @@ def _crossings(edges_a, edges_b, normal):
 
 
 def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """33 slots along one separating-axis normal (the axis of least overlap among the 6 face normals
-    and the 9 edge-edge cross products, an edge axis only when clearly better):
+    """8 slots along one separating-axis normal (the axis of least overlap among the 6 face normals
+    and the 9 edge-edge cross products, an edge axis only when clearly better), the deepest of
+    33 candidates (the overlap of two faces is a polygon of at most 8 corners):
 
     - face axis: the 8 corners of a inside b and the 8 corners of b inside a (inclusive, so that
       corners on a side face count; a corner of b coinciding with one of a is dropped), each as
@@ -197,5 +199,6 @@ def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array
     position = jnp.concatenate([position_a, position_b, 0.5 * (on_a + on_b), position_e[None]])
     depth = jnp.concatenate([depth_a, depth_b, depth_x, overlap[None]])
     valid = jnp.concatenate([a_in_b & face, b_in_a & face, crossing & face, use_edge[None]])
-    return Slots(position, jnp.broadcast_to(normal, (33, 3)), depth, valid)
+    kept = jax.lax.top_k(jax.lax.stop_gradient(jnp.where(valid, depth, -jnp.inf)), BOX_BOX_SLOTS)[1]
+    return Slots(position[kept], jnp.broadcast_to(normal, (BOX_BOX_SLOTS, 3)), depth[kept], valid[kept])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
-from .box import box_box, capsule_box, sphere_box
+from .box import BOX_BOX_SLOTS, box_box, capsule_box, sphere_box
 from .cylinder import box_cylinder, capsule_cylinder, cylinder_cylinder, sphere_cylinder
 from .points import point_shape
 from .round import capsule_capsule, sphere_capsule, sphere_sphere
@@ -29,7 +29,7 @@ KINDS: dict[str, Kind] = {
     "capsule-capsule": Kind(capsule_capsule, 2),
     "sphere-box": Kind(sphere_box, 1),
     "capsule-box": Kind(capsule_box, 3),
-    "box-box": Kind(box_box, 33),
+    "box-box": Kind(box_box, BOX_BOX_SLOTS),
     "sphere-cylinder": Kind(sphere_cylinder, 1),
     "capsule-cylinder": Kind(capsule_cylinder, 2),
     "box-cylinder": Kind(box_cylinder, 3),
