@@ -151,20 +151,26 @@ def test_collide_jits_and_vmaps_over_poses(objects):
 
 
 def test_gradients_through_collide_and_the_forces_match_finite_differences(objects):
-    table = CollisionTable.build(objects)
+    ball, cube = objects[0], objects[1]
+    models = [ball, cube, ball]  # a ball on the cube, another leaning on it
+    table = CollisionTable.build(models)
     params = ContactParams.from_mass(1.0, max_penetration=0.002)
-    velocities = jnp.asarray(np.random.default_rng(1).normal(size=(4, 6))) * 0.1
+    velocities = jnp.asarray(np.random.default_rng(1).normal(size=(3, 6))) * 0.1
+    base = jnp.asarray(np.stack([pose((0.02, 0.01, 0.198)), pose(), pose((0.21, 0.01, 0.248))]))
 
-    def total_force(lift):
-        contacts = collide(table, objects, world_poses(lift))
+    def total_force(offset):
+        poses = list(base.at[:, 0, :3, 3].add(offset.reshape(3, 3)))
+        contacts = collide(table, models, poses)
         forces = pair_forces(params, contacts, relative_velocity(contacts, velocities), 1e-3, 0.01)
-        wrenches = link_wrenches(contacts, forces.step_forces, 4)
-        return jnp.sum(wrenches[0]) + jnp.sum(wrenches[3] ** 2) + jnp.sum(forces.matrices[:, 2, 2])
+        wrenches = link_wrenches(contacts, forces.step_forces, 3)
+        return jnp.sum(wrenches[0] * jnp.arange(1.0, 7.0)) + jnp.sum(wrenches[2] ** 2) + jnp.sum(forces.matrices[:, 2, 2])
 
     value = jax.jit(total_force, compiler_options=FAST_COMPILE)
     gradient = jax.jit(jax.grad(total_force), compiler_options=FAST_COMPILE)
-    lift = jnp.array([0.0005, 0.0, 0.0002, 0.0])
+    offset = jnp.asarray(np.random.default_rng(2).uniform(-5e-4, 5e-4, 9))
+    contacts = COLLIDE(table, models, list(base.at[:, 0, :3, 3].add(offset.reshape(3, 3))))
+    assert int(np.sum(contacts.active)) == 2
     step = 1e-8
-    numeric = [(value(lift + step * e) - value(lift - step * e)) / (2 * step) for e in np.eye(4)]
-    np.testing.assert_allclose(gradient(lift), numeric, rtol=1e-5, atol=1e-3)
-    assert np.isfinite(np.asarray(gradient(jnp.zeros(4) - 0.2))).all()  # every object inside another
+    numeric = [(value(offset + step * e) - value(offset - step * e)) / (2 * step) for e in np.eye(9)]
+    np.testing.assert_allclose(gradient(offset), numeric, rtol=1e-5, atol=1e-6 * np.max(np.abs(numeric)))
+    assert np.isfinite(np.asarray(gradient(-base[:, 0, :3, 3].reshape(-1)))).all()  # every centre at the origin

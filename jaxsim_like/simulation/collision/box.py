@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .geometry import box_closest, closest_on_segment, perpendicular, safe_divide, segments_closest, to_frame
+from .geometry import box_closest, closest_on_segment, perpendicular, safe_divide, segments_closest, to_frame, tolerance
 from .slots import Slots
 
 _SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # the 8 corners
@@ -53,7 +53,7 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     low, high = jnp.clip(middle - extent, -half, half), jnp.clip(middle + extent, -half, half)
     t = segment_box_nearest(R.T @ (centre - c), R.T @ axis, half, size_b)
     slots = [_ball_box(centre + s * axis, radius, H_b, size_b) for s in (low, high, t)]
-    margin = 1e-6 * (half + radius)
+    margin = tolerance(centre.dtype, 1e-6) * (half + radius)
     valid = jnp.stack([True, high - low >= radius, (t > low + margin) & (t < high - margin)])
     return Slots(*(jnp.concatenate(parts) for parts in zip(*slots)))._replace(valid=valid)
 
@@ -113,8 +113,8 @@ def _inside_depth(points, R, c, half, direction):
     """Which of ``points (K, 3)`` lie in the box (inclusive) and how far each moves along the unit
     ``direction (3,)`` before it leaves the box (slab exit distance)."""
     local = (points - c) @ R
-    tolerance = _INSIDE_TOLERANCE * jnp.max(half) + 1e-12
-    inside = jnp.all(jnp.abs(local) <= half + tolerance, axis=-1)
+    slack = tolerance(points.dtype, _INSIDE_TOLERANCE) * jnp.max(half) + 1e-12
+    inside = jnp.all(jnp.abs(local) <= half + slack, axis=-1)
     along = R.T @ direction
     steep = jnp.abs(along) > 1e-9
     exits = safe_divide(half - jnp.where(along >= 0, 1.0, -1.0) * local, jnp.where(steep, jnp.abs(along), 1.0), jnp.inf)
@@ -154,7 +154,7 @@ def _crossings(edges_a, edges_b, normal):
     ok = jnp.abs(det) > 1e-9 * scale
     alpha = safe_divide(cross2(r, w), jnp.where(ok, det, 1.0))
     beta = safe_divide(cross2(r, u), jnp.where(ok, det, 1.0))
-    margin = 1e-7
+    margin = tolerance(u.dtype, 1e-7)
     inside = ok & (alpha > margin) & (alpha < 1 - margin) & (beta > margin) & (beta < 1 - margin)
     on_a = (a0 + alpha[..., None] * (a1 - a0)).reshape(16, 3)
     on_b = (b0 + beta[..., None] * (b1 - b0)).reshape(16, 3)
@@ -183,8 +183,8 @@ def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array
     depth_a, depth_b = jnp.where(a_in_b, depth_a, -1.0), jnp.where(b_in_a, depth_b, -1.0)
     position_a = corners_a + 0.5 * depth_a[:, None] * normal
     position_b = corners_b - 0.5 * depth_b[:, None] * normal
-    tolerance = 1e-6 * (jnp.max(size_a) + jnp.max(size_b))
-    repeated = jnp.any(a_in_b[None, :] & (jnp.sum((position_b[:, None] - position_a[None]) ** 2, -1) < tolerance**2), axis=1)
+    close = tolerance(c_a.dtype, 1e-6) * (jnp.max(size_a) + jnp.max(size_b))
+    repeated = jnp.any(a_in_b[None, :] & (jnp.sum((position_b[:, None] - position_a[None]) ** 2, -1) < close**2), axis=1)
     b_in_a = b_in_a & ~repeated
 
     on_a, on_b, crossing = _crossings(_face_edges(R_a, c_a, size_a, -normal), _face_edges(R_b, c_b, size_b, normal), normal)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from ...dynamics.tree import CYLINDER
 from .box import capsule_box
-from .geometry import to_frame
+from .geometry import to_frame, tolerance
 from .points import KIND_CODES, signed_distance
 from .round import capsule_capsule
 from .slots import Slots
@@ -35,7 +35,7 @@ def sphere_cylinder(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: j
 def _on_side(slots: Slots, H: jax.Array, size: jax.Array) -> Slots:
     """``slots`` with only the contacts whose position lies within the length of the cylinder at ``H``."""
     axial = (slots.position - H[:3, 3]) @ H[:3, 2]
-    within = jnp.abs(axial) <= size[1] * (1 + _SIDE_TOLERANCE) + 1e-12
+    within = jnp.abs(axial) <= size[1] * (1 + tolerance(axial.dtype, _SIDE_TOLERANCE)) + 1e-12
     return slots._replace(valid=slots.valid & within)
 
 
