@@ -2,8 +2,9 @@
 
 For each pair kind (:data:`jaxsim_like.simulation.collision.KINDS`) and N pairs, in float64: the
 median µs of one jitted call of ``collide`` (after compilation and warm-up, ``block_until_ready``),
-its cost per pair, and the compile time; then ``pair_forces`` per slot, and the broad-phase cull
-(N candidate point pairs of which 64 are kept), on one pair of touching poses.
+its cost per pair (point-shape: per chunk of 8 points) and per slot, and the compile time; then
+``pair_forces`` per slot, the broad-phase cull (N candidate point chunks of which 64 are kept),
+on one pair of touching poses, and a world: the humanoid with self-collisions next to 16 boxes.
 
     python -m benchmarks.collision [--pairs 1,64,512] [--repeats 50] [--json results/collision.json]
 """
@@ -48,7 +49,8 @@ def _world(kind: str, pairs: int, keep: int | None = None):
     models = (_body(first), _body(second))
     table = CollisionTable.build(models)
     (group,) = [g for g in table.groups if g.kind == kind]
-    replicated = PairGroup(kind, group.first[:1] * pairs, group.second[:1] * pairs, pairs if keep is None else keep)
+    width = len(group.first) // group.candidates  # point-shape: a chunk of points per candidate
+    replicated = PairGroup(kind, group.first[:width] * pairs, group.second[:1] * pairs, pairs if keep is None else keep)
     return dataclasses.replace(table, groups=(replicated,)), models
 
 
@@ -68,7 +70,8 @@ def _time(fn, *args, repeats: int) -> tuple[float, float]:
 def kind_cost(kind: str, pairs: int, repeats: int) -> dict:
     table, models = _world(kind, pairs)
     micro, seconds = _time(lambda H_a, H_b: collide(table, models, (H_a, H_b)), *_poses(), repeats=repeats)
-    return {"kind": kind, "pairs": pairs, "slots": table.size, "µs": micro, "µs per pair": micro / pairs, "compile s": seconds}
+    return {"kind": kind, "pairs": pairs, "slots": table.size, "µs": micro, "µs per pair": micro / pairs,
+            "µs per slot": micro / table.size, "compile s": seconds}
 
 
 def forces_cost(pairs: int, repeats: int) -> dict:
@@ -84,8 +87,20 @@ def forces_cost(pairs: int, repeats: int) -> dict:
 def cull_cost(candidates: int, keep: int, repeats: int) -> dict:
     table, models = _world("point-shape", candidates, keep)
     micro, seconds = _time(lambda H_a, H_b: collide(table, models, (H_a, H_b)), *_poses(), repeats=repeats)
-    return {"kind": f"point-shape, {candidates} candidates culled to {keep}", "pairs": keep, "slots": table.size, "µs": micro,
-            "µs per pair": micro / keep, "compile s": seconds}
+    return {"kind": f"point-shape, {candidates} chunks culled to {keep}", "pairs": keep, "slots": table.size, "µs": micro,
+            "µs per pair": micro / keep, "µs per slot": micro / table.size, "compile s": seconds}
+
+
+def world_cost(repeats: int) -> dict:
+    """The humanoid (self-collision on, its SRDF) next to 16 free boxes, every model at the origin."""
+    humanoid = js.load_model(js.models.path("humanoid"), srdf=str(js.models.path("humanoid")).replace(".urdf", ".srdf"))
+    box = _body("box")
+    models = [humanoid] + [box] * 16
+    table = CollisionTable.build(models, self_collision=[True] + [False] * 16)
+    H = [jnp.tile(jnp.eye(4), (humanoid.number_of_links, 1, 1))] + [jnp.eye(4)[None]] * 16
+    micro, seconds = _time(lambda H: collide(table, models, H), H, repeats=repeats)
+    return {"kind": "humanoid (self) + 16 boxes, default budget", "pairs": sum(g.keep for g in table.groups), "slots": table.size,
+            "µs": micro, "µs per slot": micro / table.size, "compile s": seconds}
 
 
 def main() -> None:
@@ -98,6 +113,7 @@ def main() -> None:
     rows = [kind_cost(kind, n, args.repeats) for kind in KINDS for n in counts]
     rows.append(forces_cost(64, args.repeats))
     rows += [cull_cost(n, 64, args.repeats) for n in counts if n > 64]
+    rows.append(world_cost(args.repeats))
     print(timing.environment())
     timing.print_table(rows)
     if args.json:

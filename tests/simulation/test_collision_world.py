@@ -27,8 +27,12 @@ def objects():
 
 
 def named_pairs(table, kind):
+    """``(first, second)`` of every candidate of ``kind``; of every point in a chunk for point-shape."""
     (group,) = [g for g in table.groups if g.kind == kind]
-    return list(zip(group.first, group.second))
+    if kind != "point-shape":
+        return list(zip(group.first, group.second))
+    chunks = np.reshape(group.first, (len(group.second), -1))
+    return [(int(p), s) for chunk, s in zip(chunks, group.second) for p in chunk if p >= 0]
 
 
 def test_every_link_of_different_models_is_a_candidate(objects):
@@ -37,17 +41,18 @@ def test_every_link_of_different_models_is_a_candidate(objects):
     kinds = {g.kind: g.candidates for g in table.groups}
     # Shapes meet shapes; the cylinder's caps and rims meet the cube and the rod through points,
     # both ways (the ball meets the whole cylinder as a shape).
-    rim, corners, rod = 16, 8, 28
-    points = 2 * rim + corners + rod
+    rim, corners, rod = 16, 8, 28  # points, met in chunks of 8 of one link against one shape
+    chunks = 2 * 2 + 1 + 4
     assert kinds == {
         "sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "sphere-cylinder": 1, "capsule-cylinder": 1,
-        "box-cylinder": 1, "point-shape": points,
+        "box-cylinder": 1, "point-shape": chunks,
     }
+    assert len(named_pairs(table, "point-shape")) == 2 * rim + corners + rod
     assert named_pairs(table, "sphere-box") == [(0, 1)] and named_pairs(table, "capsule-box") == [(2, 1)]
     assert named_pairs(table, "box-cylinder") == [(1, 3)]
     assert CollisionTable.build(objects[:1] * 2).groups[0].kind == "sphere-sphere"
     assert CollisionTable.build(objects[:1]).groups == ()
-    assert table.size == 1 + 1 + 3 + 1 + 2 + 3 + points
+    assert table.size == 1 + 1 + 3 + 1 + 2 + 3 + 8 * chunks
 
 
 def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
@@ -123,6 +128,16 @@ def test_the_budget_keeps_the_nearest_pairs(objects):
     assert sorted(zip(np.asarray(contacts.link_a).tolist(), np.asarray(contacts.link_b).tolist())) == [(0, 1), (0, 3)]
     np.testing.assert_allclose(sorted(np.asarray(contacts.depth)), [0.01, 0.05], atol=1e-12)
     assert np.asarray(contacts.active).all()
+    # Points are culled by chunks: a can standing on a slab keeps the chunk of its bottom rim.
+    slab, can = body("slab"), objects[3]
+    models = [slab, can, slab]
+    culled = CollisionTable.build(models, budget={"point-shape": 1})
+    assert [g.keep for g in culled.groups if g.kind == "point-shape"] == [1]
+    poses = [jnp.asarray(p) for p in (pose(), pose((0.05, 0.0, 0.198)), pose((3.0, 0.0, 0.0)))]
+    contacts = COLLIDE(culled, models, poses)
+    active = np.asarray(contacts.active)
+    assert active.sum() == 8 and set(np.asarray(contacts.link_a)[active]) == {1} and set(np.asarray(contacts.link_b)[active]) == {0}
+    np.testing.assert_allclose(np.asarray(contacts.depth)[active], 0.002, atol=1e-12)
     with pytest.raises(ValueError, match="budget names unknown pair kinds"):
         CollisionTable.build([ball] * 2, budget={"ball-ball": 1})
 

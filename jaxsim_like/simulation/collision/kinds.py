@@ -14,10 +14,13 @@ SOLID = (SPHERE, CAPSULE, BOX, CYLINDER)
 """The shape kinds with shape-shape narrow phases, in pair order (a pair's first shape comes first here)."""
 
 POINTS = "point-shape"
+POINT_CHUNK = 8
+"""Collidable points meet a shape in chunks of this many points of one link (the last one padded):
+one bounding sphere, one candidate of the cull, per chunk."""
 
 
 class Kind(NamedTuple):
-    """A pair kind: its ``kernel`` and the ``slots`` it fills per pair."""
+    """A pair kind: its ``kernel`` and the ``slots`` it fills per pair (per chunk of points)."""
 
     kernel: Callable
     slots: int
@@ -34,7 +37,7 @@ KINDS: dict[str, Kind] = {
     "capsule-cylinder": Kind(capsule_cylinder, 2),
     "box-cylinder": Kind(box_cylinder, 3),
     "cylinder-cylinder": Kind(cylinder_cylinder, 2),
-    POINTS: Kind(point_shape, 1),
+    POINTS: Kind(point_shape, POINT_CHUNK),
 }
 
 

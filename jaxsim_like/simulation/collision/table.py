@@ -22,7 +22,6 @@ bounding spheres): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Mapping, Sequence
 
 import jax
@@ -30,28 +29,33 @@ import numpy as np
 
 from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER
-from .kinds import KINDS, PARTIAL, POINTS, SOLID, solid_kind
+from .kinds import KINDS, PARTIAL, POINT_CHUNK, POINTS, SOLID, solid_kind
 from .points import KIND_CODES
 
-DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 1024}
-"""Pairs kept per kind by default: all of them up to these counts, the nearest ones beyond."""
+DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 128}
+"""Pairs kept per kind by default (point-shape: chunks of :data:`.kinds.POINT_CHUNK` points, 1024
+points): all of them up to these counts, the nearest ones beyond."""
 
 _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a solid shape's surface samples it
 
 
 @dataclasses.dataclass(frozen=True)
 class PairGroup:
-    """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices (the
-    point-shape kind: global point index, then shape index); ``keep`` of them are tested per call."""
+    """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices; in
+    the point-shape kind ``first`` holds :data:`.kinds.POINT_CHUNK` global point indices per
+    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call."""
 
     kind: str
     first: tuple[int, ...]
     second: tuple[int, ...]
     keep: int
 
+    def __repr__(self) -> str:
+        return f"PairGroup({self.kind!r}, candidates={self.candidates}, keep={self.keep})"
+
     @property
     def candidates(self) -> int:
-        return len(self.first)
+        return len(self.second)
 
     @property
     def slots(self) -> int:
@@ -59,8 +63,6 @@ class PairGroup:
         return self.keep * KINDS[self.kind].slots
 
 
-@functools.partial(jax.tree_util.register_dataclass, data_fields=[], meta_fields=[
-    "link_offsets", "shape_offsets", "point_offsets", "shape_link", "point_link", "shape_code", "groups"])
 @dataclasses.dataclass(frozen=True)
 class CollisionTable:
     """The static pair table of a world of models (a pytree without leaves: hashable, never traced).
@@ -78,6 +80,18 @@ class CollisionTable:
     point_link: tuple[int, ...]
     shape_code: tuple[int, ...]
     groups: tuple[PairGroup, ...]
+
+    def __repr__(self) -> str:
+        return f"CollisionTable(models={len(self.link_offsets)}, slots={self.size}, groups={list(self.groups)})"
+
+    def __hash__(self) -> int:
+        # Computed once: jit hashes its static arguments at every call, and a world's table holds
+        # thousands of indices (tens of microseconds a hash).
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     @property
     def size(self) -> int:
@@ -119,9 +133,9 @@ class CollisionTable:
                 disabled = _disabled(semantics[m_a]) if m_a == m_b else _never
                 _link_pairs(links[m_a], l_a, links[m_b], l_b, disabled, pairs)
         groups = tuple(
-            PairGroup(name, tuple(first), tuple(second), min(len(first), budgets[name]))
+            PairGroup(name, tuple(first), tuple(second), min(len(second), budgets[name]))
             for name, (first, second) in pairs.items()
-            if first
+            if second
         )
         return CollisionTable(
             link_offsets=link_offsets[:-1],
@@ -132,6 +146,11 @@ class CollisionTable:
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
         )
+
+
+# A pytree without leaves whose static part is the table itself: jit hashes it once (cached
+# above) instead of hashing its index tuples at every call.
+jax.tree_util.register_pytree_node(CollisionTable, lambda table: ((), table), lambda table, _: table)
 
 
 def _budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
@@ -234,10 +253,12 @@ def _link_pairs(
             group[0].append(first[0])
             group[1].append(second[0])
     for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
-        for p, source_p, sampled in points:
-            for s, kind, source_s in shapes:
-                meets = any(_complete(own, kind) for own in sampled)
-                if meets or disabled(source_p, source_s):
-                    continue
-                pairs[POINTS][0].append(p)
+        for s, kind, source_s in shapes:
+            meeting = [
+                p for p, source_p, sampled in points
+                if not any(_complete(own, kind) for own in sampled) and not disabled(source_p, source_s)
+            ]
+            for start in range(0, len(meeting), POINT_CHUNK):
+                chunk = meeting[start : start + POINT_CHUNK]
+                pairs[POINTS][0].extend(chunk + [-1] * (POINT_CHUNK - len(chunk)))
                 pairs[POINTS][1].append(s)
