@@ -60,7 +60,7 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
     assert not CollisionTable.build([model]).groups  # self-collision off
     table = CollisionTable.build([model], self_collision=[True], budget=10_000)
     srdf = model.srdf
-    point_link, shape_link = np.asarray(model.point_link), np.asarray(model.shape_link)
+    shape_link = np.asarray(model.shape_link)
     # A point on a shape of its own link leaves the pairs where the two shapes meet completely,
     # shape to shape; every other point pair of the self-collision table remains.
     L_H_S = np.asarray(model.shape_transform)
@@ -189,3 +189,19 @@ def test_gradients_through_collide_and_the_forces_match_finite_differences(objec
     numeric = [(value(offset + step * e) - value(offset - step * e)) / (2 * step) for e in np.eye(9)]
     np.testing.assert_allclose(gradient(offset), numeric, rtol=1e-5, atol=1e-6 * np.max(np.abs(numeric)))
     assert np.isfinite(np.asarray(gradient(-base[:, 0, :3, 3].reshape(-1)))).all()  # every centre at the origin
+
+
+def test_bad_arguments_are_clear_errors(objects):
+    ball, cube = objects[0], objects[1]
+    table = CollisionTable.build([ball, cube])
+    assert table.links == 2 and table.counts(1) == (1, 1, 8)
+    with pytest.raises(ValueError, match=r"one pose array per model of the table \(2\), got 2 models and 1"):
+        collide(table, [ball, cube], [pose()])
+    with pytest.raises(ValueError, match=r"model 1 \('ball': 1 links, 1 shapes, 12 points\) is not the model the table was built for"):
+        collide(table, [ball, ball], [pose(), pose()])
+    with pytest.raises(ValueError, match=r"one entry per model \(2\); got 1 and 2"):
+        CollisionTable.build([ball, cube], self_collision=[True])
+    with pytest.raises(ValueError, match="budget of 'box-box' must be an integer >= 1, got 0"):
+        CollisionTable.build([ball, cube], budget={"box-box": 0})
+    with pytest.raises(ValueError, match="needs concrete models"):
+        jax.jit(lambda m: CollisionTable.build([m, cube]).size)(ball)

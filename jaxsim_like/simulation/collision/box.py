@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .geometry import box_closest, closest_on_segment, perpendicular, safe_divide, segments_closest, to_frame, tolerance
+from .geometry import box_closest, perpendicular, safe_divide, segments_closest, to_frame, tolerance
 from .slots import Slots
 
 _SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # the 8 corners

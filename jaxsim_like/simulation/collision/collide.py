@@ -49,6 +49,13 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
     if len(models) != len(W_H_L) or len(models) != len(table.link_offsets):
         raise ValueError(f"collide needs one pose array per model of the table ({len(table.link_offsets)}), got "
                          f"{len(models)} models and {len(W_H_L)} pose arrays")
+    for m, model in enumerate(models):
+        links, shapes, points = model.number_of_links, len(model.shape_kind), len(model.point_link)
+        if (links, shapes, points) != table.counts(m):
+            raise ValueError(
+                f"model {m} ({model.name!r}: {links} links, {shapes} shapes, {points} points) is not the model the "
+                f"table was built for ({table.counts(m)})"
+            )
     dtype = jnp.result_type(*W_H_L)
     W_H_S = _concatenate(
         [H[np.asarray(m.shape_link, dtype=int)] @ m.shape_transform for m, H in zip(models, W_H_L)], (0, 4, 4), dtype
@@ -72,7 +79,8 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
         empty = jnp.zeros((0,), dtype)
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
                         jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool))
-    return Contacts(*(jnp.concatenate(fields, axis=0) for fields in zip(*(dataclasses.astuple(p) for p in parts))))
+    names = [field.name for field in dataclasses.fields(Contacts)]
+    return Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
 
 
 def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -> jax.Array:

@@ -70,7 +70,8 @@ class CollisionTable:
     Global numbering: link ``l`` of model ``m`` is ``link_offsets[m] + l``; shapes and collidable
     points likewise with ``shape_offsets`` and ``point_offsets``. ``shape_link`` and ``point_link``
     give the global link of each global shape and point, ``shape_code`` each shape's kind code
-    (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order.
+    (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order;
+    ``links`` is the number of links of all models.
     """
 
     link_offsets: tuple[int, ...]
@@ -80,6 +81,7 @@ class CollisionTable:
     point_link: tuple[int, ...]
     shape_code: tuple[int, ...]
     groups: tuple[PairGroup, ...]
+    links: int
 
     def __repr__(self) -> str:
         return f"CollisionTable(models={len(self.link_offsets)}, slots={self.size}, groups={list(self.groups)})"
@@ -92,6 +94,14 @@ class CollisionTable:
             cached = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
             object.__setattr__(self, "_hash", cached)
         return cached
+
+    def counts(self, m: int) -> tuple[int, int, int]:
+        """Links, shapes and collidable points of model ``m``."""
+        def span(offsets: tuple[int, ...], total: int) -> int:
+            return (offsets[m + 1] if m + 1 < len(offsets) else total) - offsets[m]
+
+        return span(self.link_offsets, self.links), span(self.shape_offsets, len(self.shape_link)), span(
+            self.point_offsets, len(self.point_link))
 
     @property
     def size(self) -> int:
@@ -139,6 +149,7 @@ class CollisionTable:
         )
         return CollisionTable(
             link_offsets=link_offsets[:-1],
+            links=link_offsets[-1],
             shape_offsets=shape_offsets[:-1],
             point_offsets=point_offsets[:-1],
             shape_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.shape_link),
