@@ -52,7 +52,7 @@ def html_string(
     standing on the ground, see :func:`resting_state`).
 
     ``description`` gives the visuals and meshes of a :class:`Model` passed directly (without
-    one, the model's spheres, boxes and capsules are drawn). ``worlds``: the worlds of a batched
+    one, the model's spheres, boxes, capsules and cylinders are drawn). ``worlds``: the worlds of a batched
     recording to draw (default all), on a grid of pitch ``spacing`` [m] (default: the size of
     one world plus 1 m). Frames are kept at ``fps`` per second at most; ``force_scale`` [m/N]
     is the arrow length per newton (default: 1 m for the model's weight).
