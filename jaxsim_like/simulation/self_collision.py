@@ -9,9 +9,10 @@ parent keeps its own name there, so SRDF pairs naming it hold for its points and
 The pairs are computed once, in numpy, by :meth:`SelfCollision.build`.
 
 Each pair gives a penetration depth ``d`` (positive inside) and the shape's outward normal
-``n`` at the point: ``r - |p - c|`` from the sphere's centre (from the nearest point of the
-capsule's segment; at that point itself the normal is the shape's +x), or the signed distance
-in the box frame to the face of least penetration.
+``n`` at the point, from the signed distance of :func:`.collision.points.signed_distance`:
+``r - |p - c|`` from the sphere's centre (from the nearest point of the capsule's segment; at
+that point itself the normal is the shape's +x), the distance to the face of least penetration
+of a box or of a cylinder (its side or a cap).
 The normal force is the terrain's Hunt-Crossley law (:func:`.contacts.normal_force`, never
 pulling) at the penetration rate ``-n . v``, with ``v`` the velocity of the point relative to
 the shape link's material point at the same place. Friction is a smoothed Coulomb law
@@ -33,7 +34,7 @@ import numpy as np
 
 from ..dynamics import spatial
 from ..dynamics.model import Model
-from ..dynamics.tree import BOX
+from .collision.points import KIND_CODES, signed_distance
 from .contacts import ContactParams, normal_force
 
 
@@ -92,45 +93,17 @@ def collision_pairs(model: Model, srdf: Any = None) -> tuple[tuple[int, int], ..
     return tuple(pairs)
 
 
-def _round_penetration(S_p: jax.Array, size: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(K,)`` and outward normal ``(K, 3)`` (shape axes) of points ``S_p (K, 3)`` in spheres
-    and capsules of ``size (K, 3)`` = (radius, half length, 0); at the segment itself the normal is +x."""
-    nearest = jnp.clip(S_p[:, 2], -size[:, 1], size[:, 1])
-    offset = S_p - nearest[:, None] * jnp.array([0.0, 0.0, 1.0], S_p.dtype)
-    distance = spatial.safe_norm(offset)
-    away = distance > 0
-    unit_x = jnp.array([1.0, 0.0, 0.0], S_p.dtype)
-    normal = jnp.where(away[:, None], offset / jnp.where(away, distance, 1.0)[:, None], unit_x)
-    return size[:, 0] - distance, normal
-
-
-def _box_penetration(S_p: jax.Array, half_extents: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(K,)`` to the face of least penetration and its outward normal ``(K, 3)`` (box axes)
-    of points ``S_p (K, 3)`` in boxes of ``half_extents (K, 3)``; negative depth outside."""
-    to_faces = half_extents - jnp.abs(S_p)
-    face = jnp.argmin(to_faces, axis=-1)
-    sign = jnp.where(jnp.take_along_axis(S_p, face[:, None], axis=-1)[:, 0] >= 0, 1.0, -1.0)
-    return jnp.min(to_faces, axis=-1), jax.nn.one_hot(face, 3, dtype=S_p.dtype) * sign[:, None]
-
-
 def penetration(model: Model, pairs: SelfCollision, W_H_L: jax.Array, points: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Depth ``(K,)`` [m] (positive inside) and the shape's outward normal ``(K, 3)`` (world axes)
-    of every pair, given the link poses ``W_H_L (N, 4, 4)`` and the points ``(P, 3)`` in the same frame."""
+    of every pair, given the link poses ``W_H_L (N, 4, 4)`` and the points ``(P, 3)`` in the same
+    frame (:func:`.collision.points.signed_distance`)."""
     shape = np.asarray(pairs.shape, dtype=int)
-    W_H_S = W_H_L[np.asarray(model.shape_link, dtype=int)] @ model.shape_transform
-    R, c = W_H_S[shape, :3, :3], W_H_S[shape, :3, 3]
+    W_H_S = W_H_L[np.asarray(model.shape_link, dtype=int)[shape]] @ model.shape_transform[shape]
+    R, c = W_H_S[:, :3, :3], W_H_S[:, :3, 3]
     S_p = jnp.einsum("kji,kj->ki", R, points[np.asarray(pairs.point, dtype=int)] - c)
-    size = model.shape_size[shape]
-    is_box = np.asarray(model.shape_kind)[shape] == BOX
-    groups = [(np.flatnonzero(~is_box), _round_penetration), (np.flatnonzero(is_box), _box_penetration)]
-    results = [solve(S_p[index], size[index]) for index, solve in groups if index.size]
-    order = np.concatenate([index for index, _ in groups if index.size])
-    depth = jnp.concatenate([d for d, _ in results])
-    S_n = jnp.concatenate([n for _, n in results])
-    if not np.array_equal(order, np.arange(order.size)):
-        inverse = np.argsort(order)
-        depth, S_n = depth[inverse], S_n[inverse]
-    return depth, jnp.einsum("kij,kj->ki", R, S_n)
+    kind = np.asarray([KIND_CODES[model.shape_kind[s]] for s in shape], dtype=np.int32)
+    distance, S_n = jax.vmap(signed_distance)(S_p, kind, model.shape_size[shape])
+    return -distance, jnp.einsum("kij,kj->ki", R, S_n)
 
 
 def contact_forces(

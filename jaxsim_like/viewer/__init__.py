@@ -52,7 +52,7 @@ def html_string(
     standing on the ground, see :func:`resting_state`).
 
     ``description`` gives the visuals and meshes of a :class:`Model` passed directly (without
-    one, the model's spheres, boxes and capsules are drawn). ``worlds``: the worlds of a batched
+    one, the model's spheres, boxes, capsules and cylinders are drawn). ``worlds``: the worlds of a batched
     recording to draw (default all), on a grid of pitch ``spacing`` [m] (default: the size of
     one world plus 1 m). Frames are kept at ``fps`` per second at most; ``force_scale`` [m/N]
     is the arrow length per newton (default: 1 m for the model's weight).
@@ -129,7 +129,7 @@ def resting_state(model: Model) -> State:
 
 
 def solid_shapes(model: Model) -> list[Shape]:
-    """The model's own spheres, boxes and capsules (the shapes self-collisions use) as shapes to
+    """The model's own spheres, boxes, capsules and cylinders (the shapes collisions use) as shapes to
     draw, for a :class:`Model` given without its description."""
     shapes = []
     transforms, sizes = np.asarray(model.shape_transform), np.asarray(model.shape_size)
@@ -140,7 +140,7 @@ def solid_shapes(model: Model) -> list[Shape]:
         elif kind == "sphere":
             geometry = Geometry(type="sphere", radius=float(size[0]))
         else:
-            geometry = Geometry(type="capsule", radius=float(size[0]), length=float(2.0 * size[1]))
+            geometry = Geometry(type=kind, radius=float(size[0]), length=float(2.0 * size[1]))
         rgba = PALETTE[link % len(PALETTE)] + (1.0,)
         for group in (VISUAL, COLLISION):
             shapes.append(Shape(link, group, transforms[s], geometry, rgba if group == VISUAL else (1.0, 0.55, 0.1, 0.45), model.shape_source[s]))

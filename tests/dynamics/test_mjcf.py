@@ -169,7 +169,7 @@ def test_collision_shapes_are_the_model_geoms():
     reference = MuJoCo(model, DATA / name)
     reference.set(np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(model.dofs), np.zeros(model.dofs))
     m, d = reference.m, reference.d
-    kinds = {2: "sphere", 3: "capsule", 6: "box"}
+    kinds = {2: "sphere", 3: "capsule", 5: "cylinder", 6: "box"}
     solid = [g for g in range(m.ngeom) if m.geom_type[g] in kinds and (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_bodyid[g]]
     assert len(model.shape_kind) == len(solid) > 10
     W_H_L = np.asarray(jax.jit(D.forward_kinematics, compiler_options=FAST_COMPILE)(model, js.State.build(model)))
@@ -180,7 +180,8 @@ def test_collision_shapes_are_the_model_geoms():
         np.testing.assert_allclose(W_H_S[s, :3, 3], d.geom_xpos[g], atol=1e-12)
         np.testing.assert_allclose(W_H_S[s, :3, :3], d.geom_xmat[g].reshape(3, 3), atol=1e-12)
         size = np.asarray(model.shape_size[s])
-        expected = {"sphere": [m.geom_size[g][0], 0, 0], "capsule": [m.geom_size[g][0], m.geom_size[g][1], 0], "box": m.geom_size[g]}
+        round_ = [m.geom_size[g][0], m.geom_size[g][1], 0]
+        expected = {"sphere": [m.geom_size[g][0], 0, 0], "capsule": round_, "cylinder": round_, "box": m.geom_size[g]}
         np.testing.assert_allclose(size, expected[model.shape_kind[s]], rtol=1e-12)
     meshes = [g for g in range(m.ngeom) if m.geom_type[g] == 7 and (m.geom_contype[g] or m.geom_conaffinity[g])]
     assert meshes and len(model.point_link) >= sum(min(64, m.mesh_vertnum[m.geom_dataid[g]]) for g in meshes)

@@ -141,6 +141,38 @@ def test_crossed_edges_touch_at_one_point():
     np.testing.assert_allclose(position, [(0.0, 0.0, 0.1 * np.sqrt(2) - 0.0015)], atol=1e-12)
 
 
+CAN = np.array([0.1, 0.15, 0.0])
+
+
+def test_a_sphere_against_a_cylinder_side_cap_and_rim():
+    R, centre = rotation("x", 0.3), np.array([0.1, 0.2, -0.1])
+    for local, normal, depth in [
+        ((0.0, 0.19, 0.05), (0.0, 1.0, 0.0), 0.01),
+        ((0.03, 0.0, 0.24), (0.0, 0.0, 1.0), 0.01),
+        ((0.16, 0.0, 0.23), (0.6, 0.0, 0.8), 0.0),
+    ]:
+        position, n, d, _ = KERNELS["sphere-cylinder"](H(R @ np.asarray(local) + centre), BALL, H(centre, R), CAN)
+        np.testing.assert_allclose(n, [R @ np.asarray(normal)], atol=1e-12)
+        np.testing.assert_allclose(d, [depth], atol=1e-12)
+        surface = np.asarray(local) - (0.1 - depth) * np.asarray(normal)
+        np.testing.assert_allclose(position, [R @ (surface - 0.5 * depth * np.asarray(normal)) + centre], atol=1e-12)
+
+
+def test_cylinders_meet_boxes_capsules_and_cylinders_on_their_side():
+    lying = rotation("y", np.pi / 2)  # the axis along x
+    position, normal, depth = contacts("box-cylinder", H(), 2 * CUBE, H((0.0, 0.0, 0.298), lying), CAN)
+    np.testing.assert_allclose(normal, [-UP, -UP], atol=1e-12)  # the box (a) pushed down
+    assert rows(position) == rows([(-0.15, 0.0, 0.199), (0.15, 0.0, 0.199)])
+    standing = contacts("box-cylinder", H(), 2 * CUBE, H((0.0, 0.0, 0.348)), CAN)
+    assert len(standing[2]) == 0  # the cap: met by the rim points
+    position, normal, depth = contacts("cylinder-cylinder", H((0.0, 0.0, 0.198), lying), CAN, H(R=lying), CAN)
+    np.testing.assert_allclose(depth, [0.002, 0.002], atol=1e-12)
+    assert rows(position) == rows([(-0.15, 0.0, 0.099), (0.15, 0.0, 0.099)])
+    crossing = contacts("capsule-cylinder", H((0.0, 0.0, 0.148), lying), ROD, H(R=rotation("x", np.pi / 2)), CAN)
+    np.testing.assert_allclose(crossing[2], [0.002], atol=1e-12)
+    np.testing.assert_allclose(crossing[1], [UP], atol=1e-12)
+
+
 @pytest.mark.parametrize(
     ("kind", "size", "point", "normal", "depth"),
     [

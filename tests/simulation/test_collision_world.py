@@ -27,21 +27,32 @@ def objects():
 
 
 def named_pairs(table, kind):
+    """``(first, second)`` of every candidate of ``kind``; of every point in a chunk for point-shape."""
     (group,) = [g for g in table.groups if g.kind == kind]
-    return list(zip(group.first, group.second))
+    if kind != "point-shape":
+        return list(zip(group.first, group.second))
+    chunks = np.reshape(group.first, (len(group.second), -1))
+    return [(int(p), s) for chunk, s in zip(chunks, group.second) for p in chunk if p >= 0]
 
 
 def test_every_link_of_different_models_is_a_candidate(objects):
     table = CollisionTable.build(objects)
     assert table.link_offsets == (0, 1, 2, 3) and table.shape_offsets == (0, 1, 2, 3)
     kinds = {g.kind: g.candidates for g in table.groups}
-    # Solid shapes meet shapes; the cylinder meets them through points, both ways.
-    can_points, others = 16, 12 + 8 + 28
-    assert kinds == {"sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "point-shape": 3 * can_points + others}
+    # Shapes meet shapes; the cylinder's caps and rims meet the cube and the rod through points,
+    # both ways (the ball meets the whole cylinder as a shape).
+    rim, corners, rod = 16, 8, 28  # points, met in chunks of 8 of one link against one shape
+    chunks = 2 * 2 + 1 + 4
+    assert kinds == {
+        "sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "sphere-cylinder": 1, "capsule-cylinder": 1,
+        "box-cylinder": 1, "point-shape": chunks,
+    }
+    assert len(named_pairs(table, "point-shape")) == 2 * rim + corners + rod
     assert named_pairs(table, "sphere-box") == [(0, 1)] and named_pairs(table, "capsule-box") == [(2, 1)]
+    assert named_pairs(table, "box-cylinder") == [(1, 3)]
     assert CollisionTable.build(objects[:1] * 2).groups[0].kind == "sphere-sphere"
     assert CollisionTable.build(objects[:1]).groups == ()
-    assert table.size == 1 + 1 + 3 + 3 * can_points + others
+    assert table.size == 1 + 1 + 3 + 1 + 2 + 3 + 8 * chunks
 
 
 def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
@@ -49,17 +60,14 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
     assert not CollisionTable.build([model]).groups  # self-collision off
     table = CollisionTable.build([model], self_collision=[True], budget=10_000)
     srdf = model.srdf
-    point_link, shape_link = np.asarray(model.point_link), np.asarray(model.shape_link)
-    # Points of a link's solid shapes meet other solid shapes shape-to-shape; every other point
-    # pair of the self-collision table remains (cylinders are met by every point).
-    solid = {"sphere", "box", "capsule"}
-    W_H_S = np.asarray(model.shape_transform)
-    sampled = np.array([
-        any(model.shape_kind[s] in solid and shape_link[s] == point_link[p] for s in range(len(shape_link)))
-        and _on_a_solid(model, p, W_H_S)
-        for p in range(len(point_link))
-    ])
-    expected = {(p, s) for p, s in collision_pairs(model, srdf) if model.shape_kind[s] == "cylinder" or not sampled[p]}
+    shape_link = np.asarray(model.shape_link)
+    # A point on a shape of its own link leaves the pairs where the two shapes meet completely,
+    # shape to shape; every other point pair of the self-collision table remains.
+    L_H_S = np.asarray(model.shape_transform)
+    expected = {
+        (p, s) for p, s in collision_pairs(model, srdf)
+        if not any(_complete(own, model.shape_kind[s]) for own in _sampled_kinds(model, p, L_H_S))
+    }
     assert set(named_pairs(table, "point-shape")) == expected and len(expected) > 100
     shapes = [g for g in table.groups if g.kind != "point-shape"]
     found = {(a, b) for g in shapes for a, b in zip(g.first, g.second)}
@@ -68,6 +76,7 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
         la, lb = shape_link[a], shape_link[b]
         assert la != lb and parent[la] != lb and parent[lb] != la
         assert not srdf.collision_disabled(model.shape_source[a], model.shape_source[b])
+    solid = {"sphere", "box", "capsule", "cylinder"}
     solid_shapes = [s for s in range(len(shape_link)) if model.shape_kind[s] in solid]
     allowed = {
         frozenset((a, b)) for i, a in enumerate(solid_shapes) for b in solid_shapes[i + 1 :]
@@ -79,23 +88,34 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
     assert sum(g.candidates for g in unfiltered.groups) > sum(g.candidates for g in table.groups)
 
 
+def _complete(kind_a: str, kind_b: str) -> bool:
+    kinds = {kind_a, kind_b}
+    return kinds <= {"sphere", "capsule", "box"} or kinds == {"sphere", "cylinder"}
+
+
 class _NoSrdf:
     def collision_disabled(self, a: str, b: str) -> bool:
         return False
 
 
-def _on_a_solid(model, p, L_H_S) -> bool:
-    point = np.asarray(model.collidable_points)[p]
+def _sampled_kinds(model, p, L_H_S) -> set[str]:
+    """The kinds of the shapes of point ``p``'s link on whose surface it lies."""
+    point, kinds = np.asarray(model.collidable_points)[p], set()
     for s, (link, kind) in enumerate(zip(model.shape_link, model.shape_kind)):
-        if link != model.point_link[p] or kind not in ("sphere", "box", "capsule"):
-            continue
         local = L_H_S[s, :3, :3].T @ (point - L_H_S[s, :3, 3])
         size = np.asarray(model.shape_size)[s]
-        if kind == "box" and np.isclose(np.max(np.abs(local) / size), 1.0):
-            return True
-        if kind != "box" and np.isclose(np.linalg.norm(local - [0, 0, np.clip(local[2], -size[1], size[1])]), size[0]):
-            return True
-    return False
+        if link != model.point_link[p]:
+            continue
+        if kind == "box":
+            on = np.isclose(np.max(np.abs(local) / size), 1.0)
+        elif kind == "cylinder":
+            on = np.hypot(*local[:2]) <= size[0] + 1e-9 and abs(local[2]) <= size[1] + 1e-9 and (
+                np.isclose(np.hypot(*local[:2]), size[0]) or np.isclose(abs(local[2]), size[1]))
+        else:
+            on = np.isclose(np.linalg.norm(local - [0, 0, np.clip(local[2], -size[1], size[1])]), size[0])
+        if on:
+            kinds.add(kind)
+    return kinds
 
 
 def test_the_budget_keeps_the_nearest_pairs(objects):
@@ -108,6 +128,16 @@ def test_the_budget_keeps_the_nearest_pairs(objects):
     assert sorted(zip(np.asarray(contacts.link_a).tolist(), np.asarray(contacts.link_b).tolist())) == [(0, 1), (0, 3)]
     np.testing.assert_allclose(sorted(np.asarray(contacts.depth)), [0.01, 0.05], atol=1e-12)
     assert np.asarray(contacts.active).all()
+    # Points are culled by chunks: a can standing on a slab keeps the chunk of its bottom rim.
+    slab, can = body("slab"), objects[3]
+    models = [slab, can, slab]
+    culled = CollisionTable.build(models, budget={"point-shape": 1})
+    assert [g.keep for g in culled.groups if g.kind == "point-shape"] == [1]
+    poses = [jnp.asarray(p) for p in (pose(), pose((0.05, 0.0, 0.198)), pose((3.0, 0.0, 0.0)))]
+    contacts = COLLIDE(culled, models, poses)
+    active = np.asarray(contacts.active)
+    assert active.sum() == 8 and set(np.asarray(contacts.link_a)[active]) == {1} and set(np.asarray(contacts.link_b)[active]) == {0}
+    np.testing.assert_allclose(np.asarray(contacts.depth)[active], 0.002, atol=1e-12)
     with pytest.raises(ValueError, match="budget names unknown pair kinds"):
         CollisionTable.build([ball] * 2, budget={"ball-ball": 1})
 
@@ -131,25 +161,47 @@ def test_collide_jits_and_vmaps_over_poses(objects):
     active = np.asarray(batched.active)
     assert active.shape == (5, table.size) and active.sum(axis=1).min() >= 4
     pairs = {(int(a), int(b)) for a, b in zip(np.asarray(batched.link_a)[0][active[0]], np.asarray(batched.link_b)[0][active[0]])}
-    assert pairs == {(0, 1), (2, 1), (3, 1)}
+    assert pairs == {(0, 1), (2, 1), (1, 3), (3, 1)}  # the can's side and its rim points
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(batched))
 
 
 def test_gradients_through_collide_and_the_forces_match_finite_differences(objects):
-    table = CollisionTable.build(objects)
+    ball, cube = objects[0], objects[1]
+    models = [ball, cube, ball]  # a ball on the cube, another leaning on it
+    table = CollisionTable.build(models)
     params = ContactParams.from_mass(1.0, max_penetration=0.002)
-    velocities = jnp.asarray(np.random.default_rng(1).normal(size=(4, 6))) * 0.1
+    velocities = jnp.asarray(np.random.default_rng(1).normal(size=(3, 6))) * 0.1
+    base = jnp.asarray(np.stack([pose((0.02, 0.01, 0.198)), pose(), pose((0.21, 0.01, 0.248))]))
 
-    def total_force(lift):
-        contacts = collide(table, objects, world_poses(lift))
+    def total_force(offset):
+        poses = list(base.at[:, 0, :3, 3].add(offset.reshape(3, 3)))
+        contacts = collide(table, models, poses)
         forces = pair_forces(params, contacts, relative_velocity(contacts, velocities), 1e-3, 0.01)
-        wrenches = link_wrenches(contacts, forces.step_forces, 4)
-        return jnp.sum(wrenches[0]) + jnp.sum(wrenches[3] ** 2) + jnp.sum(forces.matrices[:, 2, 2])
+        wrenches = link_wrenches(contacts, forces.step_forces, 3)
+        return jnp.sum(wrenches[0] * jnp.arange(1.0, 7.0)) + jnp.sum(wrenches[2] ** 2) + jnp.sum(forces.matrices[:, 2, 2])
 
     value = jax.jit(total_force, compiler_options=FAST_COMPILE)
     gradient = jax.jit(jax.grad(total_force), compiler_options=FAST_COMPILE)
-    lift = jnp.array([0.0005, 0.0, 0.0002, 0.0])
+    offset = jnp.asarray(np.random.default_rng(2).uniform(-5e-4, 5e-4, 9))
+    contacts = COLLIDE(table, models, list(base.at[:, 0, :3, 3].add(offset.reshape(3, 3))))
+    assert int(np.sum(contacts.active)) == 2
     step = 1e-8
-    numeric = [(value(lift + step * e) - value(lift - step * e)) / (2 * step) for e in np.eye(4)]
-    np.testing.assert_allclose(gradient(lift), numeric, rtol=1e-5, atol=1e-3)
-    assert np.isfinite(np.asarray(gradient(jnp.zeros(4) - 0.2))).all()  # every object inside another
+    numeric = [(value(offset + step * e) - value(offset - step * e)) / (2 * step) for e in np.eye(9)]
+    np.testing.assert_allclose(gradient(offset), numeric, rtol=1e-5, atol=1e-6 * np.max(np.abs(numeric)))
+    assert np.isfinite(np.asarray(gradient(-base[:, 0, :3, 3].reshape(-1)))).all()  # every centre at the origin
+
+
+def test_bad_arguments_are_clear_errors(objects):
+    ball, cube = objects[0], objects[1]
+    table = CollisionTable.build([ball, cube])
+    assert table.links == 2 and table.counts(1) == (1, 1, 8)
+    with pytest.raises(ValueError, match=r"one pose array per model of the table \(2\), got 2 models and 1"):
+        collide(table, [ball, cube], [pose()])
+    with pytest.raises(ValueError, match=r"model 1 \('ball': 1 links, 1 shapes, 12 points\) is not the model the table was built for"):
+        collide(table, [ball, ball], [pose(), pose()])
+    with pytest.raises(ValueError, match=r"one entry per model \(2\); got 1 and 2"):
+        CollisionTable.build([ball, cube], self_collision=[True])
+    with pytest.raises(ValueError, match="budget of 'box-box' must be an integer >= 1, got 0"):
+        CollisionTable.build([ball, cube], budget={"box-box": 0})
+    with pytest.raises(ValueError, match="needs concrete models"):
+        jax.jit(lambda m: CollisionTable.build([m, cube]).size)(ball)

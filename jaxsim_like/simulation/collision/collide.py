@@ -49,6 +49,13 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
     if len(models) != len(W_H_L) or len(models) != len(table.link_offsets):
         raise ValueError(f"collide needs one pose array per model of the table ({len(table.link_offsets)}), got "
                          f"{len(models)} models and {len(W_H_L)} pose arrays")
+    for m, model in enumerate(models):
+        links, shapes, points = model.number_of_links, len(model.shape_kind), len(model.point_link)
+        if (links, shapes, points) != table.counts(m):
+            raise ValueError(
+                f"model {m} ({model.name!r}: {links} links, {shapes} shapes, {points} points) is not the model the "
+                f"table was built for ({table.counts(m)})"
+            )
     dtype = jnp.result_type(*W_H_L)
     W_H_S = _concatenate(
         [H[np.asarray(m.shape_link, dtype=int)] @ m.shape_transform for m, H in zip(models, W_H_L)], (0, 4, 4), dtype
@@ -72,7 +79,8 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
         empty = jnp.zeros((0,), dtype)
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
                         jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool))
-    return Contacts(*(jnp.concatenate(fields, axis=0) for fields in zip(*(dataclasses.astuple(p) for p in parts))))
+    names = [field.name for field in dataclasses.fields(Contacts)]
+    return Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
 
 
 def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -> jax.Array:
@@ -81,27 +89,40 @@ def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -
 
 
 def _group(group: PairGroup, W_H_S, sizes, points, radius, code, shape_link, point_link) -> Contacts:
-    points_first = group.kind == POINTS
-    first, second = np.asarray(group.first, dtype=np.int32), np.asarray(group.second, dtype=np.int32)
-    if group.keep < group.candidates:
-        first_centre = points[first] if points_first else W_H_S[first, :3, 3]
-        first_radius = jnp.zeros(first.shape, radius.dtype) if points_first else radius[first]
-        kept = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
-        first, second = jnp.asarray(first)[kept], jnp.asarray(second)[kept]
     kernel, slots = KINDS[group.kind]
-    if points_first:
-        result = jax.vmap(kernel)(points[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
-        link_a = jnp.asarray(point_link)[first]
+    second = np.asarray(group.second, dtype=np.int32)
+    if group.kind == POINTS:
+        first = np.asarray(group.first, dtype=np.int32).reshape(-1, slots)
+        real = first >= 0
+        first = np.where(real, first, first[:, :1])  # pad with the chunk's first point, masked below
+        chunk = points[first]  # (K, slots, 3)
+        centre = jnp.sum(jnp.where(real[..., None], chunk, 0.0), axis=1) / real.sum(axis=1, keepdims=True)
+        spread = jnp.sqrt(jnp.sum((chunk - centre[:, None]) ** 2, axis=-1) + 1e-30)
+        first_centre, first_radius = centre, jnp.max(jnp.where(real, spread, 0.0), axis=1)
+    else:
+        first = np.asarray(group.first, dtype=np.int32)
+        real = np.ones(first.shape, bool)
+        first_centre, first_radius = W_H_S[first, :3, 3], radius[first]
+    if group.keep < group.candidates:
+        kept = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
+        first, second, real = jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept]
+    if group.kind == POINTS:
+        per_point = jax.vmap(kernel, in_axes=(0, None, None, None))
+        result = jax.vmap(per_point)(points[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
+        result = result._replace(valid=result.valid & real[..., None])
+        link_a = jnp.asarray(point_link)[first].reshape(-1)
     else:
         result = jax.vmap(kernel)(W_H_S[first], sizes[first], W_H_S[second], sizes[second])
-        link_a = jnp.asarray(shape_link)[first]
-    link_b = jnp.asarray(shape_link)[second]
-    depth = jnp.where(result.valid, result.depth, jnp.minimum(result.depth, 0.0)).reshape(-1)
+        link_a = jnp.repeat(jnp.asarray(shape_link)[first], slots)
+    link_b = jnp.repeat(jnp.asarray(shape_link)[second], slots)
+    valid = result.valid.reshape(-1)
+    depth = result.depth.reshape(-1)
+    depth = jnp.where(valid, depth, jnp.minimum(depth, 0.0))
     return Contacts(
-        link_a=jnp.repeat(link_a, slots),
-        link_b=jnp.repeat(link_b, slots),
+        link_a=link_a,
+        link_b=link_b,
         position=result.position.reshape(-1, 3),
         normal=result.normal.reshape(-1, 3),
         depth=depth,
-        active=(result.valid.reshape(-1) & (depth > 0)),
+        active=valid & (depth > 0),
     )

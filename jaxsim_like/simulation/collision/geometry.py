@@ -13,6 +13,11 @@ import jax.numpy as jnp
 TINY = 1e-12
 
 
+def tolerance(dtype, floor: float) -> float:
+    """A relative tolerance: ``floor`` in float64, no less than 50 ulps in lower precisions (float32)."""
+    return max(floor, 50 * float(jnp.finfo(dtype).eps))
+
+
 def unit(v: jax.Array, fallback: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(v / |v|, |v|)`` for ``v (3,)``, or ``(fallback, 0)`` where ``|v|`` is (numerically) zero."""
     squared = jnp.dot(v, v)

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from ...dynamics.tree import BOX, CAPSULE, SPHERE
-from .box import box_box, capsule_box, sphere_box
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
+from .box import BOX_BOX_SLOTS, box_box, capsule_box, sphere_box
+from .cylinder import box_cylinder, capsule_cylinder, cylinder_cylinder, sphere_cylinder
 from .points import point_shape
 from .round import capsule_capsule, sphere_capsule, sphere_sphere
 
-SOLID = (SPHERE, CAPSULE, BOX)
-"""The shape kinds with a shape-shape narrow phase, in pair order (a pair's first shape comes first here)."""
+SOLID = (SPHERE, CAPSULE, BOX, CYLINDER)
+"""The shape kinds with shape-shape narrow phases, in pair order (a pair's first shape comes first here)."""
 
 POINTS = "point-shape"
+POINT_CHUNK = 8
+"""Collidable points meet a shape in chunks of this many points of one link (the last one padded):
+one bounding sphere, one candidate of the cull, per chunk."""
 
 
 class Kind(NamedTuple):
-    """A pair kind: its ``kernel`` and the ``slots`` it fills per pair."""
+    """A pair kind: its ``kernel`` and the ``slots`` it fills per pair (per chunk of points)."""
 
     kernel: Callable
     slots: int
@@ -28,9 +32,18 @@ KINDS: dict[str, Kind] = {
     "capsule-capsule": Kind(capsule_capsule, 2),
     "sphere-box": Kind(sphere_box, 1),
     "capsule-box": Kind(capsule_box, 3),
-    "box-box": Kind(box_box, 33),
-    POINTS: Kind(point_shape, 1),
+    "box-box": Kind(box_box, BOX_BOX_SLOTS),
+    "sphere-cylinder": Kind(sphere_cylinder, 1),
+    "capsule-cylinder": Kind(capsule_cylinder, 2),
+    "box-cylinder": Kind(box_cylinder, 3),
+    "cylinder-cylinder": Kind(cylinder_cylinder, 2),
+    POINTS: Kind(point_shape, POINT_CHUNK),
 }
+
+
+PARTIAL = frozenset({"capsule-cylinder", "box-cylinder", "cylinder-cylinder"})
+"""Pair kinds whose narrow phase sees only the cylinder's side: the points of both shapes still
+meet the other shape (caps and rims)."""
 
 
 def solid_kind(first: str, second: str) -> str:

@@ -7,12 +7,13 @@ geometry, read once to tell which collidable points sample a solid shape):
   self-collisions are on, skipping a link and itself, parent and child links, and the pairs the
   SRDF disables (by the description links the shapes and points came from, as
   :func:`..self_collision.collision_pairs` does);
-- for such a pair of links, every pair of their solid shapes with a shape-shape narrow phase
-  (spheres, capsules, boxes: :data:`.kinds.SOLID`), and every collidable point of one link
-  against every solid shape of the other (cylinders included) unless the point lies on a solid
-  shape of its own link that already meets that shape (a box corner does not meet a box as a
-  point; it does meet a cylinder). Meshes, cylinders, ellipsoids and the like thus touch solid
-  shapes through their points; points never touch points.
+- for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
+  cylinders: :data:`.kinds.SOLID`), and every collidable point of one link against every solid
+  shape of the other unless the point lies on a solid shape of its own link whose narrow phase
+  with that shape is complete (a box corner does not meet a box as a point; it does meet a
+  cylinder, whose narrow phases against capsules, boxes and cylinders see only its side:
+  :data:`.kinds.PARTIAL`). Meshes, ellipsoids and the like thus touch solid shapes through
+  their points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (the nearest by their
 bounding spheres): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
@@ -21,36 +22,40 @@ bounding spheres): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Mapping, Sequence
 
 import jax
 import numpy as np
 
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX
-from .kinds import KINDS, POINTS, SOLID, solid_kind
+from ...dynamics.tree import BOX, CYLINDER
+from .kinds import KINDS, PARTIAL, POINT_CHUNK, POINTS, SOLID, solid_kind
 from .points import KIND_CODES
 
-DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 1024}
-"""Pairs kept per kind by default: all of them up to these counts, the nearest ones beyond."""
+DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 128}
+"""Pairs kept per kind by default (point-shape: chunks of :data:`.kinds.POINT_CHUNK` points, 1024
+points): all of them up to these counts, the nearest ones beyond."""
 
 _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a solid shape's surface samples it
 
 
 @dataclasses.dataclass(frozen=True)
 class PairGroup:
-    """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices (the
-    point-shape kind: global point index, then shape index); ``keep`` of them are tested per call."""
+    """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices; in
+    the point-shape kind ``first`` holds :data:`.kinds.POINT_CHUNK` global point indices per
+    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call."""
 
     kind: str
     first: tuple[int, ...]
     second: tuple[int, ...]
     keep: int
 
+    def __repr__(self) -> str:
+        return f"PairGroup({self.kind!r}, candidates={self.candidates}, keep={self.keep})"
+
     @property
     def candidates(self) -> int:
-        return len(self.first)
+        return len(self.second)
 
     @property
     def slots(self) -> int:
@@ -58,8 +63,6 @@ class PairGroup:
         return self.keep * KINDS[self.kind].slots
 
 
-@functools.partial(jax.tree_util.register_dataclass, data_fields=[], meta_fields=[
-    "link_offsets", "shape_offsets", "point_offsets", "shape_link", "point_link", "shape_code", "groups"])
 @dataclasses.dataclass(frozen=True)
 class CollisionTable:
     """The static pair table of a world of models (a pytree without leaves: hashable, never traced).
@@ -67,7 +70,8 @@ class CollisionTable:
     Global numbering: link ``l`` of model ``m`` is ``link_offsets[m] + l``; shapes and collidable
     points likewise with ``shape_offsets`` and ``point_offsets``. ``shape_link`` and ``point_link``
     give the global link of each global shape and point, ``shape_code`` each shape's kind code
-    (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order.
+    (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order;
+    ``links`` is the number of links of all models.
     """
 
     link_offsets: tuple[int, ...]
@@ -77,6 +81,27 @@ class CollisionTable:
     point_link: tuple[int, ...]
     shape_code: tuple[int, ...]
     groups: tuple[PairGroup, ...]
+    links: int
+
+    def __repr__(self) -> str:
+        return f"CollisionTable(models={len(self.link_offsets)}, slots={self.size}, groups={list(self.groups)})"
+
+    def __hash__(self) -> int:
+        # Computed once: jit hashes its static arguments at every call, and a world's table holds
+        # thousands of indices (tens of microseconds a hash).
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def counts(self, m: int) -> tuple[int, int, int]:
+        """Links, shapes and collidable points of model ``m``."""
+        def span(offsets: tuple[int, ...], total: int) -> int:
+            return (offsets[m + 1] if m + 1 < len(offsets) else total) - offsets[m]
+
+        return span(self.link_offsets, self.links), span(self.shape_offsets, len(self.shape_link)), span(
+            self.point_offsets, len(self.point_link))
 
     @property
     def size(self) -> int:
@@ -118,12 +143,13 @@ class CollisionTable:
                 disabled = _disabled(semantics[m_a]) if m_a == m_b else _never
                 _link_pairs(links[m_a], l_a, links[m_b], l_b, disabled, pairs)
         groups = tuple(
-            PairGroup(name, tuple(first), tuple(second), min(len(first), budgets[name]))
+            PairGroup(name, tuple(first), tuple(second), min(len(second), budgets[name]))
             for name, (first, second) in pairs.items()
-            if first
+            if second
         )
         return CollisionTable(
             link_offsets=link_offsets[:-1],
+            links=link_offsets[-1],
             shape_offsets=shape_offsets[:-1],
             point_offsets=point_offsets[:-1],
             shape_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.shape_link),
@@ -131,6 +157,11 @@ class CollisionTable:
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
         )
+
+
+# A pytree without leaves whose static part is the table itself: jit hashes it once (cached
+# above) instead of hashing its index tuples at every call.
+jax.tree_util.register_pytree_node(CollisionTable, lambda table: ((), table), lambda table, _: table)
 
 
 def _budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
@@ -204,9 +235,19 @@ def _on_surface(point: np.ndarray, kind: str, L_H_S: np.ndarray, size: np.ndarra
     if kind == BOX:
         outside = np.linalg.norm(np.maximum(np.abs(p) - size, 0.0))
         distance = outside if outside > 0 else -np.min(size - np.abs(p))
+    elif kind == CYLINDER:
+        side, cap = np.hypot(p[0], p[1]) - size[0], abs(p[2]) - size[1]
+        distance = np.hypot(max(side, 0.0), max(cap, 0.0)) if max(side, cap) > 0 else max(side, cap)
     else:
         distance = np.linalg.norm(p - np.array([0.0, 0.0, np.clip(p[2], -size[1], size[1])])) - size[0]
     return abs(distance) <= _ON_SURFACE * (1.0 + np.max(size))
+
+
+def _complete(kind_a: str, kind_b: str) -> bool:
+    """Two solid kinds have a narrow phase that sees all of both shapes."""
+    rank = {kind: r for r, kind in enumerate(SOLID)}
+    first, second = sorted((kind_a, kind_b), key=rank.__getitem__)
+    return solid_kind(first, second) not in PARTIAL
 
 
 def _link_pairs(
@@ -223,10 +264,12 @@ def _link_pairs(
             group[0].append(first[0])
             group[1].append(second[0])
     for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
-        for p, source_p, sampled in points:
-            for s, kind, source_s in shapes:
-                meets = kind in SOLID and bool(sampled)
-                if meets or disabled(source_p, source_s):
-                    continue
-                pairs[POINTS][0].append(p)
+        for s, kind, source_s in shapes:
+            meeting = [
+                p for p, source_p, sampled in points
+                if not any(_complete(own, kind) for own in sampled) and not disabled(source_p, source_s)
+            ]
+            for start in range(0, len(meeting), POINT_CHUNK):
+                chunk = meeting[start : start + POINT_CHUNK]
+                pairs[POINTS][0].extend(chunk + [-1] * (POINT_CHUNK - len(chunk)))
                 pairs[POINTS][1].append(s)
