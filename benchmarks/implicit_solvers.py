@@ -56,20 +56,20 @@ step_module = importlib.import_module("jaxsim_like.simulation.step")  # the modu
 def dense_accelerations(model, kin, joint_torques, W_f_ext, gravity, *, added_inertia=None, armature=None):
     """Drop-in for :func:`jaxsim_like.dynamics.aba.articulated_body_accelerations`: the same
     system, assembled (CRBA of the augmented inertias) and solved by Cholesky."""
-    dtype = kin.W_H_L.dtype
-    inertia = kin.W_M if added_inertia is None else kin.W_M + added_inertia
+    dtype = kin.G_H_L.dtype
+    inertia = kin.G_M if added_inertia is None else kin.G_M + added_inertia
     composite = kin_module.subtree_sum(model, inertia)
     joints = np.asarray(model.joint_link, dtype=int)
-    S = kin.W_S[joints]
+    S = kin.G_S[joints]
     F = spatial.matvec(composite[joints], S, fused=False)
     above = topology(model.parent, model.joint_link).ancestor
     products = S @ F.T
     diagonal = model.joint_armature + (0.0 if armature is None else armature)
     M_qq = jnp.where(above, products, 0.0) + jnp.where(above.T & ~np.eye(model.dofs, dtype=bool), products.T, 0.0) + jnp.diag(diagonal)
     # Inverse dynamics at zero acceleration (gravity as an upward acceleration of the root).
-    c = spatial.cross_motion(kin.W_v, kin.W_S * kin.qd[:, None])
+    c = spatial.cross_motion(kin.G_v, kin.G_S * kin.qd[:, None])
     W_a = kin_module.ancestors_sum(model, c) - jnp.concatenate([gravity, jnp.zeros(3, dtype)])
-    W_f = spatial.matvec(kin.W_M, W_a) + spatial.cross_force(kin.W_v, spatial.matvec(kin.W_M, kin.W_v)) - W_f_ext
+    W_f = spatial.matvec(kin.G_M, W_a) + spatial.cross_force(kin.G_v, spatial.matvec(kin.G_M, kin.G_v)) - W_f_ext
     W_F = kin_module.subtree_sum(model, W_f)
     rhs_q = joint_torques - spatial.dot(S, W_F[joints])
     if model.floating_base:

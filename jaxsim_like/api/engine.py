@@ -294,9 +294,9 @@ def _observe(model: Model, packed: jax.Array, layout: Layout, terrain: Terrain) 
     kin = kin_module.kinematics(model, sim.state)
     links = sim.last.links
     return Observation(
-        W_H_L=kin.W_H_L.at[:, :3, 3].add(kin.origin),
-        mixed_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "mixed"),
-        body_velocity=rep.velocity_from_inertial(kin.W_v, kin.W_H_L, "body"),
+        W_H_L=kin.G_H_L.at[:, :3, 3].add(kin.origin),
+        mixed_velocity=rep.velocity_from_inertial(kin.G_v, kin.G_H_L, "mixed"),
+        body_velocity=rep.velocity_from_inertial(kin.G_v, kin.G_H_L, "body"),
         mixed_acceleration=links[:, MIXED],
         body_acceleration=links[:, BODY],
         step_origins=links[:, ORIGIN],

@@ -53,21 +53,21 @@ def forward_dynamics(
     """
     representation = check_representation(velocity_representation or state.velocity_representation)
     kin = kin_module.kinematics(model, state)
-    dtype = kin.W_H_L.dtype
+    dtype = kin.G_H_L.dtype
     g = kin_module.default_gravity(dtype) if gravity is None else jnp.asarray(gravity, dtype)
     tau = check_joint_vector(model, "joint_torques", joint_torques, dtype)
-    W_f_ext = link_wrenches_inertial(model, kin, link_wrenches, representation)
-    W_a_B, joint_accelerations = articulated_body_accelerations(model, kin, tau, W_f_ext, g)
+    G_f_ext = link_wrenches_inertial(model, kin, link_wrenches, representation)
+    G_a_B, joint_accelerations = articulated_body_accelerations(model, kin, tau, G_f_ext, g)
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), joint_accelerations
-    return rep.acceleration_from_inertial(W_a_B, kin.W_H_L[0], kin.W_v_B, representation, kin.origin), joint_accelerations
+    return rep.acceleration_from_inertial(G_a_B, kin.G_H_L[0], kin.G_v_B, representation, kin.origin), joint_accelerations
 
 
 def articulated_body_accelerations(
     model: Model,
     kin: kin_module.Kinematics,
     joint_torques: jax.Array,
-    W_f_ext: jax.Array,
+    G_f_ext: jax.Array,
     gravity: jax.Array,
     *,
     added_inertia: jax.Array | None = None,
@@ -81,10 +81,10 @@ def articulated_body_accelerations(
     diag(armature)) a = tau - h(q, nu) + sum_L J_L^T f_L``
     instead: the same tree with augmented link inertias and joint-space diagonal terms, no
     factorisation (the implicit step's linear system)."""
-    dtype = kin.W_H_L.dtype
-    S, v, M = kin.W_S, kin.W_v, kin.W_M
+    dtype = kin.G_H_L.dtype
+    S, v, M = kin.G_S, kin.G_v, kin.G_M
     c = spatial.cross_motion(v, S * kin.qd[:, None])
-    pA = spatial.cross_force(v, spatial.matvec(M, v)) - W_f_ext
+    pA = spatial.cross_force(v, spatial.matvec(M, v)) - G_f_ext
     if added_inertia is not None:
         # The recursion's link accelerations are J_L a + J_L_dot nu - [g; 0]: cancel what the
         # added inertia makes of the last two terms, so that it acts on J_L a alone.

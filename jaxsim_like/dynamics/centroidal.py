@@ -41,8 +41,8 @@ def com_jacobian(model: Model, state: State, *, velocity_representation: str | N
 def com_velocity(model: Model, state: State) -> jax.Array:
     """``d/dt W_p_CoM (3,)`` [m/s]."""
     kin = kin_module.kinematics(model, state)
-    W_c = _link_coms(model, kin.W_H_L)
-    W_cd = kin.W_v[:, :3] + jnp.cross(kin.W_v[:, 3:], W_c)
+    W_c = _link_coms(model, kin.G_H_L)
+    W_cd = kin.G_v[:, :3] + jnp.cross(kin.G_v[:, 3:], W_c)
     return jnp.sum(model.link_mass[:, None] * W_cd, axis=0) / model.total_mass
 
 
@@ -51,10 +51,10 @@ def com_bias_acceleration(model: Model, state: State, *, velocity_representation
     representation = _representation(state, velocity_representation)
     kin = kin_module.kinematics(model, state)
     W_a_B = kin_module.base_acceleration_inertial(model, state, kin, None, representation)
-    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, jnp.zeros(model.dofs, kin.W_H_L.dtype))
-    W_c = _link_coms(model, kin.W_H_L)
-    w = kin.W_v[:, 3:]
-    W_cd = kin.W_v[:, :3] + jnp.cross(w, W_c)
+    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, jnp.zeros(model.dofs, kin.G_H_L.dtype))
+    W_c = _link_coms(model, kin.G_H_L)
+    w = kin.G_v[:, 3:]
+    W_cd = kin.G_v[:, :3] + jnp.cross(w, W_c)
     W_cdd = W_a[:, :3] + jnp.cross(W_a[:, 3:], W_c) + jnp.cross(w, W_cd)
     return jnp.sum(model.link_mass[:, None] * W_cdd, axis=0) / model.total_mass
 
@@ -67,8 +67,8 @@ def _centroidal_force_transform(W_p_CoM: jax.Array) -> jax.Array:
 def centroidal_momentum(model: Model, state: State) -> jax.Array:
     """``G_h (6,)``: ``[linear; angular]`` momentum about the COM, world axes."""
     kin = kin_module.kinematics(model, state)
-    G_h = jnp.sum((kin.W_M @ kin.W_v[:, :, None])[:, :, 0], axis=0)
-    G_p_CoM = jnp.sum(model.link_mass[:, None] * _link_coms(model, kin.W_H_L), axis=0) / model.total_mass
+    G_h = jnp.sum((kin.G_M @ kin.G_v[:, :, None])[:, :, 0], axis=0)
+    G_p_CoM = jnp.sum(model.link_mass[:, None] * _link_coms(model, kin.G_H_L), axis=0) / model.total_mass
     return _centroidal_force_transform(G_p_CoM) @ G_h
 
 
@@ -84,7 +84,7 @@ def centroidal_momentum_matrix(model: Model, state: State, *, velocity_represent
 def kinetic_energy(model: Model, state: State) -> jax.Array:
     """``0.5 nu^T M nu`` [J]."""
     kin = kin_module.kinematics(model, state)
-    return 0.5 * jnp.sum(kin.W_v * (kin.W_M @ kin.W_v[:, :, None])[:, :, 0])
+    return 0.5 * jnp.sum(kin.G_v * (kin.G_M @ kin.G_v[:, :, None])[:, :, 0])
 
 
 def potential_energy(model: Model, state: State, *, gravity: jax.Array | None = None) -> jax.Array:

@@ -61,7 +61,7 @@ def link_velocities(model: Model, state: State, *, velocity_representation: str 
     """``(N, 6)`` velocity of every link in ``velocity_representation``."""
     representation = _representation(state, velocity_representation)
     kin = kin_module.kinematics(model, state)
-    return rep.velocity_from_inertial(kin.W_v, kin.W_H_L, representation, kin.origin)
+    return rep.velocity_from_inertial(kin.G_v, kin.G_H_L, representation, kin.origin)
 
 
 def link_accelerations(
@@ -76,11 +76,11 @@ def link_accelerations(
     derivative of the base velocity ``(6,)`` (same representation) and joint accelerations ``(n,)``."""
     representation = _representation(state, velocity_representation)
     kin = kin_module.kinematics(model, state)
-    dtype = kin.W_H_L.dtype
+    dtype = kin.G_H_L.dtype
     qdd = jnp.zeros(model.dofs, dtype) if joint_accelerations is None else jnp.asarray(joint_accelerations, dtype)
     W_a_B = kin_module.base_acceleration_inertial(model, state, kin, base_acceleration, representation)
     W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, qdd)
-    return rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, representation, kin.origin)
+    return rep.acceleration_from_inertial(W_a, kin.G_H_L, kin.G_v, representation, kin.origin)
 
 
 def link_bias_accelerations(model: Model, state: State, *, velocity_representation: str | None = None) -> jax.Array:
@@ -95,6 +95,6 @@ def frame_bias_acceleration(model: Model, state: State, frame: int | str, *, vel
     kin = kin_module.kinematics(model, state)
     link = model.frame_link[index]
     W_a_B = kin_module.base_acceleration_inertial(model, state, kin, None, representation)
-    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, jnp.zeros(model.dofs, kin.W_H_L.dtype))[link]
-    W_H_F = kin.W_H_L[link] @ model.frame_transform[index]
-    return rep.acceleration_from_inertial(W_a, W_H_F, kin.W_v[link], representation, kin.origin)
+    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, jnp.zeros(model.dofs, kin.G_H_L.dtype))[link]
+    W_H_F = kin.G_H_L[link] @ model.frame_transform[index]
+    return rep.acceleration_from_inertial(W_a, W_H_F, kin.G_v[link], representation, kin.origin)

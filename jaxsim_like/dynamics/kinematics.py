@@ -130,16 +130,17 @@ class Kinematics(NamedTuple):
     """Kinematics of a state in the internal frame ``G`` (world axes, origin at the base, so that
     nothing grows with the distance from the world origin), per link ``(N, ...)``.
 
-    Poses ``W_H_L`` (``G_H_L``), joint motion subspaces ``W_S (N, 6)`` (root: 0), 6D inertias
-    ``W_M (N, 6, 6)``, link velocities ``W_v (N, 6)``, joint velocities per link ``qd (N,)``, the
-    base velocity ``W_v_B (6,)`` (``G_v_B``), and ``origin (3,)``: the world position of ``G``'s origin.
+    Poses ``G_H_L (N, 4, 4)``, joint motion subspaces ``G_S (N, 6)`` (root: 0), 6D inertias
+    ``G_M (N, 6, 6)``, inertial link velocities ``G_v (N, 6)``, joint velocities per link ``qd
+    (N,)``, the base velocity ``G_v_B (6,)``, and ``origin (3,)``: the world position of ``G``'s
+    origin (``W_H_L`` is ``G_H_L`` with ``origin`` added to its translations).
     """
 
-    W_v_B: jax.Array
-    W_H_L: jax.Array
-    W_S: jax.Array
-    W_M: jax.Array
-    W_v: jax.Array
+    G_v_B: jax.Array
+    G_H_L: jax.Array
+    G_S: jax.Array
+    G_M: jax.Array
+    G_v: jax.Array
     qd: jax.Array
     origin: jax.Array
 
@@ -160,17 +161,17 @@ def kinematics(model: Model, state: State) -> Kinematics:
     """The :class:`Kinematics` of ``state``: the poses from one traversal of the levels, then the
     motion subspaces, inertias and velocities of all links at once (a link's velocity is the sum
     of its ancestors' joint motions)."""
-    W_H_B, origin = internal_base_pose(state)
-    W_v_B = base_velocity_inertial(model, state, W_H_B, origin)
+    G_H_B, origin = internal_base_pose(state)
+    G_v_B = base_velocity_inertial(model, state, G_H_B, origin)
     qd = to_link_order(model, state.joint_velocities)
-    W_H_L = link_poses(model, W_H_B, state.joint_positions)
-    W_S = world_motion_subspaces(model, W_H_L)
+    G_H_L = link_poses(model, G_H_B, state.joint_positions)
+    G_S = world_motion_subspaces(model, G_H_L)
     return Kinematics(
-        W_v_B=W_v_B,
-        W_H_L=W_H_L,
-        W_S=W_S,
-        W_M=world_inertias(model, W_H_L),
-        W_v=W_v_B + ancestors_sum(model, W_S * qd[:, None]),
+        G_v_B=G_v_B,
+        G_H_L=G_H_L,
+        G_S=G_S,
+        G_M=world_inertias(model, G_H_L),
+        G_v=G_v_B + ancestors_sum(model, G_S * qd[:, None]),
         qd=qd,
         origin=origin,
     )
@@ -179,16 +180,16 @@ def kinematics(model: Model, state: State) -> Kinematics:
 def link_accelerations_inertial(model: Model, kin: Kinematics, W_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
     """``d/dt W_v (N, 6)`` of every link from the base's ``W_a_B (6,)`` and ``qdd (n,)``."""
     qdd = to_link_order(model, joint_accelerations)
-    terms = kin.W_S * qdd[:, None] + spatial.cross_motion(kin.W_v, kin.W_S * kin.qd[:, None])
+    terms = kin.G_S * qdd[:, None] + spatial.cross_motion(kin.G_v, kin.G_S * kin.qd[:, None])
     return W_a_B + ancestors_sum(model, terms)
 
 
 def base_acceleration_inertial(model: Model, state: State, kin: Kinematics, base_acceleration: jax.Array | None, representation: str) -> jax.Array:
     """``d/dt G_v_WB (6,)`` from a base acceleration in ``representation`` (None: zero in that representation)."""
     if not model.floating_base:
-        return jnp.zeros(6, dtype=kin.W_H_L.dtype)
-    a = jnp.zeros(6, dtype=kin.W_H_L.dtype) if base_acceleration is None else jnp.asarray(base_acceleration, kin.W_H_L.dtype)
-    return rep.acceleration_to_inertial(a, kin.W_H_L[0], kin.W_v_B, representation, kin.origin)
+        return jnp.zeros(6, dtype=kin.G_H_L.dtype)
+    a = jnp.zeros(6, dtype=kin.G_H_L.dtype) if base_acceleration is None else jnp.asarray(base_acceleration, kin.G_H_L.dtype)
+    return rep.acceleration_to_inertial(a, kin.G_H_L[0], kin.G_v_B, representation, kin.origin)
 
 
 def with_velocity_representation(model: Model, state: State, velocity_representation: str) -> State:

@@ -15,11 +15,11 @@ from .state import State, check_representation
 def link_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wrenches: jax.Array | None, representation: str) -> jax.Array:
     """``G_f (N, 6)`` of external link wrenches ``(N, 6)`` given in ``representation`` of each link."""
     if link_wrenches is None:
-        return jnp.zeros((model.number_of_links, 6), dtype=kin.W_H_L.dtype)
-    link_wrenches = jnp.asarray(link_wrenches, dtype=kin.W_H_L.dtype)
+        return jnp.zeros((model.number_of_links, 6), dtype=kin.G_H_L.dtype)
+    link_wrenches = jnp.asarray(link_wrenches, dtype=kin.G_H_L.dtype)
     if link_wrenches.shape != (model.number_of_links, 6):
         raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(link_wrenches.shape)}")
-    return rep.force_to_inertial(link_wrenches, kin.W_H_L, representation, kin.origin)
+    return rep.force_to_inertial(link_wrenches, kin.G_H_L, representation, kin.origin)
 
 
 def check_joint_vector(model: Model, name: str, value: jax.Array | None, dtype) -> jax.Array:
@@ -51,20 +51,20 @@ def inverse_dynamics(
     """
     representation = check_representation(velocity_representation or state.velocity_representation)
     kin = kin_module.kinematics(model, state)
-    dtype = kin.W_H_L.dtype
+    dtype = kin.G_H_L.dtype
     g = kin_module.default_gravity(dtype) if gravity is None else jnp.asarray(gravity, dtype)
     qdd = check_joint_vector(model, "joint_accelerations", joint_accelerations, dtype)
-    W_a_B = kin_module.base_acceleration_inertial(model, state, kin, base_acceleration, representation)
+    G_a_B = kin_module.base_acceleration_inertial(model, state, kin, base_acceleration, representation)
     W_a_gravity = jnp.concatenate([g, jnp.zeros(3, dtype=dtype)])
-    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B - W_a_gravity, qdd)
-    W_f_ext = link_wrenches_inertial(model, kin, link_wrenches, representation)
-    momentum = spatial.matvec(kin.W_M, kin.W_v)
-    W_f = spatial.matvec(kin.W_M, W_a) + spatial.cross_force(kin.W_v, momentum) - W_f_ext
-    W_F = kin_module.subtree_sum(model, W_f)
-    torques = kin_module.to_joint_order(model, spatial.dot(kin.W_S, W_F)) + model.joint_armature * qdd
+    G_a = kin_module.link_accelerations_inertial(model, kin, G_a_B - W_a_gravity, qdd)
+    G_f_ext = link_wrenches_inertial(model, kin, link_wrenches, representation)
+    momentum = spatial.matvec(kin.G_M, kin.G_v)
+    G_f = spatial.matvec(kin.G_M, G_a) + spatial.cross_force(kin.G_v, momentum) - G_f_ext
+    G_F = kin_module.subtree_sum(model, G_f)
+    torques = kin_module.to_joint_order(model, spatial.dot(kin.G_S, G_F)) + model.joint_armature * qdd
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), torques
-    return rep.force_from_inertial(W_F[0], kin.W_H_L[0], representation, kin.origin), torques
+    return rep.force_from_inertial(G_F[0], kin.G_H_L[0], representation, kin.origin), torques
 
 
 def bias_forces(model: Model, state: State, *, gravity: jax.Array | None = None, velocity_representation: str | None = None) -> jax.Array:

@@ -73,15 +73,15 @@ def _sum_per_link(model: Model, values: jax.Array) -> jax.Array:
 
 def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wrenches: jax.Array | None, at_com: bool) -> jax.Array:
     """``G_f (N, 6)`` of user wrenches ``(N, 6)``: world axes, about the link origin (or its COM)."""
-    dtype = kin.W_H_L.dtype
+    dtype = kin.G_H_L.dtype
     if link_wrenches is None:
         return jnp.zeros((model.number_of_links, 6), dtype)
     link_wrenches = jnp.asarray(link_wrenches, dtype)
     if link_wrenches.shape != (model.number_of_links, 6):
         raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(link_wrenches.shape)}")
-    point = kin.W_H_L[:, :3, 3]
+    point = kin.G_H_L[:, :3, 3]
     if at_com:
-        point = point + spatial.rotate(kin.W_H_L[:, :3, :3], model.link_com)
+        point = point + spatial.rotate(kin.G_H_L[:, :3, :3], model.link_com)
     force = link_wrenches[:, :3]
     return jnp.concatenate([force, link_wrenches[:, 3:] + jnp.cross(point, force)], axis=-1)
 
@@ -109,10 +109,10 @@ def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple
     if params.self_collision is None:
         raise ValueError("self-collisions are off: build the parameters with SimulationParams.build(..., self_collision=True)")
     kin = kin_module.kinematics(model, state)
-    points = _point_positions(model, kin.W_H_L)
-    velocities = _point_velocities(model, kin.W_v, points)
+    points = _point_positions(model, kin.G_H_L)
+    velocities = _point_velocities(model, kin.G_v, points)
     _, forces, depth = self_collision.link_wrenches(
-        model, params.self_collision, params.contact, kin.W_H_L, kin.W_v, points, velocities
+        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, points, velocities
     )
     return forces, depth
 
@@ -166,7 +166,7 @@ class Prepared(NamedTuple):
     forces: jax.Array
     deformation_rate: jax.Array | None
     linear: contacts.ImplicitContacts | None
-    W_f_ext: jax.Array
+    G_f_ext: jax.Array
     added_inertia: jax.Array | None
     effects: Any
 
@@ -178,8 +178,8 @@ class Solved(NamedTuple):
 
     rates: "_Rates"
     outputs: StepOutput
-    W_dv: jax.Array
-    W_f_applied: jax.Array
+    G_dv: jax.Array
+    G_f_applied: jax.Array
 
 
 def prepare(
@@ -196,11 +196,11 @@ def prepare(
     user ``link_wrenches`` (see :func:`step`); ``implicit``: linearise the terrain contacts for a
     linearly implicit Euler step of ``world.dt``."""
     kin = kin_module.kinematics(model, state)
-    dtype = kin.W_H_L.dtype
+    dtype = kin.G_H_L.dtype
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
-    points = _point_positions(model, kin.W_H_L)
-    velocities = _point_velocities(model, kin.W_v, points)
+    points = _point_positions(model, kin.G_H_L)
+    velocities = _point_velocities(model, kin.G_v, points)
     depth, normal = terrain.penetration(world.terrain, points + kin.origin)
     enabled = params.contact_enabled[point_link]
     point_map = _point_map(model, dtype)
@@ -217,13 +217,13 @@ def prepare(
         forces, deformation_rate = contacts.contact_forces(
             params.contact, depth, normal, velocities, state.contact_deformation, enabled
         )
-    W_f_ext = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
-    W_f_ext = W_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
+    G_f_ext = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
+    G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
     if params.self_collision is not None:
-        W_f_self, _, _ = self_collision.link_wrenches(
-            model, params.self_collision, params.contact, kin.W_H_L, kin.W_v, points, velocities
+        G_f_self, _, _ = self_collision.link_wrenches(
+            model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, points, velocities
         )
-        W_f_ext = W_f_ext + W_f_self
+        G_f_ext = G_f_ext + G_f_self
     effects = joint_effects(
         model,
         state.joint_positions,
@@ -233,7 +233,7 @@ def prepare(
         limit_damping=params.limit_damping,
         friction_velocity=params.friction_velocity,
     )
-    return Prepared(kin, points, velocities, depth, normal, enabled, forces, deformation_rate, linear, W_f_ext, added_inertia, effects)
+    return Prepared(kin, points, velocities, depth, normal, enabled, forces, deformation_rate, linear, G_f_ext, added_inertia, effects)
 def solve(
     model: Model,
     state: State,
@@ -249,45 +249,45 @@ def solve(
     of the contacts with other links (world axes, about ``G``'s origin), if any. The applied
     wrenches of :class:`Solved` leave those out (the caller linearised them)."""
     kin, effects = prepared.kin, prepared.effects
-    dtype = kin.W_H_L.dtype
+    dtype = kin.G_H_L.dtype
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     points, forces = prepared.points, prepared.forces
-    W_f_ext = prepared.W_f_ext if pair_wrenches is None else prepared.W_f_ext + pair_wrenches
+    G_f_ext = prepared.G_f_ext if pair_wrenches is None else prepared.G_f_ext + pair_wrenches
     gravity = world.gravity.astype(dtype)
     if implicit:
         added_inertia = prepared.added_inertia if pair_inertia is None else prepared.added_inertia + pair_inertia
         tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
         armature = dt * (effects.damping + dt * effects.stiffness)
-        W_a_B, qdd = articulated_body_accelerations(
-            model, kin, tau_step, W_f_ext, gravity, added_inertia=added_inertia, armature=armature
+        G_a_B, qdd = articulated_body_accelerations(
+            model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
         )
-        W_dv = dt * (W_a_B + kin_module.ancestors_sum(model, kin.W_S * kin_module.to_link_order(model, qdd)[:, None]))
-        dv_points = _point_velocities(model, W_dv, points)
+        G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
+        dv_points = _point_velocities(model, G_dv, points)
         forces = forces - spatial.matvec(prepared.linear.matrices, dv_points, fused=False)
         deformation_next = contacts.implicit_deformation(
             params.contact, prepared.linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
         )
         deformation_rate = (deformation_next - state.contact_deformation) / dt
         tau = tau_step - armature * qdd
-        W_f_applied = prepared.W_f_ext + _point_map(model, dtype) @ jnp.concatenate(
+        G_f_applied = prepared.G_f_ext + _point_map(model, dtype) @ jnp.concatenate(
             [forces - prepared.forces, jnp.cross(points, forces - prepared.forces)], axis=-1
         )
     else:
         tau = effects.torques
-        W_a_B, qdd = articulated_body_accelerations(model, kin, tau, W_f_ext, gravity)
-        W_dv = jnp.zeros_like(kin.W_v)
+        G_a_B, qdd = articulated_body_accelerations(model, kin, tau, G_f_ext, gravity)
+        G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
-        W_f_applied = prepared.W_f_ext
-    W_H_B, W_v_B = kin.W_H_L[0], kin.W_v_B
-    base_acceleration = rep.acceleration_from_inertial(W_a_B, W_H_B, W_v_B, state.velocity_representation, kin.origin)
-    omega = W_v_B[3:]
-    position_rate = W_v_B[:3] + jnp.cross(omega, W_H_B[:3, 3])
+        G_f_applied = prepared.G_f_ext
+    G_H_B, G_v_B = kin.G_H_L[0], kin.G_v_B
+    base_acceleration = rep.acceleration_from_inertial(G_a_B, G_H_B, G_v_B, state.velocity_representation, kin.origin)
+    omega = G_v_B[3:]
+    position_rate = G_v_B[:3] + jnp.cross(omega, G_H_B[:3, 3])
     quaternion_rate = spatial.quaternion_derivative(state.base_quaternion, omega)
     if not model.floating_base:
         base_acceleration = jnp.zeros_like(base_acceleration)
         position_rate, quaternion_rate = jnp.zeros_like(position_rate), jnp.zeros_like(quaternion_rate)
-    link_origins = kin.W_H_L[point_link, :3, 3]
+    link_origins = kin.G_H_L[point_link, :3, 3]
     outputs = StepOutput(
         contact_positions=points + kin.origin,
         contact_normals=prepared.normal,
@@ -308,7 +308,7 @@ def solve(
         joint_velocities=qdd,
         contact_deformation=deformation_rate,
     )
-    return Solved(rates, outputs, W_dv, W_f_applied)
+    return Solved(rates, outputs, G_dv, G_f_applied)
 
 
 def _rates(

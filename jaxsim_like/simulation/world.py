@@ -292,8 +292,8 @@ def _world_rates(
     for m, (model, state) in enumerate(zip(world.models, states)):
         p = prepare(model, state, params, world.model_params[m], commanded[m], link_wrenches[m], False, implicit)
         if timed[m] is not None:
-            due = wrenches.active_link_wrenches(model.number_of_links, timed[m], steps, p.kin.W_H_L[:, :3, :3])
-            p = p._replace(W_f_ext=p.W_f_ext + wrenches.about_frame_origin(due, p.kin.W_H_L))
+            due = wrenches.active_link_wrenches(model.number_of_links, timed[m], steps, p.kin.G_H_L[:, :3, :3])
+            p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(due, p.kin.G_H_L))
         prepared.append(p)
     if world.collision is None:
         solved = [solve(m, s, params, mp, p, implicit) for m, s, mp, p in zip(world.models, states, world.model_params, prepared)]
@@ -302,8 +302,8 @@ def _world_rates(
     link_model = _link_model(world)
     links = link_model.size
     origins = jnp.stack([p.kin.origin for p in prepared])[link_model]
-    W_v = jnp.concatenate([p.kin.W_v for p in prepared])
-    poses = [p.kin.W_H_L.at[:, :3, 3].add(p.kin.origin) for p in prepared]
+    W_v = jnp.concatenate([p.kin.G_v for p in prepared])
+    poses = [p.kin.G_H_L.at[:, :3, 3].add(p.kin.origin) for p in prepared]
     contacts = collide(world.collision, world.models, poses)
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]
@@ -314,7 +314,7 @@ def _world_rates(
     if not implicit:
         wrench = _split(world, _on_links(linear.forces, -linear.forces, contacts, arms_a, arms_b, links))
         solved = [
-            solve(model, state, params, mp, p, False, w)._replace(W_f_applied=p.W_f_ext + w)
+            solve(model, state, params, mp, p, False, w)._replace(G_f_applied=p.G_f_ext + w)
             for model, state, mp, p, w in zip(world.models, states, world.model_params, prepared, wrench)
         ]
         return solved, prepared, PairContacts(contacts, linear.forces)
@@ -327,15 +327,15 @@ def _world_rates(
         solve(model, state, params, mp, p, True, w, i)
         for model, state, mp, p, w, i in zip(world.models, states, world.model_params, prepared, start_wrench, _split(world, inertia))
     ]
-    W_dv = jnp.concatenate([s.W_dv for s in solved])
-    dv_a = _material_velocity(W_dv, contacts.link_a, arms_a)
-    dv_b = _material_velocity(W_dv, contacts.link_b, arms_b)
+    G_dv = jnp.concatenate([s.G_dv for s in solved])
+    dv_a = _material_velocity(G_dv, contacts.link_a, arms_a)
+    dv_b = _material_velocity(G_dv, contacts.link_b, arms_b)
     # Each side's solve took the other side at rest: the force it applied is linearised in its
     # own velocity change only; the reported force is linearised in both.
     applied_a = linear.step_forces - spatial.matvec(linear.matrices, dv_a, fused=False)
     applied_b = -linear.step_forces - spatial.matvec(linear.matrices, dv_b, fused=False)
     applied = _split(world, _on_links(applied_a, applied_b, contacts, arms_a, arms_b, links))
-    solved = [s._replace(W_f_applied=s.W_f_applied + w) for s, w in zip(solved, applied)]
+    solved = [s._replace(G_f_applied=s.G_f_applied + w) for s, w in zip(solved, applied)]
     forces = linear.step_forces - spatial.matvec(linear.matrices, dv_a - dv_b, fused=False)
     return solved, prepared, PairContacts(contacts, jnp.where(contacts.active[:, None], forces, 0.0))
 
@@ -343,20 +343,20 @@ def _world_rates(
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
             commanded: jax.Array, user_wrenches: jax.Array) -> ModelReport:
     kin = prepared.kin
-    dtype = kin.W_H_L.dtype
+    dtype = kin.G_H_L.dtype
     out = solved.outputs
-    W_a_B = kin_module.base_acceleration_inertial(model, state, kin, out.base_acceleration, state.velocity_representation)
-    W_a = kin_module.link_accelerations_inertial(model, kin, W_a_B, out.joint_accelerations)
-    mixed = rep.acceleration_from_inertial(W_a, kin.W_H_L, kin.W_v, "mixed")
+    G_a_B = kin_module.base_acceleration_inertial(model, state, kin, out.base_acceleration, state.velocity_representation)
+    W_a = kin_module.link_accelerations_inertial(model, kin, G_a_B, out.joint_accelerations)
+    mixed = rep.acceleration_from_inertial(W_a, kin.G_H_L, kin.G_v, "mixed")
     W_a_gravity = jnp.concatenate([world.gravity.astype(dtype), jnp.zeros(3, dtype)])
-    momentum = spatial.matvec(kin.W_M, kin.W_v)
-    W_f = spatial.matvec(kin.W_M, W_a - W_a_gravity) + spatial.cross_force(kin.W_v, momentum)
-    W_F = kin_module.subtree_sum(model, W_f - solved.W_f_applied)
+    momentum = spatial.matvec(kin.G_M, kin.G_v)
+    W_f = spatial.matvec(kin.G_M, W_a - W_a_gravity) + spatial.cross_force(kin.G_v, momentum)
+    W_F = kin_module.subtree_sum(model, W_f - solved.G_f_applied)
     children = np.asarray(model.joint_link, dtype=int)
-    joint_wrenches = rep.force_from_inertial(W_F[children], kin.W_H_L[children], "body")
-    R_T = jnp.swapaxes(kin.W_H_L[:, :3, :3], -1, -2)
+    joint_wrenches = rep.force_from_inertial(W_F[children], kin.G_H_L[children], "body")
+    R_T = jnp.swapaxes(kin.G_H_L[:, :3, :3], -1, -2)
     body = jnp.concatenate([spatial.matvec(R_T, mixed[:, :3]), spatial.matvec(R_T, mixed[:, 3:])], axis=-1)
-    origins = kin.W_H_L[:, :3, 3] + kin.origin
+    origins = kin.G_H_L[:, :3, 3] + kin.origin
     return ModelReport(commanded, user_wrenches, mixed, body, origins, joint_wrenches)
 
 
@@ -410,7 +410,7 @@ def world_step(
         if link_wrenches[m] is not None:
             user = user + jnp.asarray(link_wrenches[m], user.dtype)
         if timed[m] is not None:
-            user = user + wrenches.active_link_wrenches(model.number_of_links, timed[m], state.steps, prepared[m].kin.W_H_L[:, :3, :3])
+            user = user + wrenches.active_link_wrenches(model.number_of_links, timed[m], state.steps, prepared[m].kin.G_H_L[:, :3, :3])
         reports.append(_report(model, states[m], params, prepared[m], solved[m], commanded[m], user))
     histories = tuple(
         h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, commanded)

@@ -261,11 +261,11 @@ def momentum_and_self_wrenches(model, params, states, index):
     ``(N, 6)`` at state ``index`` (world axes, about the internal frame's origin)."""
     momentum = jax.vmap(centroidal_momentum, in_axes=(None, 0))(model, states)
     kin = kin_module.kinematics(model, jax.tree.map(lambda x: x[index], states))
-    W_H_point, W_v_point = kin.W_H_L[np.asarray(model.point_link)], kin.W_v[np.asarray(model.point_link)]
+    W_H_point, W_v_point = kin.G_H_L[np.asarray(model.point_link)], kin.G_v[np.asarray(model.point_link)]
     points = (W_H_point[:, :3, :3] @ model.collidable_points[:, :, None])[:, :, 0] + W_H_point[:, :3, 3]
     velocities = W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
     wrenches, _, _ = self_collision.link_wrenches(
-        model, params.self_collision, params.contact, kin.W_H_L, kin.W_v, points, velocities
+        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, points, velocities
     )
     return momentum, wrenches
 

@@ -191,8 +191,8 @@ def test_one_pass_solves_the_linearised_system(humanoid):
     def both(state, tau):
         _, out = js.step(humanoid, state, joint_torques=tau, params=params)
         kin = kinematics.kinematics(humanoid, state)
-        W_p = step_module._point_positions(humanoid, kin.W_H_L)
-        W_v = step_module._point_velocities(humanoid, kin.W_v, W_p)
+        W_p = step_module._point_positions(humanoid, kin.G_H_L)
+        W_v = step_module._point_velocities(humanoid, kin.G_v, W_p)
         depth, normal = terrain.penetration(params.terrain, W_p + kin.origin)
         linear = contacts.implicit_contact_forces(
             params.contact, depth, normal, W_v, state.contact_deformation, params.contact_enabled[np.asarray(humanoid.point_link)],
@@ -202,7 +202,7 @@ def test_one_pass_solves_the_linearised_system(humanoid):
 
         def point_velocities(nu):
             moved = kinematics.kinematics(humanoid, state.replace(base_velocity=nu[:6], joint_velocities=nu[6:]))
-            return step_module._point_velocities(humanoid, moved.W_v, W_p).reshape(-1)
+            return step_module._point_velocities(humanoid, moved.G_v, W_p).reshape(-1)
 
         J = jax.jacfwd(point_velocities)(jnp.concatenate([state.base_velocity, state.joint_velocities]))
         effects = joint_effects.joint_effects(
