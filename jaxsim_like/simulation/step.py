@@ -15,7 +15,7 @@ from ..dynamics.aba import articulated_body_accelerations
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
-from . import contacts, self_collision, terrain
+from . import contacts, self_collision, terrain, wrenches
 from .joint_effects import joint_effects
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 
@@ -82,8 +82,7 @@ def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wr
     point = kin.G_H_L[:, :3, 3]
     if at_com:
         point = point + spatial.rotate(kin.G_H_L[:, :3, :3], model.link_com)
-    force = link_wrenches[:, :3]
-    return jnp.concatenate([force, link_wrenches[:, 3:] + jnp.cross(point, force)], axis=-1)
+    return wrenches.about_frame_origin(link_wrenches, point)
 
 
 def contact_point_positions(model: Model, state: State) -> jax.Array:

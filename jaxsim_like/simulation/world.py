@@ -293,7 +293,7 @@ def _world_rates(
         p = prepare(model, state, params, world.model_params[m], commanded[m], link_wrenches[m], False, implicit)
         if timed[m] is not None:
             due = wrenches.active_link_wrenches(model.number_of_links, timed[m], steps, p.kin.G_H_L[:, :3, :3])
-            p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(due, p.kin.G_H_L))
+            p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(due, p.kin.G_H_L[:, :3, 3]))
         prepared.append(p)
     if world.collision is None:
         solved = [solve(m, s, params, mp, p, implicit) for m, s, mp, p in zip(world.models, states, world.model_params, prepared)]

@@ -2,7 +2,8 @@
 
 A *link wrench* is ``[force; torque] (6,)`` [N; N m] in world axes, about the link origin (the
 convention of every input and output of the step). The step works with wrenches about the origin
-of the internal frame ``G`` (world axes, origin at the base): :func:`about_frame_origin` converts.
+of the internal frame ``G`` (world axes, origin at the base): :func:`about_frame_origin` converts
+(it is the only conversion).
 
 A *timed wrench* acts on one link from the step it was applied until a given step: rows of a
 ``(K, COLUMNS)`` table (force and torque in world axes, the application point in the link frame,
@@ -22,11 +23,11 @@ FORCE, TORQUE, POINT, LINK, UNTIL = slice(0, 3), slice(3, 6), slice(6, 9), 9, 10
 COLUMNS = 11
 
 
-def about_frame_origin(link_wrenches: jax.Array, W_H_L: jax.Array) -> jax.Array:
-    """``(N, 6)``: link wrenches ``(N, 6)`` (world axes, about each link origin) taken about the
-    origin of the frame of the link poses ``W_H_L (N, 4, 4)``."""
+def about_frame_origin(link_wrenches: jax.Array, points: jax.Array) -> jax.Array:
+    """``(N, 6)``: wrenches ``(N, 6)`` (world axes) about ``points (N, 3)`` (each link's origin,
+    or its COM, in some frame with world axes) taken about that frame's origin."""
     force = link_wrenches[:, :3]
-    return jnp.concatenate([force, link_wrenches[:, 3:] + jnp.cross(W_H_L[:, :3, 3], force)], axis=-1)
+    return jnp.concatenate([force, link_wrenches[:, 3:] + jnp.cross(points, force)], axis=-1)
 
 
 def timed_table(count: int, dtype=float) -> np.ndarray:
