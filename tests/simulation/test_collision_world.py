@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from collision_worlds import FAST_COMPILE, body, pose, rotation
+from collision_worlds import FAST_COMPILE, body, pose
 
 import jaxsim_like as js
 from jaxsim_like.simulation import ContactParams
@@ -143,25 +143,25 @@ def test_the_budget_keeps_the_nearest_pairs(objects):
 
 
 def world_poses(lift):
-    """A ball on a cube resting on a rod, a can whose top rim enters the cube's side: contacts
-    sphere-box, capsule-box and points of the can in the box, every pose lifted by ``lift (4,)`` [m]."""
-    R = rotation("y", np.pi / 2)
-    base = [pose((0.02, 0.01, 0.198)), pose((0, 0, 0)), pose((0, 0, -0.148), R), pose((0, 0.195, -0.1))]
+    """A ball on a cube, a can whose top rim and side enter the cube's side: contacts sphere-box,
+    box-cylinder and points of the can in the box, every pose lifted by ``lift (3,)`` [m]."""
+    base = [pose((0.02, 0.01, 0.198)), pose((0, 0, 0)), pose((0, 0.195, -0.1))]
     return [jnp.asarray(p).at[0, 2, 3].add(lift[i]) for i, p in enumerate(base)]
 
 
 def test_collide_jits_and_vmaps_over_poses(objects):
-    table = CollisionTable.build(objects)
-    lifts = jnp.asarray(np.random.default_rng(0).uniform(-0.0008, 0.0008, (5, 4)))
-    batched = jax.jit(jax.vmap(lambda lift: collide(table, objects, world_poses(lift))), compiler_options=FAST_COMPILE)(lifts)
+    models = [objects[0], objects[1], objects[3]]
+    table = CollisionTable.build(models)
+    lifts = jnp.asarray(np.random.default_rng(0).uniform(-0.0008, 0.0008, (5, 3)))
+    batched = jax.jit(jax.vmap(lambda lift: collide(table, models, world_poses(lift))), compiler_options=FAST_COMPILE)(lifts)
     for k in (0, 4):
-        one = COLLIDE(table, objects, world_poses(lifts[k]))
+        one = COLLIDE(table, models, world_poses(lifts[k]))
         for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(batched)):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b)[k], atol=1e-12)
     active = np.asarray(batched.active)
-    assert active.shape == (5, table.size) and active.sum(axis=1).min() >= 4
+    assert active.shape == (5, table.size) and active.sum(axis=1).min() >= 3
     pairs = {(int(a), int(b)) for a, b in zip(np.asarray(batched.link_a)[0][active[0]], np.asarray(batched.link_b)[0][active[0]])}
-    assert pairs == {(0, 1), (2, 1), (1, 3), (3, 1)}  # the can's side and its rim points
+    assert pairs == {(0, 1), (1, 2), (2, 1)}  # the can's side and its rim points
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(batched))
 
 

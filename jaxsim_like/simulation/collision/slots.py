@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 
 
 class Slots(NamedTuple):
@@ -18,7 +17,3 @@ class Slots(NamedTuple):
     depth: jax.Array
     valid: jax.Array
 
-
-def stack(slots: list[Slots]) -> Slots:
-    """One :class:`Slots` of the slots of several (each with a leading axis), in order."""
-    return Slots(*(jnp.concatenate(parts, axis=0) for parts in zip(*slots)))
