@@ -376,13 +376,11 @@ class Model(Semantics, Handle):
         return self._entry.self_collision
 
     def enable_self_collisions(self, enable: bool = True) -> bool:
-        """Make the collidable points of each link collide with the spheres, boxes and capsules of
-        the other links, except parent and child and the pairs the model's SRDF disables (see
-        :mod:`jaxsim_like.simulation.self_collision`); from the next run (one recompilation)."""
-        entry = self._entry
-        if entry.self_collision != bool(enable):
-            entry.self_collision = bool(enable)
-            self._world._rebuild_params(entry)
+        """Make the links of the model collide with each other (their shapes and collidable
+        points, as links of different models do), except parent and child and the pairs the
+        model's SRDF disables (see :mod:`jaxsim_like.simulation.collision`); from the next run
+        (one recompilation). Self-contacts are reported by :meth:`contacts`."""
+        self._entry.self_collision = bool(enable)
         return True
 
     def links_in_contact(self) -> tuple[str, ...]:

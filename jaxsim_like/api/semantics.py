@@ -23,9 +23,7 @@ class Semantics:
     def load_srdf(self, srdf: str | os.PathLike) -> bool:
         """Attach an SRDF (path or XML string), checked against the model's links and joints."""
         entry = self._entry
-        entry.srdf = parse_srdf(srdf, entry.description)
-        if entry.self_collision:
-            self._world._rebuild_params(entry)
+        entry.srdf = parse_srdf(srdf, entry.description)  # the world's collision table follows it
         return True
 
     def srdf(self) -> SRDF | None:

@@ -78,7 +78,7 @@ class World:
         self._terrain_names: list[str] = [""]
         self._terrain_dirty = True
         self._collision: CollisionTable | None = None
-        self._collision_key: tuple[int, ...] | None = None
+        self._collision_key: tuple | None = None
         self._slip_velocity = jnp.asarray(0.01)
         self._device_step_size = jnp.asarray(float(simulator.step_size()))
         self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
@@ -235,9 +235,9 @@ class World:
     def _models_hint(self) -> str:
         return f"the models of world '{self._name}' are {list(self._entries)}"
 
-    def _params(self, model, self_collision: bool = False, srdf: Any = None) -> ModelParams:
+    def _params(self, model) -> ModelParams:
         """The parameters of a dynamic model in this world (the world's own settings live in
-        :meth:`_world_model`)."""
+        :meth:`_world_model`; self-collisions in its collision table)."""
         return SimulationParams.build(
             model,
             dt=self._simulator.step_size(),
@@ -246,14 +246,12 @@ class World:
             contact=self._contact["contact"],
             max_penetration=self._contact["max_penetration"],
             friction=self._contact["friction"],
-            self_collision=self_collision,
-            srdf=srdf,
         ).model_params()
 
     def _rebuild_params(self, entry: ModelEntry) -> None:
-        """Rebuild the simulation parameters of a dynamic model (its self-collisions and SRDF included)."""
+        """Rebuild the simulation parameters of a dynamic model."""
         if not entry.static:
-            entry.set_params(self._params(entry.model, entry.self_collision, entry.srdf))
+            entry.set_params(self._params(entry.model))
 
     def _add(self, description: ModelDescription, name: str, srdf: Any) -> ModelEntry:
         model = build_model(
@@ -337,11 +335,17 @@ class World:
         return found
 
     def _world_model(self, dynamic: list[ModelEntry], terrain) -> WorldModel:
-        """The functional world of the dynamic models: its collision table is built once per
-        set of models (entries and their generations)."""
-        key = tuple(entry.generation for entry in dynamic)
+        """The functional world of the dynamic models: its collision table (the links of
+        different models, and those of a model with self-collisions, SRDF pairs respected) is
+        built once per set of models, self-collision switches and SRDFs."""
+        key = tuple((entry.generation, entry.self_collision, id(entry.srdf)) for entry in dynamic)
         if self._collision_key != key:
-            self._collision = CollisionTable.build([entry.model for entry in dynamic])
+            self._collision = CollisionTable.build(
+                [entry.model for entry in dynamic],
+                self_collision=[entry.self_collision for entry in dynamic],
+                srdf=[entry.srdf for entry in dynamic],
+            )
+            self._collision = self._collision if self._collision.groups else None
             self._collision_key = key
         settings = WorldParams(
             dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
