@@ -8,6 +8,11 @@ second one is read from the folder instead of compiled. The folder is made by th
 process, shared with its workers and removed at the end, so every run starts from an empty cache
 (as a clean checkout does) and no run depends on an earlier one. Subprocesses do not inherit it
 (the cache is set through ``jax.config``, not the environment).
+
+The workers (``--dist loadgroup``, see pyproject.toml) take whole groups of tests: a test file,
+except that the dynamics tests of one model case (every file's, sharing the one program the
+``lab`` fixture compiles per case) form one group, so each case compiles on one worker only.
+The files that take longest are handed out first, so that both workers finish together.
 """
 
 import os
@@ -52,3 +57,35 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _FOLDER = pytest.StashKey[str]()
+
+# The longest groups, longest first (measured); the rest follow in collection order.
+LONGEST = (
+    "tests/workflows/test_workflow_examples.py",
+    "tests/simulation/test_sim_implicit.py",
+    "tests/workflows/test_workflow_batching.py",
+    "tests/workflows/test_workflow_optimization.py",
+    "tests/workflows/test_workflow_object_api.py",
+    "tests/workflows/test_workflow_cli_runs.py",
+    "tests/dynamics/test_gradients.py",
+    "tests/simulation/test_self_collision.py",
+    "tests/simulation/test_sim_gradients.py",
+)
+
+
+def _group(item: pytest.Item) -> str:
+    """The test's file, or ``dynamics-<case>`` for a dynamics test of one model case."""
+    path = item.nodeid.split("::")[0]
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    case = params.get("case", params.get("asset_case"))
+    if path.startswith("tests/dynamics/") and case is not None:
+        return f"dynamics-{case}"
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups = {id(item): _group(item) for item in items}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
+    rank = {name: k for k, name in enumerate(LONGEST)}
+    items.sort(key=lambda item: rank.get(groups[id(item)], len(LONGEST)))
