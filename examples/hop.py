@@ -77,7 +77,7 @@ def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> d
     dt, steps, push, knots = config["dt"], config["steps"], config["push_steps"], config["knots"]
     model = js.load_model(HOPPER)
     params = js.SimulationParams.build(model, dt=dt, limit_frequency=0.5 / dt)
-    start = crouched_state(model)
+    start = jax.jit(crouched_state)(model)  # jitted: run eagerly, each operation would compile on its own
     effort = model.effort_limit[1:]
 
     def torques(z):
@@ -93,7 +93,7 @@ def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> d
         height = states.joint_positions[:, 0]
         return -0.01 * jax.nn.logsumexp(height / 0.01)
 
-    initial = jnp.broadcast_to(optimization.unbounded(holding_torques(model, start), effort), (knots, 2))
+    initial = jnp.broadcast_to(optimization.unbounded(jax.jit(holding_torques)(model, start), effort), (knots, 2))
     began = time.perf_counter()
     result = optimization.optimize(loss, initial, optax.adam(config["learning_rate"]), iterations=config["iterations"])
     seconds = time.perf_counter() - began

@@ -106,6 +106,9 @@ def optimize(
 
     x = initial if project is None else project(initial)
     state = optimizer.init(x)
+    # Some initial states hold weakly typed scalars that the update returns strongly typed (optax.lbfgs's
+    # counter): give them the update's types, or the second iteration compiles the update again.
+    state = jax.tree.map(lambda leaf, out: jnp.asarray(leaf, out.dtype), state, jax.eval_shape(update, x, state)[1])
     losses: list[float] = []
     best, best_loss = x, float("inf")
     converged = diverged = False

@@ -1,12 +1,91 @@
-"""Test-wide settings: float64, so that the dynamics can be compared with Pinocchio at 1e-9, and
-subprocesses that import this checkout's package, whether or where it is installed."""
+"""Test-wide settings: float64, so that the dynamics can be compared with Pinocchio at 1e-9,
+subprocesses that import this checkout's package, whether or where it is installed, and JAX's
+persistent compilation cache in a folder of this run.
+
+Compilation is most of the suite's cost. The two pytest-xdist workers (and the tests of one
+worker that jit the same function anew) build many identical executables: with the cache, the
+second one is read from the folder instead of compiled. The folder is made by the controlling
+process, shared with its workers and removed at the end, so every run starts from an empty cache
+(as a clean checkout does) and no run depends on an earlier one. Subprocesses do not inherit it
+(the cache is set through ``jax.config``, not the environment).
+
+The workers (``--dist loadgroup``, see pyproject.toml) take whole groups of tests: a test file,
+except that the dynamics tests of one model case (every file's, sharing the one program the
+``lab`` fixture compiles per case) form one group, so each case compiles on one worker only.
+The files that take longest are handed out first, so that both workers finish together.
+"""
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import jax
+import pytest
 
 jax.config.update("jax_enable_x64", True)
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")]))
+
+CACHE_KEY = "jaxsim_like_test_cache"
+# Executables that compile faster than this are not written (reading one back costs about as much).
+CACHE_MIN_COMPILE_SECONDS = 0.2
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        folder = worker[CACHE_KEY]
+    else:
+        folder = tempfile.mkdtemp(prefix="jaxsim_like-test-cache-")
+        config.stash[_FOLDER] = folder
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist: every worker uses the controller's folder."""
+    node.workerinput[CACHE_KEY] = node.config.stash[_FOLDER]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _FOLDER in config.stash:
+        shutil.rmtree(config.stash[_FOLDER], ignore_errors=True)
+
+
+_FOLDER = pytest.StashKey[str]()
+
+# The longest groups, longest first (measured); the rest follow in collection order.
+LONGEST = (
+    "tests/workflows/test_workflow_examples.py",
+    "tests/simulation/test_sim_implicit.py",
+    "tests/workflows/test_workflow_batching.py",
+    "tests/workflows/test_workflow_optimization.py",
+    "tests/workflows/test_workflow_object_api.py",
+    "tests/workflows/test_workflow_cli_runs.py",
+    "tests/dynamics/test_gradients.py",
+    "tests/simulation/test_self_collision.py",
+    "tests/simulation/test_sim_gradients.py",
+)
+
+
+def _group(item: pytest.Item) -> str:
+    """The test's file, or ``dynamics-<case>`` for a dynamics test of one model case."""
+    path = item.nodeid.split("::")[0]
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    case = params.get("case", params.get("asset_case"))
+    if path.startswith("tests/dynamics/") and case is not None:
+        return f"dynamics-{case}"
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups = {id(item): _group(item) for item in items}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
+    rank = {name: k for k, name in enumerate(LONGEST)}
+    items.sort(key=lambda item: rank.get(groups[id(item)], len(LONGEST)))

@@ -27,6 +27,7 @@ from jaxsim_like.simulation import contacts, joint_effects, terrain
 step_module = importlib.import_module("jaxsim_like.simulation.step")
 
 WORLDS = 64
+FLOAT32_WORLDS = 16
 DROP_SECONDS = 0.6
 REST_SECONDS = 6.0
 
@@ -147,10 +148,11 @@ def test_perturbed_drops_of_real_robots_never_diverge_at_2ms(drop_module, name, 
 
 
 def test_perturbed_humanoid_drops_never_diverge_in_float32(drop_module):
-    """The same 64 drops in float32 (a subprocess with x64 off): none diverges at 1, 2 or 5 ms."""
+    """The first 16 of the same drops in float32 (a subprocess with x64 off): none diverges at 1, 2
+    or 5 ms (16 worlds: the 64 took a minute of this suite)."""
     env = {**os.environ, "JAX_ENABLE_X64": "0"}
     result = subprocess.run(
-        [sys.executable, drop_module.__file__, str(WORLDS), str(DROP_SECONDS)], capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, drop_module.__file__, str(FLOAT32_WORLDS), str(DROP_SECONDS)], capture_output=True, text=True, env=env, timeout=600
     )
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])

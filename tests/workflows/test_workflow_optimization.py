@@ -51,6 +51,23 @@ def test_lbfgs_with_line_search():
     np.testing.assert_allclose(result.params["b"], 3.0, atol=1e-9)
 
 
+def test_lbfgs_update_is_traced_by_the_first_iteration_only():
+    """optax.lbfgs starts with a weakly typed counter that its update returns strongly typed: the
+    loop gives the initial state the update's types, or the second iteration compiles again."""
+    traces = []
+
+    def counted(x):
+        traces.append(1)
+        return quadratic(x)
+
+    def traced(iterations):
+        traces.clear()
+        optimization.optimize(counted, {"a": jnp.zeros(2), "b": jnp.zeros(())}, optax.lbfgs(), iterations=iterations)
+        return len(traces)
+
+    assert traced(1) == traced(4)
+
+
 def test_projection_keeps_the_iterates_within_limits():
     limit = jnp.array([0.5, 0.5])
     seen = []
