@@ -18,6 +18,7 @@ import numpy as np
 
 from ..parsers.description import Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
+from ..pytree import pytree_dataclass
 from . import consistency
 from . import tree as tree_module
 from .tree import PRISMATIC, REVOLUTE, RigidTree
@@ -58,31 +59,7 @@ class Semantics:
         return hash(repr(self.value))
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=[
-        "link_mass",
-        "link_com",
-        "link_inertia",
-        "joint_transform",
-        "joint_axis",
-        "joint_axis_point",
-        "position_limit_lower",
-        "position_limit_upper",
-        "effort_limit",
-        "velocity_limit",
-        "joint_damping",
-        "joint_friction",
-        "joint_armature",
-        "frame_transform",
-        "collidable_points",
-        "shape_transform",
-        "shape_size",
-        "base_transform",
-    ],
-    meta_fields=list(_STATIC_FIELDS),
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=_STATIC_FIELDS)
 class Model:
     """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points,
     ``S`` solid collision shapes (the spheres, boxes, capsules and cylinders that collisions use).
@@ -177,9 +154,6 @@ class Model:
         """``(start, stop)`` slices of links at depth 1, 2, ... (the root is depth 0)."""
         return topology(self.parent, self.joint_link).levels
 
-    def replace(self, **changes: Any) -> "Model":
-        """A copy with some fields changed (e.g. ``link_mass=...``): a traced change never recompiles."""
-        return dataclasses.replace(self, **changes)
 
     def link_index(self, name: str) -> int:
         """Index of link ``name``; ValueError listing the links otherwise."""

@@ -24,8 +24,6 @@ the force, the shape's link the opposite force at the same point: internal force
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from typing import Any
 
 import jax
@@ -34,16 +32,12 @@ import numpy as np
 
 from ..dynamics import spatial
 from ..dynamics.model import Model
+from ..pytree import pytree_dataclass
 from .collision.points import KIND_CODES, signed_distance
 from .contacts import ContactParams, normal_force
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["slip_velocity"],
-    meta_fields=["point", "shape"],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["point", "shape"])
 class SelfCollision:
     """The self-collision pairs of a model and the regularisation of their friction.
 
@@ -74,9 +68,6 @@ class SelfCollision:
         """``(point, shape)`` of every pair."""
         return tuple(zip(self.point, self.shape))
 
-    def replace(self, **changes: Any) -> "SelfCollision":
-        """A copy with some fields changed."""
-        return dataclasses.replace(self, **changes)
 
 
 def collision_pairs(model: Model, srdf: Any = None) -> tuple[tuple[int, int], ...]:

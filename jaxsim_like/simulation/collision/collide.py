@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Sequence
 
 import jax
@@ -11,17 +10,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...dynamics.model import Model
+from ...pytree import pytree_dataclass
 from .broad import bounding_radius, nearest
 from .kinds import KINDS, POINTS
 from .table import CollisionTable, PairGroup
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["link_a", "link_b", "position", "normal", "depth", "active"],
-    meta_fields=[],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass()
 class Contacts:
     """``C`` contact slots (``C = table.size``, static), world axes.
 
@@ -37,9 +32,6 @@ class Contacts:
     depth: jax.Array
     active: jax.Array
 
-    def replace(self, **changes) -> "Contacts":
-        """A copy with some fields changed."""
-        return dataclasses.replace(self, **changes)
 
 
 def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.Array]) -> Contacts:
