@@ -32,8 +32,11 @@ def states(models):
     )
 
 
-jitted_step = jax.jit(world_step)
-jitted_single = jax.jit(js.step)
+FAST_COMPILE = {"xla_backend_optimization_level": 0}
+"""XLA options for these few steps: compiled faster, run slower (nothing is timed)."""
+jitted_step = jax.jit(world_step, compiler_options=FAST_COMPILE)
+jitted_single = jax.jit(js.step, compiler_options=FAST_COMPILE)
+jitted_rollout = jax.jit(world_rollout, static_argnames="steps", compiler_options=FAST_COMPILE)
 
 
 @pytest.mark.parametrize("integrator", ["implicit_euler", "semi_implicit_euler", "rk4"])
@@ -96,7 +99,7 @@ def test_exact_velocity_and_pid_controllers_run_in_the_core(models, states):
     table[:, control.POSITION_TARGET] = [0.0, 0.0]
     world = WorldModel.build([pendulum], dt=DT, collisions=False)
     inputs = [ModelInputs(table=jnp.asarray(table), period=jnp.asarray(3 * DT))]
-    final, outputs = jax.jit(world_rollout, static_argnames="steps")(world, world.initial_state([states[0]], history=8), inputs, steps=7)
+    final, outputs = jitted_rollout(world, world.initial_state([states[0]], history=8), inputs, steps=7)
     commanded = np.asarray(outputs.reports[0].commanded)
     # Updates at steps 0, 3 and 6; the command is held in between.
     np.testing.assert_array_equal(commanded[1], commanded[0])
@@ -120,7 +123,7 @@ def test_timed_wrenches_act_until_their_step(models):
     table[0, wrenches.POINT] = [0.0, 0.1, 0.0]
     table[0, wrenches.UNTIL] = 5
     state = js.State.build(box, base_position=[0.0, 0.0, 5.0])
-    final, outputs = jax.jit(world_rollout, static_argnames="steps")(
+    final, outputs = jitted_rollout(
         world, world.initial_state([state]), [ModelInputs(timed_wrenches=jnp.asarray(table))], steps=8
     )
     mass = float(box.link_mass[0])
@@ -139,15 +142,16 @@ def test_world_steps_batch_and_differentiate(models, states):
     start = world.initial_state(states)
     batch = jax.tree.map(lambda x: jnp.stack([x, x]), start)
     batch = batch._replace(states=(batch.states[0].replace(joint_positions=batch.states[0].joint_positions.at[1].add(0.1)), batch.states[1]))
-    stepped, outputs = jax.jit(jax.vmap(world_step, in_axes=(None, 0, None)))(world, batch, None)
+    stepped, outputs = jax.jit(jax.vmap(world_step, in_axes=(None, 0, None)), compiler_options=FAST_COMPILE)(world, batch, None)
     assert stepped.states[0].joint_positions.shape == (2, 2) and bool(jnp.all(outputs.finite))
 
     def loss(torque):
         final, _ = world_rollout(world, start, [ModelInputs(joint_torques=jnp.array([torque, 0.0])), None], steps=20)
         return final.states[0].joint_positions[1] + final.states[1].base_position[0]
 
-    value_and_grad = jax.jit(jax.value_and_grad(loss))
+    value_and_grad = jax.jit(jax.value_and_grad(loss), compiler_options=FAST_COMPILE)
     _, gradient = value_and_grad(0.5)
     h = 1e-5
-    numeric = (jax.jit(loss)(0.5 + h) - jax.jit(loss)(0.5 - h)) / (2 * h)
+    value = jax.jit(loss, compiler_options=FAST_COMPILE)
+    numeric = (value(0.5 + h) - value(0.5 - h)) / (2 * h)
     assert np.isfinite(gradient) and float(gradient) == pytest.approx(float(numeric), rel=1e-6)
