@@ -1,0 +1,86 @@
+"""Domain randomisation: ranges of model and world parameters, sampled per episode from a key.
+
+The ranges and the samples are arrays (traced), so changing a range or drawing a new sample
+never recompiles; a range whose low and high agree draws the nominal value. The samples act on
+every model of the world: link masses and inertias scaled together (``mass_scale`` per link),
+the friction coefficient of each model's contacts, and the height [m] of a plane terrain
+(moved along z; boxes and height functions stay where they are).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ..simulation.world import WorldModel
+
+
+class Sample(NamedTuple):
+    """One draw: ``mass_scale`` (per model, ``(N_m,)``), ``friction`` (per model, scalar) and
+    the ``terrain_height`` [m] (scalar)."""
+
+    mass_scale: tuple[jax.Array, ...]
+    friction: tuple[jax.Array, ...]
+    terrain_height: jax.Array
+
+
+@functools.partial(jax.tree_util.register_dataclass, data_fields=["mass_scale", "friction", "terrain_height"], meta_fields=[])
+@dataclasses.dataclass(frozen=True)
+class Randomisation:
+    """Uniform ranges ``(2,)`` = ``(low, high)``: ``mass_scale`` (a factor, drawn per link),
+    ``friction`` (a factor on each model's nominal friction) and ``terrain_height`` [m]."""
+
+    mass_scale: jax.Array
+    friction: jax.Array
+    terrain_height: jax.Array
+
+    @staticmethod
+    def build(mass_scale: Any = (1.0, 1.0), friction: Any = (1.0, 1.0), terrain_height: Any = (0.0, 0.0)) -> "Randomisation":
+        """Ranges ``(low, high)``; the defaults draw the nominal world."""
+        ranges = {}
+        for name, value in (("mass_scale", mass_scale), ("friction", friction), ("terrain_height", terrain_height)):
+            array = jnp.asarray(value, dtype=float)
+            if array.shape != (2,):
+                raise ValueError(f"{name} must be a (low, high) pair, got {value!r}")
+            ranges[name] = array
+        return Randomisation(**ranges)
+
+    def sample(self, world: WorldModel, key: jax.Array) -> Sample:
+        """A :class:`Sample` for ``world`` drawn from ``key``."""
+        keys = jax.random.split(key, 2 * len(world.models) + 1)
+
+        def uniform(k, bounds, shape=()):
+            return bounds[0] + (bounds[1] - bounds[0]) * jax.random.uniform(k, shape, bounds.dtype)
+
+        scales = tuple(uniform(keys[2 * i], self.mass_scale, (m.number_of_links,)) for i, m in enumerate(world.models))
+        friction = tuple(uniform(keys[2 * i + 1], self.friction) for i in range(len(world.models)))
+        return Sample(scales, friction, uniform(keys[-1], self.terrain_height))
+
+
+def nominal_sample(world: WorldModel) -> Sample:
+    """The sample that leaves ``world`` as it is."""
+    dtype = world.params.dt.dtype
+    return Sample(
+        tuple(jnp.ones(m.number_of_links, dtype) for m in world.models),
+        tuple(jnp.ones((), dtype) for _ in world.models),
+        jnp.zeros((), dtype),
+    )
+
+
+def apply(world: WorldModel, sample: Sample) -> WorldModel:
+    """``world`` with the masses, inertias, friction and terrain height of ``sample``."""
+    models = tuple(
+        m.replace(link_mass=m.link_mass * s, link_inertia=m.link_inertia * s[:, None, None])
+        for m, s in zip(world.models, sample.mass_scale)
+    )
+    model_params = tuple(
+        p.replace(contact=dataclasses.replace(p.contact, friction=p.contact.friction * f))
+        for p, f in zip(world.model_params, sample.friction)
+    )
+    terrain = world.params.terrain
+    terrain = terrain.replace(plane_offset=terrain.plane_offset + terrain.plane_normal[2] * sample.terrain_height)
+    return world.replace(models=models, model_params=model_params, params=world.params.replace(terrain=terrain))
