@@ -24,10 +24,9 @@ from .task import Task, TaskFunctions
 
 def _initial(task: Task, world: WorldModel, sample, key: jax.Array) -> WorldState:
     noise = task.settings["initial_noise"]
-    q_key, v_key = jax.random.split(key)
     dtype = world.params.dt.dtype
-    q = jnp.array([0.0, jnp.pi], dtype) + noise * jax.random.uniform(q_key, (2,), dtype, -1.0, 1.0)
-    v = noise * jax.random.uniform(v_key, (2,), dtype, -1.0, 1.0)
+    u = noise * jax.random.uniform(key, (4,), dtype, -1.0, 1.0)
+    q, v = jnp.array([0.0, jnp.pi], dtype) + u[:2], u[2:]
     return world.initial_state((State.build(world.models[0], joint_positions=q, joint_velocities=v),))
 
 

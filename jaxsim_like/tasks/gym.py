@@ -40,6 +40,7 @@ class TaskFuncEnv(FuncEnv):
         super().__init__()
         self._initial = jax.jit(lambda key: self._ravel(self.task.reset(key)))
         self._transition = jax.jit(lambda state, action: self._ravel(self.task.step(self._unpack(state), action)))
+        self._fields = jax.jit(lambda state: self._unpack(state)[2:])
 
     def _ravel(self, state: TaskState) -> jax.Array:
         # The key is not kept: gymnasium passes a fresh one to every call.
@@ -55,19 +56,23 @@ class TaskFuncEnv(FuncEnv):
     def transition(self, state: jax.Array, action: Any, rng: Any, params: Any = None) -> jax.Array:
         return self._transition(state, jnp.asarray(action, self.action_space.dtype))
 
+    def _read(self, state: jax.Array) -> TaskState:
+        """The task state's fields from ``obs`` on (one jitted slice of the flat array)."""
+        fields = self._fields(state) if state.ndim == 1 else jax.vmap(self._fields)(state)
+        return TaskState(None, None, *fields)
+
     def observation(self, state: jax.Array, rng: Any, params: Any = None) -> jax.Array:
-        return self._unpack(state).obs
+        return self._read(state).obs
 
     def reward(self, state: jax.Array, action: Any, next_state: jax.Array, rng: Any, params: Any = None) -> jax.Array:
-        return self._unpack(next_state).reward
+        return self._read(next_state).reward
 
     def terminal(self, state: jax.Array, rng: Any, params: Any = None) -> jax.Array:
-        return self._unpack(state).terminated
+        return self._read(state).terminated
 
     def transition_info(self, state: jax.Array, action: Any, next_state: jax.Array, params: Any = None) -> dict:
         # FuncEnv.transform vmaps ``step_info``, not this method: batched states arrive here too.
-        unpack = self._unpack if next_state.ndim == 1 else jax.vmap(self._unpack)
-        return dict(unpack(next_state).metrics)
+        return dict(self._read(next_state).metrics)
 
 
 def make_env(task: Task, max_episode_steps: int | None = None) -> gymnasium.Env:

@@ -46,9 +46,8 @@ def _initial(task: Task, world: WorldModel, sample: Sample, key: jax.Array) -> W
     model = world.models[0]
     dtype = world.params.dt.dtype
     noise = task.settings["initial_noise"]
-    q_key, v_key = jax.random.split(key)
-    q = jnp.asarray(stance(model.dofs), dtype) + noise * jax.random.uniform(q_key, (model.dofs,), dtype, -1.0, 1.0)
-    v = noise * jax.random.uniform(v_key, (model.dofs,), dtype, -1.0, 1.0)
+    u = noise * jax.random.uniform(key, (2, model.dofs), dtype, -1.0, 1.0)
+    q, v = jnp.asarray(stance(model.dofs), dtype) + u[0], u[1]
     height = task.settings["initial_height"] + sample.terrain_height
     base = jnp.zeros(3, dtype).at[2].set(height)
     return world.initial_state((State.build(model, base_position=base, joint_positions=q, joint_velocities=v),))

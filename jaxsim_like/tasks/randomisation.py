@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..simulation.world import WorldModel
 
@@ -50,15 +51,20 @@ class Randomisation:
         return Randomisation(**ranges)
 
     def sample(self, world: WorldModel, key: jax.Array) -> Sample:
-        """A :class:`Sample` for ``world`` drawn from ``key``."""
-        keys = jax.random.split(key, 2 * len(world.models) + 1)
+        """A :class:`Sample` for ``world`` drawn from ``key`` (one draw of uniform numbers: each
+        draw adds a threefry block to the compiled graph, slow to compile under ``vmap``)."""
+        links = [m.number_of_links for m in world.models]
+        count = len(links)
+        dtype = self.mass_scale.dtype
+        u = jax.random.uniform(key, (sum(links) + count + 1,), dtype)
 
-        def uniform(k, bounds, shape=()):
-            return bounds[0] + (bounds[1] - bounds[0]) * jax.random.uniform(k, shape, bounds.dtype)
+        def scaled(values, bounds):
+            return bounds[0] + (bounds[1] - bounds[0]) * values
 
-        scales = tuple(uniform(keys[2 * i], self.mass_scale, (m.number_of_links,)) for i, m in enumerate(world.models))
-        friction = tuple(uniform(keys[2 * i + 1], self.friction) for i in range(len(world.models)))
-        return Sample(scales, friction, uniform(keys[-1], self.terrain_height))
+        offsets = np.cumsum([0] + links)
+        scales = tuple(scaled(u[offsets[i] : offsets[i + 1]], self.mass_scale) for i in range(count))
+        friction = tuple(scaled(u[offsets[-1] + i], self.friction) for i in range(count))
+        return Sample(scales, friction, scaled(u[-1], self.terrain_height))
 
 
 def nominal_sample(world: WorldModel) -> Sample:
