@@ -1,5 +1,7 @@
 """The cart-pole task under one jit(vmap) of 1,024 worlds: random actions, automatic reset,
-randomised parameters without recompilation, and the gradient of a short return."""
+randomised parameters without recompilation. (The gradient of a return through the task is
+checked against finite differences in tests/workflows/test_workflow_tasks.py, with the
+compilation of the policy-gradient example it shares.)"""
 
 from __future__ import annotations
 
@@ -91,28 +93,5 @@ def test_randomised_parameters_do_not_recompile(task, batched):
     assert (reset._cache_size(), step._cache_size()) == before
     # The same push moves the heavier carts less (the initial states differ by the same noise).
     speed = np.asarray(randomised.world.states[0].joint_velocities[:, 0]) - np.asarray(nominal.world.states[0].joint_velocities[:, 0])
-    cart_scale = scales[:, tasks.cart_pole_swing_up().world.models[0].link_index("cart")]
+    cart_scale = scales[:, task.world.models[0].link_index("cart")]
     assert np.corrcoef(cart_scale, speed)[0, 1] < -0.8
-
-
-def test_return_gradient_matches_finite_differences():
-    """d(return)/d(policy) of 6 actions of a linear feedback policy, against central differences."""
-    task = tasks.cart_pole_swing_up(auto_reset=False)
-    start = task.reset(jax.random.PRNGKey(3))
-
-    def episode_return(theta):
-        def one(state, _):
-            action = jnp.tanh(theta[:5] @ state.obs + theta[5])[None]
-            state = jax.checkpoint(task.step)(state, action)
-            return state, state.reward
-
-        _, rewards = jax.lax.scan(one, start, None, length=6)
-        return jnp.sum(rewards)
-
-    theta = jnp.array([0.3, -0.2, 0.5, 0.1, 0.4, 0.2])
-    value, gradient = jax.jit(jax.value_and_grad(episode_return))(theta)
-    forward = jax.jit(episode_return)
-    eps = 1e-6
-    numeric = np.array([(forward(theta.at[i].add(eps)) - forward(theta.at[i].add(-eps))) / (2 * eps) for i in range(6)])
-    assert np.isfinite(float(value))
-    np.testing.assert_allclose(np.asarray(gradient), numeric, rtol=1e-4, atol=1e-4 * np.abs(numeric).max())
