@@ -38,7 +38,7 @@ def settings(task: str, quick: bool) -> dict:
     if task == "cart_pole":
         if quick:
             return {"num_envs": 64, "unroll": 16, "iterations": 30, "eval_every": 5, "learning_rate": 1e-3, "horizon": 100}
-        return {"num_envs": 256, "unroll": 32, "iterations": 400, "eval_every": 20, "learning_rate": 3e-4, "horizon": 250}
+        return {"num_envs": 256, "unroll": 32, "iterations": 500, "eval_every": 10, "learning_rate": 3e-4, "horizon": 250}
     if quick:
         return {"num_envs": 32, "unroll": 8, "iterations": 10, "eval_every": 5, "learning_rate": 1e-3, "horizon": 50}
     return {"num_envs": 256, "unroll": 32, "iterations": 300, "eval_every": 20, "learning_rate": 3e-4, "horizon": 250}

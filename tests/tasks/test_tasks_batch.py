@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from jaxsim_like import tasks
+from jaxsim_like.simulation import control
 
 BATCH = 1024
 
@@ -95,3 +96,22 @@ def test_randomised_parameters_do_not_recompile(task, batched):
     speed = np.asarray(randomised.world.states[0].joint_velocities[:, 0]) - np.asarray(nominal.world.states[0].joint_velocities[:, 0])
     cart_scale = scales[:, task.world.models[0].link_index("cart")]
     assert np.corrcoef(cart_scale, speed)[0, 1] < -0.8
+
+
+def test_bad_arguments_name_themselves(task):
+    model = task.world.models[0]
+    with pytest.raises(ValueError, match=r"action must have shape \(1,\), got \(2,\)"):
+        task.actions.values(jnp.zeros(2))
+    with pytest.raises(ValueError, match="kind must be one of"):
+        tasks.ActionMap.build(model, "force")
+    with pytest.raises(ValueError, match="needs the PID gains"):
+        tasks.ActionMap.build(model, "position", ["slider"])
+    with pytest.raises(ValueError, match="mass_scale must be a \\(low, high\\) pair"):
+        tasks.Randomisation.build(mass_scale=1.0)
+    with pytest.raises(ValueError, match="substeps must be at least 1"):
+        task.replace(substeps=0)
+    targets = tasks.ActionMap.build(model, "velocity", ["slider"], scale=2.0, gains=(5.0, 0.0, 0.0))
+    inputs = targets.inputs(jnp.array([0.5]))
+    assert inputs.joint_torques is None and float(inputs.table[0, control.VELOCITY_TARGET]) == 1.0
+    modes = [control.JointControlMode(int(m)) for m in inputs.table[:, control.MODE]]
+    assert modes == [control.JointControlMode.velocity, control.JointControlMode.idle]  # the hinge stays free

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.flatten_util import ravel_pytree
 
 from jaxsim_like import tasks
 
@@ -28,8 +28,8 @@ def test_policy_gradient_matches_central_differences(apg):
     keys = jax.random.split(jax.random.PRNGKey(6), config["worlds"])
     horizon = config["horizon"]
     value, grads = apg.value_and_grad(params, keys, task, horizon=horizon)
-    flat, unflatten = jax.flatten_util.ravel_pytree(params)
-    gradient = jax.flatten_util.ravel_pytree(grads)[0]
+    flat, unflatten = ravel_pytree(params)
+    gradient = ravel_pytree(grads)[0]
     eps = 1e-6
     for seed in (0, 1):
         direction = jax.random.normal(jax.random.PRNGKey(seed), flat.shape)
