@@ -8,8 +8,6 @@ the table's ``period``, inside the world step). Actions are clipped to ``[-1, 1]
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..pytree import pytree_dataclass
 from ..simulation import control
 from ..simulation.world import ModelInputs
 
@@ -26,12 +25,7 @@ _MODES = {"position": control.JointControlMode.position, "velocity": control.Joi
 _TARGET = {"position": control.POSITION_TARGET, "velocity": control.VELOCITY_TARGET}
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["offset", "scale", "table", "period"],
-    meta_fields=["kind", "joints", "dofs"],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["kind", "joints", "dofs"])
 class ActionMap:
     """``kind`` (one of :data:`KINDS`), the actuated ``joints`` (indices into the model's joints,
     static) of a model with ``dofs`` joints, ``offset (A,)`` and ``scale (A,)`` [N m, N, rad,

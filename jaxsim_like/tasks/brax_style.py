@@ -11,22 +11,16 @@ automatic reset (``brax.envs.training.wrap``): give them a task built with ``hor
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
+from ..pytree import pytree_dataclass
 from .task import Task, TaskState
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["pipeline_state", "obs", "reward", "done", "metrics", "info"],
-    meta_fields=[],
-)
-@dataclasses.dataclass
+@pytree_dataclass()
 class EnvState:
     """Brax's ``State`` fields: the task's :class:`~.task.TaskState` as ``pipeline_state``, the
     observation ``(O,)``, ``reward`` and ``done`` (floats), ``metrics`` and ``info`` dicts."""
@@ -37,9 +31,6 @@ class EnvState:
     done: jax.Array
     metrics: dict[str, jax.Array]
     info: dict[str, Any]
-
-    def replace(self, **changes: Any) -> "EnvState":
-        return dataclasses.replace(self, **changes)
 
 
 class BraxStyleEnv:

@@ -9,14 +9,13 @@ the friction coefficient of each model's contacts, and the height [m] of a plane
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..pytree import pytree_dataclass
 from ..simulation.world import WorldModel
 
 
@@ -29,8 +28,7 @@ class Sample(NamedTuple):
     terrain_height: jax.Array
 
 
-@functools.partial(jax.tree_util.register_dataclass, data_fields=["mass_scale", "friction", "terrain_height"], meta_fields=[])
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass()
 class Randomisation:
     """Uniform ranges ``(2,)`` = ``(low, high)``: ``mass_scale`` (a factor, drawn per link),
     ``friction`` (a factor on each model's nominal friction) and ``terrain_height`` [m]."""
@@ -84,7 +82,7 @@ def apply(world: WorldModel, sample: Sample) -> WorldModel:
         for m, s in zip(world.models, sample.mass_scale)
     )
     model_params = tuple(
-        p.replace(contact=dataclasses.replace(p.contact, friction=p.contact.friction * f))
+        p.replace(contact=p.contact.replace(friction=p.contact.friction * f))
         for p, f in zip(world.model_params, sample.friction)
     )
     terrain = world.params.terrain

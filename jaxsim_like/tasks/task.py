@@ -18,14 +18,13 @@ same fixed work for every world of a batch.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from ..pytree import pytree_dataclass
 from ..simulation.world import WorldModel, WorldState, world_step
 from . import randomisation as rnd
 from .actions import ActionMap
@@ -75,12 +74,7 @@ def tree_where(condition: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree.map(lambda a, b: jnp.where(condition, a, b), on_true, on_false)
 
 
-@functools.partial(
-    jax.tree_util.register_dataclass,
-    data_fields=["world", "actions", "randomisation", "settings"],
-    meta_fields=["functions", "substeps", "horizon", "auto_reset", "name"],
-)
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass(static=["functions", "substeps", "horizon", "auto_reset", "name"])
 class Task:
     """A jittable task (see the module docstring). The robot is model 0 of ``world``."""
 
@@ -99,10 +93,6 @@ class Task:
             raise ValueError(f"substeps must be at least 1, got {self.substeps}")
         if self.horizon < 0:
             raise ValueError(f"horizon must be non-negative (0: no truncation), got {self.horizon}")
-
-    def replace(self, **changes: Any) -> "Task":
-        """A copy with some fields changed (traced fields: no recompilation)."""
-        return dataclasses.replace(self, **changes)
 
     @property
     def action_size(self) -> int:
