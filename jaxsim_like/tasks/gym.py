@@ -8,6 +8,13 @@ gymnasium handles the resets and the episode limit (``max_episode_steps``), so t
 automatic reset and horizon are switched off. :func:`make_env` gives the single environment
 (with numpy observations and a time limit, the form ``gymnasium.utils.env_checker.check_env``
 accepts) and :func:`make_vector_env` the vectorised one.
+
+Two behaviours of gymnasium 1.4's ``FunctionalJaxVectorEnv`` to know: it resets the worlds that
+finished at the previous call (``AutoresetMode.NEXT_STEP``), and in a call where it resets any,
+it builds the next state from the *previous* state of the others
+(``self.state.at[to_reset].set(...)``), so those worlds do not advance in that call (their
+reward is still the transition's). The task's own automatic reset (:meth:`.task.Task.step`, or
+the Brax-style adapter) has neither.
 """
 
 from __future__ import annotations
