@@ -161,7 +161,7 @@ def test_gradients_through_an_object_object_contact_equal_central_differences():
 
     def loss(speed):
         thrown = js.State.build(ball, base_position=[0.0, 0.0, 0.01], base_velocity=jnp.array([speed, 0.0, 0.0, 0.0, 0.0, 0.0]))
-        final, _ = world_rollout(world, world.initial_state([thrown, start_block]), None, steps=100, checkpoint=True)
+        final, _ = world_rollout(world, world.initial_state([thrown, start_block]), None, steps=60, checkpoint=True)
         return final.states[1].base_position[0] + 0.3 * final.states[1].base_position[2]
 
     value_and_grad = jax.jit(jax.value_and_grad(loss), compiler_options=FAST_COMPILE)
@@ -198,7 +198,7 @@ def test_two_robots_and_three_objects_under_jit_vmap():
 
     def pushed(push):
         inputs = [ModelInputs(joint_torques=jnp.stack([push, 0.0])), None, None, None, None]
-        final, outputs = world_rollout(world, start, inputs, steps=100)
+        final, outputs = world_rollout(world, start, inputs, steps=60)
         return final, jnp.all(outputs.finite)
 
     final, finite = jax.jit(jax.vmap(pushed), compiler_options=FAST_COMPILE)(jnp.array([-2.0, 0.0, 1.0, 3.0]))
