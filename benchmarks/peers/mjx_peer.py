@@ -103,8 +103,8 @@ def load(source: str | Path, dt: float) -> mujoco.MjModel:
 
 def joint_names(model: mujoco.MjModel) -> list[str]:
     """Names of the actuated (hinge and slide) joints, in qpos order."""
-    kinds = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
-    return [model.joint(i).name for i in range(model.njnt) if model.jnt_type[i] in kinds]
+    kinds = {int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)}  # enum members never equal numpy ints
+    return [model.joint(i).name for i in range(model.njnt) if int(model.jnt_type[i]) in kinds]
 
 
 def ground_colliders(model: mujoco.MjModel) -> tuple[int, list[int]]:
