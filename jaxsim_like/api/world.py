@@ -3,9 +3,9 @@
 As in ScenarIO, an inserted model is listed and readable at once, while removals and resets
 are applied by the next run of the simulator (paused or not). A world has no physics until
 ``set_physics_engine`` is called, unless its file holds a physics plugin (see :mod:`.physics`):
-until then runs step nothing and the time does not flow. Every moving model is stepped with
-:func:`jaxsim_like.simulation.step` against the world's terrain (see :mod:`.scenery`); moving
-models do not collide with each other.
+until then runs step nothing and the time does not flow. The moving models are stepped together
+by :func:`jaxsim_like.simulation.world.world_step` against the world's terrain (see
+:mod:`.scenery`) and against each other (its collision table, self-collisions included).
 """
 
 from __future__ import annotations
