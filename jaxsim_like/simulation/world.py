@@ -360,6 +360,22 @@ def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, 
     return ModelReport(commanded, user_wrenches, mixed, body, origins, joint_wrenches)
 
 
+def _user_wrenches(
+    model: Model, state: State, inputs: ModelInputs, steps: jax.Array, W_R_L: jax.Array | None = None
+) -> jax.Array:
+    """``(N, 6)``: the user's link wrenches and the timed wrenches due at physics step ``steps``
+    (world axes, about each link origin); the link orientations ``W_R_L (N, 3, 3)`` default to
+    those of ``state``."""
+    dtype = state.joint_positions.dtype
+    total = jnp.zeros((model.number_of_links, 6), dtype)
+    if inputs.link_wrenches is not None:
+        total = total + jnp.asarray(inputs.link_wrenches, dtype)
+    if inputs.timed_wrenches is not None:
+        W_R_L = kin_module.forward_kinematics(model, state)[:, :3, :3] if W_R_L is None else W_R_L
+        total = total + wrenches.active_link_wrenches(model.number_of_links, inputs.timed_wrenches, steps, W_R_L)
+    return total
+
+
 def _inputs(world: WorldModel, inputs: Sequence[ModelInputs | None] | None) -> tuple[ModelInputs, ...]:
     if inputs is None:
         return tuple(ModelInputs() for _ in world.models)
@@ -390,7 +406,8 @@ def world_step(
             if inputs[m].table is None:
                 raise ValueError("exact velocity tracking needs the model's control table")
             single = SimulationParams.combine(params, world.model_params[m])
-            torques = _exact_velocity(world.models[m], state.states[m], single, inputs[m].table, torques, inputs[m].link_wrenches)
+            acting = _user_wrenches(world.models[m], state.states[m], inputs[m], state.steps)
+            torques = _exact_velocity(world.models[m], state.states[m], single, inputs[m].table, torques, acting)
         commanded.append(torques)
         controllers.append(controller)
     link_wrenches = [i.link_wrenches for i in inputs]
@@ -406,11 +423,7 @@ def world_step(
     for m, model in enumerate(world.models):
         finite = is_finite(next_states[m])
         outputs.append(solved[m].outputs._replace(finite=finite))
-        user = jnp.zeros((model.number_of_links, 6), commanded[m].dtype)
-        if link_wrenches[m] is not None:
-            user = user + jnp.asarray(link_wrenches[m], user.dtype)
-        if timed[m] is not None:
-            user = user + wrenches.active_link_wrenches(model.number_of_links, timed[m], state.steps, prepared[m].kin.G_H_L[:, :3, :3])
+        user = _user_wrenches(model, states[m], inputs[m], state.steps, prepared[m].kin.G_H_L[:, :3, :3])
         reports.append(_report(model, states[m], params, prepared[m], solved[m], commanded[m], user))
     histories = tuple(
         h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, commanded)

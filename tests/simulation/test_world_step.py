@@ -85,14 +85,17 @@ def test_joint_wrenches_transmit_the_applied_torques_and_the_subtree_weight(mode
 
 
 def test_exact_velocity_and_pid_controllers_run_in_the_core(models, states):
-    """velocity_follower_dart joints reach their target in one explicit step; a position PID
+    """velocity_follower_dart joints reach their target in one explicit step (under a timed
+    wrench); a position PID
     holds its command between controller updates (period 3 steps) and records a history."""
     pendulum, _ = models
     table = control.default_table(np.full(2, 1e3), np.full(2, 10.0))
     table[:, control.MODE] = int(control.JointControlMode.velocity_follower_dart)
     table[:, control.VELOCITY_TARGET] = [0.55, 0.97]  # within the 100 N m effort limits
     world = WorldModel.build([pendulum], dt=DT, integrator="semi_implicit_euler", collisions=False, exact_velocity=[True])
-    inputs = [ModelInputs(table=jnp.asarray(table), period=jnp.asarray(0.0))]
+    pushed = wrenches.timed_table(1)  # a timed wrench on the tip link is part of the prediction
+    pushed[0, wrenches.FORCE], pushed[0, wrenches.POINT], pushed[0, wrenches.LINK], pushed[0, wrenches.UNTIL] = [3.0, 0, 0], [0, 0, -1.0], 2, 1
+    inputs = [ModelInputs(table=jnp.asarray(table), period=jnp.asarray(0.0), timed_wrenches=jnp.asarray(pushed))]
     next_world, _ = jitted_step(world, world.initial_state([states[0]]), inputs)
     np.testing.assert_allclose(next_world.states[0].joint_velocities, [0.55, 0.97], atol=1e-9)
 
