@@ -282,22 +282,24 @@ def _world_rates(
     world: WorldModel,
     states: Sequence[State],
     commanded: Sequence[jax.Array],
-    link_wrenches: Sequence[jax.Array | None],
-    timed: Sequence[jax.Array | None],
+    inputs: Sequence[ModelInputs],
     steps: jax.Array,
     implicit: bool,
-) -> tuple[list[Solved], list[Prepared], PairContacts | None]:
+) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array]]:
+    """The solved step of every model at ``states``, what :func:`prepare` made of them, the
+    contacts between links and the user and timed wrenches ``(N, 6)`` of each model."""
     params = world.params
-    prepared = []
+    prepared, user = [], []
     for m, (model, state) in enumerate(zip(world.models, states)):
-        p = prepare(model, state, params, world.model_params[m], commanded[m], link_wrenches[m], False, implicit)
-        if timed[m] is not None:
-            due = wrenches.active_link_wrenches(model.number_of_links, timed[m], steps, p.kin.G_H_L[:, :3, :3])
-            p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(due, p.kin.G_H_L[:, :3, 3]))
+        p = prepare(model, state, params, world.model_params[m], commanded[m], None, False, implicit)
+        acting = _user_wrenches(model, state, inputs[m], steps, p.kin.G_H_L[:, :3, :3])
+        if inputs[m].link_wrenches is not None or inputs[m].timed_wrenches is not None:
+            p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
         prepared.append(p)
+        user.append(acting)
     if world.collision is None:
         solved = [solve(m, s, params, mp, p, implicit) for m, s, mp, p in zip(world.models, states, world.model_params, prepared)]
-        return solved, prepared, None
+        return solved, prepared, None, user
 
     link_model = _link_model(world)
     links = link_model.size
@@ -317,7 +319,7 @@ def _world_rates(
             solve(model, state, params, mp, p, False, w)._replace(G_f_applied=p.G_f_ext + w)
             for model, state, mp, p, w in zip(world.models, states, world.model_params, prepared, wrench)
         ]
-        return solved, prepared, PairContacts(contacts, linear.forces)
+        return solved, prepared, PairContacts(contacts, linear.forces), user
     start_wrench = _split(world, _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links))
     inertia = dt * (
         jax.ops.segment_sum(point_inertias(arms_a, linear.matrices), contacts.link_a, links)
@@ -337,7 +339,7 @@ def _world_rates(
     applied = _split(world, _on_links(applied_a, applied_b, contacts, arms_a, arms_b, links))
     solved = [s._replace(G_f_applied=s.G_f_applied + w) for s, w in zip(solved, applied)]
     forces = linear.step_forces - spatial.matvec(linear.matrices, dv_a - dv_b, fused=False)
-    return solved, prepared, PairContacts(contacts, jnp.where(contacts.active[:, None], forces, 0.0))
+    return solved, prepared, PairContacts(contacts, jnp.where(contacts.active[:, None], forces, 0.0)), user
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
@@ -369,7 +371,10 @@ def _user_wrenches(
     dtype = state.joint_positions.dtype
     total = jnp.zeros((model.number_of_links, 6), dtype)
     if inputs.link_wrenches is not None:
-        total = total + jnp.asarray(inputs.link_wrenches, dtype)
+        given = jnp.asarray(inputs.link_wrenches, dtype)
+        if given.shape != total.shape:
+            raise ValueError(f"link_wrenches must have shape {total.shape} for model {model.name!r}, got {tuple(given.shape)}")
+        total = total + given
     if inputs.timed_wrenches is not None:
         W_R_L = kin_module.forward_kinematics(model, state)[:, :3, :3] if W_R_L is None else W_R_L
         total = total + wrenches.active_link_wrenches(model.number_of_links, inputs.timed_wrenches, steps, W_R_L)
@@ -410,21 +415,18 @@ def world_step(
             torques = _exact_velocity(world.models[m], state.states[m], single, inputs[m].table, torques, acting)
         commanded.append(torques)
         controllers.append(controller)
-    link_wrenches = [i.link_wrenches for i in inputs]
-    timed = [i.timed_wrenches for i in inputs]
     states = list(state.states)
     if params.integrator == "rk4":
-        next_states, solved, prepared, pairs = _rk4(world, states, commanded, link_wrenches, timed, state.steps)
+        next_states, solved, prepared, pairs, user = _rk4(world, states, commanded, inputs, state.steps)
     else:
         implicit = params.integrator == "implicit_euler"
-        solved, prepared, pairs = _world_rates(world, states, commanded, link_wrenches, timed, state.steps, implicit)
+        solved, prepared, pairs, user = _world_rates(world, states, commanded, inputs, state.steps, implicit)
         next_states = [euler_advance(model, s, r.rates, params.dt) for model, s, r in zip(world.models, states, solved)]
     outputs, reports = [], []
     for m, model in enumerate(world.models):
         finite = is_finite(next_states[m])
         outputs.append(solved[m].outputs._replace(finite=finite))
-        user = _user_wrenches(model, states[m], inputs[m], state.steps, prepared[m].kin.G_H_L[:, :3, :3])
-        reports.append(_report(model, states[m], params, prepared[m], solved[m], commanded[m], user))
+        reports.append(_report(model, states[m], params, prepared[m], solved[m], commanded[m], user[m]))
     histories = tuple(
         h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, commanded)
     )
@@ -433,17 +435,12 @@ def world_step(
     return next_world, WorldOutputs(tuple(outputs), tuple(reports), pairs, finite)
 
 
-def _rk4(world, states, commanded, link_wrenches, timed, steps):
+def _rk4(world, states, commanded, inputs, steps):
     dt = world.params.dt
-
-    def rates(current):
-        solved, prepared, pairs = _world_rates(world, current, commanded, link_wrenches, timed, steps, False)
-        return solved, prepared, pairs
-
-    k1, prepared, pairs = rates(states)
-    k2, _, _ = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k1)])
-    k3, _, _ = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k2)])
-    k4, _, _ = rates([advance(s, k.rates, dt) for s, k in zip(states, k3)])
+    k1, prepared, pairs, user = _world_rates(world, states, commanded, inputs, steps, False)
+    k2 = _world_rates(world, [advance(s, k.rates, dt / 2) for s, k in zip(states, k1)], commanded, inputs, steps, False)[0]
+    k3 = _world_rates(world, [advance(s, k.rates, dt / 2) for s, k in zip(states, k2)], commanded, inputs, steps, False)[0]
+    k4 = _world_rates(world, [advance(s, k.rates, dt) for s, k in zip(states, k3)], commanded, inputs, steps, False)[0]
     next_states, solved = [], []
     for m, state in enumerate(states):
         combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1[m].rates, k2[m].rates, k3[m].rates, k4[m].rates)
@@ -451,7 +448,7 @@ def _rk4(world, states, commanded, link_wrenches, timed, steps):
         next_states.append(advanced.replace(base_quaternion=spatial.normalize(advanced.base_quaternion)))
         outputs = k1[m].outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
         solved.append(k1[m]._replace(outputs=outputs))
-    return next_states, solved, prepared, pairs
+    return next_states, solved, prepared, pairs, user
 
 
 def world_rollout(
