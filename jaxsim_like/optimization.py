@@ -157,13 +157,19 @@ def rollout_cost(
     elif segment_length is not None and not (isinstance(segment_length, int) and segment_length > 0):
         raise ValueError(f"segment_length must be a positive integer, 'auto' or None, not {segment_length!r}")
     dtype = state.joint_positions.dtype
+    # The steps are padded to whole segments with masked steps (which leave the carry as it is):
+    # one segment program to compile, not a second one for a shorter last segment.
+    padding = 0 if segment_length is None or segment_length >= steps else -steps % segment_length
 
     @jax.checkpoint
     def one_step(carry, inputs):
         current, cost = carry
         tau, k = inputs
         next_state, outputs = step(model, current, joint_torques=tau, params=params)
-        return (next_state, cost + stage_cost(next_state, outputs, k)), None
+        next_carry = (next_state, cost + stage_cost(next_state, outputs, k))
+        if padding:
+            next_carry = jax.tree.map(lambda new, old: jnp.where(k < steps, new, old), next_carry, carry)
+        return next_carry, None
 
     @jax.checkpoint
     def one_segment(carry, segment_inputs):
@@ -174,11 +180,9 @@ def rollout_cost(
     if segment_length is None or segment_length >= steps:
         carry, _ = jax.lax.scan(one_step, carry, inputs)
     else:
-        whole = steps - steps % segment_length
-        segments = jax.tree.map(lambda x: x[:whole].reshape(whole // segment_length, segment_length, *x.shape[1:]), inputs)
+        inputs = (jnp.concatenate([torques, jnp.zeros((padding, model.dofs), dtype)]), jnp.arange(steps + padding))
+        segments = jax.tree.map(lambda x: x.reshape(-1, segment_length, *x.shape[1:]), inputs)
         carry, _ = jax.lax.scan(one_segment, carry, segments)
-        if whole < steps:
-            carry, _ = one_segment(carry, jax.tree.map(lambda x: x[whole:], inputs))
     final, cost = carry
     if final_cost is not None:
         cost = cost + final_cost(final)

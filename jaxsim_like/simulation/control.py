@@ -19,6 +19,14 @@ jerk) trajectory from ``START_POSITION`` at ``START_TIME`` to the position targe
 ``DURATION`` seconds, then the target. Velocity targets are clipped to ``[VELOCITY_MIN, VELOCITY_MAX]``.
 Force joints apply their force target, idle joints zero. Every command is finally clipped to
 ``[EFFORT_MIN, EFFORT_MAX]``.
+
+With an implicit step (``implicit=True``), a PID that updates every physics step (``period <=
+1.5 dt``) and whose command is within its clamps is evaluated at the *end* of the step, like the
+joint damping: ``cmd = -p e' - I - d (e' - e) / dt + cmd_offset`` with ``e'`` the error at the
+end of the step (the reference at ``time + dt``) and ``e`` the end-of-step error of the previous
+update, linear in the end-of-step state, so that stiff gains stay stable at large steps. The
+integral is still advanced with the start error.
+:class:`Commands` carries the command's slopes for the step to take implicitly.
 """
 
 from __future__ import annotations
@@ -123,6 +131,45 @@ def minimum_jerk(start: Any, goal: Any, start_time: Any, duration: Any, time: An
     return start + (goal - start) * s**3 * (10 - 15 * s + 6 * s**2)
 
 
+class Commands(NamedTuple):
+    """The joint ``torques (n,)`` commanded from the start-of-step state and, on the joints
+    whose PID is evaluated at the end of the step (``position_end`` and ``velocity_end``, the
+    position and velocity modes), its slopes ``stiffness = -d cmd / d q`` and ``damping = -d cmd
+    / d q_dot`` ``(n,)`` (zero elsewhere): over a step ``dt`` the command is ``torques - dt
+    stiffness q_dot' - damping (q_dot' - q_dot)``, ``q_dot'`` the end velocity."""
+
+    torques: jax.Array
+    stiffness: jax.Array
+    damping: jax.Array
+    position_end: jax.Array
+    velocity_end: jax.Array
+
+    @staticmethod
+    def explicit(torques: jax.Array) -> "Commands":
+        """``torques (n,)`` held over the step."""
+        zero, false = jnp.zeros_like(torques), jnp.zeros(torques.shape, bool)
+        return Commands(torques, zero, zero, false, false)
+
+    def limited(self, mask: jax.Array) -> "Commands":
+        """These commands taken explicitly where ``mask (n,)`` is False."""
+        zero = jnp.zeros_like(self.stiffness)
+        return Commands(
+            self.torques, jnp.where(mask, self.stiffness, zero), jnp.where(mask, self.damping, zero),
+            self.position_end & mask, self.velocity_end & mask,
+        )
+
+    def settle(
+        self, controller: "ControllerState", velocities: jax.Array, next_velocities: jax.Array, dt: jax.Array
+    ) -> tuple[jax.Array, "ControllerState"]:
+        """The command ``(n,)`` applied over a step of ``dt`` [s] from joint ``velocities`` to
+        ``next_velocities``, and the controller state after it (the applied command held, the
+        end-of-step error as the previous error)."""
+        applied = self.torques - dt * self.stiffness * next_velocities - self.damping * (next_velocities - velocities)
+        end_error = controller.previous_error + jnp.where(self.position_end, dt * next_velocities, 0.0)
+        end_error = end_error + jnp.where(self.velocity_end, next_velocities - velocities, 0.0)
+        return applied, controller._replace(command=controller.command + applied - self.torques, previous_error=end_error)
+
+
 def joint_commands(
     table: jax.Array,
     period: jax.Array,
@@ -131,23 +178,27 @@ def joint_commands(
     velocities: jax.Array,
     time: jax.Array,
     dt: jax.Array,
-) -> tuple[jax.Array, ControllerState]:
-    """The joint torques ``(n,)`` commanded at ``time`` [s] and the next controller state.
+    implicit: bool = False,
+) -> tuple[Commands, ControllerState]:
+    """The :class:`Commands` at ``time`` [s] and the next controller state.
 
     ``table (n, COLUMNS)``, controller ``period`` [s], joint ``positions`` and ``velocities``
-    ``(n,)`` at ``time``, physics step ``dt`` [s]. Joints in velocity_follower_dart mode get
-    zero here (the exact tracking is solved by the caller).
+    ``(n,)`` at ``time``, physics step ``dt`` [s]; ``implicit``: evaluate the PIDs that update
+    every step at the end of the step (see the module docstring). Joints in
+    velocity_follower_dart mode get zero here (the exact tracking is solved by the caller). For
+    the joints evaluated at the end of the step, the next state holds the start-of-step parts of
+    the command and error: :meth:`Commands.settle` completes them.
     """
     mode = table[:, MODE]
     velocity_mode = mode == _VELOCITY
     interpolated = mode == _INTERPOLATED
     pid_mode = (mode == _POSITION) | interpolated | velocity_mode
 
-    reference = jnp.where(
-        interpolated,
-        minimum_jerk(table[:, START_POSITION], table[:, POSITION_TARGET], table[:, START_TIME], table[:, DURATION], time),
-        table[:, POSITION_TARGET],
-    )
+    def reference_at(t):
+        trajectory = minimum_jerk(table[:, START_POSITION], table[:, POSITION_TARGET], table[:, START_TIME], table[:, DURATION], t)
+        return jnp.where(interpolated, trajectory, table[:, POSITION_TARGET])
+
+    reference = reference_at(time)
     velocity_reference = jnp.clip(table[:, VELOCITY_TARGET], table[:, VELOCITY_MIN], table[:, VELOCITY_MAX])
     error = jnp.where(velocity_mode, velocities - velocity_reference, positions - reference)
 
@@ -161,9 +212,29 @@ def joint_commands(
     integral = jnp.where(i_max >= i_min, jnp.clip(integral, i_min, i_max), integral)
     derivative = jnp.where(state.has_previous, (error - state.previous_error) / pid_dt, 0.0)
     command = -p * error - integral - d * derivative + table[:, CMD_OFFSET]
-    command = jnp.where(cmd_max >= cmd_min, jnp.clip(command, cmd_min, cmd_max), command)
+    clamped = cmd_max >= cmd_min
+    effort_min, effort_max = table[:, EFFORT_MIN], table[:, EFFORT_MAX]
+    unclipped = ((command > cmd_min) & (command < cmd_max)) | ~clamped
+    unclipped = unclipped & (command > effort_min) & (command < effort_max)
+    command = jnp.where(clamped, jnp.clip(command, cmd_min, cmd_max), command)
 
     update = pid_mode & due
+    zero = jnp.zeros_like(command)
+    stiffness = damping = zero
+    position_end = velocity_end = jnp.zeros(command.shape, bool)
+    if implicit:
+        # At the end of the step the error is e' = q + dt q_dot' - r(t + dt) (position modes) or
+        # q_dot' - v_ref (velocity), and the derivative (e' - e_last) / dt, e_last the end error
+        # of the last update (the start error at the first: no kick).
+        end = update & unclipped & (period <= 1.5 * dt)
+        position_end, velocity_end = end & ~velocity_mode, end & velocity_mode
+        last = jnp.where(state.has_previous, state.previous_error, error)
+        start_error = jnp.where(velocity_mode, error, positions - reference_at(time + dt))
+        start = -p * start_error - integral - d * (start_error - last) / dt + table[:, CMD_OFFSET]
+        command = jnp.where(end, start - jnp.where(velocity_mode, 0.0, d * velocities), command)
+        error = jnp.where(end, start_error, error)
+        stiffness = jnp.where(position_end, p, zero)
+        damping = jnp.where(end, jnp.where(velocity_mode, p + d / dt, d), zero)
     next_state = ControllerState(
         integral=jnp.where(update, integral, state.integral),
         previous_error=jnp.where(update, error, state.previous_error),
@@ -172,4 +243,4 @@ def joint_commands(
         last_update=jnp.where(update, time, state.last_update),
     )
     torques = jnp.where(pid_mode, next_state.command, jnp.where(mode == _FORCE, table[:, FORCE_TARGET], 0.0))
-    return jnp.clip(torques, table[:, EFFORT_MIN], table[:, EFFORT_MAX]), next_state
+    return Commands(jnp.clip(torques, effort_min, effort_max), stiffness, damping, position_end, velocity_end), next_state

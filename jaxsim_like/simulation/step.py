@@ -190,10 +190,12 @@ def prepare(
     link_wrenches: jax.Array | None,
     at_com: bool,
     implicit: bool,
+    command_slopes: tuple[jax.Array, jax.Array] | None = None,
 ) -> Prepared:
     """The :class:`Prepared` model at ``state`` under ``commanded`` joint torques ``(n,)`` and
     user ``link_wrenches`` (see :func:`step`); ``implicit``: linearise the terrain contacts for a
-    linearly implicit Euler step of ``world.dt``."""
+    linearly implicit Euler step of ``world.dt``, and take the commanded torques at the end of the
+    step with their ``command_slopes`` ``(stiffness, damping) (n,)`` (see :class:`.control.Commands`)."""
     kin = kin_module.kinematics(model, state)
     dtype = kin.G_H_L.dtype
     dt = world.dt.astype(dtype)
@@ -232,6 +234,9 @@ def prepare(
         limit_damping=params.limit_damping,
         friction_velocity=params.friction_velocity,
     )
+    if implicit and command_slopes is not None:
+        stiffness, damping = command_slopes
+        effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
     return Prepared(kin, points, velocities, depth, normal, enabled, forces, deformation_rate, linear, G_f_ext, added_inertia, effects)
 def solve(
     model: Model,

@@ -159,7 +159,8 @@ class ModelInputs(NamedTuple):
 
 class ModelReport(NamedTuple):
     """What the object API reads of a model's step, besides its :class:`.step.StepOutput`: the
-    ``commanded (n,)`` torques (controllers and inputs, before the joint effects), the user
+    ``commanded (n,)`` torques (controllers and inputs, before the joint effects; a PID taken at
+    the end of the step gives what it applied over the step), the user
     ``link_wrenches (N, 6)`` that acted (world axes, about each link origin), the mixed link
     accelerations ``(N, 6)`` (``[d^2 p_L/dt^2; dw/dt]``, world axes), the same in link axes
     ``body_accelerations (N, 6)``, the ``link_origins (N, 3)`` [m] (world frame) and the wrench
@@ -194,44 +195,62 @@ class WorldOutputs(NamedTuple):
     finite: jax.Array
 
 
-def _commands(world: WorldModel, index: int, state: WorldState, inputs: ModelInputs) -> tuple[jax.Array, control.ControllerState]:
-    """The joint torques ``(n,)`` commanded to model ``index`` at the start of the step (before
-    exact velocity tracking) and its next controller state."""
+def _commands(world: WorldModel, index: int, state: WorldState, inputs: ModelInputs, implicit: bool) -> tuple[control.Commands, control.ControllerState]:
+    """The :class:`.control.Commands` of model ``index`` at the start of the step (before exact
+    velocity tracking; slopes only where the command is within the model's effort limits) and
+    its next controller state."""
     model, current = world.models[index], state.states[index]
     dtype = current.joint_positions.dtype
     torques = check_joint_vector(model, "joint_torques", inputs.joint_torques, dtype)
     controller = state.controllers[index]
-    if inputs.table is not None:
-        dt = world.params.dt.astype(dtype)
-        period = jnp.zeros((), dtype) if inputs.period is None else inputs.period
-        commanded, controller = control.joint_commands(
-            inputs.table, period, controller, current.joint_positions, current.joint_velocities,
-            state.steps.astype(dtype) * dt, dt,
-        )
-        torques = torques + commanded
-    return torques, controller
+    if inputs.table is None:
+        return control.Commands.explicit(torques), controller
+    dt = world.params.dt.astype(dtype)
+    period = jnp.zeros((), dtype) if inputs.period is None else inputs.period
+    commands, controller = control.joint_commands(
+        inputs.table, period, controller, current.joint_positions, current.joint_velocities,
+        state.steps.astype(dtype) * dt, dt, implicit,
+    )
+    commands = commands._replace(torques=torques + commands.torques)
+    return commands.limited(jnp.abs(commands.torques) < model.effort_limit), controller
 
 
 def _exact_velocity(
-    model: Model, state: State, params: SimulationParams, table: jax.Array, torques: jax.Array, link_wrenches: jax.Array | None
+    model: Model,
+    state: State,
+    params: SimulationParams,
+    table: jax.Array,
+    commands: control.Commands,
+    link_wrenches: jax.Array | None,
 ) -> jax.Array:
-    """``torques`` plus, on velocity_follower_dart joints, the torques that bring their velocity
-    to the (clipped) target in one step, clipped to the table's effort limits.
+    """The commanded torques plus, on velocity_follower_dart joints, the torques that bring their
+    velocity to the (clipped) target in one step, clipped to the table's effort limits.
 
     The step of the model alone is affine in the torques to first order, ``qd' = qd'_0 + dt
-    (M^-1)_qq tau``, so the extra torques solve ``dt (M^-1)_cc tau_c = target_c - qd'_0,c`` on
-    those joints ``c`` (exact for the explicit steps without contacts with other models, up to the
-    effort limits; approximate otherwise)."""
+    (A^-1)_qq tau`` with ``A`` the mass matrix (plus, with the implicit integrator, the joint
+    terms it takes at the end of the step as armature), so the extra torques solve ``dt
+    (A^-1)_cc tau_c = target_c - qd'_0,c`` on those joints ``c`` (exact for the steps without
+    contacts, up to the effort limits; approximate otherwise)."""
     follower = table[:, control.MODE] == int(control.JointControlMode.velocity_follower_dart)
-    free, _ = step(model, state, joint_torques=torques, link_wrenches=link_wrenches, params=params)
     M = mass_matrix(model, state)
     n, dtype = model.dofs, M.dtype
+    if params.integrator == "implicit_euler":
+        world, model_params = params.world_params(), params.model_params()
+        slopes = (commands.stiffness, commands.damping)
+        prepared = prepare(model, state, world, model_params, commands.torques, link_wrenches, False, True, slopes)
+        accelerations = solve(model, state, world, model_params, prepared, True).outputs.joint_accelerations
+        free = state.joint_velocities + params.dt * accelerations
+        effects = prepared.effects
+        armature = params.dt * (effects.damping + params.dt * effects.stiffness)
+        M = M.at[M.shape[0] - n :, M.shape[0] - n :].add(jnp.diag(armature))
+    else:
+        free = step(model, state, joint_torques=commands.torques, link_wrenches=link_wrenches, params=params)[0].joint_velocities
     selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
     response = params.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
     target = jnp.clip(table[:, control.VELOCITY_TARGET], table[:, control.VELOCITY_MIN], table[:, control.VELOCITY_MAX])
     system = jnp.where(follower[:, None] & follower[None, :], response, jnp.eye(n, dtype=dtype))
-    extra = jnp.linalg.solve(system, jnp.where(follower, target - free.joint_velocities, 0.0))
-    return jnp.clip(torques + jnp.where(follower, extra, 0.0), table[:, control.EFFORT_MIN], table[:, control.EFFORT_MAX])
+    extra = jnp.linalg.solve(system, jnp.where(follower, target - free, 0.0))
+    return jnp.clip(commands.torques + jnp.where(follower, extra, 0.0), table[:, control.EFFORT_MIN], table[:, control.EFFORT_MAX])
 
 
 def _link_model(world: WorldModel) -> np.ndarray:
@@ -281,7 +300,7 @@ def _pair_law(world: WorldModel, contacts: Contacts) -> ContactParams:
 def _world_rates(
     world: WorldModel,
     states: Sequence[State],
-    commanded: Sequence[jax.Array],
+    commanded: Sequence[control.Commands],
     inputs: Sequence[ModelInputs],
     steps: jax.Array,
     implicit: bool,
@@ -291,7 +310,8 @@ def _world_rates(
     params = world.params
     prepared, user = [], []
     for m, (model, state) in enumerate(zip(world.models, states)):
-        p = prepare(model, state, params, world.model_params[m], commanded[m], None, False, implicit)
+        slopes = (commanded[m].stiffness, commanded[m].damping)
+        p = prepare(model, state, params, world.model_params[m], commanded[m].torques, None, False, implicit, slopes)
         acting = _user_wrenches(model, state, inputs[m], steps, p.kin.G_H_L[:, :3, :3])
         if inputs[m].link_wrenches is not None or inputs[m].timed_wrenches is not None:
             p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
@@ -403,32 +423,35 @@ def world_step(
     if params.integrator not in INTEGRATORS:
         raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
     inputs = _inputs(world, inputs)
-    count = len(world.models)
+    implicit = params.integrator == "implicit_euler"
     commanded, controllers = [], []
-    for m in range(count):
-        torques, controller = _commands(world, m, state, inputs[m])
+    for m in range(len(world.models)):
+        commands, controller = _commands(world, m, state, inputs[m], implicit)
         if world.exact_velocity[m]:
             if inputs[m].table is None:
                 raise ValueError("exact velocity tracking needs the model's control table")
             single = SimulationParams.combine(params, world.model_params[m])
             acting = _user_wrenches(world.models[m], state.states[m], inputs[m], state.steps)
-            torques = _exact_velocity(world.models[m], state.states[m], single, inputs[m].table, torques, acting)
-        commanded.append(torques)
+            torques = _exact_velocity(world.models[m], state.states[m], single, inputs[m].table, commands, acting)
+            commands = commands._replace(torques=torques)
+        commanded.append(commands)
         controllers.append(controller)
     states = list(state.states)
     if params.integrator == "rk4":
         next_states, solved, prepared, pairs, user = _rk4(world, states, commanded, inputs, state.steps)
     else:
-        implicit = params.integrator == "implicit_euler"
         solved, prepared, pairs, user = _world_rates(world, states, commanded, inputs, state.steps, implicit)
         next_states = [euler_advance(model, s, r.rates, params.dt) for model, s, r in zip(world.models, states, solved)]
-    outputs, reports = [], []
+    outputs, reports, applied = [], [], []
     for m, model in enumerate(world.models):
         finite = is_finite(next_states[m])
         outputs.append(solved[m].outputs._replace(finite=finite))
-        reports.append(_report(model, states[m], params, prepared[m], solved[m], commanded[m], user[m]))
+        dt = params.dt.astype(commanded[m].torques.dtype)
+        tau, controllers[m] = commanded[m].settle(controllers[m], states[m].joint_velocities, next_states[m].joint_velocities, dt)
+        applied.append(tau)
+        reports.append(_report(model, states[m], params, prepared[m], solved[m], tau, user[m]))
     histories = tuple(
-        h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, commanded)
+        h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, applied)
     )
     finite = jnp.all(jnp.stack([o.finite for o in outputs])) if outputs else jnp.asarray(True)
     next_world = WorldState(tuple(next_states), tuple(controllers), histories, state.steps + 1)

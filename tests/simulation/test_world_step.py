@@ -117,6 +117,35 @@ def test_exact_velocity_and_pid_controllers_run_in_the_core(models, states):
     assert int(final.steps) == 7
 
 
+def test_a_stiff_pid_is_taken_at_the_end_of_an_implicit_step(models, states):
+    """Position PIDs of 1e5 N m/rad at dt = 10 ms (omega dt about 3 on the tip: past the explicit
+    limit of 2) settle with the implicit step, where the command is the PID of the end-of-step
+    state, ``-p q' - d (q' - q) / dt``, and blow up with the explicit one."""
+    pendulum, _ = models
+    pendulum = pendulum.replace(effort_limit=jnp.full(2, 1e9))
+    table = control.default_table(np.full(2, 1e9), np.full(2, 10.0), gains=(1e5, 0.0, 50.0, -np.inf, np.inf, -np.inf, np.inf, 0.0))
+    table[:, control.MODE] = int(control.JointControlMode.position)
+    table[:, control.POSITION_TARGET] = 0.0
+    inputs = [ModelInputs(table=jnp.asarray(table), period=jnp.asarray(0.0))]
+    start = states[0].replace(base_position=jnp.array([0.0, 0.0, 2.5]))
+    ends = {}
+    for integrator in ("implicit_euler", "semi_implicit_euler"):
+        world = WorldModel.build([pendulum], dt=0.01, integrator=integrator, collisions=False)
+        final, outputs = jitted_rollout(world, world.initial_state([start]), inputs, steps=100)
+        ends[integrator] = np.abs(np.asarray(final.states[0].joint_positions)).max()
+        if integrator == "implicit_euler":
+            positions = [np.asarray(start.joint_positions)]
+            state = world.initial_state([start])
+            for _ in range(3):
+                state, out = jitted_step(world, state, inputs)
+                q_next, v_next = np.asarray(state.states[0].joint_positions), np.asarray(state.states[0].joint_velocities)
+                np.testing.assert_allclose(out.reports[0].commanded, -1e5 * q_next - 50.0 * (q_next - positions[-1]) / 0.01, rtol=1e-9)
+                np.testing.assert_allclose(v_next, (q_next - positions[-1]) / 0.01, rtol=1e-9)
+                positions.append(q_next)
+    assert ends["implicit_euler"] < 1e-3
+    assert not ends["semi_implicit_euler"] < 1.0
+
+
 def test_timed_wrenches_act_until_their_step(models):
     """A 2 N force on the free box in zero gravity, applied at a point 0.1 m off its origin for
     5 steps: its momentum grows by F 5 dt and it spins by the force's moment."""
