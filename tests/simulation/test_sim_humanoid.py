@@ -15,9 +15,11 @@ DT = 0.001
 CHUNK = 1000
 SECONDS = 10
 STANDING_HEIGHT = 1.03
+LONG_RUN = {"xla_backend_optimization_level": 3}
+"""XLA's default optimisation, back for the programs that run thousands of steps (the suite compiles at level 0)."""
 
 
-@functools.partial(jax.jit, static_argnames=("steps",))
+@functools.partial(jax.jit, static_argnames=("steps",), compiler_options=LONG_RUN)
 def chunk(model, state, params, *, steps):
     """``steps`` steps, keeping only per-step summaries (the contact outputs of 196 points are large)."""
     final, (states, outputs) = js.rollout(model, state, jnp.zeros((steps, model.dofs)), params=params)

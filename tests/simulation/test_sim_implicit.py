@@ -33,7 +33,7 @@ REST_SECONDS = 6.0
 
 DROPS = textwrap.dedent(
     '''
-    import json, sys
+    import functools, json, sys
     import jax, jax.numpy as jnp, numpy as np
     import jaxsim_like as js
     from jaxsim_like.simulation.step import contact_point_positions
@@ -51,7 +51,8 @@ DROPS = textwrap.dedent(
 
         states = jax.vmap(lifted)(jnp.asarray(q, dtype=jnp.asarray(0.0).dtype))
 
-        @jax.jit
+        # XLA's default optimisation: this runs thousands of steps (the suite compiles at level 0).
+        @functools.partial(jax.jit, compiler_options={"xla_backend_optimization_level": 3})
         def compiled(states, params, steps, settled_after):
             dt = params.dt
 
