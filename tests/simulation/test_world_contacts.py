@@ -167,9 +167,8 @@ def test_gradients_through_an_object_object_contact_equal_central_differences():
     value_and_grad = jax.jit(jax.value_and_grad(loss), compiler_options=FAST_COMPILE)
     value, gradient = value_and_grad(1.5)
     assert float(value) > 0.2 + 1e-3  # the ball hit the block
-    h = 1e-4
-    central = jax.jit(loss, compiler_options=FAST_COMPILE)
-    numeric = (central(1.5 + h) - central(1.5 - h)) / (2 * h)
+    h = 1e-4  # the values of the compiled gradient (no second compilation)
+    numeric = (value_and_grad(1.5 + h)[0] - value_and_grad(1.5 - h)[0]) / (2 * h)
     assert np.isfinite(float(gradient)) and float(gradient) == pytest.approx(float(numeric), rel=1e-4)
 
 
