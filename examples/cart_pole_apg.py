@@ -40,7 +40,7 @@ EVALUATION_ACTIONS = 250  # 5 s at 50 Hz
 def settings(quick: bool) -> dict:
     """Worlds per batch, actions per training rollout, Adam iterations, learning rate."""
     if quick:
-        return {"worlds": 8, "horizon": 60, "iterations": 40, "learning_rate": 1e-2, "hidden": 16}
+        return {"worlds": 8, "horizon": 60, "iterations": 25, "learning_rate": 1e-2, "hidden": 16}
     return {"worlds": 32, "horizon": 250, "iterations": 300, "learning_rate": 2e-3, "hidden": 32}
 
 

@@ -214,8 +214,6 @@ def joint_commands(
     command = -p * error - integral - d * derivative + table[:, CMD_OFFSET]
     clamped = cmd_max >= cmd_min
     effort_min, effort_max = table[:, EFFORT_MIN], table[:, EFFORT_MAX]
-    unclipped = ((command > cmd_min) & (command < cmd_max)) | ~clamped
-    unclipped = unclipped & (command > effort_min) & (command < effort_max)
     command = jnp.where(clamped, jnp.clip(command, cmd_min, cmd_max), command)
 
     update = pid_mode & due
@@ -226,12 +224,14 @@ def joint_commands(
         # At the end of the step the error is e' = q + dt q_dot' - r(t + dt) (position modes) or
         # q_dot' - v_ref (velocity), and the derivative (e' - e_last) / dt, e_last the end error
         # of the last update (the start error at the first: no kick).
-        end = update & unclipped & (period <= 1.5 * dt)
-        position_end, velocity_end = end & ~velocity_mode, end & velocity_mode
         last = jnp.where(state.has_previous, state.previous_error, error)
         start_error = jnp.where(velocity_mode, error, positions - reference_at(time + dt))
         start = -p * start_error - integral - d * (start_error - last) / dt + table[:, CMD_OFFSET]
-        command = jnp.where(end, start - jnp.where(velocity_mode, 0.0, d * velocities), command)
+        start = start - jnp.where(velocity_mode, 0.0, d * velocities)
+        within = (((start > cmd_min) & (start < cmd_max)) | ~clamped) & (start > effort_min) & (start < effort_max)
+        end = update & within & (period <= 1.5 * dt)
+        position_end, velocity_end = end & ~velocity_mode, end & velocity_mode
+        command = jnp.where(end, start, command)
         error = jnp.where(end, start_error, error)
         stiffness = jnp.where(position_end, p, zero)
         damping = jnp.where(end, jnp.where(velocity_mode, p + d / dt, d), zero)
