@@ -118,9 +118,9 @@ def test_exact_velocity_and_pid_controllers_run_in_the_core(models, states):
 
 
 def test_a_stiff_pid_is_taken_at_the_end_of_an_implicit_step(models, states):
-    """Position PIDs of 1e5 N m/rad at dt = 10 ms (omega dt about 3 on the tip: past the explicit
-    limit of 2) settle with the implicit step, where the command is the PID of the end-of-step
-    state, ``-p q' - d (q' - q) / dt``, and blow up with the explicit one."""
+    """Position PIDs of 1e5 N m/rad at dt = 10 ms, far past what an explicit step of this pendulum
+    takes, settle with the implicit step, where the command is the PID of the end-of-step state,
+    ``-p q' - d (q' - q) / dt``, and blow up with the explicit one."""
     pendulum, _ = models
     pendulum = pendulum.replace(effort_limit=jnp.full(2, 1e9))
     table = control.default_table(np.full(2, 1e9), np.full(2, 10.0), gains=(1e5, 0.0, 50.0, -np.inf, np.inf, -np.inf, np.inf, 0.0))
@@ -131,7 +131,7 @@ def test_a_stiff_pid_is_taken_at_the_end_of_an_implicit_step(models, states):
     ends = {}
     for integrator in ("implicit_euler", "semi_implicit_euler"):
         world = WorldModel.build([pendulum], dt=0.01, integrator=integrator, collisions=False)
-        final, outputs = jitted_rollout(world, world.initial_state([start]), inputs, steps=100)
+        final, _ = jitted_rollout(world, world.initial_state([start]), inputs, steps=100)
         ends[integrator] = np.abs(np.asarray(final.states[0].joint_positions)).max()
         if integrator == "implicit_euler":
             positions = [np.asarray(start.joint_positions)]
