@@ -4,7 +4,6 @@ matrix, and ``strict=True`` turns every warning into a ModelLoadError."""
 
 from __future__ import annotations
 
-import functools
 import warnings
 from pathlib import Path
 
@@ -63,7 +62,7 @@ CASES = {
 }
 
 
-@functools.partial(jax.jit, compiler_options={"xla_backend_optimization_level": 0})
+@jax.jit
 def dynamics(model: js.Model, state: js.State, tau: jax.Array):
     """Mass matrix, bias forces and forward dynamics (compiled once per model structure)."""
     return D.mass_matrix(model, state), D.bias_forces(model, state), D.forward_dynamics(model, state, joint_torques=tau)

@@ -42,9 +42,6 @@ PIN_FRAME = {"body": pin.LOCAL, "inertial": pin.WORLD, "mixed": pin.LOCAL_WORLD_
 SAMPLES_PER_CASE = 4
 REFERENCE_TOLERANCE = 1e-9
 FRAMES_CHECKED = 1
-# The tests run each program a few times: compile time dominates, so skip the backend
-# optimisations (about a third less compile time; results change by rounding only).
-FAST_COMPILE = {"xla_backend_optimization_level": 0}
 
 
 def asset_names() -> list[str]:
@@ -610,7 +607,7 @@ class Lab:
         if case not in self._functions:
             frames = self.twin(case).frame_names[:FRAMES_CHECKED]
             function = functools.partial(evaluate_all, frames=frames, extended=case.asset != ICUB)
-            self._functions[case] = jax.jit(function, compiler_options=FAST_COMPILE)
+            self._functions[case] = jax.jit(function)
         return self._functions[case]
 
     def results(self, case: Case) -> Results:

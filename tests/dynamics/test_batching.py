@@ -9,7 +9,7 @@ import numpy as np
 import jaxsim_like as js
 from jaxsim_like import dynamics as D
 
-from .conftest import FAST_COMPILE, Case, assert_close
+from .conftest import Case, assert_close
 
 BATCH = 4096
 
@@ -35,8 +35,8 @@ def test_vmap_of_forward_dynamics_equals_a_loop(lab):
         rng.normal(size=(BATCH, n)),
         rng.normal(size=(BATCH, N, 6)),
     )
-    single = jax.jit(forward_dynamics, compiler_options=FAST_COMPILE)
-    batched = jax.jit(jax.vmap(forward_dynamics, in_axes=(None,) + (0,) * len(batch)), compiler_options=FAST_COMPILE)
+    single = jax.jit(forward_dynamics)
+    batched = jax.jit(jax.vmap(forward_dynamics, in_axes=(None,) + (0,) * len(batch)))
     together = np.asarray(batched(model, *batch))
     assert together.shape == (BATCH, 6 + n)
     one_by_one = np.stack([np.asarray(single(model, *(values[i] for values in batch))) for i in range(BATCH)])

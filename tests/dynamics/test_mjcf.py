@@ -5,8 +5,6 @@ what the model cannot represent is a ModelLoadError naming it."""
 
 from __future__ import annotations
 
-import functools
-import os
 import warnings
 import zlib
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 import jaxsim_like as js
 from jaxsim_like import dynamics as D
 
-from .conftest import FAST_COMPILE, assert_close
+from .conftest import assert_close
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
 DATA = Path(mujoco.__file__).resolve().parent / "mjx" / "test_data"
@@ -38,7 +36,7 @@ def load(name: str) -> js.Model:
         return js.load_model(DATA / name)
 
 
-@functools.partial(jax.jit, compiler_options=FAST_COMPILE)
+@jax.jit
 def dynamics(model: js.Model, state: js.State, nu_dot: jax.Array, tau: jax.Array) -> dict:
     base, joints = (nu_dot[:6], nu_dot[6:]) if model.floating_base else (None, nu_dot)
     wrench, torques = D.inverse_dynamics(model, state, base_acceleration=base, joint_accelerations=joints)
@@ -158,7 +156,7 @@ def test_redundant_joints_in_one_body_are_regularised():
         model = js.load_model(DATA / "actuator/general_dyntype.xml")
     names = [w.message.element for w in record if issubclass(w.category, js.ModelLoadWarning)]
     assert names == ['<joint name="slide1">', '<joint name="slide2">', '<joint name="slide3">']
-    M = np.asarray(jax.jit(D.mass_matrix, compiler_options=FAST_COMPILE)(model, js.State.build(model)))
+    M = np.asarray(jax.jit(D.mass_matrix)(model, js.State.build(model)))
     assert np.linalg.eigvalsh(M).min() > 1e-5
     np.testing.assert_allclose(np.diag(M), [1.0003, 1.0002, 1.0001, 1.0], rtol=1e-12)
 
@@ -172,7 +170,7 @@ def test_collision_shapes_are_the_model_geoms():
     kinds = {2: "sphere", 3: "capsule", 5: "cylinder", 6: "box"}
     solid = [g for g in range(m.ngeom) if m.geom_type[g] in kinds and (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_bodyid[g]]
     assert len(model.shape_kind) == len(solid) > 10
-    W_H_L = np.asarray(jax.jit(D.forward_kinematics, compiler_options=FAST_COMPILE)(model, js.State.build(model)))
+    W_H_L = np.asarray(jax.jit(D.forward_kinematics)(model, js.State.build(model)))
     W_H_S = W_H_L[list(model.shape_link)] @ np.asarray(model.shape_transform)
     for g in solid:
         s = int(np.argmin(np.linalg.norm(W_H_S[:, :3, 3] - d.geom_xpos[g], axis=1)))

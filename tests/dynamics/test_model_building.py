@@ -15,7 +15,6 @@ import jaxsim_like as js
 from jaxsim_like import dynamics as D
 
 from .conftest import (
-    FAST_COMPILE,
     Case,
     PinocchioTwin,
     assert_close,
@@ -146,7 +145,7 @@ def reduction(lab) -> Reduction:
     at_locked = dataclasses.replace(at_locked, q=np.array([locked.get(name, 0.0) for name in full.joint_names]))
     pm = full_twin.model
     pin_reduced = pin.buildReducedModel(pm, [pm.getJointId(name) for name in locked], full_twin.configuration(at_locked))
-    function = jax.jit(core_dynamics, compiler_options=FAST_COMPILE)
+    function = jax.jit(core_dynamics)
     return Reduction(case, full, reduced, locked, PinocchioTwin(reduced, pin_reduced), function)
 
 

@@ -27,7 +27,7 @@ import jaxsim_like as js
 from jaxsim_like import dynamics as D
 from jaxsim_like.parsers import parse_model
 
-from .conftest import FAST_COMPILE, PinocchioTwin, assert_close, core_dynamics, inputs_of, random_samples, state_of
+from .conftest import PinocchioTwin, assert_close, core_dynamics, inputs_of, random_samples, state_of
 
 # example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
 ERD = Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
@@ -120,7 +120,7 @@ def test_every_file_pinocchio_loads_loads_here_alike(path: Path):
     assert 0.0 <= added <= 1e-3 * file_mass
 
 
-dynamics = jax.jit(core_dynamics, compiler_options=FAST_COMPILE)
+dynamics = jax.jit(core_dynamics)
 
 
 def dynamics_files() -> list[Path]:

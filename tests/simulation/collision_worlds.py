@@ -40,5 +40,3 @@ def rotation(axis: str, angle: float) -> np.ndarray:
     R[i, i], R[i, j], R[j, i], R[j, j] = c, -s, s, c
     return R
 
-FAST_COMPILE = {"xla_backend_optimization_level": 0}
-"""XLA options for the tests' jitted functions: compiled quickly, run slower (nothing here is timed)."""

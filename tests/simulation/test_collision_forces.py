@@ -6,14 +6,13 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from collision_worlds import FAST_COMPILE
 
 from jaxsim_like.simulation import ContactParams
 from jaxsim_like.simulation.collision import Contacts, pair_forces
 
 PARAMS = ContactParams.from_mass(2.0, max_penetration=0.003, friction=0.6)
 SLIP = 0.01
-FORCES = jax.jit(pair_forces, compiler_options=FAST_COMPILE)
+FORCES = jax.jit(pair_forces)
 
 
 def slots(depth, normal, active=None) -> Contacts:
@@ -65,7 +64,7 @@ def test_linearisation_is_the_derivative_of_the_law():
     t = np.cross(n, [0.0, 0.0, 1.0])
     t /= np.linalg.norm(t)
     depth, dt = 0.002, 1e-3
-    law = jax.jit(_law, compiler_options=FAST_COMPILE)
+    law = jax.jit(_law)
     for velocity in (-0.05 * n, 0.0 * n):  # approaching, and at rest (zero slip)
         W = np.asarray(FORCES(PARAMS, slots([depth], [n]), jnp.asarray(velocity[None]), 0.0, SLIP).matrices[0])
         K_dt = np.asarray(FORCES(PARAMS, slots([depth], [n]), jnp.asarray(velocity[None]), dt, SLIP).matrices[0]) - W
@@ -88,10 +87,10 @@ def test_gradients_match_finite_differences():
         result = pair_forces(PARAMS, slots(depth, NORMALS), velocity, 1e-3, SLIP)
         return jnp.sum(result.step_forces * jnp.arange(18.0).reshape(6, 3)) + jnp.sum(result.matrices)
 
-    value = jax.jit(total, compiler_options=FAST_COMPILE)
+    value = jax.jit(total)
     depth = jnp.asarray(np.abs(DEPTHS))
     velocity = jnp.asarray(VELOCITIES * 0.01)
-    gradient = jax.jit(jax.grad(total, argnums=(0, 1)), compiler_options=FAST_COMPILE)
+    gradient = jax.jit(jax.grad(total, argnums=(0, 1)))
     gradients = gradient(depth, velocity)
     assert all(np.isfinite(np.asarray(g)).all() for g in gradients)
     h = 1e-9

@@ -9,12 +9,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from collision_worlds import FAST_COMPILE, rotation
+from collision_worlds import rotation
 
 from jaxsim_like.simulation.collision import KINDS
 from jaxsim_like.simulation.collision.points import KIND_CODES
 
-KERNELS = {name: jax.jit(kind.kernel, compiler_options=FAST_COMPILE) for name, kind in KINDS.items()}
+KERNELS = {name: jax.jit(kind.kernel) for name, kind in KINDS.items()}
 BALL, ROD, CUBE = np.array([0.1, 0.0, 0.0]), np.array([0.05, 0.2, 0.0]), np.array([0.1, 0.1, 0.1])
 UP = np.array([0.0, 0.0, 1.0])
 
@@ -204,7 +204,7 @@ def _depth_sum(kind):
         weights = jnp.arange(1.0, slots.depth.shape[0] + 1)
         return jnp.sum(jnp.where(slots.valid, weights * slots.depth, 0.0)) + jnp.sum(weights[:, None] * slots.position)
 
-    return jax.jit(total, compiler_options=FAST_COMPILE), jax.jit(jax.grad(total), compiler_options=FAST_COMPILE)
+    return jax.jit(total), jax.jit(jax.grad(total))
 
 
 @pytest.mark.parametrize(

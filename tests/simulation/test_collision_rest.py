@@ -7,7 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from collision_worlds import FAST_COMPILE, body, rotation
+from collision_worlds import body, rotation
 
 from jaxsim_like.dynamics import spatial
 from jaxsim_like.simulation import ContactParams
@@ -41,7 +41,7 @@ def simulate(p, R, v):
     return jax.lax.scan(step, (p, R, v, jnp.zeros(3)), None, 400)
 
 
-SIMULATE = jax.jit(jax.vmap(simulate), compiler_options=FAST_COMPILE)
+SIMULATE = jax.jit(jax.vmap(simulate))
 
 
 def test_boxes_rest_with_the_static_normal_force_and_slide_with_coulomb_friction():

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from collision_worlds import FAST_COMPILE, body, pose
+from collision_worlds import body, pose
 
 import jaxsim_like as js
 from jaxsim_like.simulation import ContactParams
@@ -18,7 +18,7 @@ from jaxsim_like.simulation.collision import CollisionTable, collide, link_wrenc
 from jaxsim_like.simulation.self_collision import collision_pairs
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-COLLIDE = jax.jit(collide, compiler_options=FAST_COMPILE)
+COLLIDE = jax.jit(collide)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_collide_jits_and_vmaps_over_poses(objects):
     models = [objects[0], objects[1], objects[3]]
     table = CollisionTable.build(models)
     lifts = jnp.asarray(np.random.default_rng(0).uniform(-0.0008, 0.0008, (5, 3)))
-    batched = jax.jit(jax.vmap(lambda lift: collide(table, models, world_poses(lift))), compiler_options=FAST_COMPILE)(lifts)
+    batched = jax.jit(jax.vmap(lambda lift: collide(table, models, world_poses(lift))))(lifts)
     for k in (0, 4):
         one = COLLIDE(table, models, world_poses(lifts[k]))
         for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(batched)):
@@ -180,8 +180,8 @@ def test_gradients_through_collide_and_the_forces_match_finite_differences(objec
         wrenches = link_wrenches(contacts, forces.step_forces, 3)
         return jnp.sum(wrenches[0] * jnp.arange(1.0, 7.0)) + jnp.sum(wrenches[2] ** 2) + jnp.sum(forces.matrices[:, 2, 2])
 
-    value = jax.jit(total_force, compiler_options=FAST_COMPILE)
-    gradient = jax.jit(jax.grad(total_force), compiler_options=FAST_COMPILE)
+    value = jax.jit(total_force)
+    gradient = jax.jit(jax.grad(total_force))
     offset = jnp.asarray(np.random.default_rng(2).uniform(-5e-4, 5e-4, 9))
     contacts = COLLIDE(table, models, list(base.at[:, 0, :3, 3].add(offset.reshape(3, 3))))
     assert int(np.sum(contacts.active)) == 2

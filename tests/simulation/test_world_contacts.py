@@ -16,9 +16,7 @@ from jaxsim_like.simulation import control
 from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout
 
 G = 9.81
-FAST_COMPILE = {"xla_backend_optimization_level": 0}
-"""XLA options for these short runs: compiled three times faster, run five times slower (nothing is timed)."""
-rollout = jax.jit(world_rollout, static_argnames="steps", compiler_options=FAST_COMPILE)
+rollout = jax.jit(world_rollout, static_argnames="steps")
 
 
 def body(name: str, geometry: str, mass: float, inertia: float, *, fixed: bool = False) -> js.Model:
@@ -164,7 +162,7 @@ def test_gradients_through_an_object_object_contact_equal_central_differences():
         final, _ = world_rollout(world, world.initial_state([thrown, start_block]), None, steps=60, checkpoint=True)
         return final.states[1].base_position[0] + 0.3 * final.states[1].base_position[2]
 
-    value_and_grad = jax.jit(jax.value_and_grad(loss), compiler_options=FAST_COMPILE)
+    value_and_grad = jax.jit(jax.value_and_grad(loss))
     value, gradient = value_and_grad(1.5)
     assert float(value) > 0.2 + 1e-3  # the ball hit the block
     h = 1e-4  # the values of the compiled gradient (no second compilation)
@@ -200,7 +198,7 @@ def test_two_robots_and_three_objects_under_jit_vmap():
         final, outputs = world_rollout(world, start, inputs, steps=60)
         return final, jnp.all(outputs.finite)
 
-    final, finite = jax.jit(jax.vmap(pushed), compiler_options=FAST_COMPILE)(jnp.array([-2.0, 0.0, 1.0, 3.0]))
+    final, finite = jax.jit(jax.vmap(pushed))(jnp.array([-2.0, 0.0, 1.0, 3.0]))
     assert bool(jnp.all(finite))
     cart = final.states[0].joint_positions[:, 0]
     assert float(cart[3]) > float(cart[2]) > 0.002 and float(cart[0]) < -0.002

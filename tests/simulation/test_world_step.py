@@ -33,11 +33,9 @@ def states(models):
     )
 
 
-FAST_COMPILE = {"xla_backend_optimization_level": 0}
-"""XLA options for these few steps: compiled faster, run slower (nothing is timed)."""
-jitted_step = jax.jit(world_step, compiler_options=FAST_COMPILE)
-jitted_single = jax.jit(js.step, compiler_options=FAST_COMPILE)
-jitted_rollout = jax.jit(world_rollout, static_argnames="steps", compiler_options=FAST_COMPILE)
+jitted_step = jax.jit(world_step)
+jitted_single = jax.jit(js.step)
+jitted_rollout = jax.jit(world_rollout, static_argnames="steps")
 
 
 @pytest.mark.parametrize("integrator", ["implicit_euler", "semi_implicit_euler", "rk4"])
@@ -176,7 +174,7 @@ def test_world_steps_batch(models, states):
     batch = jax.tree.map(lambda x: jnp.stack([x, x]), start)
     moved = batch.states[0].replace(joint_positions=batch.states[0].joint_positions.at[1].add(0.1))
     batch = batch._replace(states=(moved, batch.states[1]))
-    stepped, outputs = jax.jit(jax.vmap(world_step, in_axes=(None, 0, None)), compiler_options=FAST_COMPILE)(world, batch, None)
+    stepped, outputs = jax.jit(jax.vmap(world_step, in_axes=(None, 0, None)))(world, batch, None)
     assert stepped.states[0].joint_positions.shape == (2, 2) and bool(jnp.all(outputs.finite))
     second = start._replace(states=(start.states[0].replace(joint_positions=moved.joint_positions[1]), start.states[1]))
     alone, _ = jitted_step(world, second, None)
