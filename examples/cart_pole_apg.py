@@ -4,12 +4,14 @@ the task's return through the simulator.
 The task is ``jaxsim_like.tasks.cart_pole_swing_up`` (implicit step of 10 ms, two steps per
 action, force up to 10 N, the pole starting down). The policy is a small MLP
 ``obs (5) -> 32 -> 32 -> force (1)`` with tanh units. Each iteration rolls out a batch of
-worlds (``vmap``) from random starts for ``horizon`` actions, each action's step rematerialised
+worlds (``vmap``) for ``horizon`` actions, from the task's starts (pole down) except a quarter
+started near the top (so that the gradient also teaches the balancing, which the chaotic
+swing-up rollouts alone did not), each action's step rematerialised
 in the backward pass (``jax.checkpoint``), and takes an Adam step on ``-mean(return)`` with the
 gradient norm clipped and the learning rate decayed to 1 % on a cosine. The evaluation runs the
-policy from the nominal start (pole down, at rest) for 5 s and reports the return and how long
-the pole stays up (``cos theta > 0.9``) in the last second (not in ``--quick``, which reports
-the training returns only).
+policy from the nominal start (pole down, at rest) for 10 s and reports the return and how long
+the pole stays up (``cos theta > 0.9``) in the last 2 s (not in ``--quick``, which reports
+the training returns only); the run succeeds (exit 0) when it is up 90 % of that time.
 
     python examples/cart_pole_apg.py [--quick] [--plot DIR]
 """
@@ -34,14 +36,15 @@ except ImportError:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jaxsim_like import tasks
 
-EVALUATION_ACTIONS = 250  # 5 s at 50 Hz
+EVALUATION_ACTIONS = 500  # 10 s at 50 Hz, twice the training horizon
+HELD_ACTIONS = 100  # the last 2 s
 
 
 def settings(quick: bool) -> dict:
     """Worlds per batch, actions per training rollout, Adam iterations, learning rate."""
     if quick:
-        return {"worlds": 8, "horizon": 60, "iterations": 25, "learning_rate": 1e-2, "hidden": 16}
-    return {"worlds": 32, "horizon": 250, "iterations": 300, "learning_rate": 2e-3, "hidden": 32}
+        return {"worlds": 8, "balancing": 2, "horizon": 60, "iterations": 25, "learning_rate": 1e-2, "hidden": 16}
+    return {"worlds": 32, "balancing": 8, "horizon": 250, "iterations": 300, "learning_rate": 2e-3, "hidden": 32}
 
 
 def init_policy(key: jax.Array, hidden: int, sizes=(5, 1)) -> list[tuple[jax.Array, jax.Array]]:
@@ -73,14 +76,31 @@ def episode_return(task: tasks.Task, params, start: tasks.TaskState, horizon: in
     return jnp.sum(rewards), cosines
 
 
-def loss(params, keys: jax.Array, task: tasks.Task, horizon: int) -> jax.Array:
-    """``-mean return`` of ``horizon`` actions over worlds started from ``keys (W, 2)``."""
-    starts = jax.vmap(task.reset)(keys)
+def near_the_top(task: tasks.Task, key: jax.Array) -> tasks.TaskState:
+    """A task start with the pole within 0.3 rad of upright, turning at up to 1 rad/s, and the
+    cart within 0.5 m of the centre, moving at up to 0.5 m/s."""
+    start = task.reset(key)
+    x, theta, x_dot, theta_dot = jax.random.uniform(jax.random.fold_in(key, 1), (4,), minval=-1.0, maxval=1.0)
+    world = task.episode_world(start.sample)
+    state = world.initial_state((
+        start.world.states[0].replace(
+            joint_positions=jnp.stack([0.5 * x, 0.3 * theta]), joint_velocities=jnp.stack([0.5 * x_dot, theta_dot])
+        ),
+    ))
+    return start._replace(world=state, obs=task.functions.observe(task, world, state))
+
+
+def loss(params, keys: jax.Array, task: tasks.Task, horizon: int, balancing: int) -> jax.Array:
+    """``-mean return`` of ``horizon`` actions over worlds started from ``keys (W, 2)``: the
+    task's starts (pole down), except the last ``balancing``, which start near the top."""
+    starts = jax.vmap(task.reset)(keys[: len(keys) - balancing])
+    tops = jax.vmap(lambda key: near_the_top(task, key))(keys[len(keys) - balancing :])
+    starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), starts, tops)
     returns, _ = jax.vmap(lambda s: episode_return(task, params, s, horizon))(starts)
     return -jnp.mean(returns)
 
 
-value_and_grad = jax.jit(jax.value_and_grad(loss), static_argnames="horizon")
+value_and_grad = jax.jit(jax.value_and_grad(loss), static_argnames=("horizon", "balancing"))
 """``(loss, d loss / d params)``, jitted once per task structure and horizon (the task is an argument)."""
 
 
@@ -92,7 +112,7 @@ def evaluate(task: tasks.Task, params) -> dict:
     start = start._replace(obs=jnp.array([0.0, -1.0, 0.0, 0.0, 0.0]))
     value, cosines = jax.jit(lambda p: episode_return(task, p, start, EVALUATION_ACTIONS))(params)
     cosines = np.asarray(cosines)
-    return {"return": float(value), "upright_last_second": float(np.mean(cosines[-50:] > 0.9)), "cosines": cosines}
+    return {"return": float(value), "upright_held": float(np.mean(cosines[-HELD_ACTIONS:] > 0.9)), "cosines": cosines}
 
 
 def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> dict:
@@ -110,7 +130,7 @@ def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> d
         return optax.apply_updates(params, updates), opt_state
 
     def update(params, opt_state, keys):
-        value, grads = value_and_grad(params, keys, task, horizon=config["horizon"])
+        value, grads = value_and_grad(params, keys, task, horizon=config["horizon"], balancing=config["balancing"])
         return *apply(params, opt_state, grads), value
 
     began = time.perf_counter()
@@ -133,7 +153,7 @@ def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> d
     evaluation = None if quick else evaluate(task, params)  # quick: the training returns only
     if evaluation is not None:
         figures["evaluation_return"] = evaluation["return"]
-        figures["evaluation_upright_last_second"] = evaluation["upright_last_second"]
+        figures["evaluation_upright_last_2s"] = evaluation["upright_held"]
     if plot:
         import matplotlib
 
@@ -168,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = run(quick=args.quick, plot=args.plot)
     if args.quick:
         return 0 if figures["final_return"] > figures["initial_return"] + 5 else 1
-    return 0 if figures["evaluation_upright_last_second"] > 0.9 else 1
+    return 0 if figures["evaluation_upright_last_2s"] > 0.9 else 1
 
 
 if __name__ == "__main__":

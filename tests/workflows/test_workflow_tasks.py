@@ -27,14 +27,14 @@ def test_policy_gradient_matches_central_differences(apg):
     params = apg.init_policy(jax.random.PRNGKey(5), config["hidden"])
     keys = jax.random.split(jax.random.PRNGKey(6), config["worlds"])
     horizon = config["horizon"]
-    value, grads = apg.value_and_grad(params, keys, task, horizon=horizon)
+    value, grads = apg.value_and_grad(params, keys, task, horizon=horizon, balancing=config["balancing"])
     flat, unflatten = ravel_pytree(params)
     gradient = ravel_pytree(grads)[0]
     eps = 1e-6
     for seed in (0, 1):
         direction = jax.random.normal(jax.random.PRNGKey(seed), flat.shape)
-        plus = apg.value_and_grad(unflatten(flat + eps * direction), keys, task, horizon=horizon)[0]
-        minus = apg.value_and_grad(unflatten(flat - eps * direction), keys, task, horizon=horizon)[0]
+        plus = apg.value_and_grad(unflatten(flat + eps * direction), keys, task, horizon=horizon, balancing=config["balancing"])[0]
+        minus = apg.value_and_grad(unflatten(flat - eps * direction), keys, task, horizon=horizon, balancing=config["balancing"])[0]
         numeric = float(plus - minus) / (2 * eps)
         assert float(gradient @ direction) == pytest.approx(numeric, rel=1e-4)
     assert np.isfinite(float(value)) and apg.value_and_grad._cache_size() == 1
