@@ -41,7 +41,8 @@ HELD_ACTIONS = 100  # the last 2 s
 
 
 def settings(quick: bool) -> dict:
-    """Worlds per batch, actions per training rollout, Adam iterations, learning rate."""
+    """Worlds per batch (the last ``balancing`` of them started near the top), actions per training
+    rollout, Adam iterations, learning rate, hidden units."""
     if quick:
         return {"worlds": 8, "balancing": 2, "horizon": 60, "iterations": 25, "learning_rate": 1e-2, "hidden": 16}
     return {"worlds": 32, "balancing": 8, "horizon": 250, "iterations": 300, "learning_rate": 2e-3, "hidden": 32}
