@@ -77,18 +77,18 @@ def episode_return(task: tasks.Task, params, start: tasks.TaskState, horizon: in
     return jnp.sum(rewards), cosines
 
 
+def started_at(task: tasks.Task, start: tasks.TaskState, positions: jax.Array, velocities: jax.Array) -> tasks.TaskState:
+    """``start`` moved to joint ``positions`` and ``velocities`` ``(2,)`` (cart, pole), observed there."""
+    world = task.episode_world(start.sample)
+    state = world.initial_state((start.world.states[0].replace(joint_positions=positions, joint_velocities=velocities),))
+    return start._replace(world=state, obs=task.functions.observe(task, world, state))
+
+
 def near_the_top(task: tasks.Task, key: jax.Array) -> tasks.TaskState:
     """A task start with the pole within 0.3 rad of upright, turning at up to 1 rad/s, and the
     cart within 0.5 m of the centre, moving at up to 0.5 m/s."""
-    start = task.reset(key)
     x, theta, x_dot, theta_dot = jax.random.uniform(jax.random.fold_in(key, 1), (4,), minval=-1.0, maxval=1.0)
-    world = task.episode_world(start.sample)
-    state = world.initial_state((
-        start.world.states[0].replace(
-            joint_positions=jnp.stack([0.5 * x, 0.3 * theta]), joint_velocities=jnp.stack([0.5 * x_dot, theta_dot])
-        ),
-    ))
-    return start._replace(world=state, obs=task.functions.observe(task, world, state))
+    return started_at(task, task.reset(key), jnp.stack([0.5 * x, 0.3 * theta]), jnp.stack([0.5 * x_dot, theta_dot]))
 
 
 def loss(params, keys: jax.Array, task: tasks.Task, horizon: int, balancing: int) -> jax.Array:
@@ -106,11 +106,7 @@ value_and_grad = jax.jit(jax.value_and_grad(loss), static_argnames=("horizon", "
 
 
 def evaluate(task: tasks.Task, params) -> dict:
-    start = task.reset(jax.random.PRNGKey(0))
-    start = start._replace(world=task.episode_world(start.sample).initial_state((
-        start.world.states[0].replace(joint_positions=jnp.array([0.0, jnp.pi]), joint_velocities=jnp.zeros(2)),
-    )))
-    start = start._replace(obs=jnp.array([0.0, -1.0, 0.0, 0.0, 0.0]))
+    start = started_at(task, task.reset(jax.random.PRNGKey(0)), jnp.array([0.0, jnp.pi]), jnp.zeros(2))
     value, cosines = jax.jit(lambda p: episode_return(task, p, start, EVALUATION_ACTIONS))(params)
     cosines = np.asarray(cosines)
     return {"return": float(value), "upright_held": float(np.mean(cosines[-HELD_ACTIONS:] > 0.9)), "cosines": cosines}
