@@ -84,6 +84,7 @@ def mjx_task(batch: int, repeats: int) -> dict:
     stance = jnp.asarray(quad.stance(), jnp.float32)
     kp, kd, scale = 60.0, 1.0, 0.5
     limit = jnp.asarray(tasks.quadruped_walk().world.models[0].effort_limit, jnp.float32)
+    w = {name: float(value) for name, value in tasks.quadruped_walk().settings.items()}
 
     def observe(d):
         q = d.qpos
@@ -109,8 +110,10 @@ def mjx_task(batch: int, repeats: int) -> dict:
             d = mjx.step(model, d.replace(ctrl=tau))
         obs, R = observe(d)
         speed = (d.qpos[0] - x0) / (SUBSTEPS * DT)
-        reward = speed + 0.5 - 0.1 * jnp.mean((d.ctrl / limit) ** 2)
-        done = (d.qpos[2] < 0.15) | (R[2, 2] < 0.5) | ~jnp.isfinite(obs).all()
+        effort = jnp.mean((d.ctrl / limit) ** 2)
+        reward = (w["forward_weight"] * speed + w["alive_bonus"] - w["effort_cost"] * effort
+                  - w["height_cost"] * (d.qpos[2] - quad.STANCE_HEIGHT) ** 2)
+        done = (d.qpos[2] < w["min_height"]) | (R[2, 2] < w["min_upright"]) | ~jnp.isfinite(obs).all()
         key, sub = jax.random.split(key)
         fresh = reset(sub)
         d, obs, key = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, (d, obs, key))

@@ -9,8 +9,10 @@ joints' effort limits.
 Observation ``(34,)``: trunk height above the terrain [m], gravity direction in the trunk axes
 (3), trunk linear and angular velocity in the trunk axes (3 + 3) [m/s, rad/s], joint positions
 from the stance (12) [rad] and joint velocities (12) [rad/s]. Reward per action:
-``forward_weight v_x + alive_bonus - effort_cost mean((tau / tau_max)^2)`` with ``v_x`` the
-trunk's mean forward speed over the action [m/s] and ``tau`` the commanded torques.
+``forward_weight v_x + alive_bonus - effort_cost mean((tau / tau_max)^2)
+- height_cost (h - STANCE_HEIGHT)^2`` with ``v_x`` the trunk's mean forward speed over the
+action [m/s], ``tau`` the commanded torques and ``h`` the trunk's height [m] (the last term
+keeps the trunk up: without it, the trained policies shuffled forward crouched).
 Terminates when the trunk falls (height below ``min_height`` or its z axis tilted more than
 ``acos(min_upright)`` from vertical) or the state is not finite; truncated at the horizon.
 """
@@ -78,8 +80,14 @@ def _reward(task: Task, world: WorldModel, previous: WorldState, state: WorldSta
     speed = (state.states[0].base_position[0] - previous.states[0].base_position[0]) / task.control_dt
     limit = world.models[0].effort_limit
     effort = jnp.mean((state.controllers[0].command / limit) ** 2)
-    reward = w["forward_weight"] * speed + w["alive_bonus"] - w["effort_cost"] * effort
-    return reward, {"forward_speed": speed, "effort": effort, "height": _height(world, state.states[0])}
+    height = _height(world, state.states[0])
+    reward = (
+        w["forward_weight"] * speed
+        + w["alive_bonus"]
+        - w["effort_cost"] * effort
+        - w["height_cost"] * (height - STANCE_HEIGHT) ** 2
+    )
+    return reward, {"forward_speed": speed, "effort": effort, "height": height}
 
 
 def _terminated(task: Task, world: WorldModel, state: WorldState) -> jax.Array:
@@ -118,6 +126,7 @@ def quadruped_walk(
                 "forward_weight": 1.0,
                 "alive_bonus": 0.5,
                 "effort_cost": 0.1,
+                "height_cost": 50.0,
                 "min_height": 0.15,
                 "min_upright": 0.5,
             }.items()
