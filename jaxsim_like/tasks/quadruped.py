@@ -12,7 +12,9 @@ from the stance (12) [rad] and joint velocities (12) [rad/s]. Reward per action:
 ``forward_weight v_x + alive_bonus - effort_cost mean((tau / tau_max)^2)
 - height_cost (h - STANCE_HEIGHT)^2`` with ``v_x`` the trunk's mean forward speed over the
 action [m/s], ``tau`` the commanded torques and ``h`` the trunk's height [m] (the last term
-keeps the trunk up: without it, the trained policies shuffled forward crouched).
+keeps the trunk up: without it, the trained policies shuffled forward crouched). Metrics: the
+forward speed [m/s], the effort, the trunk height [m] and ``feet_touching``, how many of the
+four lower legs (each carrying its foot) have a collidable point in the terrain after the action.
 Terminates when the trunk falls (height below ``min_height`` or its z axis tilted more than
 ``acos(min_upright)`` from vertical) or the state is not finite; truncated at the horizon.
 """
@@ -27,6 +29,8 @@ from .. import models
 from ..dynamics import spatial
 from ..dynamics.state import State
 from ..loading import load_model
+from ..simulation.step import contact_point_positions
+from ..simulation.terrain import penetration
 from ..simulation.world import WorldModel, WorldState
 from .actions import ActionMap
 from .randomisation import Randomisation, Sample
@@ -35,6 +39,8 @@ from .task import Task, TaskFunctions
 STANCE_THIGH, STANCE_CALF = 0.7, -1.4
 STANCE_HEIGHT = 0.325
 """[m]: the trunk origin above the ground with the feet touching it, at the stance."""
+LOWER_LEGS = ("FL_calf", "FR_calf", "RL_calf", "RR_calf")
+"""The links that carry the feet."""
 
 
 def stance(dofs: int = 12) -> np.ndarray:
@@ -66,6 +72,15 @@ def _height(world: WorldModel, s: State) -> jax.Array:
     return s.base_position[2] - terrain.plane_offset / terrain.plane_normal[2]
 
 
+def _feet_touching(world: WorldModel, s: State) -> jax.Array:
+    """How many of the :data:`LOWER_LEGS` have a collidable point below the terrain's surface."""
+    model = world.models[0]
+    depth, _ = penetration(world.params.terrain, contact_point_positions(model, s))
+    links = np.asarray(model.point_link)
+    touching = [jnp.any(depth[links == model.link_names.index(name)] > 0) for name in LOWER_LEGS]
+    return jnp.sum(jnp.stack(touching)).astype(depth.dtype)
+
+
 def _observe(task: Task, world: WorldModel, state: WorldState) -> jax.Array:
     s, R = _trunk(state)
     gravity = R.T @ jnp.array([0.0, 0.0, -1.0], R.dtype)
@@ -87,7 +102,8 @@ def _reward(task: Task, world: WorldModel, previous: WorldState, state: WorldSta
         - w["effort_cost"] * effort
         - w["height_cost"] * (height - STANCE_HEIGHT) ** 2
     )
-    return reward, {"forward_speed": speed, "effort": effort, "height": height}
+    metrics = {"forward_speed": speed, "effort": effort, "height": height}
+    return reward, metrics | {"feet_touching": _feet_touching(world, state.states[0])}
 
 
 def _terminated(task: Task, world: WorldModel, state: WorldState) -> jax.Array:

@@ -31,6 +31,10 @@ def test_quadruped_stands_on_randomised_ground_and_survives_random_targets():
     assert np.abs(np.asarray(state.metrics["forward_speed"])).max() < 0.15
     assert np.abs(np.asarray(robot.base_position[:, :2])).max() < 0.1
     np.testing.assert_allclose(np.asarray(state.reward), 0.5, atol=0.16)  # alive, nearly still, a small effort
+    np.testing.assert_array_equal(np.asarray(state.metrics["feet_touching"]), 4.0)  # on its own ground
+    robot_up = start.world.states[0].replace(base_position=start.world.states[0].base_position.at[:, 2].add(0.3))
+    lifted = step(start._replace(world=start.world._replace(states=(robot_up,))), jnp.zeros((worlds, 12)))
+    np.testing.assert_array_equal(np.asarray(lifted.metrics["feet_touching"]), 0.0)  # 0.3 m up in the air
     falls = np.zeros(worlds, bool)
     for i in range(25):  # then random targets
         state = step(state, jax.random.uniform(jax.random.PRNGKey(i), (worlds, 12), minval=-1, maxval=1))
