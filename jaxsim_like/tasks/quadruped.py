@@ -102,8 +102,8 @@ def _reward(task: Task, world: WorldModel, previous: WorldState, state: WorldSta
         - w["effort_cost"] * effort
         - w["height_cost"] * (height - STANCE_HEIGHT) ** 2
     )
-    metrics = {"forward_speed": speed, "effort": effort, "height": height}
-    return reward, metrics | {"feet_touching": _feet_touching(world, state.states[0])}
+    feet = _feet_touching(world, state.states[0])
+    return reward, {"forward_speed": speed, "effort": effort, "height": height, "feet_touching": feet}
 
 
 def _terminated(task: Task, world: WorldModel, state: WorldState) -> jax.Array:

@@ -61,7 +61,7 @@ def test_policy_gradient_matches_central_differences(apg):
     assert float(windows_loss(params)) == pytest.approx(float(full_value), rel=1e-10)
     for seed in (0, 1):
         direction = jax.random.normal(jax.random.PRNGKey(seed), flat.shape)
-        plus, minus = (unflatten(flat + eps * direction), unflatten(flat - eps * direction))
+        plus, minus = unflatten(flat + eps * direction), unflatten(flat - eps * direction)
         loss_plus = apg.value_and_grad(plus, keys, task, horizon, horizon=horizon, balancing=balancing)[0]
         loss_minus = apg.value_and_grad(minus, keys, task, horizon, horizon=horizon, balancing=balancing)[0]
         assert float(full @ direction) == pytest.approx(float(loss_plus - loss_minus) / (2 * eps), rel=1e-4)
