@@ -1,11 +1,9 @@
 """PPO through the Brax-style adapter (``reset(rng)`` / ``step(state, action)``), on the
 cart-pole swing-up (``--task quadruped`` for the walking task).
 
-Brax's own PPO (``brax.training.agents.ppo``) would take this environment as it is (duck-typed:
-``observation_size``, ``action_size``, states with ``obs``, ``reward``, ``done``, ``metrics``,
-``info``), but brax 0.14.2, the newest on PyPI, calls ``jax.device_put_replicated``, which the
-installed JAX (0.10) no longer has; so this example carries a compact PPO in JAX: a Gaussian
-MLP policy and an MLP value, running observation normalisation, ``num_envs`` worlds unrolled
+Brax's own PPO takes this environment as it is (``examples/ppo_brax.py``, behind the ``brax``
+extra); this example carries a compact PPO in JAX, with no import beyond the project's, that
+also runs the quadruped and uses the task's own automatic reset: a Gaussian MLP policy and an MLP value, running observation normalisation, ``num_envs`` worlds unrolled
 ``unroll`` actions in one ``lax.scan`` (the task resets finished worlds itself), GAE, clipped
 surrogate, a few epochs of minibatch Adam, all jitted. The mean return of the training episodes
 that finished in each ``eval_every`` iterations is plotted against wall time.

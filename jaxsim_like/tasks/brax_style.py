@@ -6,7 +6,8 @@ wrappers and trainers read (``pipeline_state``, ``obs``, ``reward``, ``done``, `
 ``info``, and ``replace``), with ``done`` and ``reward`` as floats and ``info["truncation"]``
 1.0 where the episode hit the task's horizon. Brax's trainers add their own episode limit and
 automatic reset (``brax.envs.training.wrap``): give them a task built with ``horizon=0`` and
-``auto_reset=False`` (:func:`for_brax`), and the episode length to the trainer.
+``auto_reset=False`` (:func:`for_brax`), and the episode length to the trainer
+(``examples/ppo_brax.py`` trains with Brax's own PPO so).
 """
 
 from __future__ import annotations
@@ -51,19 +52,21 @@ class BraxStyleEnv:
     def unwrapped(self) -> "BraxStyleEnv":
         return self
 
-    def _wrap(self, state: TaskState, info: dict[str, Any]) -> EnvState:
+    def _wrap(self, state: TaskState, metrics: dict[str, jax.Array], info: dict[str, Any]) -> EnvState:
         dtype = state.obs.dtype
         info = dict(info)
         info["truncation"] = state.truncated.astype(dtype)
-        return EnvState(state, state.obs, state.reward, state.done.astype(dtype), dict(state.metrics), info)
+        metrics = {**metrics, **state.metrics}
+        return EnvState(state, state.obs, state.reward, state.done.astype(dtype), metrics, info)
 
     def reset(self, rng: jax.Array) -> EnvState:
         """A fresh episode from the raw key ``rng (2,)``."""
-        return self._wrap(self.task.reset(rng), {})
+        return self._wrap(self.task.reset(rng), {}, {})
 
     def step(self, state: EnvState, action: jax.Array) -> EnvState:
-        """One action ``(A,)`` in ``[-1, 1]``."""
-        return self._wrap(self.task.step(state.pipeline_state, jnp.asarray(action)), state.info)
+        """One action ``(A,)`` in ``[-1, 1]``; the metrics and info that wrappers added to
+        ``state`` are carried over (the task's metrics updated), as Brax's environments do."""
+        return self._wrap(self.task.step(state.pipeline_state, jnp.asarray(action)), state.metrics, state.info)
 
 
 def for_brax(task: Task) -> BraxStyleEnv:

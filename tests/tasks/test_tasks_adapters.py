@@ -62,14 +62,18 @@ def test_brax_style_env_follows_brax_state_fields(task):
     reset, step = jax.jit(env.reset), jax.jit(env.step)
     state = reset(jax.random.PRNGKey(0))
     assert isinstance(state, EnvState) and state.done.dtype == state.reward.dtype == state.obs.dtype
-    state.info["steps"] = jnp.zeros(())  # Brax's wrappers write into info
+    state.info["steps"] = jnp.zeros(())  # Brax's wrappers write into info and metrics
+    state.metrics["reward"] = state.reward
     dones = []
     for _ in range(task.horizon):
         state = step(state, jnp.ones(1))
         dones.append(float(state.done))
     assert dones[-1] == 1.0 and float(state.info["truncation"]) == 1.0 and sum(dones) == 1.0
     assert int(state.pipeline_state.steps) == 0 and "steps" in state.info  # restarted by the task
-    assert set(state.metrics) == {"upright", "cart_position"}
+    assert set(state.metrics) == {"upright", "cart_position", "reward"}  # the wrapper's key carried over
+    following = step(state, jnp.ones(1))
+    assert float(following.metrics["upright"]) == float(following.pipeline_state.metrics["upright"])  # the task's, updated
+    assert float(following.metrics["upright"]) != float(state.metrics["upright"])
     raw = for_brax(task)
     assert raw.task.horizon == 0 and not raw.task.auto_reset
     assert state.replace(reward=jnp.ones(())).reward == 1.0

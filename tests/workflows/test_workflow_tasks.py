@@ -1,6 +1,6 @@
 """The learning examples in their --quick form: analytic policy gradients through the cart-pole
-task (and the gradient they follow against central finite differences), PPO through the
-Brax-style adapter."""
+task (and the gradient they follow against central finite differences), the compact PPO and
+Brax's own PPO through the Brax-style adapter."""
 
 from __future__ import annotations
 
@@ -88,3 +88,19 @@ def test_ppo_quick_improves_the_return(example, tmp_path, workflow_figures):
             workflow_figures(f"cart-pole PPO: {name}", value)
     assert figures["final_episode_return"] > figures["first_episode_return"] + 2
     assert (Path(figures["plots"]) / "ppo_cart_pole.png").stat().st_size > 5_000
+
+
+def test_brax_ppo_quick_improves_the_return(example, tmp_path, workflow_figures):
+    """Brax's own PPO trainer, wrappers and evaluator, through the Brax-style adapter."""
+    pytest.importorskip("brax")
+    had_replicated = hasattr(jax, "device_put_replicated")
+    try:
+        figures = example("ppo_brax").run(quick=True, plot=str(tmp_path), verbose=False)
+    finally:
+        if not had_replicated and hasattr(jax, "device_put_replicated"):
+            del jax.device_put_replicated
+    for name, value in figures.items():
+        if name != "plots":
+            workflow_figures(f"cart-pole Brax PPO: {name}", value)
+    assert figures["final_evaluation_return"] > figures["first_evaluation_return"] + 5
+    assert (Path(figures["plots"]) / "ppo_brax_cart_pole.png").stat().st_size > 5_000
