@@ -55,7 +55,7 @@ def settings(quick: bool) -> dict:
               "unroll_length": 32, "num_minibatches": 4, "num_updates_per_batch": 4, "normalize_observations": True,
               "reward_scaling": 1.0, "seed": 0}
     if quick:
-        return common | {"num_timesteps": 40_000, "num_envs": 64, "num_eval_envs": 16, "batch_size": 64, "num_evals": 2}
+        return common | {"num_timesteps": 16_000, "num_envs": 32, "num_eval_envs": 8, "batch_size": 32, "unroll_length": 16, "num_evals": 2}
     return common | {"num_timesteps": 2_000_000, "num_envs": 256, "num_eval_envs": 64, "batch_size": 256, "num_evals": 11}
 
 
