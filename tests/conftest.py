@@ -66,8 +66,10 @@ _FOLDER = pytest.StashKey[str]()
 
 # The longest groups, longest first (measured); the rest follow in collection order.
 LONGEST = (
+    "tests/workflows/test_workflow_tasks.py",
     "tests/workflows/test_workflow_examples.py",
     "tests/simulation/test_sim_implicit.py",
+    "tests/simulation/test_world_contacts.py",
     "tests/workflows/test_workflow_batching.py",
     "tests/workflows/test_workflow_optimization.py",
     "tests/workflows/test_workflow_object_api.py",
