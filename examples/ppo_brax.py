@@ -98,19 +98,16 @@ def run(task_name: str = "cart_pole", quick: bool = False, plot: str | None = No
     names = jax.eval_shape(task.reset, jax.random.PRNGKey(0)).metrics
     figures.update({f"final_mean_{name}": float(last[f"eval/episode_{name}"]) / length for name in names})
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from jaxsim_like.plots import plot_returns
 
         folder = Path(plot)
         folder.mkdir(parents=True, exist_ok=True)
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot([h[0] for h in history], [h[2] for h in history], marker="o")
-        ax.set(xlabel="wall time [s]", ylabel=f"mean evaluation return ({EPISODE_ACTIONS} actions)", title=f"Brax PPO on {task.name}")
-        fig.tight_layout()
-        fig.savefig(folder / f"ppo_brax_{task_name}.png", dpi=100)
-        plt.close(fig)
+        wall_times, returns = [h[0] for h in history], [h[2] for h in history]
+        plot_returns(
+            wall_times, returns, folder / f"ppo_brax_{task_name}.png",
+            ylabel=f"mean evaluation return ({EPISODE_ACTIONS} actions)",
+            title=f"Brax PPO on {task.name}",
+        )
         figures["plots"] = str(folder)
     if verbose:
         for name, value in figures.items():

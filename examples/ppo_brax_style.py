@@ -197,19 +197,16 @@ def run(task_name: str = "cart_pole", quick: bool = False, plot: str | None = No
     }
     figures.update({f"final_mean_{name}": value for name, value in history[-1][3].items()})
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from jaxsim_like.plots import plot_returns
 
         folder = Path(plot)
         folder.mkdir(parents=True, exist_ok=True)
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot([h[0] for h in history], [h[2] for h in history], marker="o")
-        ax.set(xlabel="wall time [s]", ylabel=f"mean training episode return ({task.horizon} actions)", title=f"PPO on {task.name}")
-        fig.tight_layout()
-        fig.savefig(folder / f"ppo_{task_name}.png", dpi=100)
-        plt.close(fig)
+        wall_times, returns = [h[0] for h in history], [h[2] for h in history]
+        plot_returns(
+            wall_times, returns, folder / f"ppo_{task_name}.png",
+            ylabel=f"mean training episode return ({task.horizon} actions)",
+            title=f"PPO on {task.name}",
+        )
         figures["plots"] = str(folder)
     if verbose:
         for name, value in figures.items():

@@ -1,4 +1,4 @@
-"""Figures of recorded rollouts and optimisations (needs matplotlib: ``pip install jaxsim_like[plot]``)."""
+"""Figures of recorded rollouts, optimisations and training runs (needs matplotlib: ``pip install jaxsim_like[plot]``)."""
 
 from __future__ import annotations
 
@@ -121,4 +121,17 @@ def plot_losses(losses: Sequence[float], path: str | os.PathLike, *, title: str 
     axis.set_title(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def plot_returns(
+    seconds: Sequence[float], returns: Sequence[float], path: str | os.PathLike, *, ylabel: str = "mean return", title: str = "training"
+) -> None:
+    """Save a figure of a training run's return against wall time ``seconds`` [s] (one marker per evaluation)."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(6, 4))
+    axis.plot(np.asarray(seconds, dtype=float), np.asarray(returns, dtype=float), marker="o")
+    axis.set(xlabel="wall time [s]", ylabel=ylabel, title=title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
     plt.close(figure)

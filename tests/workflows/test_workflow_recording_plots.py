@@ -136,3 +136,11 @@ def test_plot_losses(tmp_path, assert_png):
     plot_losses(np.linspace(-1.0, 1.0, 50), tmp_path / "signed.png")
     assert_png(tmp_path / "losses.png", minimum_bytes=5_000)
     assert_png(tmp_path / "signed.png", minimum_bytes=5_000)
+
+
+def test_plot_returns(tmp_path, assert_png):
+    pytest.importorskip("matplotlib")
+    from jaxsim_like.plots import plot_returns
+
+    plot_returns([5.0, 20.0, 35.0], [1.0, 40.0, 90.0], tmp_path / "returns.png", ylabel="mean return (250 actions)", title="PPO")
+    assert_png(tmp_path / "returns.png", minimum_bytes=5_000)
