@@ -76,9 +76,9 @@ def _feet_touching(world: WorldModel, s: State) -> jax.Array:
     """How many of the :data:`LOWER_LEGS` have a collidable point below the terrain's surface."""
     model = world.models[0]
     depth, _ = penetration(world.params.terrain, contact_point_positions(model, s))
-    links = np.asarray(model.point_link)
-    touching = [jnp.any(depth[links == model.link_names.index(name)] > 0) for name in LOWER_LEGS]
-    return jnp.sum(jnp.stack(touching)).astype(depth.dtype)
+    legs = np.array([model.link_names.index(name) for name in LOWER_LEGS])
+    on_leg = np.asarray(model.point_link)[:, None] == legs[None, :]  # (P, 4), static
+    return jnp.sum(jnp.any((depth > 0)[:, None] & on_leg, axis=0)).astype(depth.dtype)
 
 
 def _observe(task: Task, world: WorldModel, state: WorldState) -> jax.Array:
