@@ -51,14 +51,16 @@ def _take(values: Any, index: Any) -> Any:
 
 
 def _sum_into_parents(values: Any, one_hot: np.ndarray | None) -> Any:
-    """``sum_j one_hot[i, j] values[j]`` for every leaf (elementwise: no dot, so no transposes
-    under ``vmap``); the values themselves without a mask."""
+    """``sum_j one_hot[i, j] values[j]`` for every leaf, as additions of static slices (one
+    elementwise fusion; as a masked reduction, XLA's CPU runtime gave each a kernel of its own and
+    the implicit step of 64 humanoids ran 1.13x slower); the values themselves without a mask."""
     if one_hot is None:
         return values
+    children = [np.flatnonzero(row) for row in one_hot]
 
     def sum_one(x):
-        weights = jnp.asarray(one_hot, x.dtype).reshape(one_hot.shape + (1,) * (x.ndim - 1))
-        return jnp.sum(weights * x[None], axis=1)
+        rows = [functools.reduce(jnp.add, (x[int(j)] for j in kids)) if len(kids) else jnp.zeros(x.shape[1:], x.dtype) for kids in children]
+        return jnp.stack(rows)
 
     return jax.tree.map(sum_one, values)
 

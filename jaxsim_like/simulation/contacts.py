@@ -15,13 +15,15 @@ gradients stay finite at the contact boundary and at zero velocity.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+import dataclasses
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from ..dynamics import spatial
 from ..pytree import pytree_dataclass
+from .contact_slots import Slots
 
 _TINY = 1e-12
 
@@ -156,31 +158,36 @@ def contact_forces(
 
 
 class ImplicitContacts(NamedTuple):
-    """The contact forces of a linearly implicit step of size ``h``, per point ``(P, ...)``.
+    """The contact forces of a linearly implicit step of size ``h`` at the ``slots`` (see
+    :mod:`.contact_slots`: each link rests on its slots), with the ``law`` at the start of the
+    step ``(S, ...)``, and the points they ``carried (P,)``: the touching slots (a touching point
+    that is not a slot feels no force, and its deformation relaxes as out of contact).
 
-    The force at the end of the step is ``step_forces - matrices @ (v+ - v)`` [N], with the point
-    velocity ``v+`` after the step: ``step_forces = f - h C v`` and ``matrices = W + h C`` (3x3,
-    symmetric positive semi-definite, world axes), where ``W = -df/dv`` and ``C = -df/dx`` are the
-    law's damping and stiffness at the start of the step: along the normal ``D d^q`` and
-    ``(1 + p) K d^p``, scaled by ``min(1, f_n / K d^(1+p))`` (1 while the point approaches or
-    rests, falling to zero where a fast separation clips the force to zero, so that the force is
-    continuous and a leaving point is not held); across it, while sticking,
-    ``D d^q`` and ``K d^p`` (the tangential deformation moves with the point); while sliding, the
-    same scaled by ``s = mu f_n / |trial force|``. A point that slides fast enough that the
-    friction impulses of its link's touching points cannot stop it within the step
-    (``2 sum_L mu f_n h <= m_p |v_t|``, the sum over the touching points of its link, ``m_p`` a
-    lower bound of the mass it moves) keeps the exact Coulomb force ``mu f_n`` along its sliding
-    direction and the scaled terms across it only; one with ``m_p |v_t| <= sum_L mu f_n h`` gets
-    them in every tangential direction (blended linearly in between, so the force is continuous):
-    a secant linearisation (the friction force is ``s`` times the trial force at the
-    end of the step), which can bring the point to rest within the step but never reverses its
-    motion (a constant force along the sliding direction overshoots through light links and
-    diverges). ``law`` is the contact law at the start of the step.
+    The force at a slot at the end of the step is ``step_forces - matrices @ (v+ - v)`` [N], with
+    the point velocity ``v+`` after the step: ``step_forces = f - h C v`` and ``matrices = W + h
+    C`` (3x3, symmetric positive semi-definite, world axes; both zero on padding slots), where
+    ``W = -df/dv`` and ``C = -df/dx`` are the law's damping and stiffness at the start of the
+    step: along the normal ``D d^q`` and ``(1 + p) K d^p``, scaled by ``min(1, f_n / K d^(1+p))``
+    (1 while the point approaches or rests, falling to zero where a fast separation clips the
+    force to zero, so that the force is continuous and a leaving point is not held); across it,
+    while sticking, ``D d^q`` and ``K d^p`` (the tangential deformation moves with the point);
+    while sliding, the same scaled by ``s = mu f_n / |trial force|``. A point that slides fast
+    enough that the friction impulses of its link's touching points cannot stop it within the
+    step (``2 sum_L mu f_n h <= m_p |v_t|``, the sum over the touching slots of its link,
+    ``m_p`` a lower bound of the mass it moves) keeps the exact Coulomb force ``mu f_n`` along its
+    sliding direction and the scaled terms across it only; one with ``m_p |v_t| <= sum_L mu f_n
+    h`` gets them in every tangential direction (blended linearly in between, so the force is
+    continuous): a secant linearisation (the friction force is ``s`` times the trial force at
+    the end of the step), which can bring the point to rest within the step but never reverses
+    its motion (a constant force along the sliding direction overshoots through light links and
+    diverges).
     """
 
     step_forces: jax.Array
     matrices: jax.Array
+    slots: Slots
     law: _Evaluation
+    carried: jax.Array
 
 
 def implicit_contact_forces(
@@ -192,38 +199,44 @@ def implicit_contact_forces(
     enabled: jax.Array,
     dt: jax.Array,
     moved_mass: jax.Array,
-    link_total: Callable[[jax.Array], jax.Array],
+    slots: Slots,
 ) -> ImplicitContacts:
-    """The :class:`ImplicitContacts` of points at ``depth (P,)`` [m] with ``normal (P, 3)``, world
-    ``velocity (P, 3)`` [m/s] and ``deformation (P, 3)`` [m], for a step of ``dt`` [s];
-    ``moved_mass (P,)`` [kg] is a lower bound of the mass each point moves along any direction and
-    ``link_total`` maps per-point values ``(P,)`` to their sums over each point's link ``(P,)``."""
+    """The :class:`ImplicitContacts` at the ``slots`` of points at ``depth (P,)`` [m] with ``normal
+    (P, 3)``, world ``velocity (P, 3)`` [m/s], ``deformation (P, 3)`` [m] and ``enabled (P,)``, for
+    a step of ``dt`` [s]; ``moved_mass (P,)`` [kg] is a lower bound of the mass each point moves
+    along any direction."""
+    take = slots.take
+    params = ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams)))
+    normal, velocity = take(normal), take(velocity)
+    law = _evaluate(params, take(depth), normal, velocity, take(deformation), slots.mask(take(enabled)))
     K, D, mu, p, q = _law(params)
-    law = _evaluate(params, depth, normal, velocity, deformation, enabled)
+    touching, sliding, trial_norm = law.touching, law.sliding, law.trial_norm
+    d = jnp.maximum(take(depth), 0.0)
     # 1 while approaching or at rest, down to 0 where a fast separation clips the force to zero.
-    elastic = K * jnp.maximum(depth, 0.0) * _power(jnp.maximum(depth, 0.0), p - q)
-    pressing = jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+    elastic = K * d * _power(d, p - q)
+    pressing = jnp.where(touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
     normal_damping = pressing * D * law.d_q
     normal_stiffness = pressing * (1 + p) * K * law.d_p
     f_n = law.d_q * law.normal_per_dq
-    scale = jnp.where(law.sliding, mu * f_n / jnp.where(law.trial_norm > 0, law.trial_norm, 1.0), 1.0)
-    tangent_damping = jnp.where(law.touching, scale * D * law.d_q, 0.0)
-    tangent_stiffness = jnp.where(law.touching, scale * K * law.d_p, 0.0)
+    scale = jnp.where(sliding, mu * f_n / jnp.where(trial_norm > 0, trial_norm, 1.0), 1.0)
+    tangent_damping = jnp.where(touching, scale * D * law.d_q, 0.0)
+    tangent_stiffness = jnp.where(touching, scale * K * law.d_p, 0.0)
     v_t = velocity - spatial.dot(normal, velocity)[:, None] * normal
-    # The friction impulse that all the touching points of the point's link can apply in a step.
-    stopping_impulse = link_total(jnp.where(law.touching, mu * f_n * dt, 0.0))
-    momentum = moved_mass * spatial.safe_norm(v_t)
-    fast = jnp.clip(momentum / jnp.where(stopping_impulse > 0, stopping_impulse, 1.0) - 1, 0.0, 1.0)
-    fast = jnp.where(law.sliding & (stopping_impulse > 0), fast, 0.0)
+    momentum = take(moved_mass) * spatial.safe_norm(v_t)
+    # The friction impulse that all the touching slots of the point's link can apply in a step.
+    impulse = slots.link_totals(jnp.where(touching, mu * f_n * dt, 0.0))
+    fast = jnp.clip(momentum / jnp.where(impulse > 0, impulse, 1.0) - 1, 0.0, 1.0)
+    fast = jnp.where(sliding & (impulse > 0), fast, 0.0)
     # W and C in the orthonormal basis (normal, sliding direction, their cross product): the
     # matrices are assembled by one dot, so the law is evaluated once per point, not once per entry.
-    basis = _contact_basis(normal, law.direction, law.trial_norm > 0)
+    basis = _contact_basis(normal, law.direction, trial_norm > 0)
     damping = jnp.stack([normal_damping, (1 - fast) * tangent_damping, tangent_damping], axis=-1)
     stiffness = jnp.stack([normal_stiffness, (1 - fast) * tangent_stiffness, tangent_stiffness], axis=-1)
     components = jnp.einsum("pki,pi->pk", basis, velocity)
     step_forces = law.forces - dt * jnp.einsum("pk,pki->pi", stiffness * components, basis)
     matrices = jnp.einsum("pki,pkj->pij", (damping + dt * stiffness)[:, :, None] * basis, basis)
-    return ImplicitContacts(step_forces, matrices, law)
+    carried = slots.scatter(touching.astype(jnp.int32), depth.shape[0]) > 0
+    return ImplicitContacts(slots.mask(step_forces), slots.mask(matrices), slots, law, carried)
 
 
 def _contact_basis(normal: jax.Array, direction: jax.Array, has_direction: jax.Array) -> jax.Array:
@@ -242,12 +255,15 @@ def implicit_deformation(
 ) -> jax.Array:
     """The tangential deformation ``(P, 3)`` [m] after the step, implicit in closed form: sticking
     ``m_t + h v_t+``; sliding ``(m_t - h mu f_n d^-q / D t) / (1 + h K/D d^(p-q))`` along the
-    sliding direction ``t``; free ``m / (1 + h K/D)``; ``velocity_next (P, 3)`` is ``v+``."""
+    sliding direction ``t``; free (not carried) ``m / (1 + h K/D)``; ``normal (P, 3)``,
+    ``deformation (P, 3)`` and ``velocity_next (P, 3)``, the point velocities ``v+``."""
     K, D, mu, _, _ = _law(params)
-    law = contacts.law
+    free = deformation / (1 + dt * K / D)[..., None]
+    law, slots = contacts.law, contacts.slots
+    K, D, mu = slots.take(K), slots.take(D), slots.take(mu)
+    normal, velocity_next = slots.take(normal), slots.take(velocity_next)
     v_t = velocity_next - spatial.dot(normal, velocity_next)[:, None] * normal
     sticking = law.tangent_deformation + dt * v_t
     sliding = (law.tangent_deformation - (dt * mu * law.normal_per_dq / D)[:, None] * law.direction) / (1 + dt * law.relaxation)[:, None]
-    free = deformation / (1 + dt * K / D)[..., None]
-    touching = jnp.where(law.sliding[:, None], sliding, sticking)
-    return jnp.where(law.touching[:, None], touching, free)
+    touching = slots.scatter(jnp.where(law.touching[:, None], jnp.where(law.sliding[:, None], sliding, sticking), 0.0), deformation.shape[0])
+    return jnp.where(contacts.carried[:, None], touching, free)

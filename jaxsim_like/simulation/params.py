@@ -14,6 +14,7 @@ from ..pytree import pytree_dataclass
 from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.state import State
+from .contact_slots import facet_counts
 from .contacts import ContactParams
 from .self_collision import SelfCollision
 from .terrain import Terrain
@@ -21,6 +22,9 @@ from .terrain import Terrain
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
 EXPLICIT_INTEGRATORS = ("semi_implicit_euler", "rk4")
 IMPLICIT_FRICTION_VELOCITY = 0.01
+CONTACT_SLOT_TOLERANCE = 5.0
+"""With ``contact_slots="auto"``, a link's slots are the most of its points within this many
+``max_penetration`` of one supporting plane (see :func:`.contact_slots.facet_counts`)."""
 """[rad/s or m/s]: the default ``friction_velocity`` of the implicit step (a joint held below its
 Coulomb friction creeps at ``v_s atanh(load / F)``)."""
 
@@ -36,12 +40,13 @@ class WorldParams:
     integrator: str = "implicit_euler"
 
 
-@pytree_dataclass()
+@pytree_dataclass(static=["contact_slots"])
 class ModelParams:
     """The settings of one model of a world: its contact law (with the terrain, and its side of
     the contacts with other links), the per-link contact switch ``contact_enabled (N,)``, the
-    joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)`` and
-    its self-collision pairs (None: off); see :class:`SimulationParams`."""
+    joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)``,
+    its self-collision pairs (None: off) and its ``contact_slots`` (static); see
+    :class:`SimulationParams`."""
 
     contact: ContactParams
     contact_enabled: jax.Array
@@ -49,20 +54,23 @@ class ModelParams:
     limit_damping: jax.Array
     friction_velocity: jax.Array
     self_collision: SelfCollision | None = None
+    contact_slots: tuple[int, ...] | None = None
 
 
 _WORLD_FIELDS = tuple(field.name for field in dataclasses.fields(WorldParams))
 _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 
 
-@pytree_dataclass(static=["integrator"])
+@pytree_dataclass(static=["integrator", "contact_slots"])
 class SimulationParams:
     """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
     ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
     ``friction_velocity`` ``(n,)``; ``integrator`` is ``"implicit_euler"`` (the default),
     ``"semi_implicit_euler"`` or ``"rk4"`` (see :func:`~.step.step`).
     ``self_collision`` is None (links of the model do not collide with each other) or the
-    :class:`~.self_collision.SelfCollision` pairs, which use the same ``contact`` law."""
+    :class:`~.self_collision.SelfCollision` pairs, which use the same ``contact`` law.
+    ``contact_slots`` (static): the implicit step rests each link on at most that many of its
+    deepest points ``(N,)`` (None: every point; see :mod:`.contact_slots`)."""
 
     dt: jax.Array
     gravity: jax.Array
@@ -74,6 +82,7 @@ class SimulationParams:
     friction_velocity: jax.Array
     self_collision: SelfCollision | None = None
     integrator: str = "implicit_euler"
+    contact_slots: tuple[int, ...] | None = None
 
     @staticmethod
     def build(
@@ -90,6 +99,7 @@ class SimulationParams:
         limit_frequency: float | None = None,
         self_collision: bool = False,
         srdf: Any = None,
+        contact_slots: str | None = "auto",
     ) -> "SimulationParams":
         """Parameters for ``model`` with defaults derived from it.
 
@@ -108,11 +118,19 @@ class SimulationParams:
         child and the pairs that ``srdf`` (default ``model.srdf``) disables; the slip velocity
         of their friction keeps its slope ``mu f_n / v_s`` at the contacts' design load
         (``K max_penetration^(1+p)``) within the damping bound above (at least 1 mm/s).
+
+        ``contact_slots="auto"``: the implicit step rests each link on its deepest points, as many
+        as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
+        of one plane: 4 for a box's corners, 8 for a cylinder's cap); while no more points of a
+        link touch, the step is the same as with every point, and it costs less (see
+        :mod:`.contact_slots`). ``None``: every point.
         """
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
         if not dt > 0:
             raise ValueError(f"dt must be positive, got {dt}")
+        if contact_slots not in (None, "auto"):
+            raise ValueError(f"contact_slots must be 'auto' or None, not {contact_slots!r}")
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.isfinite(gravity).all():
             raise ValueError(f"gravity must be a finite 3-vector, got {gravity!r}")
@@ -144,6 +162,7 @@ class SimulationParams:
             friction_velocity=jnp.asarray(friction_velocity),
             self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             integrator=integrator,
+            contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
         )
 
     def world_params(self) -> WorldParams:
@@ -160,6 +179,16 @@ class SimulationParams:
         fields = {name: getattr(world, name) for name in _WORLD_FIELDS}
         fields.update({name: getattr(model, name) for name in _MODEL_FIELDS})
         return SimulationParams(**fields)
+
+
+def _contact_slots(model: Model, choice: str | None, tolerance: float) -> tuple[int, ...] | None:
+    """The slot count of each link for ``choice`` (see :meth:`SimulationParams.build`); None when
+    every point of every link is a slot."""
+    if choice is None:
+        return None
+    counts = np.bincount(np.asarray(model.point_link, dtype=int), minlength=model.number_of_links)
+    slots = np.asarray(facet_counts(model, tolerance))
+    return None if np.all(slots >= counts) else tuple(int(k) for k in slots)
 
 
 def _joint_effective_inertia(model: Model) -> np.ndarray:

@@ -16,6 +16,7 @@ from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from . import contacts, self_collision, terrain, wrenches
+from .contact_slots import contact_slots
 from .joint_effects import joint_effects
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 
@@ -25,7 +26,8 @@ class StepOutput(NamedTuple):
 
     ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m],
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
-    those forces about the link origin (world axes), ``in_contact (P,)``, the
+    those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
+    contact acts: with the implicit integrator, the touching contact slots), the
     ``joint_torques (n,)`` actually applied (command, limits, damping and friction), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
     zero with a fixed base) and ``joint_accelerations (n,)``, and ``finite``: whether every field of
@@ -53,22 +55,6 @@ class _Rates(NamedTuple):
     joint_positions: jax.Array
     joint_velocities: jax.Array
     contact_deformation: jax.Array
-
-
-def _sum_per_link(model: Model, values: jax.Array) -> jax.Array:
-    """``(N, ...)``: per-point ``values (P, ...)`` summed into their links, by a static gather
-    into a padded ``(N, most points on a link)`` table and a sum (a one-hot product costs ``N P``
-    multiplications per entry: cheaper for the 36 entries of a stored matrix; for a few entries
-    computed in a fusion the one-hot product is cheaper, see :func:`_point_map`)."""
-    links = np.asarray(model.point_link, dtype=int)
-    counts = np.bincount(links, minlength=model.number_of_links)
-    width = max(int(counts.max(initial=0)), 1)
-    order = np.argsort(links, kind="stable")
-    grouped = links[order]
-    table = np.full((model.number_of_links, width), len(links))
-    table[grouped, np.arange(len(links)) - np.searchsorted(grouped, grouped)] = order
-    padded = jnp.concatenate([values, jnp.zeros((1,) + values.shape[1:], values.dtype)])
-    return jnp.sum(padded[table], axis=1)
 
 
 def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wrenches: jax.Array | None, at_com: bool) -> jax.Array:
@@ -116,10 +102,9 @@ def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple
     return forces, depth
 
 
-def _point_map(model: Model, dtype) -> jax.Array:
-    """``(N, P)`` one-hot matrix summing per-point values into their links."""
-    links = np.asarray(model.point_link, dtype=int)
-    return jnp.asarray(np.arange(model.number_of_links)[:, None] == links[None, :], dtype=dtype)
+def _wrenches(forces: jax.Array, points: jax.Array) -> jax.Array:
+    """``(P, 6)``: forces ``(P, 3)`` at ``points (P, 3)`` as wrenches about the origin."""
+    return jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
 
 
 def point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
@@ -152,7 +137,7 @@ class Prepared(NamedTuple):
     """A model at the start of a step: its kinematics, its collidable points ``(P, 3)`` and their
     velocities (internal frame ``G``: world axes, origin at the base, ``kin.origin``), the terrain
     contacts (depth and normal per point; the explicit forces and deformation rate, or the
-    linearised :class:`.contacts.ImplicitContacts`), the external wrenches ``G_f (N, 6)`` known at
+    linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
     the start (terrain contacts, user wrenches, self-contacts), the terrain contacts' added link
     inertias ``(N, 6, 6)`` (implicit step; else None) and the joint effects."""
 
@@ -162,7 +147,7 @@ class Prepared(NamedTuple):
     depth: jax.Array
     normal: jax.Array
     enabled: jax.Array
-    forces: jax.Array
+    forces: jax.Array | None
     deformation_rate: jax.Array | None
     linear: contacts.ImplicitContacts | None
     G_f_ext: jax.Array
@@ -204,21 +189,22 @@ def prepare(
     velocities = _point_velocities(model, kin.G_v, points)
     depth, normal = terrain.penetration(world.terrain, points + kin.origin)
     enabled = params.contact_enabled[point_link]
-    point_map = _point_map(model, dtype)
     linear = added_inertia = deformation_rate = None
     if implicit:
-        moved_mass = _moved_mass(model).astype(dtype)
+        slots = contact_slots(model, depth, enabled, params.contact_slots)
         linear = contacts.implicit_contact_forces(
-            params.contact, depth, normal, velocities, state.contact_deformation, enabled, dt, moved_mass,
-            lambda values: (point_map @ values) @ point_map,
+            params.contact, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
-        forces = linear.step_forces
-        added_inertia = dt * _sum_per_link(model, point_inertias(points, linear.matrices))
+        forces = None
+        slot_points = slots.take(points)
+        added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
+        G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
     else:
         forces, deformation_rate = contacts.contact_forces(
             params.contact, depth, normal, velocities, state.contact_deformation, enabled
         )
-    G_f_ext = point_map @ jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
+        point_map = jnp.asarray(np.arange(model.number_of_links)[:, None] == point_link[None, :], dtype=dtype)
+        G_f_ext = point_map @ _wrenches(forces, points)
     G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
     if params.self_collision is not None:
         G_f_self, _, _ = self_collision.link_wrenches(
@@ -268,21 +254,26 @@ def solve(
         )
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, G_dv, points)
-        forces = forces - spatial.matvec(prepared.linear.matrices, dv_points, fused=False)
+        linear = prepared.linear
+        slots = linear.slots
+        slot_forces = linear.step_forces - spatial.matvec(linear.matrices, slots.take(dv_points), fused=False)
+        forces = slots.scatter(slot_forces, len(point_link))
         deformation_next = contacts.implicit_deformation(
-            params.contact, prepared.linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
+            params.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
         )
         deformation_rate = (deformation_next - state.contact_deformation) / dt
         tau = tau_step - armature * qdd
-        G_f_applied = prepared.G_f_ext + _point_map(model, dtype) @ jnp.concatenate(
-            [forces - prepared.forces, jnp.cross(points, forces - prepared.forces)], axis=-1
+        G_f_applied = prepared.G_f_ext + slots.link_sums(
+            _wrenches(slot_forces - linear.step_forces, slots.take(points)), model.number_of_links
         )
+        in_contact = linear.carried
     else:
         tau = effects.torques
         G_a_B, qdd = articulated_body_accelerations(model, kin, tau, G_f_ext, gravity)
         G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
+        in_contact = (prepared.depth > 0) & prepared.enabled
     G_H_B, G_v_B = kin.G_H_L[0], kin.G_v_B
     base_acceleration = rep.acceleration_from_inertial(G_a_B, G_H_B, G_v_B, state.velocity_representation, kin.origin)
     omega = G_v_B[3:]
@@ -298,7 +289,7 @@ def solve(
         penetration=jnp.maximum(prepared.depth, 0.0),
         contact_forces=forces,
         contact_torques=jnp.cross(points - link_origins, forces),
-        in_contact=(prepared.depth > 0) & prepared.enabled,
+        in_contact=in_contact,
         joint_torques=tau,
         base_acceleration=base_acceleration,
         joint_accelerations=qdd,

@@ -22,7 +22,7 @@ import pytest
 import jaxsim_like as js
 from jaxsim_like.batching import first_nonfinite_step
 from jaxsim_like.dynamics import crba, kinematics, rnea
-from jaxsim_like.simulation import contacts, joint_effects, terrain
+from jaxsim_like.simulation import contact_slots, contacts, joint_effects, terrain
 
 step_module = importlib.import_module("jaxsim_like.simulation.step")
 
@@ -172,10 +172,14 @@ def test_resting_humanoid_joints_are_still_at_5ms(humanoid_drops, figures):
     assert speed[0] < 0.05
 
 
-def test_one_pass_solves_the_linearised_system(humanoid):
+@pytest.mark.parametrize("slots", [None, "auto"])
+def test_one_pass_solves_the_linearised_system(humanoid, slots):
     """The articulated-body pass with augmented inertias and armature gives the accelerations of the
-    dense linear system ``(M + h J^T (W + h C) J + diag(0, h (D_j + h K_j))) a = tau_h - h(q, nu) +
-    J^T (f - h C v)`` (float64, 113 of 196 points touching, sliding and sticking, limits and friction)."""
+    dense linear system ``(M + h J_s^T (W + h C) J_s + diag(0, h (D_j + h K_j))) a = tau_h - h(q, nu)
+    + J_s^T (f - h C v)`` (float64, 113 of 196 points touching, sliding and sticking, limits and
+    friction), where ``J_s`` stacks the point Jacobians of the contact slots: with every point a
+    slot, and with the default slots (fewer than the points that touch, the others carrying no
+    force)."""
     rng = np.random.default_rng(0)
     n, points = humanoid.dofs, len(humanoid.point_link)
     state = js.State.build(
@@ -187,7 +191,7 @@ def test_one_pass_solves_the_linearised_system(humanoid):
         velocity_representation="inertial",
         contact_deformation=rng.normal(0, 1e-3, (points, 3)),
     )
-    params = js.SimulationParams.build(humanoid, dt=0.005)
+    params = js.SimulationParams.build(humanoid, dt=0.005, contact_slots=slots)
     tau = jnp.asarray(rng.normal(0, 5, n))
 
     @jax.jit
@@ -197,10 +201,10 @@ def test_one_pass_solves_the_linearised_system(humanoid):
         W_p = step_module._point_positions(humanoid, kin.G_H_L)
         W_v = step_module._point_velocities(humanoid, kin.G_v, W_p)
         depth, normal = terrain.penetration(params.terrain, W_p + kin.origin)
+        enabled = params.contact_enabled[np.asarray(humanoid.point_link)]
+        chosen = contact_slots.contact_slots(humanoid, depth, enabled, params.contact_slots)
         linear = contacts.implicit_contact_forces(
-            params.contact, depth, normal, W_v, state.contact_deformation, params.contact_enabled[np.asarray(humanoid.point_link)],
-            params.dt, step_module._moved_mass(humanoid),
-            lambda x: (step_module._point_map(humanoid, x.dtype) @ x) @ step_module._point_map(humanoid, x.dtype),
+            params.contact, depth, normal, W_v, state.contact_deformation, enabled, params.dt, step_module._moved_mass(humanoid), chosen
         )
 
         def point_velocities(nu):
@@ -214,15 +218,17 @@ def test_one_pass_solves_the_linearised_system(humanoid):
         )
         h = params.dt
         armature = jnp.concatenate([jnp.zeros(6), h * (effects.damping + h * effects.stiffness)])
-        J_p = J.reshape(points, 3, -1)
-        contact_terms = jnp.einsum("pia,pij,pjb->ab", J_p, linear.matrices, J_p)
+        J_s = chosen.take(J.reshape(points, 3, -1))
+        contact_terms = jnp.einsum("pia,pij,pjb->ab", J_s, linear.matrices, J_s)
         lhs = crba.mass_matrix(humanoid, state) + h * contact_terms + jnp.diag(armature)
         generalized = jnp.concatenate([jnp.zeros(6), effects.torques - h * effects.stiffness * state.joint_velocities])
-        rhs = generalized - rnea.bias_forces(humanoid, state, gravity=params.gravity) + J.T @ linear.step_forces.reshape(-1)
-        return jnp.concatenate([out.base_acceleration, out.joint_accelerations]), jnp.linalg.solve(lhs, rhs), out.in_contact
+        forces = chosen.scatter(linear.step_forces, points)
+        rhs = generalized - rnea.bias_forces(humanoid, state, gravity=params.gravity) + J.T @ forces.reshape(-1)
+        return jnp.concatenate([out.base_acceleration, out.joint_accelerations]), jnp.linalg.solve(lhs, rhs), depth > 0, out.in_contact
 
-    ours, dense, touching = (np.asarray(x) for x in both(state, tau))
+    ours, dense, touching, carried = (np.asarray(x) for x in both(state, tau))
     assert touching.sum() > 50
+    assert (carried.sum() < touching.sum()) == (slots is not None)
     np.testing.assert_allclose(ours, dense, rtol=1e-9, atol=1e-9 * np.abs(dense).max())
 
 
