@@ -12,7 +12,7 @@ slower for the user. For each model and library:
 2. **Throughput at that step.** Simulated seconds per wall second of one world (a jitted
    ``lax.scan`` of the library's step) and of batches of 64, 1024 and 4096 worlds (the same scan
    under ``jax.vmap``; for jaxsim_like also through :func:`jaxsim_like.batching.simulate_batch`,
-   its batched entry point, which runs chunks of 64 on the CPU), after warm-up, median of
+   its batched entry point, which runs chunks of 1024 on the CPU), after warm-up, median of
    ``--repeats`` calls.
 
 Libraries, each in its own subprocess (jax's x64 switch is process-wide): jaxsim_like's implicit

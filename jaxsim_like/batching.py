@@ -11,10 +11,12 @@ Within a device, ``chunk_size`` chooses how its slice is batched:
 
 - ``None``: one ``jax.vmap`` over the whole slice (best on GPU and TPU, which want wide arrays);
 - an integer ``c``: a loop (``jax.lax.map``) over chunks of ``c`` worlds, each a ``vmap``. On the
-  CPU this keeps the working set of a step in cache: with 4096 humanoid states on 2 cores,
-  64-world chunks ran 1.7x faster per state than one ``vmap`` (52 against 88 us per world-step;
-  1.15x at 1024 states); ``jaxsim-like bench`` measures both on your machine.
-- ``"auto"`` (default): 64 on the CPU, ``None`` elsewhere.
+  CPU this bounds the working set of a step: with 4096 humanoid worlds on 2 cores (implicit
+  step, 10 ms, float32), 1024-world chunks ran 294 simulated seconds per wall second, one
+  ``vmap`` 228, chunks of 256 and 64 278 and 245; at 1024 worlds one ``vmap`` and chunks of
+  256 tied (285 and 283), chunks of 64 ran 247; ``jaxsim-like bench`` measures both on your
+  machine.
+- ``"auto"`` (default): 1024 on the CPU, ``None`` elsewhere.
 
 Multi-host (multi-controller JAX): call ``jax.distributed.initialize()`` first (your call, once
 per process), then call :func:`simulate_batch` with the same arguments on every process: the
@@ -44,12 +46,12 @@ from .monitor import Keep, Summary, monitored_rollout
 from .simulation.step import StepOutput, rollout
 
 AXIS = "batch"
-CPU_CHUNK_SIZE = 64
+CPU_CHUNK_SIZE = 1024
 # Rows per chunk of :func:`chunked_vmap` on the CPU: functions of one state (dynamics) have a
 # smaller working set than a rollout, and 4096 humanoid states ran fastest in chunks of 8
 # (µs per state, chunks of 8 / 64: ABA 6.1 / 8.0, RNEA 4.2 / 4.5, FK 1.1 / 1.7, CRBA 10.0 / 9.6),
-# where rollouts through simulate_batch ran fastest in chunks of 64 (16.3 against 18.2 µs per
-# world-step with 8).
+# where rollouts through simulate_batch ran fastest in chunks of 1024 (see the module's
+# docstring).
 CPU_VMAP_CHUNK_SIZE = 8
 
 
