@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..parsers.shapes import farthest_points, fibonacci_sphere
 
 _DIRECTIONS = 256
 _MOST_CANDIDATES = 24
@@ -33,8 +34,6 @@ def _supporting_normals(points: np.ndarray) -> np.ndarray:
     """``(K, 3)`` unit normals of candidate supporting planes of ``points (m, 3)``: the coordinate
     axes, a spread of directions, and the normals of the planes through every three of (at most
     ``_MOST_CANDIDATES``, farthest-point sampled) points."""
-    from ..parsers.shapes import farthest_points, fibonacci_sphere
-
     axes = np.concatenate([np.eye(3), -np.eye(3)])
     chosen = points[farthest_points(points, _MOST_CANDIDATES)] if len(points) > _MOST_CANDIDATES else points
     i, j, k = _triples(len(chosen))
@@ -126,12 +125,6 @@ class Slots(NamedTuple):
         if self.points is None:
             return values
         return jnp.zeros((count,) + values.shape[1:], values.dtype).at[self.points].add(self.mask(values))
-
-    def members(self, count: int) -> jax.Array:
-        """``(count,)``: which of the ``count`` points are slots."""
-        if self.points is None:
-            return jnp.ones(count, bool)
-        return self.scatter(jnp.ones(self.points.shape, jnp.int32), count) > 0
 
     def _row_sums(self, values: jax.Array) -> list[jax.Array]:
         sums, start = [], 0
