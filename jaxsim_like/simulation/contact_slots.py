@@ -66,6 +66,11 @@ def facet_counts(model: Model, tolerance: float) -> tuple[int, ...]:
     return tuple(facet_count(points[links == link], tolerance) for link in range(model.number_of_links))
 
 
+def link_one_hot(point_link: np.ndarray, links: int, dtype) -> jax.Array:
+    """``(links, P)``: which link each point is on (``point_link (P,)``)."""
+    return jnp.asarray(np.arange(links)[:, None] == np.asarray(point_link)[None, :], dtype=dtype)
+
+
 class _Group(NamedTuple):
     """Links with the same slot count ``k`` and (padded) point count ``width``: their ``rows``,
     the ``table (R, width)`` of their points (padding repeats a row's first point) and
@@ -134,14 +139,10 @@ class Slots(NamedTuple):
             start += size
         return sums
 
-    def _one_hot(self, dtype) -> jax.Array:
-        """``(N, P)``: which link each point is on."""
-        return jnp.asarray(np.arange(self.table.shape[0])[:, None] == self.point_link[None, :], dtype=dtype)
-
     def link_totals(self, values: jax.Array) -> jax.Array:
         """``(S,)``: for each slot, the sum of per-slot ``values (S,)`` over its link's slots."""
         if self.table is not None:
-            one_hot = self._one_hot(values.dtype)
+            one_hot = link_one_hot(self.point_link, self.table.shape[0], values.dtype)
             return (one_hot @ values) @ one_hot
         return jnp.concatenate(
             [jnp.repeat(total, group.k) for total, group in zip(self._row_sums(values), self.groups)]

@@ -16,7 +16,7 @@ from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from . import contacts, self_collision, terrain, wrenches
-from .contact_slots import contact_slots
+from .contact_slots import contact_slots, link_one_hot
 from .joint_effects import joint_effects
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 
@@ -203,8 +203,7 @@ def prepare(
         forces, deformation_rate = contacts.contact_forces(
             params.contact, depth, normal, velocities, state.contact_deformation, enabled
         )
-        point_map = jnp.asarray(np.arange(model.number_of_links)[:, None] == point_link[None, :], dtype=dtype)
-        G_f_ext = point_map @ _wrenches(forces, points)
+        G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
     if params.self_collision is not None:
         G_f_self, _, _ = self_collision.link_wrenches(
