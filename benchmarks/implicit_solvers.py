@@ -17,7 +17,10 @@ the solver. Measured in float64 on the shipped humanoid and quadruped:
 - cost: compile time of a 50-step scan, in-graph time per step (one world, and per world in one
   ``vmap`` of 64), medians of interleaved rounds in one process;
 - gradient quality: a 200-step rollout of the kicked quadruped at 2 ms (contacts made and broken),
-  ``grad . u`` against a Richardson central difference along random directions;
+  ``grad . u`` against a Richardson central difference along the same random directions for
+  each solver, and for the third alternative, a MuJoCo-style soft-constraint problem solved by
+  Newton iterations, as MJX itself on the same URDF in float64 (its stability and cost per
+  simulated second are in :mod:`benchmarks.simulated_seconds`);
 - code size: the lines each solver adds.
 """
 
@@ -179,39 +182,87 @@ def cost(model, rounds: int) -> dict[str, dict[str, float]]:
     return {name: {key: statistics.median(v) if isinstance(v, list) else v for key, v in f.items()} for name, f in figures.items()}
 
 
+KICK = {"base_position": [0.0, 0.0, 0.45], "base_velocity": [0.2, 0.0, -1.0, 0.0, 0.0, 0.3], "joint_positions": 0.05}
+GRADIENT_STEPS, GRADIENT_DT = 200, 0.002
+
+
+def kick_torques(dofs: int) -> jax.Array:
+    """``(GRADIENT_STEPS, dofs)`` [N m]: 20 N m sines at 4 Hz, one phase per joint."""
+    t = GRADIENT_DT * np.arange(GRADIENT_STEPS)[:, None]
+    return jnp.asarray(20.0 * np.sin(2 * np.pi * 4.0 * t + np.arange(dofs)[None, :]))
+
+
+def direction_errors(value, grad, q0, torques, directions: int) -> list[float]:
+    """Relative errors of ``grad . u`` against Richardson central differences of ``value``
+    (steps 1e-7, 5e-8) along ``directions`` random directions ``u`` of ``(q0, torques)``."""
+    rng = np.random.default_rng(0)
+    g_q, g_tau = grad(q0, torques)
+    found = []
+    for _ in range(directions):
+        u_q, u_tau = rng.normal(size=q0.shape), rng.normal(size=torques.shape)
+
+        def central(h):
+            return (float(value(q0 + h * u_q, torques + h * u_tau)) - float(value(q0 - h * u_q, torques - h * u_tau))) / (2 * h)
+
+        numeric = (4 * central(5e-8) - central(1e-7)) / 3
+        analytic = float(np.sum(np.asarray(g_q) * u_q) + np.sum(np.asarray(g_tau) * u_tau))
+        found.append(abs(analytic - numeric) / max(abs(analytic), abs(numeric)))
+    return found
+
+
 def gradient_errors(model, directions: int) -> dict[str, list[float]]:
     """Relative errors of ``grad . u`` (torques and initial joint positions) of a kicked-quadruped
-    rollout, 200 steps of 2 ms, against Richardson central differences (steps 1e-7, 5e-8)."""
-    steps, dt = 200, 0.002
-    params = js.SimulationParams.build(model, dt=dt)
-    t = dt * np.arange(steps)[:, None]
-    torques = jnp.asarray(20.0 * np.sin(2 * np.pi * 4.0 * t + np.arange(model.dofs)[None, :]))
-    q0 = jnp.full(model.dofs, 0.05)
+    rollout, GRADIENT_STEPS steps of GRADIENT_DT, against central differences."""
+    params = js.SimulationParams.build(model, dt=GRADIENT_DT)
+    torques = kick_torques(model.dofs)
+    q0 = jnp.full(model.dofs, KICK["joint_positions"])
 
     def loss(q, tau):
-        state = js.State.build(model, base_position=[0.0, 0.0, 0.45], base_velocity=[0.2, 0.0, -1.0, 0.0, 0.0, 0.3], joint_positions=q)
-        final, outputs = scan(model, params, steps)(state, tau)
+        state = js.State.build(model, base_position=KICK["base_position"], base_velocity=KICK["base_velocity"], joint_positions=q)
+        final, outputs = scan(model, params, GRADIENT_STEPS)(state, tau)
         trajectory = jnp.mean(outputs.contact_positions[:, :, 2])
         return jnp.sum(jnp.array([0.3, 0.6, 0.9]) * final.base_position) + trajectory + 0.3 * jnp.sum(jnp.sin(final.joint_positions))
 
-    rng = np.random.default_rng(0)
     errors = {}
     for name in SOLVERS:
         _, value = compiled(name, loss, q0, torques)
         _, grad = compiled(name, jax.grad(loss, argnums=(0, 1)), q0, torques)
-        g_q, g_tau = grad(q0, torques)
-        found = []
-        for _ in range(directions):
-            u_q, u_tau = rng.normal(size=q0.shape), rng.normal(size=torques.shape)
-
-            def central(h):
-                return (float(value(q0 + h * u_q, torques + h * u_tau)) - float(value(q0 - h * u_q, torques - h * u_tau))) / (2 * h)
-
-            numeric = (4 * central(5e-8) - central(1e-7)) / 3
-            analytic = float(np.sum(np.asarray(g_q) * u_q) + np.sum(np.asarray(g_tau) * u_tau))
-            found.append(abs(analytic - numeric) / max(abs(analytic), abs(numeric)))
-        errors[name] = found
+        errors[name] = direction_errors(value, grad, q0, torques, directions)
     return errors
+
+
+def newton_gradient_errors(directions: int) -> list[float]:
+    """The third alternative, a MuJoCo-style soft-constraint problem solved by Newton iterations,
+    measured as MJX itself in float64 (:mod:`benchmarks.peers.mjx_peer`: the same URDF, its boxes
+    and spheres, Newton with one iteration, which has no while loop to differentiate): the same
+    kick, torques and loss (the trajectory term over the heights of the colliding geoms' centres)."""
+    import mujoco
+    from mujoco import mjx
+
+    from benchmarks.peers import mjx_peer
+
+    host = mjx_peer.load(models.path("quadruped"), GRADIENT_DT)
+    names = mjx_peer.joint_names(host)
+    joints = np.array([host.jnt_qposadr[host.joint(name).id] for name in names], dtype=int)
+    colliders = np.array(mjx_peer.ground_colliders(host)[1], dtype=int)
+    data = mujoco.MjData(host)
+    data.qpos[:3] = KICK["base_position"]
+    data.qvel[:6] = KICK["base_velocity"]
+    model = mjx.put_model(host)
+    start = mjx.forward(model, mjx.put_data(host, data))  # the step's own dtypes (int64 indices under x64)
+    torques = kick_torques(host.nu)
+    q0 = jnp.full(len(names), KICK["joint_positions"])
+
+    def loss(q, tau):
+        def body(current, u):
+            current = mjx_peer.step(model, current, u)
+            return current, current.geom_xpos[colliders, 2]
+
+        final, heights = jax.lax.scan(body, start.replace(qpos=start.qpos.at[joints].set(q)), tau)
+        return jnp.sum(jnp.array([0.3, 0.6, 0.9]) * final.qpos[:3]) + jnp.mean(heights) + 0.3 * jnp.sum(jnp.sin(final.qpos[joints]))
+
+    value, grad = jax.jit(loss), jax.jit(jax.grad(loss, argnums=(0, 1)))
+    return direction_errors(value, grad, q0, torques, directions)
 
 
 def _code(function) -> list[str]:
@@ -252,6 +303,7 @@ def main() -> None:
             print(f"[{model_name}] {name}: compile {f['compile_s']:.2f} s, in-graph {f['single_us']:.1f} µs/step, "
                   f"{f['batch_us']:.1f} µs per world-step in a vmap of 64", flush=True)
     result["gradient relative errors"] = gradient_errors(quadruped, args.directions)
+    result["gradient relative errors"]["MJX Newton, 1 iteration"] = newton_gradient_errors(args.directions)
     print("quadruped rollout gradient, relative errors against central differences:", result["gradient relative errors"], flush=True)
     result["lines"] = code_lines()
     print("lines each solver adds:", result["lines"])

@@ -165,7 +165,9 @@ class ImplicitContacts(NamedTuple):
 
     The force at a slot at the end of the step is ``step_forces - matrices @ (v+ - v)`` [N], with
     the point velocity ``v+`` after the step: ``step_forces = f - h C v`` and ``matrices = W + h
-    C`` (3x3, symmetric positive semi-definite, world axes; both zero on padding slots), where
+    C`` (3x3, symmetric positive semi-definite, world axes; both zero on padding slots), kept as
+    ``isotropic I + normal_excess n n^T + sliding_excess t t^T`` [N s/m] (``(S,)`` each; ``n`` the
+    ``normal (S, 3)``, ``t`` the sliding direction ``law.direction``), where
     ``W = -df/dv`` and ``C = -df/dx`` are the law's damping and stiffness at the start of the
     step: along the normal ``D d^q`` and ``(1 + p) K d^p``, scaled by ``min(1, f_n / K d^(1+p))``
     (1 while the point approaches or rests, falling to zero where a fast separation clips the
@@ -184,10 +186,32 @@ class ImplicitContacts(NamedTuple):
     """
 
     step_forces: jax.Array
-    matrices: jax.Array
+    isotropic: jax.Array
+    normal_excess: jax.Array
+    sliding_excess: jax.Array
+    normal: jax.Array
     slots: Slots
     law: _Evaluation
     carried: jax.Array
+
+    def resist(self, velocity: jax.Array) -> jax.Array:
+        """``matrices @ velocity`` [N] for slot velocities ``(S, 3)`` [m/s]."""
+        n, t = self.normal, self.law.direction
+        return (
+            self.isotropic[:, None] * velocity
+            + (self.normal_excess * spatial.dot(n, velocity))[:, None] * n
+            + (self.sliding_excess * spatial.dot(t, velocity))[:, None] * t
+        )
+
+    @property
+    def matrices(self) -> jax.Array:
+        """``W + h C (S, 3, 3)`` [N s/m], assembled (for the links' added inertias)."""
+        n, t = self.normal, self.law.direction
+        return (
+            self.isotropic[:, None, None] * jnp.eye(3, dtype=n.dtype)
+            + self.normal_excess[:, None, None] * n[:, :, None] * n[:, None, :]
+            + self.sliding_excess[:, None, None] * t[:, :, None] * t[:, None, :]
+        )
 
 
 def implicit_contact_forces(
@@ -227,27 +251,24 @@ def implicit_contact_forces(
     impulse = slots.link_totals(jnp.where(touching, mu * f_n * dt, 0.0))
     fast = jnp.clip(momentum / jnp.where(impulse > 0, impulse, 1.0) - 1, 0.0, 1.0)
     fast = jnp.where(sliding & (impulse > 0), fast, 0.0)
-    # W and C in the orthonormal basis (normal, sliding direction, their cross product): the
-    # matrices are assembled by one dot, so the law is evaluated once per point, not once per entry.
-    basis = _contact_basis(normal, law.direction, trial_norm > 0)
-    damping = jnp.stack([normal_damping, (1 - fast) * tangent_damping, tangent_damping], axis=-1)
-    stiffness = jnp.stack([normal_stiffness, (1 - fast) * tangent_stiffness, tangent_stiffness], axis=-1)
-    components = jnp.einsum("pki,pi->pk", basis, velocity)
-    step_forces = law.forces - dt * jnp.einsum("pk,pki->pi", stiffness * components, basis)
-    matrices = jnp.einsum("pki,pkj->pij", (damping + dt * stiffness)[:, :, None] * basis, basis)
+    # W and C are isotropic across the normal plus excesses along the normal and the sliding
+    # direction: no 3x3 matrix is assembled (the step applies them as such, see resist).
+    direction = law.direction
+    normal_speed, sliding_speed = spatial.dot(normal, velocity), spatial.dot(direction, velocity)
+    sliding_stiffness = (1 - fast) * tangent_stiffness
+    step_forces = law.forces - dt * (
+        tangent_stiffness[:, None] * velocity
+        + ((normal_stiffness - tangent_stiffness) * normal_speed)[:, None] * normal
+        + ((sliding_stiffness - tangent_stiffness) * sliding_speed)[:, None] * direction
+    )
+    isotropic = tangent_damping + dt * tangent_stiffness
+    normal_excess = normal_damping + dt * normal_stiffness - isotropic
+    sliding_excess = -fast * isotropic
     carried = slots.scatter(touching.astype(jnp.int32), depth.shape[0]) > 0
-    return ImplicitContacts(slots.mask(step_forces), slots.mask(matrices), slots, law, carried)
-
-
-def _contact_basis(normal: jax.Array, direction: jax.Array, has_direction: jax.Array) -> jax.Array:
-    """``(P, 3, 3)``: rows ``n``, ``t`` (the sliding direction, or any tangent where there is
-    none) and ``n x t``."""
-    pick_x = jnp.abs(normal[:, :1]) < 0.9
-    helper = jnp.where(pick_x, jnp.array([1.0, 0.0, 0.0], normal.dtype), jnp.array([0.0, 1.0, 0.0], normal.dtype))
-    fallback = jnp.cross(normal, helper)
-    fallback = fallback / spatial.safe_norm(fallback)[:, None]
-    t = jnp.where(has_direction[:, None], direction, fallback)
-    return jnp.stack([normal, t, jnp.cross(normal, t)], axis=1)
+    mask = slots.mask
+    return ImplicitContacts(
+        mask(step_forces), mask(isotropic), mask(normal_excess), mask(sliding_excess), normal, slots, law, carried
+    )
 
 
 def implicit_deformation(

@@ -40,8 +40,10 @@ jitted_rollout = jax.jit(world_rollout, static_argnames="steps")
 
 @pytest.mark.parametrize("integrator", ["implicit_euler", "semi_implicit_euler", "rk4"])
 def test_models_step_as_they_would_alone(models, states, integrator):
-    """Two models that do not touch: each steps exactly as :func:`step` steps it alone (rk4, the
-    costliest to compile, with the box alone)."""
+    """Two models that do not touch: each steps as :func:`step` steps it alone, to rounding (rk4,
+    the costliest to compile, with the box alone). XLA fuses the two graphs differently, so the
+    last bit can differ: rk4's did by 1.7e-16 once the step's point positions became fused
+    products of columns (2026-12-02)."""
     if integrator == "rk4":
         models, states = models[1:], states[1:]
     world = WorldModel.build(models, dt=DT, integrator=integrator, collisions=False)
@@ -53,8 +55,8 @@ def test_models_step_as_they_would_alone(models, states, integrator):
         params = js.SimulationParams.build(model, dt=DT, integrator=integrator)
         alone, alone_out = jitted_single(model, state, joint_torques=inputs[m].joint_torques, params=params)
         for got, want in zip(jax.tree.leaves(next_world.states[m]), jax.tree.leaves(alone)):
-            np.testing.assert_array_equal(got, want)
-        np.testing.assert_array_equal(outputs.models[m].contact_forces, alone_out.contact_forces)
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(outputs.models[m].contact_forces, alone_out.contact_forces, rtol=1e-13, atol=1e-12)
     assert int(next_world.steps) == 1
 
 
