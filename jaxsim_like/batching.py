@@ -271,7 +271,7 @@ def simulate_batch(
       ``mu (B,)``); fields with the unbatched shape stay shared.
     - ``devices``: the devices of the mesh (default ``jax.devices()``: all of them, every host).
     - ``chunk_size``: ``None`` (plain vmap per device), an integer (``lax.map`` over chunks of
-      that many worlds per device) or ``"auto"`` (64 on CPU, ``None`` elsewhere); see the module doc.
+      that many worlds per device) or ``"auto"`` (:data:`CPU_CHUNK_SIZE` on CPU, ``None`` elsewhere); see the module doc.
     - ``checkpoint``: rematerialise each step in a backward pass (see :func:`jaxsim_like.rollout`).
     - ``trajectory``: what to keep besides the final states.
 
