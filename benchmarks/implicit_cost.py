@@ -36,12 +36,7 @@ SPREAD = 0.5
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler")
 
 
-def model_path(name: str) -> Path:
-    """The URDF of the shipped model ``name``."""
-    return Path(js.__file__).resolve().parent / "models" / name / f"{name}.urdf"
-
-
-def scans(path: Path, dt: float, steps: int) -> tuple[dict, tuple]:
+def scans(path: str | Path, dt: float, steps: int) -> tuple[dict, tuple]:
     """Integrator -> jitted ``steps``-step scan, and its arguments ``(state, torques)``."""
     model = js.load_model(path)
     upright = js.State.build(model, base_position=np.zeros(3))
@@ -63,7 +58,7 @@ def scans(path: Path, dt: float, steps: int) -> tuple[dict, tuple]:
 
 def measure(name: str, dt: float, steps: int, calls: int) -> dict:
     """One model's row: median µs per step of each integrator, their ratio, finiteness."""
-    functions, arguments = scans(model_path(name), dt, steps)
+    functions, arguments = scans(js.models.path(name), dt, steps)
     finite = {}
     for integrator, function in functions.items():
         final = timing.block(function(*arguments))
