@@ -196,11 +196,8 @@ class ImplicitContacts(NamedTuple):
 
     def resist(self, velocity: jax.Array) -> jax.Array:
         """``matrices @ velocity`` [N] for slot velocities ``(S, 3)`` [m/s]."""
-        n, t = self.normal, self.law.direction
-        return (
-            self.isotropic[:, None] * velocity
-            + (self.normal_excess * spatial.dot(n, velocity))[:, None] * n
-            + (self.sliding_excess * spatial.dot(t, velocity))[:, None] * t
+        return _isotropic_plus_excesses(
+            self.isotropic, self.normal_excess, self.sliding_excess, self.normal, self.law.direction, velocity
         )
 
     @property
@@ -212,6 +209,14 @@ class ImplicitContacts(NamedTuple):
             + self.normal_excess[:, None, None] * n[:, :, None] * n[:, None, :]
             + self.sliding_excess[:, None, None] * t[:, :, None] * t[:, None, :]
         )
+
+
+def _isotropic_plus_excesses(
+    isotropic: jax.Array, normal_excess: jax.Array, sliding_excess: jax.Array, n: jax.Array, t: jax.Array, v: jax.Array
+) -> jax.Array:
+    """``(isotropic I + normal_excess n n^T + sliding_excess t t^T) v`` ``(S, 3)``, for coefficients
+    ``(S,)``, directions ``n, t (S, 3)`` and vectors ``v (S, 3)``, without forming the 3x3 matrices."""
+    return isotropic[:, None] * v + (normal_excess * spatial.dot(n, v))[:, None] * n + (sliding_excess * spatial.dot(t, v))[:, None] * t
 
 
 def implicit_contact_forces(
@@ -253,13 +258,9 @@ def implicit_contact_forces(
     fast = jnp.where(sliding & (impulse > 0), fast, 0.0)
     # W and C are isotropic across the normal plus excesses along the normal and the sliding
     # direction: no 3x3 matrix is assembled (the step applies them as such, see resist).
-    direction = law.direction
-    normal_speed, sliding_speed = spatial.dot(normal, velocity), spatial.dot(direction, velocity)
     sliding_stiffness = (1 - fast) * tangent_stiffness
-    step_forces = law.forces - dt * (
-        tangent_stiffness[:, None] * velocity
-        + ((normal_stiffness - tangent_stiffness) * normal_speed)[:, None] * normal
-        + ((sliding_stiffness - tangent_stiffness) * sliding_speed)[:, None] * direction
+    step_forces = law.forces - dt * _isotropic_plus_excesses(
+        tangent_stiffness, normal_stiffness - tangent_stiffness, sliding_stiffness - tangent_stiffness, normal, law.direction, velocity
     )
     isotropic = tangent_damping + dt * tangent_stiffness
     normal_excess = normal_damping + dt * normal_stiffness - isotropic
