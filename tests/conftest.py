@@ -69,6 +69,7 @@ LONGEST = (
     "tests/workflows/test_workflow_tasks.py",
     "tests/workflows/test_workflow_examples.py",
     "tests/simulation/test_sim_implicit.py",
+    "tests/test_docs_snippets.py",
     "tests/simulation/test_world_contacts.py",
     "tests/workflows/test_workflow_batching.py",
     "tests/workflows/test_workflow_optimization.py",
