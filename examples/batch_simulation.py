@@ -36,6 +36,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def run(batch: int, duration: float, plot: str | None = None, verbose: bool = True) -> dict:
     """Simulate the batch; returns figures of what happened."""
+    if plot is not None:
+        from jaxsim_like.plots import require_matplotlib
+
+        require_matplotlib()  # now, not after the run
     import jax
     import jax.numpy as jnp
     import numpy as np

@@ -39,6 +39,7 @@ try:
 except ImportError:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jaxsim_like import tasks
+from jaxsim_like.plots import require_matplotlib
 
 EVALUATION_ACTIONS = 500  # 10 s at 50 Hz
 HELD_ACTIONS = 100  # the last 2 s
@@ -137,6 +138,8 @@ def evaluate(task: tasks.Task, params) -> dict:
 
 def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> dict:
     """Train; returns the figures reached (and writes the plots to the folder ``plot``)."""
+    if plot is not None:
+        require_matplotlib()  # now, not after the run
     config = settings(quick)
     task = tasks.cart_pole_swing_up(horizon=0, auto_reset=False)
     schedule = optax.cosine_decay_schedule(config["learning_rate"], config["iterations"], alpha=0.01)

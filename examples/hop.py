@@ -35,6 +35,7 @@ except ImportError:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import jaxsim_like as js
 from jaxsim_like import dynamics, optimization
+from jaxsim_like.plots import require_matplotlib
 from jaxsim_like.simulation.step import contact_point_positions
 
 HOPPER = Path(__file__).resolve().parent / "assets" / "hopper.urdf"
@@ -73,6 +74,8 @@ def holding_torques(model: js.Model, state: js.State) -> jax.Array:
 
 def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> dict:
     """Optimise the push-off; returns the figures reached (and writes plots to the folder ``plot``)."""
+    if plot is not None:
+        require_matplotlib()  # now, not after the run
     config = settings(quick)
     dt, steps, push, knots = config["dt"], config["steps"], config["push_steps"], config["knots"]
     model = js.load_model(HOPPER)

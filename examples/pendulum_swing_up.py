@@ -31,6 +31,7 @@ except ImportError:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import jaxsim_like as js
 from jaxsim_like import optimization
+from jaxsim_like.plots import require_matplotlib
 
 EFFORT = 6.0  # [N m]
 
@@ -49,6 +50,8 @@ def upright_error(q: float) -> float:
 
 def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> dict:
     """Optimise the swing-up; returns the figures reached (and writes plots to the folder ``plot``)."""
+    if plot is not None:
+        require_matplotlib()  # now, not after the run
     config = settings(quick)
     dt, steps, knots = config["dt"], config["steps"], config["knots"]
     model = js.load_model(js.models.path("pendulum"))

@@ -31,6 +31,7 @@ try:
 except ImportError:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jaxsim_like import tasks
+from jaxsim_like.plots import require_matplotlib
 from jaxsim_like.tasks.brax_style import for_brax
 
 EPISODE_ACTIONS = 250
@@ -67,6 +68,8 @@ TASKS = {"cart_pole": tasks.cart_pole_swing_up, "quadruped": tasks.quadruped_wal
 
 def run(task_name: str = "cart_pole", quick: bool = False, plot: str | None = None, verbose: bool = True) -> dict:
     """Train; returns the figures reached (and writes the plot to the folder ``plot``)."""
+    if plot is not None:
+        require_matplotlib()  # now, not after the run
     restore_device_put_replicated()
     from brax.training.agents.ppo import train as ppo
 

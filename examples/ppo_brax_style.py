@@ -29,6 +29,7 @@ try:
 except ImportError:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jaxsim_like import tasks
+from jaxsim_like.plots import require_matplotlib
 from jaxsim_like.tasks.brax_style import BraxStyleEnv, EnvState
 
 
@@ -93,6 +94,8 @@ def log_prob(mean, log_std, action):
 
 
 def run(task_name: str = "cart_pole", quick: bool = False, plot: str | None = None, verbose: bool = True, seed: int = 0) -> dict:
+    if plot is not None:
+        require_matplotlib()  # now, not after the run
     config = settings(task_name, quick)
     task = make_task(task_name, config["horizon"])
     env = BraxStyleEnv(task)

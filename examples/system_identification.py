@@ -31,6 +31,7 @@ except ImportError:  # a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import jaxsim_like as js
 from jaxsim_like import optimization
+from jaxsim_like.plots import require_matplotlib
 from jaxsim_like.recording import Recording
 
 BOX = Path(__file__).resolve().parents[1] / "tests" / "assets" / "free_box.urdf"
@@ -47,6 +48,8 @@ def settings(quick: bool) -> dict:
 
 def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> dict:
     """Record, then fit; returns the figures reached (and writes plots to the folder ``plot``)."""
+    if plot is not None:
+        require_matplotlib()  # now, not after the run
     config = settings(quick)
     dt, steps = config["dt"], config["steps"]
     model = js.load_model(BOX)

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Sequence
 
 import numpy as np
 
 from .recording import Recording
+
+
+MISSING = "plots need matplotlib: pip install 'jaxsim_like[plot]'"
+
+
+def require_matplotlib() -> None:
+    """ImportError when matplotlib is not installed: call it before the work whose results a plot shows."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ImportError(MISSING)
 
 
 def _pyplot():
@@ -17,7 +27,7 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as error:
-        raise ImportError("plots need matplotlib: pip install 'jaxsim_like[plot]'") from error
+        raise ImportError(MISSING) from error
     return plt
 
 

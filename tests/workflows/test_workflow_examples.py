@@ -78,3 +78,16 @@ def test_batch_simulation_example(example, workflow_figures):
     assert figures["max_clearance_at_end_m"] < 0.02
     # JAX has started in this process: splitting the CPU into devices is refused, not ignored.
     assert module.main(["--quick", "--cpu-devices", "2"]) == 2
+
+
+@pytest.mark.parametrize(
+    "name", ["batch_simulation", "cart_pole_apg", "hop", "pendulum_swing_up", "ppo_brax", "ppo_brax_style", "system_identification"]
+)
+def test_examples_check_matplotlib_before_the_run(example, name, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda module, *a: None if module == "matplotlib" else real(module, *a))
+    arguments = {"batch_simulation": (1, 0.1)}.get(name, ())
+    with pytest.raises(ImportError, match="plots need matplotlib: pip install"):
+        example(name).run(*arguments, plot=str(tmp_path))
