@@ -3,7 +3,7 @@
 Each subcommand is added to the parser by an ``_add_<name>`` function that sets its handler
 (``handler(args) -> exit status``); :func:`main` dispatches and turns the errors a user can
 cause (bad files, bad arguments, missing optional dependencies) into one line on stderr and
-exit status 2. A simulation that goes non-finite exits with status 1.
+exit status 2. A simulation that goes non-finite exits with status 1, Ctrl-C with status 130.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ examples:
   jaxsim-like view humanoid --recording run.npz --out view.html
   jaxsim-like bench --model humanoid --batches 1,64
 
-exit status: 0 done, 1 a simulation went non-finite, 2 bad input or arguments."""
+exit status: 0 done, 1 a simulation went non-finite, 2 bad input or arguments, 130 Ctrl-C
+(simulate then prints the summary of the steps done)."""
 
 
 def _model_source(name_or_path: str) -> str:
@@ -280,12 +281,14 @@ def _run_simulate(args: argparse.Namespace) -> int:
         model, description = load(_model_source(args.model), floating_base=args.floating_base, strict=args.strict, contact_sampling=_sampling(args))
     else:
         model, description = _load(args), None
-    lines, diverged = cli_simulate.simulate(args, model, [] if args.quiet else summary_lines(model), started, log, description)
-    print("\n".join(lines).lstrip("\n"))
+    cli_simulate.check_model(model)
+    if not args.quiet:
+        print("\n".join(summary_lines(model)) + "\n", flush=True)
+    lines, diverged, interrupted = cli_simulate.simulate(args, model, started, log, description)
+    print("\n".join(lines))
     if diverged is not None:
         print(f"jaxsim-like: error: {diverged}", file=sys.stderr)
-        return 1
-    return 0
+    return 130 if interrupted else 1 if diverged is not None else 0
 
 
 def _add_view(commands) -> None:
@@ -369,6 +372,9 @@ def _main(argv: list[str] | None) -> int:
         enable_persistent_cache()
     try:
         return args.handler(args)
+    except KeyboardInterrupt:
+        print("\njaxsim-like: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     except (ModelLoadError, ValueError, ImportError, OSError) as error:
         message = " ".join(str(error).split("\n")) or type(error).__name__
         print(f"jaxsim-like: error: {message}", file=sys.stderr)

@@ -4,13 +4,15 @@ The run goes in segments of steps through :func:`jaxsim_like.batching.simulate_b
 the final states and a :class:`~jaxsim_like.monitor.Summary` per world; ``--out`` keeps chosen
 fields of every ``--every``-th step of ``--worlds`` and streams them to the ``.npz`` file segment by
 segment, ``--plot`` keeps (at most about 2000 samples of) one world. Setup, compilation (traced,
-lowered and compiled, or read from the persistent cache) and the run are timed apart.
+lowered and compiled, or read from the persistent cache) and the run are timed apart. A long run
+prints an estimate of its time; Ctrl-C stops it between segments with the summary of the steps done.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import os
 import sys
 import threading
@@ -28,6 +30,10 @@ PLOT_SAMPLES = 2000
 PLOT_FIELDS = ("base_position", "joint_positions", "joint_torques", "contact_forces")
 VIEW_FIELDS = ("base_position", "base_quaternion", "joint_positions", "contact_forces")
 """What an ``--html`` view plays: the poses, and the contact forces for its arrows."""
+MAX_STEPS = int(np.iinfo(np.int32).max)
+"""The most steps of a run (steps are counted in int32)."""
+LONG_RUN_SECONDS = 60.0
+"""A run whose remaining steps are estimated to take longer gets the estimate printed."""
 
 
 class UsageError(ValueError):
@@ -48,8 +54,13 @@ def check_arguments(args: argparse.Namespace) -> None:
     optional dependencies that are missing: everything that would otherwise fail after the run."""
     from .recording import SAMPLE_FIELDS
 
-    if not args.duration > 0 or not args.dt > 0:
-        raise UsageError("--duration and --dt must be positive")
+    if not (0 < args.duration < math.inf and 0 < args.dt < math.inf):
+        raise UsageError(f"--duration and --dt must be positive and finite, got {args.duration} and {args.dt}")
+    if not args.duration / args.dt <= MAX_STEPS:
+        raise UsageError(
+            f"--duration {args.duration} at --dt {args.dt} is {args.duration / args.dt:.3g} steps, more than the "
+            f"{MAX_STEPS:,} a run can count: shorten --duration or raise --dt"
+        )
     if args.batch < 1:
         raise UsageError("--batch must be at least 1")
     if args.every < 1:
@@ -87,6 +98,22 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise UsageError(f"{option} {path} is a directory")
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise UsageError("--plot needs matplotlib: pip install 'jaxsim_like[plot]'")
+
+
+def check_model(model) -> None:
+    """UsageError for a model that cannot be dropped: a floating base with no collidable points."""
+    if model.floating_base and not model.point_link:
+        raise UsageError(
+            f"model '{model.name}' has no collidable points, so its floating base would fall through the ground: "
+            "give its links <collision> shapes, raise --mesh-points, or use --fixed-base"
+        )
+
+
+def _clock(seconds: float) -> str:
+    """``seconds`` as ``1 h 02 min``, ``3 min 05 s`` or ``42 s``."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
 def _world_list(text: str) -> tuple[int, ...]:
@@ -212,12 +239,14 @@ def diverged_report(first: np.ndarray, dt: float) -> str | None:
 
 
 def simulate(
-    args: argparse.Namespace, model, summary_lines: list[str], setup_started: float, log, description=None
-) -> tuple[list[str], str | None]:
+    args: argparse.Namespace, model, setup_started: float, log, description=None
+) -> tuple[list[str], str | None, bool]:
     """Run the simulation described by ``args`` on the loaded ``model`` (``log``, a
     :class:`~jaxsim_like.compile_cache.CompileLog`, counts what was compiled since the command
     started; ``description``, the model's, gives an ``--html`` view its visual shapes); returns
-    the report lines and the divergence message (None when all stayed finite)."""
+    the report lines, the divergence message (None when all stayed finite) and whether Ctrl-C
+    stopped the run (then the report covers the steps done, and nothing is saved). Ctrl-C during
+    the first segment (compiling) raises KeyboardInterrupt: there is nothing to report yet."""
     import jax
 
     from .batching import simulate_batch
@@ -225,11 +254,7 @@ def simulate(
     from .recording import Recording, RecordingWriter
     from .simulation import SimulationParams
 
-    if model.floating_base and not model.point_link:
-        raise UsageError(
-            f"model '{model.name}' has no collidable points, so its floating base would fall through the ground: "
-            "give its links <collision> shapes, raise --mesh-points, or use --fixed-base"
-        )
+    check_model(model)
     contact = {k: v for k, v in (("max_penetration", args.max_penetration), ("friction", args.friction)) if v is not None}
     params = SimulationParams.build(model, dt=args.dt, integrator=args.integrator, **contact)
     states = _initial_states(model, args)
@@ -251,6 +276,7 @@ def simulate(
 
     writer, samples, summary = None, None, None
     done, first_call, steady, run_started = 0, 0.0, None, time.perf_counter()
+    interrupted = False
     try:
         while done < steps:
             length = min(segment, steps - done)
@@ -262,6 +288,12 @@ def simulate(
                 first_call, run_started = time.perf_counter() - started, time.perf_counter()
             elif steady is None and length == segment:
                 steady = time.perf_counter() - started
+                remaining = (steps - done - length) / segment * steady
+                if remaining > LONG_RUN_SECONDS and not args.quiet:
+                    sys.stderr.write(
+                        f"estimated    {_clock(remaining)} for the remaining {steps - done - length:,} steps "
+                        "(Ctrl-C stops the run and prints the summary so far)\n"
+                    )
             part, chunk = kept if outputs is not None else (kept, None)
             summary = part if summary is None else summary.then(part, done)
             if chunk is not None:
@@ -281,6 +313,13 @@ def simulate(
                 _progress(done, steps, run_started)
         if writer is not None:
             writer.close()
+    except KeyboardInterrupt:
+        if writer is not None:
+            writer.abort()
+        if summary is None:
+            raise
+        interrupted = True
+        sys.stderr.write("\n")
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -292,6 +331,14 @@ def simulate(
     first_run = None if steady is None else steady * min(segment, steps) / segment
     run = None if first_run is None else time.perf_counter() - run_started + first_run
     timing = (setup, first_call - (first_run or 0.0), log, run)
+    diverged = diverged_report(np.asarray(summary.first_nonfinite), args.dt)
+    if interrupted:
+        lines = _report(args, model, summary, states, done, timing)
+        lines.append(
+            f"interrupted  after {done:,} of {steps:,} steps (Ctrl-C): the lines above cover those steps"
+            + ("; nothing saved" if args.out or args.plot or args.html else "")
+        )
+        return lines, diverged, True
     recording = None
     if args.plot or args.html:
         if args.out:
@@ -312,7 +359,7 @@ def simulate(
 
         export_html(args.html, model, recording, description=description)
         lines.append(f"viewed       {args.html} ({recording.base_position.shape[0]} world(s))")
-    return summary_lines + [""] + lines, diverged_report(np.asarray(summary.first_nonfinite), args.dt)
+    return lines, diverged, False
 
 
 def _report(args: argparse.Namespace, model, summary, states, steps: int, timing) -> list[str]:

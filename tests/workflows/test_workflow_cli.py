@@ -155,6 +155,10 @@ def error_cases(tmp_path, monkeypatch):
         (["simulate", "pendulum", "--batch", "2", "--out", str(tmp_path / "run.npz"), "--worlds", "0,5"], "--worlds must list indices"),
         (["simulate", "pendulum", "--fields", "joint_positions,speed", "--out", str(tmp_path / "run.npz")], "unknown field(s) speed"),
         (["simulate", "pendulum", "--duration", "0"], "--duration and --dt must be positive"),
+        (["simulate", "pendulum", "--duration", "inf"], "--duration and --dt must be positive and finite, got inf"),
+        (["simulate", "pendulum", "--duration", "nan"], "must be positive and finite, got nan"),
+        (["simulate", "pendulum", "--dt", "inf"], "must be positive and finite"),
+        (["simulate", "pendulum", "--duration", "1e9"], "is 5e+11 steps, more than the 2,147,483,647 a run can count"),
     ]
 
 
@@ -199,3 +203,60 @@ def test_help_and_version(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--version"])
     assert capsys.readouterr().out.strip() == f"jaxsim-like {js.__version__}"
+
+
+def test_duration_is_checked_before_loading(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_load", lambda args: pytest.fail("the model was loaded before the check"))
+    for duration in ("inf", "1e9", "-1"):
+        assert cli.main(["simulate", "pendulum", "--duration", duration]) == 2
+        assert capsys.readouterr().err.startswith("jaxsim-like: error: --duration")
+
+
+@pytest.fixture
+def segments(monkeypatch, capsys):
+    """simulate_batch counted: 20-step segments; ``calls`` holds the stdout printed before each call and
+    ``err`` the stderr; ``interrupt_at``: the call that Ctrl-C interrupts (None: none)."""
+    from jaxsim_like import batching, cli_simulate
+
+    monkeypatch.setattr(cli_simulate, "SEGMENT_STEPS", 20)
+    real = batching.simulate_batch
+    state = {"calls": [], "err": "", "interrupt_at": None}
+
+    def counted(*args, **kwargs):
+        captured = capsys.readouterr()
+        state["calls"].append(captured.out)
+        state["err"] += captured.err
+        if len(state["calls"]) == state["interrupt_at"]:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batching, "simulate_batch", counted)
+    return state
+
+
+def test_simulate_prints_the_summary_first_and_estimates_long_runs(segments, monkeypatch, capsys):
+    from jaxsim_like import cli_simulate
+
+    monkeypatch.setattr(cli_simulate, "LONG_RUN_SECONDS", 0.0)  # every run is long
+    assert cli.main(["simulate", "pendulum", "--duration", "0.06", "--dt", "0.001"]) == 0
+    assert len(segments["calls"]) == 3 and "model        pendulum" in segments["calls"][0]
+    captured = capsys.readouterr()
+    assert "model        pendulum" not in captured.out and "finite       1 of 1 world(s)" in captured.out
+    err = segments["err"] + captured.err
+    assert re.search(r"^estimated    \d+ s for the remaining 20 steps \(Ctrl-C stops", err, re.M), err
+
+
+def test_ctrl_c_stops_with_the_summary_so_far(segments, tmp_path, capsys):
+    segments["interrupt_at"] = 3
+    out = tmp_path / "run.npz"
+    assert cli.main(["simulate", "pendulum", "--duration", "0.06", "--dt", "0.001", "--out", str(out)]) == 130
+    captured = capsys.readouterr()
+    assert "interrupted  after 40 of 60 steps (Ctrl-C): the lines above cover those steps; nothing saved" in captured.out
+    assert "simulated    0.040 s x 1 world" in captured.out and "finite       1 of 1 world(s)" in captured.out
+    assert "Traceback" not in captured.err and not out.exists()
+
+
+def test_ctrl_c_while_compiling_is_one_line(segments, capsys):
+    segments["interrupt_at"] = 1
+    assert cli.main(["simulate", "pendulum", "--duration", "0.06", "--dt", "0.001"]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "jaxsim-like: interrupted (Ctrl-C)"
