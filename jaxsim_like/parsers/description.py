@@ -202,16 +202,19 @@ class ModelDescription:
 
 @dataclass
 class PhysicsDescription:
-    """The ``<physics>`` element of a world: step size [s], real-time factor, engine type."""
+    """A world's physics settings: step size [s], real-time factor, engine type (SDF ``<physics>``,
+    ``mujoco`` for MJCF ``<option>``) and the nearest of jaxsim_like's integrators to the file's
+    (``""`` when the file names none)."""
 
     step_size: float = 0.001
     real_time_factor: float = 1.0
     type: str = ""
+    integrator: str = ""
 
 
 @dataclass
 class WorldDescription:
-    """An SDF world: its name, gravity ``(3,)`` in m/s^2, physics settings and models with poses."""
+    """An SDF world (or an MJCF file, one model per tree): its name, gravity ``(3,)`` in m/s^2, physics settings and models with poses."""
 
     name: str
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.80665]))

@@ -286,7 +286,8 @@ class _Reader:
         if joint_type not in ("revolute", "prismatic"):
             lower, upper = -math.inf, math.inf
         elif lower > upper:
-            self.warn(limit, f"lower limit {lower:g} above upper limit {upper:g} of joint '{element.get('name')}': taken as unlimited (as PyBullet does)")
+            joint = element.get("name")
+            self.warn(limit, f"lower limit {lower:g} above upper limit {upper:g} of joint '{joint}': taken as unlimited (as PyBullet does)")
             lower, upper = -math.inf, math.inf
         if joint_type not in _MOVING_TYPES:
             effort, velocity = math.inf, math.inf
