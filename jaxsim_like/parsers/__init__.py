@@ -19,6 +19,7 @@ from .convert import (
     urdfstring_to_sdfstring,
 )
 from .description import (
+    ActuatorDescription,
     Collision,
     FrameDescription,
     Geometry,
@@ -42,6 +43,7 @@ from .validate import validate_description
 from .xml import error_at, load_xml
 
 __all__ = [
+    "ActuatorDescription",
     "Collision",
     "FrameDescription",
     "Geometry",

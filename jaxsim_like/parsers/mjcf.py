@@ -25,8 +25,9 @@ What is read:
   named like a link is the frame ``name::site``.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
-tendons, equality constraints. Joint stiffness (springs) is not represented and warns. Actuators,
-sensors and contact options are not read. Locations name the file and the element; lines are
+tendons, equality constraints. Joint stiffness (springs) is not represented and warns. Motor,
+position and velocity actuators on joints are read (:mod:`.mjcf_actuators`; others warn and are
+dropped); sensors and contact options are not read. Locations name the file and the element; lines are
 those of the main file's elements.
 """
 
@@ -50,6 +51,7 @@ from .description import (
     WorldDescription,
 )
 from .errors import ModelLoadError, warn
+from .mjcf_actuators import read_actuators, warn_unrepresented
 from .sdf_values import quaternion_to_rotation
 from .validate import validate_description
 from .xml import load_xml, looks_like_xml
@@ -80,8 +82,11 @@ def _pose(position, quaternion_wxyz) -> np.ndarray:
 class _Reader:
     """Names and locations of one compiled model's objects."""
 
-    def __init__(self, mujoco, model, file: str | None, lines: dict[tuple[str, str | None], int]) -> None:
-        self.mujoco, self.m, self.file, self.lines = mujoco, model, file, lines
+    def __init__(self, mujoco, model, file: str | None, root) -> None:
+        self.mujoco, self.m, self.file, self.lines = mujoco, model, file, _lines(root)
+        # The actuator elements of the main file in order, (tag, line): MuJoCo's order when all are there.
+        elements = [(child.tag, child.sourceline) for section in root.iter("actuator") for child in section if isinstance(child.tag, str)]
+        self.actuator_elements = elements if len(elements) == model.nu else None
 
     def name(self, kind: str, index: int) -> str:
         obj = getattr(self.mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
@@ -298,6 +303,7 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
         M_H_root=M_H_root,
         fixed_to_world=not free,
         source=reader.file,
+        actuators=read_actuators(reader, {joint.name for joint in joints}),
     )
     validate_description(description)
     return description
@@ -310,8 +316,9 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     document = load_xml(source)
     file = document.file
     m = _compile(mujoco, source)
-    reader = _Reader(mujoco, m, file, _lines(document.root))
+    reader = _Reader(mujoco, m, file, document.root)
     _unsupported(reader)
+    warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")
     return reader, name
 
