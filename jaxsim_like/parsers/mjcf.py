@@ -25,7 +25,8 @@ What is read:
   named like a link is the frame ``name::site``.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
-tendons, equality constraints. Joint stiffness (springs) is not represented and warns. Motor,
+tendons, equality constraints. Joint stiffness (springs), fluid forces, contact pairs and excludes,
+and the damping and friction loss of free joints are not represented and warn. Motor,
 position and velocity actuators on joints are read (:mod:`.mjcf_actuators`; others warn and are
 dropped); sensors and contact options are not read. Locations name the file and the element; lines are
 those of the main file's elements.
@@ -138,6 +139,29 @@ def _unsupported(reader: _Reader) -> None:
             line=where.line,
             element=where.element,
         )
+
+
+def _warn_at(reader: _Reader, tag: str, message: str) -> None:
+    """A warning at the first ``<tag>`` of the main file (the ``<mujoco>`` root when it has none there)."""
+    line = reader.lines.get((tag, None))
+    element = f"<{tag}>" if line is not None else "<mujoco>"
+    warn(message, file=reader.file, line=line if line is not None else reader.lines.get(("mujoco", None)), element=element)
+
+
+def _warn_dropped(reader: _Reader) -> None:
+    """Located warnings for what MuJoCo would simulate and this model leaves out: fluid forces,
+    contact pairs and excludes, and the damping and friction loss of free joints."""
+    m = reader.m
+    if m.opt.density > 0.0 or m.opt.viscosity > 0.0:
+        _warn_at(reader, "option", f"fluid forces (density {m.opt.density:g} kg/m^3, viscosity {m.opt.viscosity:g} Pa s) are not represented: ignored")
+    if m.npair or m.nexclude:
+        _warn_at(reader, "contact", f"contact pairs ({m.npair}) and excludes ({m.nexclude}) are not represented: ignored")
+    for j in range(m.njnt):
+        dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
+        if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
+            where = reader.where("joint", reader.joint(j))
+            message = f"the damping and friction loss of free joint '{reader.joint(j)}' are not represented: ignored"
+            warn(message, file=where.file, line=where.line, element=where.element)
 
 
 def _inertial(m, b: int) -> Inertial:
@@ -318,6 +342,7 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     m = _compile(mujoco, source)
     reader = _Reader(mujoco, m, file, document.root)
     _unsupported(reader)
+    _warn_dropped(reader)
     warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")
     return reader, name

@@ -229,7 +229,8 @@ def test_equality_constraints_are_named(tmp_path: Path):
 def test_springs_warn_once_and_strict_raises():
     with pytest.warns(js.ModelLoadWarning, match=r"joint stiffness \(springs\) is not represented: ignored on 19 joint") as record:
         js.load_model(DATA / "humanoid/humanoid.xml")
-    assert len([w for w in record if issubclass(w.category, js.ModelLoadWarning)]) == 1
+    reasons = [w.message.reason for w in record if issubclass(w.category, js.ModelLoadWarning)]
+    assert [reason[:15] for reason in reasons] == ["joint stiffness", "contact pairs ("]
     with pytest.raises(js.ModelLoadError, match="joint stiffness"):
         js.load_model(DATA / "humanoid/humanoid.xml", strict=True)
 
@@ -318,3 +319,21 @@ def test_an_implicit_integrator_is_read_as_the_nearest_with_a_note():
     assert world.physics.integrator == "implicit_euler"
     with pytest.raises(js.ModelLoadError, match="implicitfast"):
         js.load_world(xml, strict=True)
+
+
+def test_what_mujoco_would_simulate_and_the_model_leaves_out_warns_located():
+    xml = (
+        '<mujoco>\n<option density="1.2" viscosity="0.002"/>\n<worldbody><body name="a"><joint name="float" type="free" damping="0.1"/>'
+        '<geom name="g" size="0.1"/></body><body name="b" pos="1 0 0"><joint type="hinge"/><geom name="h" size="0.1"/></body></worldbody>\n'
+        '<contact><exclude body1="a" body2="b"/></contact></mujoco>'
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        js.load_world(xml)
+    found = [(w.message.line, w.message.element, w.message.reason) for w in caught if issubclass(w.category, js.ModelLoadWarning)]
+    assert found == [
+        (2, "<option>", "fluid forces (density 1.2 kg/m^3, viscosity 0.002 Pa s) are not represented: ignored"),
+        (4, "<contact>", "contact pairs (0) and excludes (1) are not represented: ignored"),
+        (3, '<joint name="float">', "the damping and friction loss of free joint 'float' are not represented: ignored"),
+        (2, "<option>", "MuJoCo's integrator 'euler' is read as the nearest here, 'semi_implicit_euler' (which forces each takes implicitly differs)"),
+    ]
