@@ -400,13 +400,15 @@ def _physics(reader: _Reader) -> PhysicsDescription:
 
 def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
     """An MJCF path or XML string as a world: one model per tree (see :func:`_trees`; a free tree is
-    named after its root body), MuJoCo's gravity [m/s^2] and ``<option>`` timestep [s] and integrator
+    named after its root body), MuJoCo's gravity [m/s^2] (zero where ``<flag gravity="disable">``) and
+    ``<option>`` timestep [s] and integrator
     (the nearest, see :class:`PhysicsDescription`). Raises as :func:`parse_mjcf`."""
     reader, name = _read(source)
     models = [_describe(reader, tree, _tree_name(reader, tree, name)) for tree in _trees(reader)]
+    gravity_off = reader.m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_GRAVITY)
     return WorldDescription(
         name=name,
-        gravity=np.array(reader.m.opt.gravity, dtype=float),
+        gravity=np.zeros(3) if gravity_off else np.array(reader.m.opt.gravity, dtype=float),
         physics=_physics(reader),
         models=models,
         source=reader.file,

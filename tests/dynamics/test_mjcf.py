@@ -312,6 +312,11 @@ def test_a_robot_and_a_free_object_simulate_as_a_world():
     np.testing.assert_allclose(np.asarray(base_acceleration)[:3], [0.0, 0.0, -9.0], atol=1e-12)
 
 
+def test_a_disabled_gravity_is_zero():
+    world = js.load_world('<mujoco><option gravity="0 0 -3"><flag gravity="disable"/></option><worldbody><body><freejoint/><geom size="1"/></body></worldbody></mujoco>')
+    np.testing.assert_array_equal(world.gravity, np.zeros(3))
+
+
 def test_an_implicit_integrator_is_read_as_the_nearest_with_a_note():
     xml = '<mujoco>\n<option integrator="implicitfast"/><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
     with pytest.warns(js.ModelLoadWarning, match=r"<string>:2: <option>: MuJoCo's integrator 'implicitfast' is read as the nearest here, 'implicit_euler'"):
