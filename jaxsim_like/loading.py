@@ -42,7 +42,7 @@ def load_model(
     contact_sampling: ContactSampling = ContactSampling(),
     strict: bool = False,
 ) -> Model:
-    """Load a URDF or SDF model (a path or an XML string; the format is detected).
+    """Load a URDF, SDF or MJCF model (a path or an XML string; the format is detected).
 
     ``floating_base`` overrides the file's choice (floating unless the root is welded to the
     world); ``srdf`` (path or string) attaches semantic groups, states and collision pairs,
@@ -58,10 +58,13 @@ def load_model(
 
 
 def load_world(source: str | os.PathLike, *, strict: bool = False) -> WorldDescription:
-    """Read an SDF world: its name, gravity, physics step and every model with its pose.
+    """Read an SDF world, or an MJCF file (one model per tree: each free body and its subtree, and
+    the bodies under the world): its name, gravity, physics step (and for MJCF the nearest
+    integrator) and every model with its pose.
 
     ``strict=True`` makes the parser's :class:`ModelLoadWarning` (a mimic naming a missing
-    joint) a :class:`ModelLoadError`; the models' bodies are checked when they are built.
+    joint, an MJCF integrator read as a different one) a :class:`ModelLoadError`; the models'
+    bodies are checked when they are built.
     """
     with strictness(strict):
         return parse_world(source)

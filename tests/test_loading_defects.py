@@ -1,6 +1,6 @@
 """Robot files with the defects found in public robot descriptions (tests/assets/defects): each
 loads with the documented warnings (or none), finite dynamics and a positive definite mass
-matrix, and ``strict=True`` turns every warning into a ModelLoadError."""
+matrix (static models: none), and ``strict=True`` turns every warning into a ModelLoadError."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 import jaxsim_like as js
 from jaxsim_like import dynamics as D
 from jaxsim_like.dynamics import consistency
+from jaxsim_like.parsers import parse_urdf
 
 DEFECTS = Path(__file__).resolve().parent / "assets" / "defects"
 
@@ -54,6 +55,20 @@ CASES = {
         '<joint name="shoulder">',
         "mimic refers to invalid joint 'elbow': 1 mimic(s) name a joint the model does not have",
     ),
+    "xml_version_zero.urdf": (None, ""),
+    "lower_above_upper.urdf": (
+        "<limit>",
+        "lower limit 1 above upper limit -1 of joint 'shoulder': taken as unlimited (as PyBullet does)",
+    ),
+    "several_axes.urdf": ('<joint name="shoulder">', "several <axis> elements: the first (line 20) is used, not those of line(s) 21"),
+    "two_shapes.urdf": ("<geometry>", "several shapes (<box>, <sphere>): the first is used"),
+    "mesh_scale_four.urdf": ("<mesh>", "scale='1 1 1 1': expected 3 number(s), got 4; the first 3 are used"),
+    "unknown_geometry.urdf": ("<torus>", "unknown geometry 'torus': the collision is dropped"),
+    "static_tray.urdf": (
+        '<link name="tray_base">',
+        "model 'tray' has no mass and no moving joint on a free base: loaded as a static model welded to the world",
+    ),
+    "static_plane.urdf": ('<link name="floor">', "model 'plane' has no mass and no moving joint on a free base"),
     "missing_mesh.urdf": (
         '<collision name="base_shell">',
         "mesh 'package://missing_description/meshes/shell.stl' of collision 'base_shell' of link 'base' was not found: "
@@ -102,7 +117,7 @@ def test_defect_loads_with_one_located_warning(name: str):
 
 
 # The defects that change or could break the bodies (mimic, mesh and XML cases leave them as written).
-BODY_CASES = [name for name in sorted(CASES) if not name.startswith(("mimic", "missing_mesh", "leading"))]
+BODY_CASES = [name for name in sorted(CASES) if not name.startswith(("mimic", "missing_mesh", "leading", "static"))]
 
 
 @pytest.mark.parametrize("name", BODY_CASES)
@@ -214,3 +229,19 @@ def test_load_world_strict_raises_on_a_mimic_of_a_missing_joint(tmp_path: Path):
     assert loaded.models[0].joint("j").mimic is None
     with pytest.raises(js.ModelLoadError, match="mimic refers to invalid joint 'elbow'"):
         js.load_world(world, strict=True)
+
+
+def test_static_models_of_zero_mass_are_welded_and_keep_their_shapes():
+    tray, _ = load(DEFECTS / "static_tray.urdf")
+    assert (tray.dofs, tray.floating_base, len(tray.point_link)) == (0, False, 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", js.ModelLoadWarning)
+        description = parse_urdf(DEFECTS / "static_plane.urdf")
+    (collision,) = description.link("floor").collisions
+    assert description.static and description.fixed_to_world
+    assert (collision.geometry.type, collision.geometry.normal) == ("plane", (0.0, 0.0, 1.0))
+
+
+def test_unlimited_after_lower_above_upper():
+    model, _ = load(DEFECTS / "lower_above_upper.urdf")
+    assert np.isinf(np.asarray([model.position_limit_lower, model.position_limit_upper])).all()

@@ -1,6 +1,6 @@
 """Model loading: URDF, SDF and SRDF documents into plain descriptions (no JAX here).
 
-``parse_model`` reads a URDF or SDF model (path or XML string), ``parse_world`` an SDF world;
+``parse_model`` reads a URDF, SDF or MJCF model (path or XML string), ``parse_world`` an SDF or MJCF world;
 both raise :class:`ModelLoadError` naming file, line and element on bad input.
 """
 
@@ -19,6 +19,7 @@ from .convert import (
     urdfstring_to_sdfstring,
 )
 from .description import (
+    ActuatorDescription,
     Collision,
     FrameDescription,
     Geometry,
@@ -34,7 +35,7 @@ from .description import (
     WorldDescription,
 )
 from .errors import ModelLoadError, ModelLoadWarning
-from .mjcf import parse_mjcf
+from .mjcf import parse_mjcf, parse_mjcf_world
 from .sdf import parse_sdf, parse_sdf_world, parse_sdf_worlds
 from .srdf import parse_srdf
 from .urdf import parse_urdf
@@ -42,6 +43,7 @@ from .validate import validate_description
 from .xml import error_at, load_xml
 
 __all__ = [
+    "ActuatorDescription",
     "Collision",
     "FrameDescription",
     "Geometry",
@@ -63,6 +65,7 @@ __all__ = [
     "get_sdf_string",
     "get_world_name_from_sdf",
     "parse_mjcf",
+    "parse_mjcf_world",
     "parse_model",
     "parse_sdf",
     "parse_sdf_world",
@@ -93,5 +96,8 @@ def parse_model(source: str | os.PathLike) -> ModelDescription:
 
 
 def parse_world(source: str | os.PathLike) -> WorldDescription:
-    """The world of an SDF path or XML string: gravity, physics and models with their poses."""
+    """The world of an SDF or MJCF (one model per tree) path or XML string: gravity, physics and
+    models with their poses."""
+    if load_xml(source).root.tag == "mujoco":
+        return parse_mjcf_world(source)
     return parse_sdf_world(source)

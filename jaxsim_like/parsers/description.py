@@ -161,13 +161,33 @@ class FrameDescription:
 
 
 @dataclass
+class ActuatorDescription:
+    """A joint actuator (MJCF), as MuJoCo applies it to its joint: the joint force [N m or N] is
+    ``gear * clip(f, *force_range)`` for the control ``u`` in ``ctrl_range`` with, by ``kind``,
+    ``f = gain u`` (``motor``), ``f = kp (u - gear q) - kv gear q_dot`` (``position``) or
+    ``f = kv (u - gear q_dot)`` (``velocity``). Unbounded ranges are ``(-inf, inf)``."""
+
+    name: str
+    joint: str
+    kind: str
+    gear: float = 1.0
+    gain: float = 1.0
+    kp: float = 0.0
+    kv: float = 0.0
+    ctrl_range: tuple[float, float] = (-np.inf, np.inf)
+    force_range: tuple[float, float] = (-np.inf, np.inf)
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
 class ModelDescription:
     """A kinematic tree as written in the file, fixed joints included.
 
     ``root`` is the root link; ``M_H_root: (4, 4)`` its pose in the model frame and
     ``W_H_M: (4, 4)`` the model frame in the world (the SDF ``<model><pose>``, or the pose
     given by a world file). ``fixed_to_world`` is True when the file welds the root to the
-    world (URDF root named ``world``, SDF ``<static>`` or a joint to ``world``).
+    world (URDF root named ``world``, SDF ``<static>`` or a joint to ``world``). ``actuators``
+    are the file's joint actuators (MJCF only).
     """
 
     name: str
@@ -180,6 +200,7 @@ class ModelDescription:
     fixed_to_world: bool = False
     static: bool = False
     source: str | None = None
+    actuators: list[ActuatorDescription] = field(default_factory=list)
 
     def link(self, name: str) -> LinkDescription:
         """The link called ``name`` (KeyError if none)."""
@@ -202,16 +223,19 @@ class ModelDescription:
 
 @dataclass
 class PhysicsDescription:
-    """The ``<physics>`` element of a world: step size [s], real-time factor, engine type."""
+    """A world's physics settings: step size [s], real-time factor, engine type (SDF ``<physics>``,
+    ``mujoco`` for MJCF ``<option>``) and the nearest of jaxsim_like's integrators to the file's
+    (``""`` when the file names none)."""
 
     step_size: float = 0.001
     real_time_factor: float = 1.0
     type: str = ""
+    integrator: str = ""
 
 
 @dataclass
 class WorldDescription:
-    """An SDF world: its name, gravity ``(3,)`` in m/s^2, physics settings and models with poses."""
+    """An SDF world (or an MJCF file, one model per tree): its name, gravity ``(3,)`` in m/s^2, physics settings and models with poses."""
 
     name: str
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.80665]))

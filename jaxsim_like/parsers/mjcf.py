@@ -5,9 +5,12 @@ a :class:`ModelDescription`, so that includes, defaults, ``<compiler>`` settings
 
 What is read:
 
-- the body tree. One body with a ``free`` joint under the world is a floating base; otherwise
-  the root is the world body, as a massless link ``world`` welded to the world, with the bodies
-  under it (a single body without joints is the welded root itself);
+- the body trees. Each body with a ``free`` joint under the world is a tree with a floating base;
+  the other bodies under the world make one tree whose root is the world body, as a massless link
+  ``world`` welded to the world (a single body without joints is the welded root itself).
+  :func:`parse_mjcf` gives the largest tree (with a warning naming it when there are several),
+  :func:`parse_mjcf_world` all of them as the models of a world, with ``<option>``'s gravity,
+  timestep and the nearest integrator;
 - ``hinge`` and ``slide`` joints, in MuJoCo's order. A body with several joints becomes a chain
   of massless links ``body::joint`` (one per joint but the last), each joint's axis and anchor
   in the body frame as MuJoCo applies them, one after the other. Joint positions are measured
@@ -18,13 +21,15 @@ What is read:
 - geoms that collide (``contype`` or ``conaffinity`` non-zero) of the bodies as collision shapes:
   sphere, capsule, ellipsoid, cylinder, box, plane, and meshes with MuJoCo's vertices; the
   world body's geoms (floors) are left out;
-- named sites as frames.
+- named sites as frames. Bodies, sites and geoms have separate namespaces, as in MuJoCo: a site
+  named like a link is the frame ``name::site``.
 
-What the model cannot represent raises :class:`ModelLoadError` naming it: ball joints, tendons,
-equality constraints, free joints below the world's children and several free bodies. Joint
-stiffness (springs) is not represented and warns. Actuators, sensors, contacts options and
-gravity are not read (the dynamics take gravity as an argument). Locations name the file and
-the element; lines are those of the main file's elements.
+What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
+tendons, equality constraints. Joint stiffness (springs), fluid forces, contact pairs and excludes,
+and the damping and friction loss of free joints are not represented and warn. Motor,
+position and velocity actuators on joints are read (:mod:`.mjcf_actuators`; others warn and are
+dropped); sensors and contact options are not read. Locations name the file and the element; lines are
+those of the main file's elements.
 """
 
 from __future__ import annotations
@@ -42,15 +47,20 @@ from .description import (
     JointLimits,
     LinkDescription,
     ModelDescription,
+    PhysicsDescription,
     SourceLocation,
+    WorldDescription,
 )
 from .errors import ModelLoadError, warn
+from .mjcf_actuators import read_actuators, warn_unrepresented
 from .sdf_values import quaternion_to_rotation
 from .validate import validate_description
 from .xml import load_xml, looks_like_xml
 
 WORLD = "world"
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
+_EULER, _RK4 = 0, 1
+_INTEGRATORS = {0: "semi_implicit_euler", 1: "rk4", 2: "implicit_euler", 3: "implicit_euler"}  # by mjtIntegrator
 _SHAPES = {2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 0: "plane"}
 
 
@@ -73,8 +83,11 @@ def _pose(position, quaternion_wxyz) -> np.ndarray:
 class _Reader:
     """Names and locations of one compiled model's objects."""
 
-    def __init__(self, mujoco, model, file: str | None, lines: dict[tuple[str, str | None], int]) -> None:
-        self.mujoco, self.m, self.file, self.lines = mujoco, model, file, lines
+    def __init__(self, mujoco, model, file: str | None, root) -> None:
+        self.mujoco, self.m, self.file, self.lines = mujoco, model, file, _lines(root)
+        # The actuator elements of the main file in order, (tag, line): MuJoCo's order when all are there.
+        elements = [(child.tag, child.sourceline) for section in root.iter("actuator") for child in section if isinstance(child.tag, str)]
+        self.actuator_elements = elements if len(elements) == model.nu else None
 
     def name(self, kind: str, index: int) -> str:
         obj = getattr(self.mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
@@ -94,20 +107,28 @@ class _Reader:
         return ModelLoadError(message, file=where.file, line=where.line, element=where.element)
 
 
+def _line(where: SourceLocation) -> str:
+    return f"line {where.line}, " if where.line is not None else ""
+
+
 def _unsupported(reader: _Reader) -> None:
+    """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
+    the first, each other with its line); warn about joint springs."""
     m = reader.m
+    problems: list[tuple[SourceLocation, str]] = []
     for kind, tag, count, what in (("tendon", "tendon", m.ntendon, "tendons"), ("equality", "equality", m.neq, "equality constraints")):
         if count:
             names = ", ".join(f"'{reader.name(kind, i)}'" if reader.name(kind, i) else f"#{i}" for i in range(count))
-            raise ModelLoadError(
-                f"{what} are not supported: {count} ({names})", file=reader.file, line=reader.lines.get((tag, None)), element=f"<{tag}>"
-            )
+            where = SourceLocation(file=reader.file, line=reader.lines.get((tag, None)), element=f"<{tag}>")
+            problems.append((where, f"{what} are not supported: {count} ({names})"))
     for j in range(m.njnt):
         if m.jnt_type[j] == _BALL:
-            raise reader.error("joint", reader.joint(j), f"ball joint '{reader.joint(j)}' is not supported")
-        if m.jnt_type[j] == _FREE and m.body_parentid[m.jnt_bodyid[j]] != 0:
-            body = reader.body(m.jnt_bodyid[j])
-            raise reader.error("body", body, f"free joint '{reader.joint(j)}' of body '{body}' below another body is not supported")
+            problems.append((reader.where("joint", reader.joint(j)), f"ball joint '{reader.joint(j)}' is not supported"))
+    if problems:
+        (first, reason), others = problems[0], problems[1:]
+        listed = "".join(f"; {message} ({_line(where)}{where.element})" for where, message in others)
+        total = f" [{len(problems)} unsupported elements]" if others else ""
+        raise ModelLoadError(reason + listed + total, file=first.file, line=first.line, element=first.element)
     springs = [j for j in range(m.njnt) if m.jnt_stiffness[j] > 0.0]
     if springs:
         where = reader.where("joint", reader.joint(springs[0]))
@@ -118,6 +139,29 @@ def _unsupported(reader: _Reader) -> None:
             line=where.line,
             element=where.element,
         )
+
+
+def _warn_at(reader: _Reader, tag: str, message: str) -> None:
+    """A warning at the first ``<tag>`` of the main file (the ``<mujoco>`` root when it has none there)."""
+    line = reader.lines.get((tag, None))
+    element = f"<{tag}>" if line is not None else "<mujoco>"
+    warn(message, file=reader.file, line=line if line is not None else reader.lines.get(("mujoco", None)), element=element)
+
+
+def _warn_dropped(reader: _Reader) -> None:
+    """Located warnings for what MuJoCo would simulate and this model leaves out: fluid forces,
+    contact pairs and excludes, and the damping and friction loss of free joints."""
+    m = reader.m
+    if m.opt.density > 0.0 or m.opt.viscosity > 0.0:
+        _warn_at(reader, "option", f"fluid forces (density {m.opt.density:g} kg/m^3, viscosity {m.opt.viscosity:g} Pa s) are not represented: ignored")
+    if m.npair or m.nexclude:
+        _warn_at(reader, "contact", f"contact pairs ({m.npair}) and excludes ({m.nexclude}) are not represented: ignored")
+    for j in range(m.njnt):
+        dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
+        if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
+            where = reader.where("joint", reader.joint(j))
+            message = f"the damping and friction loss of free joint '{reader.joint(j)}' are not represented: ignored"
+            warn(message, file=where.file, line=where.line, element=where.element)
 
 
 def _inertial(m, b: int) -> Inertial:
@@ -187,7 +231,7 @@ def _joint(reader: _Reader, j: int, parent: str, child: str, P_H_C: np.ndarray) 
 
 def _lines(root) -> dict[tuple[str, str | None], int]:
     """The line of each element of the main file, by (tag, name); unnamed ones by (tag, None), the first."""
-    lines: dict[tuple[str, str | None], int] = {}
+    lines: dict[tuple[str, str | None], int] = {(root.tag, None): root.sourceline}
     for element in root.iter():
         if isinstance(element.tag, str):
             lines.setdefault((element.tag, element.get("name")), element.sourceline)
@@ -203,14 +247,28 @@ def _compile(mujoco, source: str | os.PathLike):
         raise ModelLoadError(f"MuJoCo could not compile the model: {error}", file=None if looks_like_xml(source) else os.fspath(source)) from None
 
 
-def _root(reader: _Reader) -> tuple[int, np.ndarray, bool]:
-    """The root body (0: the world), its pose in the model frame and whether it is free."""
+def _is_free(m, b: int) -> bool:
+    """Whether body ``b`` is a child of the world with a free joint."""
+    return m.body_parentid[b] == 0 and bool(m.body_jntnum[b]) and m.jnt_type[m.body_jntadr[b]] == _FREE
+
+
+def _trees(reader: _Reader) -> list[list[int]]:
+    """The bodies of each tree, in MuJoCo's order: one tree per free body under the world (with its
+    subtree), then one of every other body (those welded or jointed to the world), if any."""
     m = reader.m
-    world_children = [b for b in range(1, m.nbody) if m.body_parentid[b] == 0]
-    free = [b for b in world_children if m.body_jntnum[b] and m.jnt_type[m.body_jntadr[b]] == _FREE]
-    if free and len(world_children) > 1:
-        names = ", ".join(f"'{reader.body(b)}'" for b in world_children)
-        raise reader.error("body", reader.body(free[0]), f"a free body among several bodies under the world ({names}): load one model per tree")
+    free = [b for b in range(1, m.nbody) if _is_free(m, b)]
+    trees = [[b for b in range(1, m.nbody) if m.body_rootid[b] == root] for root in free]
+    welded = [b for b in range(1, m.nbody) if m.body_rootid[b] not in free]
+    return trees + [welded] if welded else trees
+
+
+def _root(reader: _Reader, bodies: list[int]) -> tuple[int, np.ndarray, bool]:
+    """The root body of a tree (0: the world), its pose in the model frame and whether it is free."""
+    m = reader.m
+    world_children = [b for b in bodies if m.body_parentid[b] == 0]
+    if not world_children:
+        return 0, np.eye(4), False
+    free = _is_free(m, world_children[0])
     if free or (len(world_children) == 1 and not m.body_jntnum[world_children[0]]):
         root = world_children[0]
         return root, _pose(m.body_pos[root], m.body_quat[root]), bool(free)
@@ -234,41 +292,124 @@ def _body_joints(reader: _Reader, b: int) -> tuple[list[LinkDescription], list[J
     return links, joints
 
 
-def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
-    """A validated :class:`ModelDescription` of an MJCF path or XML string (see the module docstring).
+def _frames(reader: _Reader, bodies: set[int], links: set[str]) -> list[FrameDescription]:
+    """The named sites of ``bodies`` as frames; a site named like a link is the frame ``name::site``
+    (MuJoCo keeps bodies and sites in separate namespaces)."""
+    m, frames = reader.m, []
+    for s in range(m.nsite):
+        name = reader.name("site", s)
+        if name and int(m.site_bodyid[s]) in bodies:
+            label = f"{name}::site" if name in links else name
+            pose = _pose(m.site_pos[s], m.site_quat[s])
+            frames.append(FrameDescription(label, reader.body(m.site_bodyid[s]), pose, location=reader.where("site", name)))
+    return frames
 
-    Raises :class:`ModelLoadError` for what MuJoCo cannot compile and what the model cannot
-    represent, ImportError without the ``mujoco`` package.
-    """
-    mujoco = _mujoco()
-    document = load_xml(source)
-    file = document.file
-    m = _compile(mujoco, source)
-    reader = _Reader(mujoco, m, file, _lines(document.root))
-    _unsupported(reader)
-    root, M_H_root, free = _root(reader)
+
+def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription:
+    """The validated description of one tree (its ``bodies``), named ``name``."""
+    m = reader.m
+    root, M_H_root, free = _root(reader, bodies)
     links = [LinkDescription(name=WORLD, location=reader.where("worldbody", WORLD))] if root == 0 else []
     joints: list[JointDescription] = []
-    for b in range(1, m.nbody):  # the root is the world or its only child: every body is in the tree
+    for b in bodies:
         links.append(_link(reader, b))
         if b != root:
             extra_links, body_joints = _body_joints(reader, b)
             links += extra_links
             joints += body_joints
-    frames = [
-        FrameDescription(name, reader.body(m.site_bodyid[s]), _pose(m.site_pos[s], m.site_quat[s]), location=reader.where("site", name))
-        for s in range(m.nsite)
-        if (name := reader.name("site", s)) and (m.site_bodyid[s] != 0 or root == 0)
-    ]
+    members = set(bodies) | ({0} if root == 0 else set())
     description = ModelDescription(
-        name=document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf"),
+        name=name,
         links=links,
         joints=joints,
-        frames=frames,
+        frames=_frames(reader, members, {link.name for link in links}),
         root=reader.body(root),
         M_H_root=M_H_root,
         fixed_to_world=not free,
-        source=file,
+        source=reader.file,
+        actuators=read_actuators(reader, {joint.name for joint in joints}),
     )
     validate_description(description)
     return description
+
+
+def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
+    """The reader of the compiled model of ``source`` and the model's name, after checking that
+    everything in it can be represented."""
+    mujoco = _mujoco()
+    document = load_xml(source)
+    file = document.file
+    m = _compile(mujoco, source)
+    reader = _Reader(mujoco, m, file, document.root)
+    _unsupported(reader)
+    _warn_dropped(reader)
+    warn_unrepresented(reader)
+    name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")
+    return reader, name
+
+
+def _tree_name(reader: _Reader, bodies: list[int], model: str) -> str:
+    """A free tree is named after its root body; the tree of the bodies under the world after the file."""
+    return reader.body(bodies[0]) if _is_free(reader.m, bodies[0]) else model
+
+
+def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
+    """A validated :class:`ModelDescription` of an MJCF path or XML string (see the module docstring).
+
+    A file of several trees gives its largest (the first of those with most bodies) with a
+    :class:`ModelLoadWarning` naming it; :func:`parse_mjcf_world` gives them all. Raises
+    :class:`ModelLoadError` for what MuJoCo cannot compile and what the model cannot represent
+    (all of it in one error), ImportError without the ``mujoco`` package.
+    """
+    reader, name = _read(source)
+    trees = _trees(reader)
+    if len(trees) <= 1:
+        return _describe(reader, trees[0] if trees else [], name)
+    tree = max(trees, key=len)
+    label = _tree_name(reader, tree, name)
+    names = ", ".join(f"'{_tree_name(reader, other, name)}'" for other in trees)
+    where = reader.where("body", reader.body(tree[0]))
+    warn(
+        f"the file has {len(trees)} trees ({names}): the model is tree '{label}', the largest; load_world loads every tree",
+        file=where.file,
+        line=where.line,
+        element=where.element,
+    )
+    return _describe(reader, tree, label)
+
+
+def _physics(reader: _Reader) -> PhysicsDescription:
+    """``<option>``'s timestep and the nearest integrator, with a warning where it differs in kind:
+    MuJoCo's implicit integrators, and its Euler, which takes joint damping implicitly."""
+    option, m = reader.m.opt, reader.m
+    integrator = _INTEGRATORS[int(option.integrator)]
+    damped = bool(np.any(m.dof_damping > 0.0))
+    inexact = option.integrator not in (_EULER, _RK4) or (option.integrator == _EULER and damped)
+    if inexact:
+        mujoco_name = reader.mujoco.mjtIntegrator(int(option.integrator)).name.removeprefix("mjINT_").lower()
+        line = reader.lines.get(("option", None))
+        warn(
+            f"MuJoCo's integrator '{mujoco_name}' is read as the nearest here, '{integrator}' "
+            "(which forces each takes implicitly differs)",
+            file=reader.file,
+            line=line if line is not None else reader.lines.get(("mujoco", None)),
+            element="<option>" if line is not None else "<mujoco>",
+        )
+    return PhysicsDescription(step_size=float(option.timestep), type="mujoco", integrator=integrator)
+
+
+def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
+    """An MJCF path or XML string as a world: one model per tree (see :func:`_trees`; a free tree is
+    named after its root body), MuJoCo's gravity [m/s^2] (zero where ``<flag gravity="disable">``) and
+    ``<option>`` timestep [s] and integrator
+    (the nearest, see :class:`PhysicsDescription`). Raises as :func:`parse_mjcf`."""
+    reader, name = _read(source)
+    models = [_describe(reader, tree, _tree_name(reader, tree, name)) for tree in _trees(reader)]
+    gravity_off = reader.m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_GRAVITY)
+    return WorldDescription(
+        name=name,
+        gravity=np.zeros(3) if gravity_off else np.array(reader.m.opt.gravity, dtype=float),
+        physics=_physics(reader),
+        models=models,
+        source=reader.file,
+    )

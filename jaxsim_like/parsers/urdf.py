@@ -10,6 +10,14 @@ the world. Floating and planar joints inside the tree are parsed, then rejected 
 :func:`validate_description`. Visuals keep their colour: the ``<color rgba>`` of their
 ``<material>``, or of the robot-level material of that name (textures are ignored).
 Transmissions, Gazebo and ros2_control extensions are ignored.
+
+Read as urdfdom and PyBullet read it, with a located :class:`ModelLoadWarning` wherever a value is
+changed: of several elements where one is expected (``<axis>``, ``<origin>``...) and of several
+shapes in a ``<geometry>`` the first is used; a mesh scale of more than 3 numbers uses the first 3;
+a lower limit above the upper one means unlimited; an unknown shape (PyBullet's ``<cdf>``) drops its
+collision or visual. PyBullet's ``<plane normal>`` is a plane shape (terrain, no collidable points).
+A free-base model with no mass and no moving joint (a tray, a table, a floor) is loaded as a static
+model welded to the world.
 """
 
 from __future__ import annotations
@@ -80,6 +88,10 @@ class _Reader:
     def error(self, element: etree._Element, message: str) -> ModelLoadError:
         return error_at(element, self.file, message)
 
+    def warn(self, element: etree._Element, message: str) -> None:
+        where = location(element, self.file)
+        warn(message, file=where.file, line=where.line, element=where.element)
+
     def required(self, element: etree._Element, attribute: str) -> str:
         value = element.get(attribute)
         if value is None or not value.strip():
@@ -89,7 +101,8 @@ class _Reader:
     def child(self, element: etree._Element, tag: str, required: bool = False) -> etree._Element | None:
         found = element.findall(tag)
         if len(found) > 1:
-            raise self.error(found[1], f"several <{tag}> elements in {element.tag}")
+            lines = ", ".join(str(other.sourceline) for other in found[1:])
+            self.warn(element, f"several <{tag}> elements: the first (line {found[0].sourceline}) is used, not those of line(s) {lines}")
         if not found and required:
             raise self.error(element, f"missing required element <{tag}>")
         return found[0] if found else None
@@ -101,13 +114,18 @@ class _Reader:
         count: int,
         default: tuple[float, ...] | None = None,
         allow_infinity: bool = False,
+        extra: bool = False,
     ) -> tuple[float, ...]:
+        """``count`` numbers of ``attribute``; with ``extra``, more are accepted and the first ``count`` used (a warning)."""
         text = element.get(attribute)
         if text is None:
             if default is None:
                 raise self.error(element, f"missing required attribute '{attribute}'")
             return default
         words = text.split()
+        if extra and len(words) > count:
+            self.warn(element, f"{attribute}='{text}': expected {count} number(s), got {len(words)}; the first {count} are used")
+            words = words[:count]
         if len(words) != count:
             raise self.error(element, f"{attribute}='{text}': expected {count} number(s), got {len(words)}")
         values = []
@@ -149,11 +167,15 @@ class _Reader:
         if any(value < 0.0 for value in values):
             raise self.error(element, f"{attribute} must not be negative")
 
-    def geometry(self, element: etree._Element) -> Geometry:
+    def geometry(self, element: etree._Element) -> Geometry | None:
+        """The first shape of ``<geometry>`` (a warning if there are more); None, with a warning, for an unknown shape."""
         shapes = [child for child in element if isinstance(child.tag, str)]
-        if len(shapes) != 1:
-            raise self.error(element, f"expected exactly one shape in <geometry>, found {len(shapes)}")
+        if not shapes:
+            raise self.error(element, "no shape in <geometry>")
         shape = shapes[0]
+        if len(shapes) > 1:
+            listed = ", ".join(f"<{other.tag}>" for other in shapes)
+            self.warn(element, f"several shapes ({listed}): the first is used")
         if shape.tag == "box":
             size = self.numbers(shape, "size", 3)
             self.non_negative(shape, size, "size")
@@ -168,11 +190,17 @@ class _Reader:
             return Geometry(type=shape.tag, radius=radius, length=length)
         if shape.tag == "mesh":
             uri = self.required(shape, "filename")
-            scale = self.numbers(shape, "scale", 3, (1.0, 1.0, 1.0))
+            scale = self.numbers(shape, "scale", 3, (1.0, 1.0, 1.0), extra=True)
             path = resolve_uri(uri, self.directory)
             path = path if path is not None and os.path.isfile(path) else None
             return Geometry(type="mesh", uri=uri, path=path, scale=scale)
-        raise self.error(shape, f"unknown geometry '{shape.tag}'")
+        if shape.tag == "plane":  # PyBullet's extension: an infinite plane through the shape origin
+            normal = np.array(self.numbers(shape, "normal", 3, (0.0, 0.0, 1.0)))
+            if np.linalg.norm(normal) < 1e-12:
+                raise self.error(shape, "the plane normal must not be zero")
+            return Geometry(type="plane", normal=tuple(normal / np.linalg.norm(normal)))
+        self.warn(shape, f"unknown geometry '{shape.tag}': the {element.getparent().tag} is dropped")
+        return None
 
     def link(self, element: etree._Element) -> LinkDescription:
         name = self.required(element, "name")
@@ -183,6 +211,8 @@ class _Reader:
             if any(existing.name == label for existing in collisions):
                 label = f"{label}_{index}"
             geometry = self.geometry(self.child(collision, "geometry", required=True))
+            if geometry is None:
+                continue
             collisions.append(
                 Collision(
                     name=label,
@@ -196,11 +226,14 @@ class _Reader:
             label = visual.get("name") or f"{name}_visual_{index}"
             if any(existing.name == label for existing in visuals):
                 label = f"{label}_{index}"
+            geometry = self.geometry(self.child(visual, "geometry", required=True))
+            if geometry is None:
+                continue
             visuals.append(
                 Visual(
                     name=label,
                     L_H_G=self.origin(visual),
-                    geometry=self.geometry(self.child(visual, "geometry", required=True)),
+                    geometry=geometry,
                     rgba=self.material(self.child(visual, "material")),
                     location=location(visual, self.file),
                 )
@@ -251,6 +284,10 @@ class _Reader:
         effort = self.number(limit, "effort", allow_infinity=True)
         velocity = self.number(limit, "velocity", allow_infinity=True)
         if joint_type not in ("revolute", "prismatic"):
+            lower, upper = -math.inf, math.inf
+        elif lower > upper:
+            joint = element.get("name")
+            self.warn(limit, f"lower limit {lower:g} above upper limit {upper:g} of joint '{joint}': taken as unlimited (as PyBullet does)")
             lower, upper = -math.inf, math.inf
         if joint_type not in _MOVING_TYPES:
             effort, velocity = math.inf, math.inf
@@ -322,6 +359,12 @@ def _attach_to_world(
     return links, joints, joint.P_H_C.copy(), joint.type == "fixed"
 
 
+def _massless_object(description: ModelDescription) -> bool:
+    """True for a free-base model without mass or moving joints: an object PyBullet loads as static."""
+    massless = all(link.inertial is None or link.inertial.mass <= 0.0 for link in description.links)
+    return not description.fixed_to_world and massless and all(joint.type == "fixed" for joint in description.joints)
+
+
 def parse_urdf(source: str | os.PathLike) -> ModelDescription:
     """Parse a URDF file path or XML string into a validated :class:`ModelDescription`.
 
@@ -358,5 +401,15 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
         fixed_to_world=fixed_to_world,
         source=document.file,
     )
+    if description.root and _massless_object(description):
+        where = description.link(description.root).location
+        warn(
+            f"model '{name}' has no mass and no moving joint on a free base: loaded as a static model welded to the world "
+            "(as PyBullet loads a base of zero mass)",
+            file=where.file,
+            line=where.line,
+            element=where.element,
+        )
+        description = description.replace(fixed_to_world=True, static=True)
     validate_description(description)
     return description

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from lxml import etree
@@ -12,6 +13,7 @@ from .errors import ModelLoadError
 
 _MAX_BYTES = 64 * 1024 * 1024
 XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
+_VERSION = re.compile(rb"""(<\?xml\s+version\s*=\s*)(["'])(?!1\.)[^"']*\2""")
 XACRO_HINT = "expand it first, e.g. `xacro robot.urdf.xacro > robot.urdf` (ROS) or `pip install xacro`"
 
 
@@ -56,10 +58,16 @@ def _declaration_first(data: bytes) -> bytes:
     return body[: end + 2] + data[: len(data) - len(body)] + body[end + 2 :]
 
 
+def _version_one(data: bytes) -> bytes:
+    """``data`` with an XML declaration version other than 1.x (``"0.0"`` in PyBullet's files) read as 1.0."""
+    return _VERSION.sub(rb"\g<1>\g<2>1.0\g<2>", data, count=1) if data.startswith(b"<?xml") else data
+
+
 def load_xml(source: str | os.PathLike | bytes) -> XmlSource:
     """Parse a path, an XML string or bytes into an :class:`XmlSource`.
 
-    Whitespace before the XML declaration is accepted (as sdformat does). Raises
+    Whitespace before the XML declaration is accepted (as sdformat does), and a declaration of a
+    version other than 1.x is read as 1.0 (as urdfdom and PyBullet do with ``version="0.0"``). Raises
     :class:`ModelLoadError` for a missing file, a ``.xacro`` file (to be expanded first),
     malformed XML, or any document type declaration with entities (XXE and billion-laughs
     payloads read nothing).
@@ -80,7 +88,7 @@ def load_xml(source: str | os.PathLike | bytes) -> XmlSource:
         with open(file, "rb") as handle:
             data = handle.read()
     try:
-        root = etree.fromstring(_declaration_first(data), parser=_parser())
+        root = etree.fromstring(_version_one(_declaration_first(data)), parser=_parser())
     except etree.XMLSyntaxError as error:
         line = error.lineno if error.lineno else None
         hint = f" (a xacro template: {XACRO_HINT})" if "prefix xacro" in error.msg else ""

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..parsers.description import ActuatorDescription
 from ..pytree import pytree_dataclass
 from ..simulation import control
 from ..simulation.world import ModelInputs
@@ -82,6 +83,48 @@ class ActionMap:
             kind=kind,
             joints=indices,
             dofs=model.dofs,
+        )
+
+    @staticmethod
+    def of_actuators(model: Model, actuators: Sequence[ActuatorDescription], *, period: float = 0.0) -> "ActionMap":
+        """The map of a file's actuators (``ModelDescription.actuators``, all of one kind, one per
+        joint): action component ``k`` is actuator ``k``'s control ``u = mid + half a`` over its
+        ``ctrl_range`` (``u = a`` when unbounded), applied as MuJoCo applies it: a ``motor`` gives the
+        torque ``gear gain u``; a ``position`` one the PID target ``u / gear`` with gains
+        ``gear^2 (kp, 0, kv)``, a ``velocity`` one the velocity target ``u / gear`` with gains
+        ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
+        mixed kinds, a joint driven twice, and a motor whose force range clips its controls."""
+        kinds = {actuator.kind for actuator in actuators}
+        if len(kinds) != 1:
+            raise ValueError(f"the actuators must be of one kind to form one action map, got {sorted(kinds) or 'none'}")
+        joints = [actuator.joint for actuator in actuators]
+        if len(set(joints)) != len(joints):
+            raise ValueError("several actuators drive one joint: no action map represents their sum")
+        ranges = np.array([a.ctrl_range for a in actuators], dtype=float)
+        bounded = np.isfinite(ranges).all(axis=1)
+        low, high = np.where(bounded[:, None], ranges, [-1.0, 1.0]).T  # unbounded: u = a
+        mid, half = 0.5 * (low + high), 0.5 * (high - low)
+        gear = np.array([a.gear for a in actuators], dtype=float)
+        force_low, force_high = np.array([a.force_range for a in actuators], dtype=float).T
+        kind = kinds.pop()
+        if kind == "motor":
+            gain = np.array([a.gain for a in actuators], dtype=float)
+            forces = np.sort(gain[:, None] * np.stack([mid - half, mid + half], axis=1), axis=1)
+            clipped = [a.name for a, (f0, f1), lo, hi in zip(actuators, forces, force_low, force_high) if f0 < lo or f1 > hi]
+            if clipped:
+                raise ValueError(f"the force range of motor(s) {clipped} clips their controls: no affine action map")
+            return ActionMap.build(model, "torque", joints, scale=gear * gain * half, offset=gear * gain * mid)
+        kp = np.array([a.kp if kind == "position" else a.kv for a in actuators], dtype=float)
+        kd = np.array([a.kv if kind == "position" else 0.0 for a in actuators], dtype=float)
+        gains = np.stack([gear**2 * kp, np.zeros_like(kp), gear**2 * kd], axis=1)
+        mapping = ActionMap.build(model, kind, joints, scale=half / gear, offset=mid / gear, gains=gains, period=period)
+        rows = np.asarray(mapping.joints, dtype=int)
+        limits = np.sort(gear[:, None] * np.stack([force_low, force_high], axis=1), axis=1)
+        table = np.array(mapping.table)
+        table[rows, control.EFFORT_MIN] = np.maximum(table[rows, control.EFFORT_MIN], limits[:, 0])
+        table[rows, control.EFFORT_MAX] = np.minimum(table[rows, control.EFFORT_MAX], limits[:, 1])
+        return ActionMap(
+            offset=mapping.offset, scale=mapping.scale, table=jnp.asarray(table), period=mapping.period, kind=kind, joints=mapping.joints, dofs=mapping.dofs
         )
 
     @property

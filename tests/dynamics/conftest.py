@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import zlib
 from pathlib import Path
 from typing import Any
@@ -537,6 +538,35 @@ class PinocchioTwin:
 
 # ---------------------------------------------------------------------------------------------
 # The session cache.
+
+
+def our_body_inertia(model: js.Model, i: int) -> pin.Inertia:
+    """Link ``i``'s spatial inertia in its link frame, as a Pinocchio inertia (consistent ones only)."""
+    return pin.Inertia(float(model.link_mass[i]), np.asarray(model.link_com[i]), np.asarray(model.link_inertia[i]))
+
+
+def spatial_inertia(model: js.Model, i: int, J_M_L: pin.SE3) -> np.ndarray:
+    """Link ``i``'s spatial inertia ``(6, 6)`` ([linear; angular]) in the frame of its Pinocchio joint."""
+    m, c, I = float(model.link_mass[i]), np.asarray(model.link_com[i]), np.asarray(model.link_inertia[i])
+    C = pin.skew(c)
+    L_I = np.block([[m * np.eye(3), -m * C], [m * C, I - m * C @ C]])
+    L_X_J = np.linalg.inv(J_M_L.action)
+    return L_X_J.T @ L_I @ L_X_J
+
+
+def differing_bodies(model: js.Model, twin: PinocchioTwin) -> list[int]:
+    """Our links whose spatial inertia differs from Pinocchio's lumped body (1e-9, relative)."""
+    out = []
+    for i, (joint, J_M_L) in enumerate(zip(twin.link_joints, twin.link_placements)):
+        ours, theirs = spatial_inertia(model, i, J_M_L), twin.model.inertias[joint].matrix()
+        if np.abs(ours - theirs).max() > 1e-9 * max(1.0, np.abs(theirs).max()):
+            out.append(i)
+    return out
+
+
+def named(name: str, caught: list[js.ModelLoadWarning]) -> bool:
+    """Whether one of the warnings names ``name`` in quotes."""
+    return any(re.search(rf"'{re.escape(name)}'", w.reason) for w in caught)
 
 
 def evaluate_all(model: js.Model, states: dict, inputs: dict, *, frames: tuple[str, ...], extended: bool) -> dict:

@@ -1,10 +1,12 @@
 """MJCF through MuJoCo's compiler: the mass matrix and the inverse dynamics agree with MuJoCo's own
-``mj_fullM`` and ``mj_rne`` at 1e-9 at random states on files the ``mujoco-mjx`` wheel ships,
+``mj_fullM`` and ``mj_rne`` at 1e-9 at random states on files the ``mujoco-mjx`` wheel and
+dm_control's suite ship,
 forward dynamics (armature included), collision shapes are the model's geoms, and
 what the model cannot represent is a ModelLoadError naming it."""
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 import zlib
 from pathlib import Path
@@ -16,6 +18,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import dynamics as D
+from jaxsim_like.parsers import parse_mjcf
 
 from .conftest import assert_close
 
@@ -27,13 +30,26 @@ CASES = {
     "barkour_v0/assets/barkour_v0_mjx.xml": "free base quadruped with meshes and armature",
     "shadow_hand/right_hand.xml": "fixed-base hand on the world, 24 hinges, meshes, armature",
     "tendon/no_tendon.xml": "fixed-base hinge chain, no armature",
+    "dm_control/humanoid.xml": "dm_control's suite: sites named like their bodies",
+    "dm_control/swimmer.xml": "dm_control's suite: a planar free body (slides and a hinge), sites named like bodies",
 }
+_DM_CONTROL = importlib.util.find_spec("dm_control")  # its files only: the package is not imported
+SUITE = Path(_DM_CONTROL.submodule_search_locations[0]) / "suite" if _DM_CONTROL else None
+
+
+def path_of(name: str) -> Path:
+    """``dm_control/<file>`` in dm_control's suite (a skip without the package), else in MJX's test data."""
+    if not name.startswith("dm_control/"):
+        return DATA / name
+    if SUITE is None:
+        pytest.skip("dm_control's suite files come with the dm_control package (test extra)")
+    return SUITE / name.removeprefix("dm_control/")
 
 
 def load(name: str) -> js.Model:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", js.ModelLoadWarning)  # springs of the humanoid
-        return js.load_model(DATA / name)
+        return js.load_model(path_of(name))
 
 
 @jax.jit
@@ -104,7 +120,7 @@ class MuJoCo:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dynamics_agree_with_mujoco(name: str):
     model = load(name)
-    reference = MuJoCo(model, DATA / name)
+    reference = MuJoCo(model, path_of(name))
     assert reference.m.nv == model.generalized_velocity_size
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     for k in range(2):
@@ -151,11 +167,12 @@ def test_the_humanoid_keeps_the_file_joint_data():
 
 def test_redundant_joints_in_one_body_are_regularised():
     """Four slides in one body, one along (1, 1, 0): MuJoCo's mass matrix is singular; ours gets a
-    small mass on the massless links between the joints, with one warning each."""
+    small mass on the massless links between the joints, with one warning each (after the one
+    naming the actuators with activation dynamics, which are dropped)."""
     with pytest.warns(js.ModelLoadWarning, match="so the mass matrix would be singular; given 0.0001 of body 'box'") as record:
         model = js.load_model(DATA / "actuator/general_dyntype.xml")
     names = [w.message.element for w in record if issubclass(w.category, js.ModelLoadWarning)]
-    assert names == ['<joint name="slide1">', '<joint name="slide2">', '<joint name="slide3">']
+    assert names == ["<general>", '<joint name="slide1">', '<joint name="slide2">', '<joint name="slide3">']
     M = np.asarray(jax.jit(D.mass_matrix)(model, js.State.build(model)))
     assert np.linalg.eigvalsh(M).min() > 1e-5
     np.testing.assert_allclose(np.diag(M), [1.0003, 1.0002, 1.0001, 1.0], rtol=1e-12)
@@ -191,7 +208,6 @@ def test_collision_shapes_are_the_model_geoms():
         ("sensor/model.xml", r"model\.xml:\d+: <joint name=\"ballquat2\">: ball joint 'ballquat2' is not supported"),
         ("tendon/fixed.xml", r"fixed\.xml:\d+: <tendon>: tendons are not supported: 1 \(#0\)"),
         ("constraints.xml", r"tendons are not supported: 2 \('tendon_1', 'tendon_2'\)"),
-        ("convex.xml", r"a free body among several bodies under the world"),
     ],
 )
 def test_what_the_model_cannot_represent_is_an_error(name: str, match: str):
@@ -213,7 +229,8 @@ def test_equality_constraints_are_named(tmp_path: Path):
 def test_springs_warn_once_and_strict_raises():
     with pytest.warns(js.ModelLoadWarning, match=r"joint stiffness \(springs\) is not represented: ignored on 19 joint") as record:
         js.load_model(DATA / "humanoid/humanoid.xml")
-    assert len([w for w in record if issubclass(w.category, js.ModelLoadWarning)]) == 1
+    reasons = [w.message.reason for w in record if issubclass(w.category, js.ModelLoadWarning)]
+    assert [reason[:15] for reason in reasons] == ["joint stiffness", "contact pairs ("]
     with pytest.raises(js.ModelLoadError, match="joint stiffness"):
         js.load_model(DATA / "humanoid/humanoid.xml", strict=True)
 
@@ -231,3 +248,97 @@ def test_a_missing_mujoco_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", without_mujoco)
     with pytest.raises(ImportError, match=r"pip install 'jaxsim_like\[mjcf\]'"):
         js.load_model(DATA / "tendon/no_tendon.xml")
+
+
+def test_sites_bodies_and_geoms_have_separate_namespaces():
+    xml = (
+        '<mujoco><worldbody><body name="torso"><freejoint/><geom name="torso" size="0.1"/><site name="torso" pos="0 0 0.2"/>'
+        '<site name="tip"/></body></worldbody></mujoco>'
+    )
+    description = parse_mjcf(xml)
+    assert [frame.name for frame in description.frames] == ["torso::site", "tip"]
+    assert description.frames[0].L_H_F[2, 3] == 0.2 and description.link("torso").collisions[0].name == "torso"
+
+
+def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
+    path = tmp_path / "many.xml"
+    path.write_text(
+        "<mujoco>\n<worldbody>\n"
+        '<body name="a"><joint name="ball" type="ball"/><geom size="0.1"/>\n'
+        '<body name="b"><joint name="ball2" type="ball"/><geom size="0.1"/></body></body>\n'
+        '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/></body>\n'
+        "</worldbody>\n"
+        '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>\n'
+        '<equality><joint name="coupling" joint1="j" joint2="k"/></equality>\n</mujoco>'
+    )
+    with pytest.raises(js.ModelLoadError) as error:
+        js.load_model(path)
+    assert (error.value.line, error.value.element) == (7, "<tendon>")
+    assert error.value.reason == (
+        "tendons are not supported: 1 ('t'); equality constraints are not supported: 1 ('coupling') (line 8, <equality>); "
+        "ball joint 'ball' is not supported (line 3, <joint name=\"ball\">); ball joint 'ball2' is not supported "
+        "(line 4, <joint name=\"ball2\">) [4 unsupported elements]"
+    )
+
+
+def test_several_trees_load_as_a_world_and_load_model_names_the_tree_it_took():
+    path = DATA / "convex.xml"
+    with pytest.warns(js.ModelLoadWarning, match=r"convex\.xml:\d+: <body name=\"tetrahedron\">: the file has 4 trees "
+                      r"\('tetrahedron', 'dodecahedron', 'box', 'pyramid'\): the model is tree 'tetrahedron'"):
+        model = js.load_model(path)
+    assert model.floating_base and model.link_names == ("tetrahedron",)
+    world = js.load_world(path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    assert [model.name for model in world.models] == ["tetrahedron", "dodecahedron", "box", "pyramid"]
+    assert world.physics.step_size == m.opt.timestep and world.physics.integrator == "semi_implicit_euler"
+    np.testing.assert_array_equal(world.gravity, m.opt.gravity)
+    for model in world.models:
+        b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, model.name)
+        np.testing.assert_allclose(model.M_H_root[:3, 3], m.body_pos[b], rtol=0, atol=1e-15)
+
+
+def test_a_robot_and_a_free_object_simulate_as_a_world():
+    xml = (
+        '<mujoco model="scene"><option timestep="0.005" gravity="0 0 -9" integrator="RK4"/><worldbody>'
+        '<body name="arm"><joint name="shoulder" type="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/></body>'
+        '<body name="ball" pos="1 0 1"><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
+    )
+    world = js.load_world(xml, strict=True)
+    assert [(m.name, m.fixed_to_world) for m in world.models] == [("ball", False), ("scene", True)]
+    assert (world.physics.step_size, world.physics.integrator) == (0.005, "rk4") and world.gravity[2] == -9.0
+    ball = D.build_model(world.models[0])
+    state = js.State.build(ball, base_position=world.models[0].M_H_root[:3, 3])
+    base_acceleration, _ = D.forward_dynamics(ball, state, gravity=jnp.asarray(world.gravity))
+    np.testing.assert_allclose(np.asarray(base_acceleration)[:3], [0.0, 0.0, -9.0], atol=1e-12)
+
+
+def test_a_disabled_gravity_is_zero():
+    world = js.load_world('<mujoco><option gravity="0 0 -3"><flag gravity="disable"/></option><worldbody><body><freejoint/><geom size="1"/></body></worldbody></mujoco>')
+    np.testing.assert_array_equal(world.gravity, np.zeros(3))
+
+
+def test_an_implicit_integrator_is_read_as_the_nearest_with_a_note():
+    xml = '<mujoco>\n<option integrator="implicitfast"/><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
+    with pytest.warns(js.ModelLoadWarning, match=r"<string>:2: <option>: MuJoCo's integrator 'implicitfast' is read as the nearest here, 'implicit_euler'"):
+        world = js.load_world(xml)
+    assert world.physics.integrator == "implicit_euler"
+    with pytest.raises(js.ModelLoadError, match="implicitfast"):
+        js.load_world(xml, strict=True)
+
+
+def test_what_mujoco_would_simulate_and_the_model_leaves_out_warns_located():
+    xml = (
+        '<mujoco>\n<option density="1.2" viscosity="0.002"/>\n<worldbody><body name="a"><joint name="float" type="free" damping="0.1"/>'
+        '<geom name="g" size="0.1"/></body><body name="b" pos="1 0 0"><joint type="hinge"/><geom name="h" size="0.1"/></body></worldbody>\n'
+        '<contact><exclude body1="a" body2="b"/></contact></mujoco>'
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        js.load_world(xml)
+    found = [(w.message.line, w.message.element, w.message.reason) for w in caught if issubclass(w.category, js.ModelLoadWarning)]
+    assert found == [
+        (2, "<option>", "fluid forces (density 1.2 kg/m^3, viscosity 0.002 Pa s) are not represented: ignored"),
+        (4, "<contact>", "contact pairs (0) and excludes (1) are not represented: ignored"),
+        (3, '<joint name="float">', "the damping and friction loss of free joint 'float' are not represented: ignored"),
+        (2, "<option>", "MuJoCo's integrator 'euler' is read as the nearest here, 'semi_implicit_euler' (which forces each takes implicitly differs)"),
+    ]

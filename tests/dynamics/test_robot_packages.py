@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import warnings
 import zlib
 from pathlib import Path
@@ -27,7 +26,17 @@ import jaxsim_like as js
 from jaxsim_like import dynamics as D
 from jaxsim_like.parsers import parse_model
 
-from .conftest import PinocchioTwin, assert_close, core_dynamics, inputs_of, random_samples, state_of
+from .conftest import (
+    PinocchioTwin,
+    assert_close,
+    core_dynamics,
+    differing_bodies,
+    inputs_of,
+    named,
+    our_body_inertia,
+    random_samples,
+    state_of,
+)
 
 # example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
 ERD = Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
@@ -67,34 +76,6 @@ def load(path: Path, *, meshes: bool) -> tuple[js.Model, list[js.ModelLoadWarnin
         else:
             model = D.build_model(parse_model(path), floating_base=True)
     return model, [w.message for w in caught if issubclass(w.category, js.ModelLoadWarning)]
-
-
-def our_body_inertia(model: js.Model, i: int) -> pin.Inertia:
-    """Link ``i``'s spatial inertia in its link frame, as a Pinocchio inertia (consistent ones only)."""
-    return pin.Inertia(float(model.link_mass[i]), np.asarray(model.link_com[i]), np.asarray(model.link_inertia[i]))
-
-
-def spatial_inertia(model: js.Model, i: int, J_M_L: pin.SE3) -> np.ndarray:
-    """Link ``i``'s spatial inertia ``(6, 6)`` ([linear; angular]) in the frame of its Pinocchio joint."""
-    m, c, I = float(model.link_mass[i]), np.asarray(model.link_com[i]), np.asarray(model.link_inertia[i])
-    C = pin.skew(c)
-    L_I = np.block([[m * np.eye(3), -m * C], [m * C, I - m * C @ C]])
-    L_X_J = np.linalg.inv(J_M_L.action)
-    return L_X_J.T @ L_I @ L_X_J
-
-
-def differing_bodies(model: js.Model, twin: PinocchioTwin) -> list[int]:
-    """Our links whose spatial inertia differs from Pinocchio's lumped body (1e-9, relative)."""
-    out = []
-    for i, (joint, J_M_L) in enumerate(zip(twin.link_joints, twin.link_placements)):
-        ours, theirs = spatial_inertia(model, i, J_M_L), twin.model.inertias[joint].matrix()
-        if np.abs(ours - theirs).max() > 1e-9 * max(1.0, np.abs(theirs).max()):
-            out.append(i)
-    return out
-
-
-def named(name: str, caught: list[js.ModelLoadWarning]) -> bool:
-    return any(re.search(rf"'{re.escape(name)}'", w.reason) for w in caught)
 
 
 def test_the_packages_ship_their_files():
