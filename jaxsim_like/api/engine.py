@@ -229,10 +229,11 @@ def _run_world(
     world: WorldModel,
     inputs: tuple[ModelInputs, ...],
     sims: tuple[jax.Array, ...],
+    pair_deformation: jax.Array,
     steps: int,
     features: tuple[Features, ...],
     layouts: tuple[Layout, ...],
-) -> tuple[tuple[jax.Array, ...], jax.Array]:
+) -> tuple[tuple[jax.Array, ...], jax.Array, jax.Array]:
     sims = tuple(unpack(s, layout) for s, layout in zip(sims, layouts))
     dtype = sims[0].step.dtype
     controllers = tuple(
@@ -240,7 +241,7 @@ def _run_world(
     )
     histories = tuple(s.history if f.history else s.history[:0] for s, f in zip(sims, features))
     start = sims[0].step
-    state = WorldState(tuple(s.state for s in sims), controllers, histories, start.astype(jnp.int32))
+    state = WorldState(tuple(s.state for s in sims), controllers, histories, start.astype(jnp.int32), pair_deformation)
     model_inputs = tuple(
         WorldModelInputs(
             table=i.table,
@@ -262,15 +263,16 @@ def _run_world(
         last = _last_step(outputs.models[m], outputs.reports[m])
         controller = pack_controller(state.controllers[m])
         packed.append(pack(ModelSim(state.states[m], controller, history, last, state.steps.astype(dtype))))
-    return tuple(packed), _pack_pairs(outputs.pairs, dtype)
+    return tuple(packed), _pack_pairs(outputs.pairs, dtype), state.pair_deformation
 
 
 run_world = jax.jit(_run_world, static_argnames=("steps", "features", "layouts"), donate_argnames=("sims",))
 run_world.__doc__ = """Advance every dynamic model of ``world`` by ``steps`` physics steps (static: the simulator's
 steps per run), after the PID resets requested in the control tables. ``sims`` are the models'
 packed :class:`ModelSim` (:func:`pack`, with ``layouts``), which count the physics steps done
-so far. Returns the packed results and the contacts between links of the last step ``(C,
-PAIR_COLUMNS)``. ``sims`` are donated: the run writes its results into their buffers instead
+so far, and ``pair_deformation``, the tangential deformation of the world's candidate contact
+slots (:class:`~jaxsim_like.simulation.world.WorldState`). Returns the packed results, the
+contacts between links of the last step ``(C, PAIR_COLUMNS)`` and the next deformation. ``sims`` are donated: the run writes its results into their buffers instead
 of allocating new ones, so the arrays passed in are invalid afterwards."""
 
 

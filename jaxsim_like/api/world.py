@@ -26,7 +26,8 @@ from ..parsers.description import ModelDescription
 from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, ModelParams, SimulationParams, WorldParams
 from ..simulation.collision import CollisionTable
-from ..simulation.world import WorldModel
+from ..simulation.collision.forces import PairLaw
+from ..simulation.world import WorldModel, link_inverse_weights
 from . import engine, errors, scenery
 from .calls import scenario_methods
 from .entry import ModelEntry
@@ -79,7 +80,9 @@ class World:
         self._terrain_dirty = True
         self._collision: CollisionTable | None = None
         self._collision_key: tuple | None = None
-        self._slip_velocity = jnp.asarray(0.01)
+        self._inverse_weight = jnp.zeros(0)
+        self._pair_law = PairLaw.build()
+        self._pair_deformation: jax.Array | None = None
         self._device_step_size = jnp.asarray(float(simulator.step_size()))
         self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
         self._valid = True
@@ -347,6 +350,8 @@ class World:
             )
             self._collision = self._collision if self._collision.groups else None
             self._collision_key = key
+            self._inverse_weight = jnp.asarray(np.concatenate([link_inverse_weights(entry.model) for entry in dynamic]))
+            self._pair_deformation = None
         settings = WorldParams(
             dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
         )
@@ -354,7 +359,8 @@ class World:
             models=tuple(entry.model for entry in dynamic),
             model_params=tuple(entry.params for entry in dynamic),
             params=settings,
-            slip_velocity=self._slip_velocity,
+            pair_law=self._pair_law,
+            inverse_weight=self._inverse_weight,
             collision=self._collision,
             exact_velocity=tuple(entry.features.exact_velocity for entry in dynamic),
         )
@@ -392,10 +398,14 @@ class World:
         if dynamic and steps:
             for entry in dynamic:
                 entry.cache.clear()  # no numpy view may hold a buffer that the run donates
-            sims, pairs = engine.run_world(
-                self._world_model(dynamic, terrain),
+            world = self._world_model(dynamic, terrain)
+            if self._pair_deformation is None:
+                self._pair_deformation = world.pair_deformation_zeros(dynamic[0].sim.dtype)
+            sims, pairs, self._pair_deformation = engine.run_world(
+                world,
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
+                self._pair_deformation,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
                 layouts=tuple(entry.layout for entry in dynamic),

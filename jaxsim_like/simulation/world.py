@@ -3,18 +3,24 @@ their controllers, advanced together by one pure function.
 
 A world is a :class:`WorldModel` (the models, their parameters, the world's settings and the
 static collision table) and a :class:`WorldState` (per model: the physical state, the controller
-state and the history of commanded torques; the number of physics steps done).
-:func:`world_step` jits, vmaps and differentiates like :func:`.step.step`; the world of one model
-without controllers is that step.
+state and the history of commanded torques; the tangential deformation of every candidate contact
+slot between links; the number of physics steps done). :func:`world_step` jits, vmaps and
+differentiates like :func:`.step.step`; the world of one model without controllers is that step.
 
 Per step and model: the controllers (:mod:`.control`) turn the control table into joint torques,
 the timed wrenches (:mod:`.wrenches`) that are due are added to the user's link wrenches, the
 terrain contacts are evaluated as in :func:`.step.step`, and the contacts between links of
 different models (and, with self-collision, of one model) come from the collision table
-(:mod:`.collision`): equal and opposite forces at each contact point. With the implicit
-integrator a contact's linearised terms are folded into both sides: each model's solve takes the
-other body as moving at its start-of-step velocity (implicit within a model, explicit between
-models), and the reported force is the linearised force after both solves.
+(:mod:`.collision`): equal and opposite forces at each contact point, with the terrain's law and
+tangential memory, sized per contact (:mod:`.collision.forces`).
+
+With the implicit integrator the contacts between links are solved together with every model
+they touch: a contact's linearised force ``step_forces - resist(dv_a - dv_b)`` depends on the
+velocity changes of both links. Each model's articulated-body solve takes the terms of its own
+links (added link inertias, as for the terrain) and the other side's latest velocity change as a
+known wrench; a fixed number of block Gauss-Seidel sweeps over the models (``pair_sweeps``)
+converges to the coupled solution, since the coupled system is symmetric positive definite. The
+reported force is the linearised force at the last sweep's velocity changes.
 """
 
 from __future__ import annotations
@@ -37,26 +43,33 @@ from ..dynamics.state import State
 from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, point_inertias, prepare, solve, step
-from .collision import CollisionTable, Contacts, collide, pair_forces
-from .contacts import ContactParams
+from ..dynamics.jacobians import link_jacobians
+from .collision import CollisionTable, Contacts, collide
+from .collision.forces import PairLaw, explicit_pair_forces, pair_forces
+from .contacts import ContactParams, implicit_deformation
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .terrain import Terrain
 
 
-@pytree_dataclass(static=["collision", "exact_velocity"])
+@pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps"])
 class WorldModel:
     """The models of a world ``(M,)``, their :class:`.params.ModelParams`, the world's
-    :class:`.params.WorldParams`, the slip velocity [m/s] that smooths the friction of the
-    contacts between links, and the static structure: the collision table (None: links never
-    touch each other) and, per model, whether its velocity_follower_dart joints are tracked
-    exactly (``exact_velocity``, which costs a dense solve per step)."""
+    :class:`.params.WorldParams`, the :class:`.collision.forces.PairLaw` of the contacts between
+    links, each link's translational inverse weight ``inverse_weight (L,)`` [1/kg] (global link
+    order; zero for links welded to the world; see :func:`link_inverse_weights`), and the static
+    structure: the collision table (None: links never touch each other), per model whether its
+    velocity_follower_dart joints are tracked exactly (``exact_velocity``, which costs a dense
+    solve per step), and the block Gauss-Seidel sweeps that solve the contacts between links
+    together with the models they touch (``pair_sweeps``, implicit integrator)."""
 
     models: tuple[Model, ...]
     model_params: tuple[ModelParams, ...]
     params: WorldParams
-    slip_velocity: jax.Array
+    pair_law: PairLaw
+    inverse_weight: jax.Array
     collision: CollisionTable | None = None
     exact_velocity: tuple[bool, ...] = ()
+    pair_sweeps: int = 4
 
     @staticmethod
     def build(
@@ -73,7 +86,8 @@ class WorldModel:
         self_collision: Sequence[bool] | None = None,
         srdf: Sequence[Any] | None = None,
         budget: int | None = None,
-        slip_velocity: float = 0.01,
+        pair_law: PairLaw | None = None,
+        pair_sweeps: int = 4,
         exact_velocity: Sequence[bool] | None = None,
     ) -> "WorldModel":
         """A world of ``models`` with one step size ``dt`` [s], ``integrator``, ``gravity (3,)``
@@ -81,8 +95,9 @@ class WorldModel:
         :meth:`.params.SimulationParams.build` (``contact`` per model, None: from its mass,
         ``max_penetration`` and ``friction``). ``collisions``: links of different models touch
         each other (and those of one model too where ``self_collision``), through a table of at
-        most ``budget`` candidate pairs per pair kind (see :mod:`.collision`); ``slip_velocity``
-        [m/s] smooths the friction of those contacts."""
+        most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
+        ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the friction of the model with the larger one, solved with ``pair_sweeps >= 1``
+        block Gauss-Seidel sweeps."""
         models = tuple(models)
         count = len(models)
         contact = (None,) * count if contact is None else tuple(contact)
@@ -92,8 +107,8 @@ class WorldModel:
         for name, values in (("contact", contact), ("self_collision", self_collision), ("srdf", srdf), ("exact_velocity", exact_velocity)):
             if len(values) != count:
                 raise ValueError(f"{name} must have one entry per model ({count}), got {len(values)}")
-        if not slip_velocity > 0:
-            raise ValueError(f"slip_velocity must be positive, got {slip_velocity}")
+        if not (isinstance(pair_sweeps, (int, np.integer)) and pair_sweeps >= 1):
+            raise ValueError(f"pair_sweeps must be an integer >= 1, got {pair_sweeps!r}")
         built = [
             SimulationParams.build(
                 model, dt=dt, integrator=integrator, gravity=gravity, terrain=terrain, contact=law,
@@ -108,13 +123,16 @@ class WorldModel:
         if collisions:
             table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget)
             table = table if table.groups else None  # nothing can touch: the step of each model alone
+        weights = np.concatenate([link_inverse_weights(m) for m in models]) if table is not None else np.zeros(0)
         return WorldModel(
             models=models,
             model_params=tuple(p.model_params() for p in built),
             params=world,
-            slip_velocity=jnp.asarray(float(slip_velocity)),
+            pair_law=PairLaw.build() if pair_law is None else pair_law,
+            inverse_weight=jnp.asarray(weights),
             collision=table,
             exact_velocity=exact_velocity,
+            pair_sweeps=int(pair_sweeps),
         )
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
@@ -129,19 +147,46 @@ class WorldModel:
             controllers=tuple(control.ControllerState.zeros(m.dofs, d) for m, d in zip(self.models, dtypes)),
             histories=tuple(jnp.zeros((history, m.dofs), d) for m, d in zip(self.models, dtypes)),
             steps=jnp.asarray(0, jnp.int32),
+            pair_deformation=self.pair_deformation_zeros(dtypes[0]),
         )
+
+    def pair_deformation_zeros(self, dtype: Any) -> jax.Array:
+        """``(K, 3)``: no tangential deformation at any candidate slot of the collision table."""
+        count = 0 if self.collision is None else self.collision.candidate_slots
+        return jnp.zeros((count, 3), dtype)
+
+
+def link_inverse_weights(model: Model) -> np.ndarray:
+    """``(N,)`` [1/kg]: each link's translational inverse weight at the zero configuration, the
+    mean of the diagonal of ``J M^-1 J^T`` for the velocity of its origin (as MuJoCo's
+    ``body_invweight0``): the inverse of the mass a force at the link meets, its joints free;
+    zero for a link welded to the world."""
+    return np.asarray(_inverse_weights(model), dtype=float)
+
+
+@jax.jit
+def _inverse_weights(model: Model) -> jax.Array:
+    state = State.build(model)
+    M = mass_matrix(model, state)
+    J = link_jacobians(model, state)[:, :3, :]
+    if M.shape[0] == 0:
+        return jnp.zeros(model.number_of_links, M.dtype)
+    response = jnp.linalg.solve(M, jnp.swapaxes(J, 0, 2).reshape(M.shape[0], -1)).reshape(M.shape[0], 3, -1)
+    return jnp.einsum("nij,jin->n", J, response) / 3
 
 
 class WorldState(NamedTuple):
     """Per model: ``states`` (:class:`State`), ``controllers`` (:class:`.control.ControllerState`)
     and ``histories (H, n)``, the commanded torques of the last ``H`` physics steps (row ``s % H``
     holds step ``s``; ``H = 0``: none kept); ``steps``: the physics steps done (the time is
-    ``steps * dt``)."""
+    ``steps * dt``); ``pair_deformation (K, 3)`` [m]: the tangential deformation (world axes) of
+    every candidate contact slot of the collision table (:attr:`.collision.Contacts.slot`)."""
 
     states: tuple[State, ...]
     controllers: tuple[control.ControllerState, ...]
     histories: tuple[jax.Array, ...]
     steps: jax.Array
+    pair_deformation: jax.Array
 
 
 class ModelInputs(NamedTuple):
@@ -279,22 +324,47 @@ def _on_links(force_a: jax.Array, force_b: jax.Array, contacts: Contacts, arms_a
     return jax.ops.segment_sum(on_a, contacts.link_a, links) + jax.ops.segment_sum(on_b, contacts.link_b, links)
 
 
-def _pair_law(world: WorldModel, contacts: Contacts) -> ContactParams:
-    """The law of each contact ``(C,)``: the stiffer of the two models' laws (stiffness, damping
-    and exponents of the model with the larger stiffness) and the larger friction, as MuJoCo
-    combines friction."""
-    laws = [p.contact for p in world.model_params]
+def _pair_law(world: WorldModel, contacts: Contacts) -> tuple[ContactParams, jax.Array]:
+    """The law ``(C,)`` of each contact (:meth:`.collision.forces.PairLaw.contact_params`, with the
+    larger friction of the two models, as MuJoCo combines friction) and its effective mass
+    ``(C,)`` [kg] (infinite between two links welded to the world)."""
     model_of = jnp.asarray(_link_model(world), jnp.int32)
-    fields = {name: jnp.stack([jnp.asarray(getattr(law, name)).reshape(()) for law in laws]) for name in ("stiffness", "damping", "friction", "p", "q")}
-    a, b = model_of[contacts.link_a], model_of[contacts.link_b]
-    stiffer = jnp.where(fields["stiffness"][a] >= fields["stiffness"][b], a, b)
-    return ContactParams(
-        stiffness=fields["stiffness"][stiffer],
-        damping=fields["damping"][stiffer],
-        friction=jnp.maximum(fields["friction"][a], fields["friction"][b]),
-        p=fields["p"][stiffer],
-        q=fields["q"][stiffer],
-    )
+    friction = jnp.stack([jnp.asarray(p.contact.friction).reshape(()) for p in world.model_params])
+    dtype = contacts.depth.dtype
+    weight = world.inverse_weight.astype(dtype)
+    total = weight[contacts.link_a] + weight[contacts.link_b]
+    mass = 1 / jnp.where(total > 0, total, 1.0)
+    law = world.pair_law.contact_params(mass, jnp.maximum(friction[model_of[contacts.link_a]], friction[model_of[contacts.link_b]]).astype(dtype))
+    return law, jnp.where(total > 0, mass, jnp.inf)
+
+
+class _Pairs(NamedTuple):
+    """The contacts between links at the start of a step: the ``contacts`` (welded pairs made
+    inactive), the arms of their positions from the ``G`` origins of links a and b ``(C, 3)``,
+    the relative ``velocity (C, 3)``, their ``law`` and effective ``mass (C,)``, and their
+    tangential ``deformation (C, 3)`` from the world state."""
+
+    contacts: Contacts
+    arms_a: jax.Array
+    arms_b: jax.Array
+    velocity: jax.Array
+    law: ContactParams
+    mass: jax.Array
+    deformation: jax.Array
+
+
+def _pairs(world: WorldModel, prepared: Sequence[Prepared], pair_deformation: jax.Array) -> _Pairs:
+    link_model = _link_model(world)
+    origins = jnp.stack([p.kin.origin for p in prepared])[link_model]
+    W_v = jnp.concatenate([p.kin.G_v for p in prepared])
+    poses = [p.kin.G_H_L.at[:, :3, 3].add(p.kin.origin) for p in prepared]
+    contacts = collide(world.collision, world.models, poses)
+    law, mass = _pair_law(world, contacts)
+    contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
+    arms_a = contacts.position - origins[contacts.link_a]
+    arms_b = contacts.position - origins[contacts.link_b]
+    velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
+    return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0), pair_deformation[contacts.slot])
 
 
 def _world_rates(
@@ -304,9 +374,11 @@ def _world_rates(
     inputs: Sequence[ModelInputs],
     steps: jax.Array,
     implicit: bool,
-) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array]]:
+    pair_deformation: jax.Array,
+) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array], jax.Array]:
     """The solved step of every model at ``states``, what :func:`prepare` made of them, the
-    contacts between links and the user and timed wrenches ``(N, 6)`` of each model."""
+    contacts between links, the user and timed wrenches ``(N, 6)`` of each model and the
+    tangential deformation of the candidate slots after the step (from ``pair_deformation``)."""
     params = world.params
     prepared, user = [], []
     for m, (model, state) in enumerate(zip(world.models, states)):
@@ -319,47 +391,54 @@ def _world_rates(
         user.append(acting)
     if world.collision is None:
         solved = [solve(m, s, params, mp, p, implicit) for m, s, mp, p in zip(world.models, states, world.model_params, prepared)]
-        return solved, prepared, None, user
+        return solved, prepared, None, user, pair_deformation
 
-    link_model = _link_model(world)
-    links = link_model.size
-    origins = jnp.stack([p.kin.origin for p in prepared])[link_model]
-    W_v = jnp.concatenate([p.kin.G_v for p in prepared])
-    poses = [p.kin.G_H_L.at[:, :3, 3].add(p.kin.origin) for p in prepared]
-    contacts = collide(world.collision, world.models, poses)
-    arms_a = contacts.position - origins[contacts.link_a]
-    arms_b = contacts.position - origins[contacts.link_b]
-    velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
-    dtype = velocity.dtype
+    links = _link_model(world).size
+    pairs = _pairs(world, prepared, pair_deformation)
+    contacts, arms_a, arms_b = pairs.contacts, pairs.arms_a, pairs.arms_b
+    dtype = pairs.velocity.dtype
     dt = params.dt.astype(dtype)
-    linear = pair_forces(_pair_law(world, contacts), contacts, velocity, dt, world.slip_velocity.astype(dtype))
+    stored = jnp.zeros_like(pair_deformation)
     if not implicit:
-        wrench = _split(world, _on_links(linear.forces, -linear.forces, contacts, arms_a, arms_b, links))
+        forces, rate = explicit_pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation)
+        wrench = _split(world, _on_links(forces, -forces, contacts, arms_a, arms_b, links))
         solved = [
             solve(model, state, params, mp, p, False, w)._replace(G_f_applied=p.G_f_ext + w)
             for model, state, mp, p, w in zip(world.models, states, world.model_params, prepared, wrench)
         ]
-        return solved, prepared, PairContacts(contacts, linear.forces), user
+        deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate)
+        return solved, prepared, PairContacts(contacts, forces), user, deformation
+    linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
     start_wrench = _split(world, _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links))
-    inertia = dt * (
-        jax.ops.segment_sum(point_inertias(arms_a, linear.matrices), contacts.link_a, links)
-        + jax.ops.segment_sum(point_inertias(arms_b, linear.matrices), contacts.link_b, links)
-    )
-    solved = [
-        solve(model, state, params, mp, p, True, w, i)
-        for model, state, mp, p, w, i in zip(world.models, states, world.model_params, prepared, start_wrench, _split(world, inertia))
-    ]
+    matrices = linear.matrices
+    inertia = _split(world, dt * (
+        jax.ops.segment_sum(point_inertias(arms_a, matrices), contacts.link_a, links)
+        + jax.ops.segment_sum(point_inertias(arms_b, matrices), contacts.link_b, links)
+    ))
+
+    def sweep(G_dv: list[jax.Array]) -> list[Solved]:
+        # Block Gauss-Seidel: each model is solved with the latest velocity change of the links it
+        # touches, its own links' terms being in its added inertias.
+        G_dv, solved = list(G_dv), []
+        for m, (model, state, mp, p) in enumerate(zip(world.models, states, world.model_params, prepared)):
+            every = jnp.concatenate(G_dv)
+            dv_a = _material_velocity(every, contacts.link_a, arms_a)
+            dv_b = _material_velocity(every, contacts.link_b, arms_b)
+            coupling = _split(world, _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links))[m]
+            solved.append(solve(model, state, params, mp, p, True, start_wrench[m] + coupling, inertia[m]))
+            G_dv[m] = solved[-1].G_dv
+        return solved
+
+    solved = sweep([jnp.zeros_like(p.kin.G_v) for p in prepared])
+    if world.pair_sweeps > 1:
+        solved = jax.lax.fori_loop(1, world.pair_sweeps, lambda _, current: sweep([s.G_dv for s in current]), solved)
     G_dv = jnp.concatenate([s.G_dv for s in solved])
-    dv_a = _material_velocity(G_dv, contacts.link_a, arms_a)
-    dv_b = _material_velocity(G_dv, contacts.link_b, arms_b)
-    # Each side's solve took the other side at rest: the force it applied is linearised in its
-    # own velocity change only; the reported force is linearised in both.
-    applied_a = linear.step_forces - spatial.matvec(linear.matrices, dv_a, fused=False)
-    applied_b = -linear.step_forces - spatial.matvec(linear.matrices, dv_b, fused=False)
-    applied = _split(world, _on_links(applied_a, applied_b, contacts, arms_a, arms_b, links))
+    dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
+    forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
+    applied = _split(world, _on_links(forces, -forces, contacts, arms_a, arms_b, links))
     solved = [s._replace(G_f_applied=s.G_f_applied + w) for s, w in zip(solved, applied)]
-    forces = linear.step_forces - spatial.matvec(linear.matrices, dv_a - dv_b, fused=False)
-    return solved, prepared, PairContacts(contacts, jnp.where(contacts.active[:, None], forces, 0.0)), user
+    after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
+    return solved, prepared, PairContacts(contacts, forces), user, stored.at[contacts.slot].set(after)
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
@@ -438,9 +517,11 @@ def world_step(
         controllers.append(controller)
     states = list(state.states)
     if params.integrator == "rk4":
-        next_states, solved, prepared, pairs, user = _rk4(world, states, commanded, inputs, state.steps)
+        next_states, solved, prepared, pairs, user, deformation = _rk4(world, states, commanded, inputs, state.steps, state.pair_deformation)
     else:
-        solved, prepared, pairs, user = _world_rates(world, states, commanded, inputs, state.steps, implicit)
+        solved, prepared, pairs, user, deformation = _world_rates(
+            world, states, commanded, inputs, state.steps, implicit, state.pair_deformation
+        )
         next_states = [euler_advance(model, s, r.rates, params.dt) for model, s, r in zip(world.models, states, solved)]
     outputs, reports, applied = [], [], []
     for m, model in enumerate(world.models):
@@ -454,16 +535,22 @@ def world_step(
         h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, applied)
     )
     finite = jnp.all(jnp.stack([o.finite for o in outputs])) if outputs else jnp.asarray(True)
-    next_world = WorldState(tuple(next_states), tuple(controllers), histories, state.steps + 1)
+    next_world = WorldState(tuple(next_states), tuple(controllers), histories, state.steps + 1, deformation)
     return next_world, WorldOutputs(tuple(outputs), tuple(reports), pairs, finite)
 
 
-def _rk4(world, states, commanded, inputs, steps):
+def _rk4(world, states, commanded, inputs, steps, pair_deformation):
+    """Classic Runge-Kutta on the explicit rates; the contacts between links keep their
+    tangential deformation of the step's start in every stage and advance it by the first."""
     dt = world.params.dt
-    k1, prepared, pairs, user = _world_rates(world, states, commanded, inputs, steps, False)
-    k2 = _world_rates(world, [advance(s, k.rates, dt / 2) for s, k in zip(states, k1)], commanded, inputs, steps, False)[0]
-    k3 = _world_rates(world, [advance(s, k.rates, dt / 2) for s, k in zip(states, k2)], commanded, inputs, steps, False)[0]
-    k4 = _world_rates(world, [advance(s, k.rates, dt) for s, k in zip(states, k3)], commanded, inputs, steps, False)[0]
+
+    def rates(at):
+        return _world_rates(world, at, commanded, inputs, steps, False, pair_deformation)
+
+    k1, prepared, pairs, user, deformation = rates(states)
+    k2 = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k1)])[0]
+    k3 = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k2)])[0]
+    k4 = rates([advance(s, k.rates, dt) for s, k in zip(states, k3)])[0]
     next_states, solved = [], []
     for m, state in enumerate(states):
         combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1[m].rates, k2[m].rates, k3[m].rates, k4[m].rates)
@@ -471,7 +558,7 @@ def _rk4(world, states, commanded, inputs, steps):
         next_states.append(advanced.replace(base_quaternion=spatial.normalize(advanced.base_quaternion)))
         outputs = k1[m].outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
         solved.append(k1[m]._replace(outputs=outputs))
-    return next_states, solved, prepared, pairs, user
+    return next_states, solved, prepared, pairs, user, deformation
 
 
 def world_rollout(

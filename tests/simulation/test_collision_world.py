@@ -176,7 +176,9 @@ def test_gradients_through_collide_and_the_forces_match_finite_differences(objec
     def total_force(offset):
         poses = list(base.at[:, 0, :3, 3].add(offset.reshape(3, 3)))
         contacts = collide(table, models, poses)
-        forces = pair_forces(params, contacts, relative_velocity(contacts, velocities), 1e-3, 0.01)
+        memory = jnp.full(contacts.normal.shape, 1e-4)  # a tangential deformation: the memory is differentiated too
+        mass = jnp.ones(contacts.depth.shape)
+        forces = pair_forces(params, contacts, relative_velocity(contacts, velocities), memory, 1e-3, mass, 3)
         wrenches = link_wrenches(contacts, forces.step_forces, 3)
         return jnp.sum(wrenches[0] * jnp.arange(1.0, 7.0)) + jnp.sum(wrenches[2] ** 2) + jnp.sum(forces.matrices[:, 2, 2])
 

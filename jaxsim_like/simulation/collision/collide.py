@@ -23,7 +23,9 @@ class Contacts:
     ``link_a, link_b (C,)``: global link indices (int32; ``table.link_offsets[m] + link``);
     ``position (C, 3)`` [m] midway between the two surfaces; unit ``normal (C, 3)`` from b towards a
     (a is pushed along +normal); ``depth (C,)`` [m], positive when penetrating; ``active (C,)``:
-    a real contact (``depth > 0``). Inactive slots have ``depth <= 0`` and finite values."""
+    a real contact (``depth > 0``); ``slot (C,)``: the slot's place among every candidate's slots
+    (``table.candidate_slots`` of them, in table order: the same pair and slot keep it from one
+    call to the next, culled or not). Inactive slots have ``depth <= 0`` and finite values."""
 
     link_a: jax.Array
     link_b: jax.Array
@@ -31,6 +33,7 @@ class Contacts:
     normal: jax.Array
     depth: jax.Array
     active: jax.Array
+    slot: jax.Array
 
 
 
@@ -66,11 +69,15 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
     shape_link = np.asarray(table.shape_link, dtype=np.int32)
     point_link = np.asarray(table.point_link, dtype=np.int32)
-    parts = [_group(group, W_H_S, sizes, points, radius, code, shape_link, point_link) for group in table.groups]
+    starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].slots for group in table.groups])
+    parts = [
+        _group(group, start, W_H_S, sizes, points, radius, code, shape_link, point_link)
+        for group, start in zip(table.groups, starts)
+    ]
     if not parts:
         empty = jnp.zeros((0,), dtype)
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
-                        jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool))
+                        jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32))
     names = [field.name for field in dataclasses.fields(Contacts)]
     return Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
 
@@ -80,7 +87,7 @@ def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -
     return jnp.concatenate(arrays, axis=0) if arrays else jnp.zeros(empty_shape, dtype)
 
 
-def _group(group: PairGroup, W_H_S, sizes, points, radius, code, shape_link, point_link) -> Contacts:
+def _group(group: PairGroup, start: int, W_H_S, sizes, points, radius, code, shape_link, point_link) -> Contacts:
     kernel, slots = KINDS[group.kind]
     second = np.asarray(group.second, dtype=np.int32)
     if group.kind == POINTS:
@@ -95,9 +102,11 @@ def _group(group: PairGroup, W_H_S, sizes, points, radius, code, shape_link, poi
         first = np.asarray(group.first, dtype=np.int32)
         real = np.ones(first.shape, bool)
         first_centre, first_radius = W_H_S[first, :3, 3], radius[first]
+    kept = np.arange(group.candidates, dtype=np.int32)
     if group.keep < group.candidates:
         kept = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
         first, second, real = jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept]
+    slot = start + (kept[:, None] * slots + np.arange(slots, dtype=np.int32)[None, :]).reshape(-1)
     if group.kind == POINTS:
         per_point = jax.vmap(kernel, in_axes=(0, None, None, None))
         result = jax.vmap(per_point)(points[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
@@ -117,4 +126,5 @@ def _group(group: PairGroup, W_H_S, sizes, points, radius, code, shape_link, poi
         normal=result.normal.reshape(-1, 3),
         depth=depth,
         active=valid & (depth > 0),
+        slot=jnp.asarray(slot, jnp.int32),
     )

@@ -1,67 +1,120 @@
-"""The contact law of collision pairs and its linearly implicit form.
+"""The contact law of collision pairs: the terrain's law with tangential memory, sized per contact.
 
-At a slot with depth ``d``, normal ``n`` (from b towards a) and the velocity ``v`` of a's material
-point relative to b's at the contact: the terrain's Hunt-Crossley normal force
-``f_n = max(0, K d^(1+p) + D d^q (-n . v))`` (:func:`..contacts.normal_force`, never pulling) and
-smoothed Coulomb friction without tangential memory ``f_t = -mu f_n v_t / sqrt(|v_t|^2 + v_s^2)``
-(bounded by ``mu f_n``, finite gradient at zero slip; :func:`..self_collision.contact_forces`).
-The force on a is ``f_n n + f_t``; b gets the opposite.
+At a slot with depth ``d``, normal ``n`` (from b towards a), the velocity ``v`` of a's material
+point relative to b's at the contact and the slot's tangential deformation ``m`` (its memory,
+kept per candidate slot across steps, see :attr:`.collide.Contacts.slot`): the terrain's
+Hunt-Crossley normal force and Coulomb friction with stick and slip (:mod:`..contacts`). A
+contact inside its friction cone sticks: its tangential force is a spring-damper on ``m``, so a
+body resting on another one does not creep. The force on a is ``f_n n + f_t``; b gets the
+opposite.
 
-Linearised for a step of ``h`` (as :class:`..contacts.ImplicitContacts`): the force on a at the end
-of the step is ``step_forces - matrices @ (v+ - v)`` with ``matrices = W + h C``, ``W = -df/dv`` and
-``C = -df/dx`` (``x`` the position of a relative to b). Along the normal ``W = D d^q`` and
-``C = (1 + p) K d^p``, scaled as the terrain's by how much the point presses (1 while it
-approaches or rests, down to 0 where a fast separation clips the force to zero); across it the
-secant ``S (I - n n^T)`` with ``S = mu f_n / sqrt(|v_t|^2 + v_s^2)``: the friction at the end of
-the step is ``-S v_t+``, the derivative itself at zero slip, and never reverses the slip.
+The law of each slot is sized for the two links it touches (:class:`PairLaw`): from their
+effective mass ``m = 1 / (w_a + w_b)``, with ``w`` a link's translational inverse weight (zero for
+a link welded to the world), a body of mass ``m`` resting on four such contacts sinks by
+``max_penetration`` under standard gravity, with the given damping ratio.
+
+Linearised for a step of ``h`` (:class:`..contacts.ImplicitContacts`): the force on a at the end
+of the step is ``step_forces - resist(dv_a - dv_b)``, with the velocity changes of the two
+material points over the step.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
-from ...dynamics import spatial
-from ..contacts import ContactParams, _law, _power
+from ...dynamics.kinematics import STANDARD_GRAVITY
+from ...pytree import pytree_dataclass
+from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces
 from .collide import Contacts
 
 
-class PairForces(NamedTuple):
-    """Per slot ``(C, ...)``, world axes: ``forces (C, 3)`` [N] on a at the start of the step (b
-    gets the opposite); ``step_forces (C, 3)`` and symmetric positive semi-definite ``matrices
-    (C, 3, 3)`` [N s/m]: the force on a at the end of the step is ``step_forces - matrices @ (v+ - v)``."""
+@pytree_dataclass()
+class PairLaw:
+    """The sizing of the contacts between links: a body of the contact's effective mass resting
+    on four contacts sinks by ``max_penetration`` [m] under standard gravity, damped with
+    ``damping_ratio``; exponents ``1 >= p >= q >= 0`` of the Hunt-Crossley law."""
 
-    forces: jax.Array
-    step_forces: jax.Array
-    matrices: jax.Array
+    max_penetration: jax.Array
+    damping_ratio: jax.Array
+    p: jax.Array
+    q: jax.Array
+
+    @staticmethod
+    def build(max_penetration: float = 0.0002, damping_ratio: float = 1.0, p: float = 0.5, q: float = 0.5) -> "PairLaw":
+        """ValueError unless ``max_penetration > 0``, ``damping_ratio > 0`` and ``1 >= p >= q >= 0``."""
+        if not (max_penetration > 0 and damping_ratio > 0 and 1 >= p >= q >= 0):
+            raise ValueError(
+                f"a pair law needs max_penetration > 0, damping_ratio > 0 and 1 >= p >= q >= 0; got "
+                f"max_penetration={max_penetration}, damping_ratio={damping_ratio}, p={p}, q={q}"
+            )
+        return PairLaw(*(jnp.asarray(float(x)) for x in (max_penetration, damping_ratio, p, q)))
+
+    def contact_params(self, mass: jax.Array, friction: jax.Array) -> ContactParams:
+        """The :class:`..contacts.ContactParams` ``(C,)`` of contacts of effective ``mass (C,)`` [kg]
+        and ``friction (C,)``: as :meth:`..contacts.ContactParams.from_mass` on four points."""
+        dtype = mass.dtype
+        depth, ratio, p, q = (jnp.asarray(x, dtype) for x in (self.max_penetration, self.damping_ratio, self.p, self.q))
+        share = mass / 4
+        stiffness = share * STANDARD_GRAVITY / depth ** (1 + p)
+        linear_stiffness = (1 + p) * stiffness * depth**p
+        damping = 2 * ratio * jnp.sqrt(linear_stiffness * share) / depth**q
+        shape = mass.shape
+        return ContactParams(stiffness, damping, friction, jnp.broadcast_to(p, shape), jnp.broadcast_to(q, shape))
+
+
+@jax.tree_util.register_pytree_node_class
+class PairSlots:
+    """The slot protocol of :class:`..contact_slots.Slots` for the contacts between links: every
+    contact is its own slot, and a slot's link totals sum over the contacts of its link a
+    (``link (C,)``, global indices among ``links``, static)."""
+
+    def __init__(self, link: jax.Array, links: int):
+        self.link, self.links = link, links
+
+    def tree_flatten(self):
+        return (self.link,), self.links
+
+    @classmethod
+    def tree_unflatten(cls, links, children):
+        return cls(children[0], links)
+
+    def take(self, values: jax.Array) -> jax.Array:
+        return jnp.asarray(values)
+
+    def mask(self, values: jax.Array) -> jax.Array:
+        return values
+
+    def scatter(self, values: jax.Array, count: int) -> jax.Array:
+        return values
+
+    def link_totals(self, values: jax.Array) -> jax.Array:
+        return jax.ops.segment_sum(values, self.link, self.links)[self.link]
 
 
 def pair_forces(
-    contact_params: ContactParams, contacts: Contacts, relative_velocity: jax.Array, dt: jax.Array, slip_velocity: jax.Array
-) -> PairForces:
-    """The :class:`PairForces` of ``contacts`` with scalar ``contact_params``, the velocity
-    ``relative_velocity (C, 3)`` [m/s] of a's material point minus b's at each contact position,
-    the step ``dt`` [s] and the friction regularisation ``slip_velocity`` [m/s] (> 0)."""
-    K, D, mu, p, q = _law(contact_params)
-    n, v = contacts.normal, relative_velocity
-    touching = contacts.active
-    d = jnp.where(touching, jnp.maximum(contacts.depth, 0.0), 0.0)
-    normal_speed = spatial.dot(n, v)
-    d_p, d_q = _power(d, p), _power(d, q)
-    elastic = K * d * _power(d, p - q)
-    per_dq = jnp.maximum(0.0, elastic - D * normal_speed)  # f_n / d^q
-    f_n = jnp.where(touching, d_q * per_dq, 0.0)
-    v_t = v - normal_speed[:, None] * n
-    v_s = jnp.maximum(slip_velocity, 1e-12)
-    secant = mu * f_n / jnp.sqrt(spatial.dot(v_t, v_t) + v_s**2)
-    forces = f_n[:, None] * n - secant[:, None] * v_t
-    pressing = jnp.where(touching, jnp.clip(per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
-    damping = pressing * D * d_q
-    stiffness = pressing * (1 + p) * K * d_p
-    outer = n[:, :, None] * n[:, None, :]
-    tangent = jnp.eye(3, dtype=n.dtype) - outer
-    step_forces = forces - (dt * stiffness * normal_speed)[:, None] * n
-    matrices = (damping + dt * stiffness)[:, None, None] * outer + secant[:, None, None] * tangent
-    return PairForces(forces, step_forces, matrices)
+    params: ContactParams,
+    contacts: Contacts,
+    relative_velocity: jax.Array,
+    deformation: jax.Array,
+    dt: jax.Array,
+    mass: jax.Array,
+    links: int,
+) -> ImplicitContacts:
+    """The linearly implicit contact forces (:class:`..contacts.ImplicitContacts`, forces on a) of
+    ``contacts`` with per-slot ``params (C,)``, the velocity ``relative_velocity (C, 3)`` [m/s] of
+    a's material point minus b's, the slots' tangential ``deformation (C, 3)`` [m], the step ``dt``
+    [s], the contacts' effective ``mass (C,)`` [kg] and the number of global ``links``."""
+    return implicit_contact_forces(
+        params, contacts.depth, contacts.normal, relative_velocity, deformation, contacts.active, dt, mass,
+        PairSlots(contacts.link_a, links),
+    )
+
+
+def explicit_pair_forces(
+    params: ContactParams, contacts: Contacts, relative_velocity: jax.Array, deformation: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """The forces ``(C, 3)`` [N] on a at the start of a step and the deformation rate ``(C, 3)``
+    [m/s] of ``contacts`` (as :func:`pair_forces`, for the explicit integrators)."""
+    return contact_forces(params, contacts.depth, contacts.normal, relative_velocity, deformation, contacts.active)
+

@@ -104,6 +104,11 @@ class CollisionTable:
             self.point_offsets, len(self.point_link))
 
     @property
+    def candidate_slots(self) -> int:
+        """The contact slots of every candidate pair, culled or not (:attr:`.collide.Contacts.slot`)."""
+        return sum(group.candidates * KINDS[group.kind].slots for group in self.groups)
+
+    @property
     def size(self) -> int:
         """``C``: the number of contact slots :func:`.collide` returns."""
         return sum(group.slots for group in self.groups)
