@@ -17,7 +17,7 @@ import pytest
 
 from jaxsim_like import api
 
-from .helpers import simulator
+from .helpers import FREE_BOX, simulator
 
 # example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
 ERD = Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
@@ -100,3 +100,45 @@ def test_exact_velocity_control_is_exact_with_joint_friction(tmp_path, dt):
     for _ in range(20):
         assert sim.run()
     assert pivot.velocity() == pytest.approx(math.pi, abs=1e-6)
+
+
+def _world_file(dt: float, plugin: bool) -> str:
+    physics_plugin = '<plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>' if plugin else ""
+    return f"""<?xml version="1.0" ?>
+<sdf version="1.7">
+  <world name="stepped">
+    <physics name="profile" default="true" type="dart"><max_step_size>{dt}</max_step_size></physics>
+    {physics_plugin}
+  </world>
+</sdf>
+"""
+
+
+@pytest.mark.parametrize("dt", [0.001, 0.005])
+def test_the_world_files_physics_sets_the_step_size(tmp_path, dt):
+    """"A world file's physics plugin (or ``<physics>`` element) sets the step size that
+    ``Simulator`` uses": a simulator created without a step size steps the file's
+    ``max_step_size`` (the plugin also brings the physics; a profile alone does not); a step size
+    given to the constructor is kept (ScenarIO writes it into the world's profile)."""
+    for plugin in (True, False):
+        file = tmp_path / f"world_{plugin}.sdf"
+        file.write_text(_world_file(dt, plugin))
+        sim = api.Simulator(rtf=float("inf"))
+        assert sim.insert_world_from_sdf(str(file)) and sim.initialize()
+        assert sim.step_size() == dt
+        world = sim.get_world()
+        assert world.insert_model(str(FREE_BOX), api.Pose((0, 0, 1)), "box")
+        if not plugin:
+            assert sim.run() and world.time() == 0.0  # a profile is not the physics plugin
+            assert world.set_physics_engine(api.PhysicsEngine_dart)
+        for _ in range(3):
+            assert sim.run()
+        assert world.time() == pytest.approx(3 * dt, abs=1e-15)
+        # Free fall, semi-implicit in velocity: z = 1 - g dt^2 (1 + 2 + 3).
+        g = -world.gravity()[2]
+        assert world.get_model("box").base_position()[2] == pytest.approx(1 - 6 * g * dt**2, abs=1e-12)
+
+    other = 0.002
+    sim = api.Simulator(step_size=other, rtf=float("inf"))
+    assert sim.insert_world_from_sdf(str(tmp_path / "world_True.sdf")) and sim.initialize()
+    assert sim.step_size() == other and sim.run() and sim.get_world().time() == other
