@@ -142,3 +142,36 @@ def test_the_world_files_physics_sets_the_step_size(tmp_path, dt):
     sim = api.Simulator(step_size=other, rtf=float("inf"))
     assert sim.insert_world_from_sdf(str(tmp_path / "world_True.sdf")) and sim.initialize()
     assert sim.step_size() == other and sim.run() and sim.get_world().time() == other
+
+
+STATIC_SLAB = """<?xml version="1.0" ?>
+<sdf version="1.7">
+  <model name="slab">
+    <static>true</static>
+    <pose>0 0 0.02 0 0 0</pose>
+    <link name="link">
+      <collision name="collision"><geometry><box><size>0.4 0.4 0.04</size></box></geometry></collision>
+    </link>
+  </model>
+</sdf>
+"""
+
+
+@pytest.mark.parametrize("dt", [0.001, 0.005])
+def test_welded_bases_do_not_collide_with_the_terrain_or_static_models(dt):
+    """A fixed-base arm (the UR5 of example-robot-data) welded at the origin, its base sunk in the
+    ground and in a static slab: "links welded to the world must not collide with the terrain or
+    with static models" (Gazebo skips collisions between static links). Its moving links still
+    touch the ground: idle, the arm falls onto it."""
+    sim = simulator(step_size=dt)
+    world = sim.get_world()
+    assert world.insert_model(api.get_ground_plane()) and world.insert_model_from_string(STATIC_SLAB)
+    ur5 = _insert_quietly(world, UR5, None, "ur5")
+    assert ur5.enable_contacts(True)
+    base = ur5.get_link("base_link")
+    assert np.asarray(base.axis_aligned_box().min)[2] < 0  # its collision shapes reach below the ground
+    for _ in range(int(round(0.3 / dt))):
+        assert sim.run()
+        assert not base.in_contact() and base.contact_wrench() == (0.0,) * 6
+    assert ur5.links_in_contact()  # the limp arm lies on the ground
+    assert ur5.base_position() == (0.0, 0.0, 0.0)
