@@ -222,3 +222,30 @@ def test_a_links_contact_wrench_holds_every_contact(dt):
         assert wrench[2] == pytest.approx(load, rel=0.01)  # at rest, the contacts carry the weight
         origin = np.asarray(link.position())  # at rest: where the link was when the forces acted
         assert np.allclose(wrench, _wrench_of(link, origin), rtol=0, atol=1e-6 * weight)
+
+
+@pytest.mark.parametrize("dt", [0.001, 0.005])
+def test_the_object_api_quadruped_stands_with_its_example_gains(dt):
+    """The README's object-API quadruped (and examples/object_api.py) under position control at
+    every step with PID(80, 0, 2), holding the zero configuration: it stands for 2 s, where
+    ScenarIO's default PID(1, 0.1, 0.01) lets it topple by 1 s (see the example's comment)."""
+    from jaxsim_like import models
+
+    simulator_ = api.Simulator(step_size=dt, rtf=float("inf"), steps_per_run=1)
+    assert simulator_.initialize()
+    world = simulator_.get_world()
+    assert world.set_physics_engine(api.PhysicsEngine_dart)
+    assert world.insert_model(api.get_ground_plane())
+    assert world.insert_model(models.path("quadruped"), api.Pose((0, 0, 0.5)), "robot")
+    robot = world.get_model("robot")
+    assert robot.set_controller_period(simulator_.step_size())
+    for joint in robot.joints():
+        assert joint.set_pid(api.PID(80, 0, 2))
+    assert robot.set_joint_control_mode(api.JointControlMode_position)
+    for _ in range(int(round(2.0 / dt))):
+        assert robot.set_joint_position_targets(np.zeros(robot.dofs()))
+        assert simulator_.run()
+    w, x, y, z = robot.base_orientation()
+    tilt = 2 * np.arccos(min(1.0, np.hypot(w, z)))  # the angle between the trunk's z axis and the world's
+    assert world.time() == pytest.approx(2.0) and tilt < np.radians(1)
+    assert robot.base_position()[2] > 0.4 and np.abs(robot.joint_positions()).max() < 0.01
