@@ -52,10 +52,10 @@ POSITION, NORMAL, PENETRATION, POINT_FORCE, IN_CONTACT = slice(0, 3), slice(3, 6
 POINT_COLUMNS = 11
 # Rows of the last step's per-joint outputs: commanded torque, acceleration, applied torque.
 COMMAND, ACCELERATION, APPLIED = 0, 1, 2
-# Columns of the last step's per-link outputs: mixed acceleration (6), body acceleration (6),
-# origin at the start of the step (3), user wrench (6).
-MIXED, BODY, ORIGIN, USER_WRENCH = slice(0, 6), slice(6, 12), slice(12, 15), slice(15, 21)
-LINK_COLUMNS = 21
+# Columns of the last step's per-link outputs: mixed acceleration (6), origin at the start of
+# the step (3).
+MIXED, ORIGIN = slice(0, 6), slice(6, 9)
+LINK_COLUMNS = 9
 # Columns of the contacts between links: position (3), normal from b towards a (3), depth, force
 # on a (3), global links a and b, active (1.0 or 0.0).
 PAIR_POSITION, PAIR_NORMAL, PAIR_DEPTH, PAIR_FORCE, LINK_A, LINK_B, PAIR_ACTIVE = (
@@ -103,8 +103,9 @@ class ModelSim(NamedTuple):
 class Observation(NamedTuple):
     """Per link ``N``: ``W_H_L (N, 4, 4)``, mixed and body velocities ``(N, 6)``; of the last step,
     at the state it started from: the mixed accelerations ``(N, 6)`` (the derivative of the mixed
-    velocity: ``[d^2 p_L/dt^2; dw/dt]``, world axes), the same in link axes ``(N, 6)``
-    (ScenarIO's body accelerations, ``W_R_L^T`` of the mixed ones) and the link origins
+    velocity: ``[d^2 p_L/dt^2; dw/dt]``, world axes), the same in the axes of the link as it is
+    now, after the step ``(N, 6)`` (ScenarIO's body accelerations, ``W_R_L^T`` of the mixed ones
+    with the ``W_R_L`` that the pose getters read, as Gazebo expresses them) and the link origins
     ``step_origins (N, 3)``; per joint: the wrench ``(n, 6)`` the joint transmitted to its child
     link (body frame of the child, about its origin); per contact point: what it touches,
     ``element (P,)`` (0 the ground, ``b + 1`` static box ``b``)."""
@@ -207,7 +208,7 @@ def _last_step(out, report) -> LastStep:
         ],
         axis=1,
     )
-    links = jnp.concatenate([report.link_accelerations, report.body_accelerations, report.link_origins, report.link_wrenches], axis=1)
+    links = jnp.concatenate([report.link_accelerations, report.link_origins], axis=1)
     joints = jnp.stack([report.commanded, out.joint_accelerations, out.joint_torques])
     return LastStep(points, joints, report.joint_wrenches, links)
 
@@ -295,12 +296,14 @@ def _observe(model: Model, packed: jax.Array, layout: Layout, terrain: Terrain) 
     # Kinematics in the internal frame G (world axes, origin at the base: kin.origin).
     kin = kin_module.kinematics(model, sim.state)
     links = sim.last.links
+    mixed = links[:, MIXED]
+    L_R_W = jnp.swapaxes(kin.G_H_L[:, :3, :3], -1, -2)
     return Observation(
         W_H_L=kin.G_H_L.at[:, :3, 3].add(kin.origin),
         mixed_velocity=rep.velocity_from_inertial(kin.G_v, kin.G_H_L, "mixed"),
         body_velocity=rep.velocity_from_inertial(kin.G_v, kin.G_H_L, "body"),
-        mixed_acceleration=links[:, MIXED],
-        body_acceleration=links[:, BODY],
+        mixed_acceleration=mixed,
+        body_acceleration=jnp.concatenate([jnp.einsum("nij,nj->ni", L_R_W, mixed[:, :3]), jnp.einsum("nij,nj->ni", L_R_W, mixed[:, 3:])], axis=1),
         step_origins=links[:, ORIGIN],
         joint_wrenches=sim.last.joint_wrenches,
         element=_contact_elements(terrain, sim.last.points[:, POSITION]),

@@ -119,13 +119,14 @@ class Link(Handle):
         return as_tuple(self._observation().mixed_acceleration[self._index, 3:])
 
     def body_linear_acceleration(self) -> tuple[float, float, float]:
-        """:meth:`world_linear_acceleration` in link axes, ``W_R_L^T a`` (as ScenarIO and Gazebo
-        define it; not the derivative of :meth:`body_linear_velocity`, which differs by ``w x v``)."""
+        """:meth:`world_linear_acceleration` in link axes, ``W_R_L^T a`` with the link's current
+        orientation (the one :meth:`world_pose` reads), as Gazebo defines it; not the derivative of
+        :meth:`body_linear_velocity`, which differs by ``w x v``."""
         return as_tuple(self._observation().body_acceleration[self._index, :3])
 
     def body_angular_acceleration(self) -> tuple[float, float, float]:
-        """:meth:`world_angular_acceleration` in link axes, ``W_R_L^T dw/dt`` (also the derivative
-        of :meth:`body_angular_velocity`)."""
+        """:meth:`world_angular_acceleration` in link axes, ``W_R_L^T dw/dt`` with the link's
+        current orientation."""
         return as_tuple(self._observation().body_acceleration[self._index, 3:])
 
     def contacts_enabled(self) -> bool:

@@ -2,9 +2,10 @@
 
 A static model whose collision is a ``<plane>`` (the usual ``ground_plane``) becomes the ground
 that the soft contacts push against; its ``<box>`` collisions become static obstacles (steps,
-walls). Other shapes of static models (spheres, cylinders, meshes) are not obstacles: contacts
-are between the collidable points of moving models and this terrain only (moving models do not
-touch each other). Only one ground plane is used: the first one found.
+walls). Other shapes of static models (spheres, cylinders, meshes) are not obstacles: the
+terrain contacts are between the collidable points of moving models and this terrain (moving
+models touch each other through the world step's collision table). Only one ground plane is
+used: the first one found.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ of every world that has physics (a paused run, or a world without physics, appli
 removals and resets without stepping). A finite real-time factor paces the runs so that
 simulated time advances ``rtf`` times as fast as wall time; ``rtf=float('inf')`` runs as fast
 as possible. As in ScenarIO, failures return False and log the reason.
+
+The step size is the constructor's ``step_size`` when given (ScenarIO writes it into the worlds'
+physics profiles); without one, the ``<max_step_size>`` of the first inserted world file that
+has a physics profile (a ``<physics>`` element, with or without the physics plugin), else 1 ms.
 """
 
 from __future__ import annotations
@@ -19,17 +23,24 @@ from ..parsers.description import WorldDescription
 from ..parsers.sdf import parse_sdf_worlds
 from . import errors
 from .calls import scenario_methods
-from .physics import physics_plugins
+from .physics import physics_plugins, physics_step_sizes
 from .utils import log
 from .world import World
 
 
+DEFAULT_STEP_SIZE = 0.001
+"""[s]: the step size of a simulator created without one, whose world files set none."""
+
+
 @scenario_methods
 class Simulator:
-    """A simulator of one or more worlds (``Simulator(step_size=0.001, rtf=1.0, steps_per_run=1)``)."""
+    """A simulator of one or more worlds (``Simulator(step_size=0.001, rtf=1.0, steps_per_run=1)``;
+    without ``step_size``, the step size of the first world file that sets one, else 0.001 s)."""
 
-    def __init__(self, step_size: float = 0.001, rtf: float = 1.0, steps_per_run: int = 1) -> None:
+    def __init__(self, step_size: float = DEFAULT_STEP_SIZE, rtf: float = 1.0, steps_per_run: int = 1) -> None:
         self._step_size = float(step_size)
+        # The default object itself (not an equal value) means "not given": a world file may set it.
+        self._step_size_from_file = step_size is DEFAULT_STEP_SIZE
         self._rtf = float(rtf)
         self._steps_per_run = int(steps_per_run)
         self._descriptions: list[tuple[WorldDescription, bool]] = []  # and whether it has a physics plugin
@@ -39,7 +50,7 @@ class Simulator:
         self._deadline: float | None = None
 
     def step_size(self) -> float:
-        """The physics step [s]."""
+        """The physics step [s] (the constructor's, or that of the first world file that sets one)."""
         return self._step_size
 
     def real_time_factor(self) -> float:
@@ -134,7 +145,7 @@ class Simulator:
         if not source:
             self._add(parse_world(get_empty_world()), world_name, False)
             return True
-        self._add(parse_world(source), world_name, physics_plugins(source)[0])
+        self._add(parse_world(source), world_name, physics_plugins(source)[0], physics_step_sizes(source)[0])
         return True
 
     def insert_worlds_from_sdf(self, world_file: str | os.PathLike, world_names: Any = ()) -> bool:
@@ -151,8 +162,8 @@ class Simulator:
         taken = {d.name for d, _ in self._descriptions}
         if len(set(renamed)) != len(renamed) or taken & set(renamed):
             raise errors.WorldError(f"duplicate world names among {renamed} (already inserted: {sorted(taken)})")
-        for description, name, physics in zip(descriptions, renamed, physics_plugins(source)):
-            self._add(description, name, physics)
+        for description, name, physics, step in zip(descriptions, renamed, physics_plugins(source), physics_step_sizes(source)):
+            self._add(description, name, physics, step)
         return True
 
     def world_names(self) -> tuple[str, ...]:
@@ -175,12 +186,19 @@ class Simulator:
         if self._initialized or self._closed:
             raise errors.SimulatorError("worlds can only be inserted before initialize()")
 
-    def _add(self, description: WorldDescription, name: str, physics: bool) -> None:
+    def _add(self, description: WorldDescription, name: str, physics: bool, step_size: float | None = None) -> None:
         name = name or description.name
         if name in {d.name for d, _ in self._descriptions}:
             raise errors.WorldError("a world with this name was already inserted", name)
         description.name = name
         self._descriptions.append((description, physics))
+        if step_size is None:
+            return
+        if self._step_size_from_file:
+            self._step_size, self._step_size_from_file = step_size, False
+            log.info("world '%s': the step size is its file's max_step_size, %g s", name, step_size)
+        elif step_size != self._step_size:
+            log.info("world '%s': its file's max_step_size %g s is ignored, the simulator steps %g s", name, step_size, self._step_size)
 
     def __repr__(self) -> str:
         return f"Simulator(step_size={self._step_size}, rtf={self._rtf}, steps_per_run={self._steps_per_run}, worlds={self.world_names()})"

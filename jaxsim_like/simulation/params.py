@@ -124,6 +124,9 @@ class SimulationParams:
         of one plane: 4 for a box's corners, 8 for a cylinder's cap); while no more points of a
         link touch, the step is the same as with every point, and it costs less (see
         :mod:`.contact_slots`). ``None``: every point.
+
+        ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
+        link but one welded to the world (:func:`welded_free`).
         """
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
@@ -142,7 +145,10 @@ class SimulationParams:
                 friction=friction,
                 max_linear_damping=_stable_point_damping(model, dt) if integrator in EXPLICIT_INTEGRATORS else float("inf"),
             )
-        enabled = np.ones(model.number_of_links, dtype=bool) if contact_enabled_links is None else np.asarray(contact_enabled_links, bool)
+        if contact_enabled_links is None:
+            enabled = welded_free(model)
+        else:
+            enabled = np.asarray(contact_enabled_links, bool)
         if enabled.shape != (model.number_of_links,):
             raise ValueError(f"contact_enabled_links must have shape ({model.number_of_links},), got {enabled.shape}")
         inertia = _joint_effective_inertia(model)
@@ -179,6 +185,17 @@ class SimulationParams:
         fields = {name: getattr(world, name) for name in _WORLD_FIELDS}
         fields.update({name: getattr(model, name) for name in _MODEL_FIELDS})
         return SimulationParams(**fields)
+
+
+def welded_free(model: Model) -> np.ndarray:
+    """``(N,)``: the links that are not welded to the world. The base body of a fixed-base model
+    (its root link and the links lumped into it by fixed joints) cannot move, so it does not
+    touch the terrain (the ground and the static boxes): as Gazebo skips collisions between
+    static links, and its points below the ground would push the arm at every step. Its
+    contacts with the links of moving models stay."""
+    enabled = np.ones(model.number_of_links, dtype=bool)
+    enabled[0] = bool(model.floating_base)
+    return enabled
 
 
 def _contact_slots(model: Model, choice: str | None, tolerance: float) -> tuple[int, ...] | None:

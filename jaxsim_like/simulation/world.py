@@ -271,27 +271,32 @@ def _exact_velocity(
     """The commanded torques plus, on velocity_follower_dart joints, the torques that bring their
     velocity to the (clipped) target in one step, clipped to the table's effort limits.
 
-    The step of the model alone is affine in the torques to first order, ``qd' = qd'_0 + dt
-    (A^-1)_qq tau`` with ``A`` the mass matrix (plus, with the implicit integrator, the joint
-    terms it takes at the end of the step as armature), so the extra torques solve ``dt
-    (A^-1)_cc tau_c = target_c - qd'_0,c`` on those joints ``c`` (exact for the steps without
-    contacts, up to the effort limits; approximate otherwise)."""
+    The step of the model alone is affine in the joint torques, ``qd' = qd'_0 + R tau``: with the
+    implicit integrator ``R`` is the derivative of the step's own solve (one articulated-body pass
+    per joint: the joint damping, friction, limits and end-of-step PIDs as armature and the
+    terrain contacts as added link inertias, all taken at the end of the step), otherwise ``dt
+    M^-1``. The extra torques solve ``R_cc tau_c = target_c - qd'_0,c`` on those joints ``c``
+    (exact up to the effort limits for the implicit and semi-implicit Euler steps of the model
+    alone; the contacts with other models are left out, and RK4 is approximate)."""
     follower = table[:, control.MODE] == int(control.JointControlMode.velocity_follower_dart)
-    M = mass_matrix(model, state)
-    n, dtype = model.dofs, M.dtype
+    n, dtype = model.dofs, state.joint_positions.dtype
     if params.integrator == "implicit_euler":
         world, model_params = params.world_params(), params.model_params()
         slopes = (commands.stiffness, commands.damping)
         prepared = prepare(model, state, world, model_params, commands.torques, link_wrenches, False, True, slopes)
-        accelerations = solve(model, state, world, model_params, prepared, True).outputs.joint_accelerations
-        free = state.joint_velocities + params.dt * accelerations
-        effects = prepared.effects
-        armature = params.dt * (effects.damping + params.dt * effects.stiffness)
-        M = M.at[M.shape[0] - n :, M.shape[0] - n :].add(jnp.diag(armature))
+
+        def accelerations(extra: jax.Array) -> jax.Array:
+            effects = prepared.effects._replace(torques=prepared.effects.torques + extra)
+            return solve(model, state, world, model_params, prepared._replace(effects=effects), True).outputs.joint_accelerations
+
+        accelerations_0, linear = jax.linearize(accelerations, jnp.zeros(n, dtype))
+        free = state.joint_velocities + params.dt * accelerations_0
+        response = params.dt * jax.vmap(linear)(jnp.eye(n, dtype=dtype)).T
     else:
         free = step(model, state, joint_torques=commands.torques, link_wrenches=link_wrenches, params=params)[0].joint_velocities
-    selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
-    response = params.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
+        M = mass_matrix(model, state)
+        selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
+        response = params.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
     target = jnp.clip(table[:, control.VELOCITY_TARGET], table[:, control.VELOCITY_MIN], table[:, control.VELOCITY_MAX])
     system = jnp.where(follower[:, None] & follower[None, :], response, jnp.eye(n, dtype=dtype))
     extra = jnp.linalg.solve(system, jnp.where(follower, target - free, 0.0))

@@ -143,9 +143,10 @@ def _velocities(link: api.Link) -> np.ndarray:
 def test_link_accelerations_are_the_derivatives_of_the_documented_velocities():
     """Link.world_linear_acceleration: "Get the linear mixed acceleration of the link", the
     derivative of world_linear_velocity ("The linear mixed velocity of the link"); the body
-    accelerations are the same vectors in link axes (Gazebo's and ScenarIO's ``W_R_L^T a``, not the
-    derivative of body_linear_velocity). Checked against central differences of the velocity
-    getters along the step's own accelerations (resets and paused runs), in float64."""
+    accelerations are the same vectors in the axes of the link after the step (Gazebo's
+    ``W_R_L^T a`` with the orientation world_pose reads; not the derivative of
+    body_linear_velocity). Checked against central differences of the velocity getters along the
+    step's own accelerations (resets and paused runs), in float64."""
     sim = simulator()
     world = sim.get_world()
     assert world.insert_model(str(ARM), None, "arm7")
@@ -161,6 +162,7 @@ def test_link_accelerations_are_the_derivatives_of_the_documented_velocities():
     links = [arm.get_link(name) for name in ("link3", "link5", "link7")]
     reported = [(l.world_linear_acceleration(), l.world_angular_acceleration(), l.body_linear_acceleration(),
                  l.body_angular_acceleration()) for l in links]
+    rotations = [l.world_pose().transform[:3, :3] for l in links]  # after the step
 
     h = 1e-6
     differences = []
@@ -169,9 +171,8 @@ def test_link_accelerations_are_the_derivatives_of_the_documented_velocities():
         assert sim.run(paused=True)
         differences.append([_velocities(l) for l in links])
     assert arm.reset_joint_positions(q) and arm.reset_joint_velocities(qd) and sim.run(paused=True)
-    for link, (linear, angular, body_linear, body_angular), plus, minus in zip(links, reported, *differences):
+    for R, (linear, angular, body_linear, body_angular), plus, minus in zip(rotations, reported, *differences):
         derivative = (plus - minus) / (2 * h)
-        R = link.world_pose().transform[:3, :3]
         assert approx(linear, derivative[:3], 1e-6) and approx(angular, derivative[3:6], 1e-6)
         assert approx(body_linear, R.T @ linear, 1e-12) and approx(body_angular, R.T @ angular, 1e-12)
         # The derivative of the body velocity differs by w x v: not what ScenarIO calls the body acceleration.
@@ -196,7 +197,8 @@ def test_a_free_body_accelerates_as_newton_and_euler_say():
     torque = np.cross(R @ offset, force)
     assert approx(link.world_linear_acceleration(), force / box.total_mass() + np.array(world.gravity()), 1e-9)
     assert approx(link.world_angular_acceleration(), np.linalg.solve(inertia, torque - np.cross(omega, inertia @ omega)), 1e-9)
-    assert approx(link.body_linear_acceleration(), R.T @ np.array(link.world_linear_acceleration()), 1e-12)
+    R_after = link.world_pose().transform[:3, :3]
+    assert approx(link.body_linear_acceleration(), R_after.T @ np.array(link.world_linear_acceleration()), 1e-12)
 
 
 def test_contact_points_are_point_contacts_and_the_wrench_adds_the_lever_arms():
