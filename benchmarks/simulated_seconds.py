@@ -19,7 +19,16 @@ Libraries, each in its own subprocess (jax's x64 switch is process-wide): jaxsim
 step (the default) and its explicit semi-implicit Euler, float32 as GPU batches use; MJX (float32,
 its only precision) on the same URDF (see :mod:`benchmarks.peers.mjx_peer`: Newton, one
 iteration) and, on the humanoid row, MuJoCo's own humanoid at its own options and 5 ms step;
-jaxsim (float64, its default) with its default soft contacts.
+jaxsim (float64, its default) with its default soft contacts; MuJoCo C (float64, as it runs)
+through ``mujoco.rollout`` on a thread pool of every core (one thread for the single world), on
+the same converted URDF with MJX's options and, on the humanoid row, on MuJoCo's own humanoid at
+its own options, from the same perturbed initial states as the MJX rows. A MuJoCo C world counts
+as diverged when MuJoCo resets it (its answer to a non-finite or huge acceleration, which sets
+the time back to 0) or its state is not finite.
+
+At the end, the ratio of every row's rate to MuJoCo C's on the same model at the same batch size
+(the ``... chunked`` rates of ``simulate_batch`` against the same B), and on the humanoid to
+MuJoCo C on its own humanoid.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -34,7 +44,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-LIBRARIES = ("jaxsim_like implicit", "jaxsim_like explicit", "mjx", "mjx (MuJoCo humanoid, own options)", "jaxsim")
+MUJOCO_C = "mujoco C rollout"
+MUJOCO_C_OWN = "mujoco C rollout (MuJoCo humanoid, own options)"
+LIBRARIES = (
+    "jaxsim_like implicit", "jaxsim_like explicit", "mjx", "mjx (MuJoCo humanoid, own options)", "jaxsim", MUJOCO_C, MUJOCO_C_OWN,
+)
+# The steps of one mujoco.rollout call in the divergence runs (its output holds every step).
+MUJOCO_C_SEGMENT = 250
 SPREAD = 0.5
 HEIGHT = 0.5
 
@@ -134,8 +150,100 @@ def _median_seconds(call, repeats: int) -> float:
     return timing._median_seconds(call, repeats)
 
 
+def mujoco_c_drops(library: str, path: str, dt: float):
+    """``(model, initial_states)``: the MuJoCo C model of the MJX row of the same name (MuJoCo's
+    own humanoid at its options, or the URDF converted as for MJX, with MJX's options) at ``dt``,
+    and a function ``size -> (size, nstate)`` of full-physics states of the MJX rows' drops."""
+    import mujoco
+    import numpy as np
+
+    from benchmarks.peers import mjx_peer
+
+    if "own options" in library:
+        model = mujoco.MjModel.from_xml_path(str(mjx_peer.MUJOCO_HUMANOID))
+        model.opt.timestep = dt
+        data = mujoco.MjData(model)
+        mujoco.mj_resetData(model, data)
+        data.qpos[2] += HEIGHT
+        qpos = data.qpos.copy()
+    else:
+        model = mjx_peer.load(path, dt)
+        qpos = mjx_peer.standing_qpos(model, -HEIGHT)
+    names = mjx_peer.joint_names(model)
+    address = np.array([model.jnt_qposadr[model.joint(name).id] for name in names], dtype=int)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    data = mujoco.MjData(model)
+
+    def initial_states(size: int) -> np.ndarray:
+        # The MJX rows build float32 offsets: the same values here, in float64.
+        shifts = offsets(names, size).astype(np.float32).astype(np.float64)
+        states = np.empty((size, mujoco.mj_stateSize(model, spec)))
+        for i in range(size):
+            mujoco.mj_resetData(model, data)
+            data.qpos[:] = qpos
+            data.qpos[address] += shifts[i]
+            mujoco.mj_getState(model, data, states[i], spec)
+        return states
+
+    return model, initial_states
+
+
+def mujoco_c_worker(library: str, path: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int) -> dict:
+    """:func:`worker` for MuJoCo C: ``mujoco.rollout`` of the drops, worlds over a pool of every core."""
+    import mujoco
+    import numpy as np
+    from mujoco import rollout
+
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    diverged, datas = {}, {}
+    with rollout.Rollout(nthread=threads) as pool:
+
+        def run(model, states, count, out=None):
+            """The states of ``count`` steps from each of ``states`` (one thread for one world)."""
+            data = [mujoco.MjData(model) for _ in range(threads)] if id(model) not in datas else datas[id(model)]
+            datas[id(model)] = data
+            control = np.zeros((1, 1, model.nu))
+            if len(states) == 1:
+                return rollout.rollout(model, data[0], states, control, nstep=count, state=out)[0]
+            return pool.rollout(model, data, states, control, nstep=count, state=out)[0]
+
+        for dt in dts:
+            model, initial_states = mujoco_c_drops(library, path, dt)
+            states, total = initial_states(worlds), max(1, int(round(seconds / dt)))
+            done, alive = 0, np.ones(worlds, bool)
+            while done < total:
+                count = min(MUJOCO_C_SEGMENT, total - done)
+                trajectory = run(model, states, count)
+                states = trajectory[:, -1]
+                done += count
+                # time is the first entry of a full-physics state; a reset sets it back to 0.
+                alive &= np.all(np.isfinite(trajectory), axis=(1, 2)) & np.isclose(states[:, 0], done * dt, rtol=0, atol=dt / 2)
+            diverged[dt] = int(worlds - alive.sum())
+        stable = [dt for dt in dts if diverged[dt] == 0]
+        result = {"library": library, "dtype": None, "diverged": diverged, "largest_dt": max(stable) if stable else None, "rates": {}}
+        if not stable:
+            return result
+        dt = max(stable)
+        model, initial_states = mujoco_c_drops(library, path, dt)
+        result["dtype"] = "float64"
+        result["threads"] = threads
+        for size in [1, *batches]:
+            states = initial_states(size)
+            out = np.empty((size, steps, states.shape[1]))
+            run(model, states, steps, out)  # warm-up
+            samples = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                run(model, states, steps, out)
+                samples.append(time.perf_counter() - start)
+            result["rates"][str(size)] = size * steps * dt / sorted(samples)[len(samples) // 2]
+    return result
+
+
 def worker(library: str, path: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int) -> dict:
     """One library on one model: divergences per step size, then throughputs at the largest stable step."""
+    if library.startswith(MUJOCO_C):
+        return mujoco_c_worker(library, path, dts, worlds, seconds, batches, steps, repeats)
     import jax
     import jax.numpy as jnp
 
@@ -170,14 +278,15 @@ def worker(library: str, path: str, dts: list[float], worlds: int, seconds: floa
     return result
 
 
-def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int) -> list[dict]:
-    """Every library on the models of ``choice`` (see :func:`benchmarks.models.model_paths`), each
+def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int,
+        libraries: tuple[str, ...] = LIBRARIES) -> list[dict]:
+    """Every library (of ``libraries``) on the models of ``choice`` (see :func:`benchmarks.models.model_paths`), each
     in its own subprocess; prints one line per row and writes ``results/simulated_seconds.json``."""
     from benchmarks.models import model_paths
 
     rows = []
     for name, path in model_paths(choice).items():
-        for library in LIBRARIES:
+        for library in libraries:
             if "MuJoCo humanoid" in library and name != "humanoid":
                 continue
             library_dts = [0.005] if "own options" in library else dts
@@ -196,11 +305,35 @@ def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: lis
             rates = ", ".join(f"B={b} {r:,.1f}" for b, r in row["rates"].items())
             print(f"[{name}] {library} ({row['dtype']}): diverged of {worlds} {{{diverged}}}; largest dt {row['largest_dt']}; "
                   f"simulated s / wall s: {rates}", flush=True)
+    for line in ratio_lines(rows):
+        print(line, flush=True)
     out = Path(__file__).resolve().parent / "results" / "simulated_seconds.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
     print(f"wrote {out}")
     return rows
+
+
+def ratio_lines(rows: list[dict]) -> list[str]:
+    """A markdown table: every row's simulated seconds per wall second, and its ratio to MuJoCo C's
+    rate at the same batch size on the same model (and, on the humanoid, on MuJoCo's own humanoid)."""
+    lines = []
+    for model in dict.fromkeys(row["model"] for row in rows):
+        own = {row["library"]: row for row in rows if row["model"] == model}
+        references = [(label, own[name]["rates"]) for label, name in (("same model", MUJOCO_C), ("own humanoid", MUJOCO_C_OWN))
+                      if name in own and own[name]["rates"]]
+        if not references:
+            continue
+        lines += ["", f"[{model}] simulated s per wall s, and x MuJoCo C ({', '.join(label for label, _ in references)}):", "",
+                  "| library | dtype | dt [s] | B | simulated s / wall s | " + " | ".join(f"x MuJoCo C, {label}" for label, _ in references) + " |",
+                  "|---|---|---|---|---|" + "---|" * len(references)]
+        for library, row in own.items():
+            for batch, rate in row["rates"].items():
+                size = batch.split()[0]
+                ratios = [f"{rate / rates[size]:.2f}" if size in rates else "" for _, rates in references]
+                lines.append(f"| {library}{' (simulate_batch)' if batch.endswith('chunked') else ''} | {row['dtype']} | "
+                             f"{row['largest_dt']:g} | {size} | {rate:,.1f} | " + " | ".join(ratios) + " |")
+    return lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -211,12 +344,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batches", default="64,1024,4096")
     parser.add_argument("--steps", type=int, default=100, help="steps per timed call")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--libraries", default=",".join(LIBRARIES), help=f"some of: {', '.join(LIBRARIES)} (comma-separated)")
 
 
 def run_from(args: argparse.Namespace, choice: str) -> list[dict]:
     """:func:`run` with the options of :func:`add_arguments`."""
     dts = sorted(float(x) for x in args.dts.split(","))
-    return run(choice, dts, args.worlds, args.seconds, [int(b) for b in args.batches.split(",")], args.steps, args.repeats)
+    libraries = tuple(name.strip() for name in re.split(r",(?![^()]*\))", args.libraries))  # commas outside parentheses
+    unknown = sorted(set(libraries) - set(LIBRARIES))
+    if unknown:
+        raise SystemExit(f"unknown libraries {unknown}: choose from {list(LIBRARIES)}")
+    return run(choice, dts, args.worlds, args.seconds, [int(b) for b in args.batches.split(",")], args.steps, args.repeats, libraries)
 
 
 def main() -> None:

@@ -25,7 +25,23 @@ devices hold (:func:`local_rows`) through ``jax.make_array_from_process_local_da
 are global ``jax.Array`` s sharded over the batch; read a process's own rows from their
 ``addressable_shards``, or gather everything with
 ``jax.experimental.multihost_utils.process_allgather``. Choose ``B`` a multiple of the global
-device count to avoid padding (which is stripped with a global slice).
+device count to avoid padding (which is stripped with a global slice). Final states passed back
+in go through as they are (no copy, no recompilation). For example, two processes on one
+machine (CPU devices; JAX's CPU collectives, Gloo by default, connect the processes)::
+
+    # python run.py 0 & python run.py 1   (same script, same inputs, process id 0 and 1)
+    import sys, jax
+    jax.config.update("jax_num_cpu_devices", 2)            # optional: 2 devices per process
+    jax.distributed.initialize(coordinator_address="127.0.0.1:12345", num_processes=2,
+                               process_id=int(sys.argv[1]))
+    final, summary = simulate_batch(model, states, torques)  # every process, same arguments
+    from jax.experimental import multihost_utils
+    final = multihost_utils.process_allgather(final, tiled=True)  # all B worlds, numpy, everywhere
+
+On several machines, the coordinator address is one of them (process 0's) and each machine runs
+its process(es); on GPU and TPU clusters ``jax.distributed.initialize()`` finds its arguments
+itself. tests/workflows/test_workflow_distributed.py checks that 2 processes of 2 CPU devices
+each give the one-process results to rounding in float64.
 """
 
 from __future__ import annotations

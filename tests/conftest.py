@@ -72,6 +72,7 @@ LONGEST = (
     "tests/test_docs_snippets.py",
     "tests/simulation/test_world_contacts.py",
     "tests/workflows/test_workflow_batching.py",
+    "tests/workflows/test_workflow_distributed.py",
     "tests/workflows/test_workflow_optimization.py",
     "tests/workflows/test_workflow_object_api.py",
     "tests/workflows/test_workflow_cli_runs.py",
