@@ -96,8 +96,8 @@ class WorldModel:
         ``max_penetration`` and ``friction``). ``collisions``: links of different models touch
         each other (and those of one model too where ``self_collision``), through a table of at
         most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
-        ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the friction of the model with the larger one, solved with ``pair_sweeps >= 1``
-        block Gauss-Seidel sweeps."""
+        ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the larger friction
+        of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps."""
         models = tuple(models)
         count = len(models)
         contact = (None,) * count if contact is None else tuple(contact)
@@ -359,6 +359,7 @@ class _Pairs(NamedTuple):
 
 
 def _pairs(world: WorldModel, prepared: Sequence[Prepared], pair_deformation: jax.Array) -> _Pairs:
+    """The :class:`_Pairs` of the ``prepared`` models, with the candidate slots' ``pair_deformation (K, 3)``."""
     link_model = _link_model(world)
     origins = jnp.stack([p.kin.origin for p in prepared])[link_model]
     W_v = jnp.concatenate([p.kin.G_v for p in prepared])

@@ -70,7 +70,7 @@ def test_boxes_rest_with_the_static_normal_force_and_slide_with_coulomb_friction
     # The pair law is the terrain's: the box stops where the same box sliding on the ground with
     # the same law stops (both some 13 % short of v^2 / (2 mu g) at 5 ms).
     ground = terrain_slide(0.5)
-    np.testing.assert_allclose(travelled, ground, rtol=0.01)
+    np.testing.assert_allclose(travelled, ground, rtol=0.03)
     np.testing.assert_allclose(travelled, 0.5**2 / (2 * MU * G), rtol=0.15)
 
 

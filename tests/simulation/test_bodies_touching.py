@@ -1,0 +1,201 @@
+"""Bodies that rest on, push and hold each other (float64): a box on another model's ramp sticks
+inside its friction cone and slides at g (sin - mu cos) beyond it, a stack of boxes stands still
+with the forces of statics, a two-finger gripper lifts a cube and holds it without slip, and
+gradients through a slide and a slipping grasp equal central differences."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsim_like as js
+from jaxsim_like.dynamics import spatial
+from jaxsim_like.simulation import control
+from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout
+
+G = 9.81
+ROLLOUT = jax.jit(world_rollout, static_argnames="steps")
+
+
+def body(name: str, geometry: str, mass: float, inertia: float, *, fixed: bool = False) -> js.Model:
+    return js.load_model(
+        f"""<robot name="{name}"><link name="link"><inertial><mass value="{mass}"/>
+        <inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry>{geometry}</geometry></collision></link></robot>""",
+        floating_base=not fixed,
+    )
+
+
+def cube(name: str, mass: float, side: float) -> js.Model:
+    return body(name, f'<box size="{side} {side} {side}"/>', mass, mass * side**2 / 6)
+
+
+CHUNK = 50
+
+
+def run(world: WorldModel, state, inputs, seconds: float):
+    """``seconds`` of steps in chunks of :data:`CHUNK` steps (one compiled rollout per world
+    structure, whatever the step size); returns the final state, the link origins of every model
+    at each chunk's end ``(K, M, 3)`` and the last chunk's outputs."""
+    chunk = CHUNK
+    steps = int(round(seconds / float(world.params.dt)))
+    origins = []
+    for _ in range(steps // chunk):
+        state, outputs = ROLLOUT(world, state, inputs, steps=chunk)
+        origins.append(np.stack([np.asarray(r.link_origins[-1, 0]) for r in outputs.reports]))
+    return state, np.stack(origins), outputs
+
+
+TILT = np.deg2rad(20.0)
+
+
+def ramp_world(dt: float, friction: float):
+    """A 1 kg, 10 cm box on a 20 degree ramp that is another (fixed-base) model, just touching."""
+    ramp = body("ramp", '<box size="2 1 0.2"/>', 10.0, 1.0, fixed=True)
+    box = cube("box", 1.0, 0.1)
+    quaternion = np.array([np.cos(TILT / 2), 0.0, -np.sin(TILT / 2), 0.0])
+    R = np.asarray(spatial.quaternion_to_rotation(jnp.asarray(quaternion)))
+    centre = np.array([0.0, 0.0, 1.0])
+    states = [
+        js.State.build(ramp, base_position=centre, base_quaternion=quaternion),
+        js.State.build(box, base_position=centre + (0.15 - 2e-4) * R[:, 2], base_quaternion=quaternion),
+    ]
+    world = WorldModel.build([ramp, box], dt=dt, terrain=js.Terrain.plane(-5.0), friction=friction)
+    return world, world.initial_state(states), -R[:, 0]
+
+
+@pytest.mark.parametrize("dt", [0.002, 0.005])
+def test_a_box_on_another_models_ramp_sticks_inside_its_friction_cone(dt):
+    """Friction 0.8 > tan 20 deg: after settling (0.5 s), the box moves less than 0.1 mm in 10 s."""
+    world, state, downhill = ramp_world(dt, 0.8)
+    state, origins, _ = run(world, state, None, 0.5)
+    settled = origins[-1, 1]
+    state, origins, _ = run(world, state, None, 10.0)
+    assert np.abs(origins[:, 1] - settled).max() < 1e-4
+
+
+def test_a_box_beyond_its_friction_cone_slides_at_g_sin_minus_mu_g_cos():
+    """Friction 0.2 < tan 20 deg: the box slides down at g (sin - mu cos) within 2 %."""
+    dt = 0.002
+    world, state, downhill = ramp_world(dt, 0.2)
+    state, origins, _ = run(world, state, None, 1.0)
+    travelled = (origins[:, 1] - origins[0, 1]) @ downhill
+    t = np.arange(len(travelled)) * CHUNK * dt
+    acceleration = 2 * np.polyfit(t[1:], travelled[1:], 2)[0]
+    assert acceleration == pytest.approx(G * (np.sin(TILT) - 0.2 * np.cos(TILT)), rel=0.02)
+
+
+def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics():
+    """Five 1 kg, 10 cm boxes stacked at 5 ms: after settling, each moves less than 0.1 mm in
+    10 s, and each interface carries the weight of the boxes above within 1 %."""
+    boxes = [cube(f"box{i}", 1.0, 0.1) for i in range(5)]
+    states = [js.State.build(b, base_position=[0.0, 0.0, 0.05 + 0.1 * i - 2e-4 * (i + 1)]) for i, b in enumerate(boxes)]
+    world = WorldModel.build(boxes, dt=0.005)
+    state, origins, _ = run(world, world.initial_state(states), None, 1.0)
+    settled = origins[-1]
+    state, origins, outputs = run(world, state, None, 10.0)
+    assert np.linalg.norm(origins - settled, axis=-1).max() < 1e-4
+    last = jax.tree.map(lambda x: np.asarray(x[-1]), outputs.pairs)
+    contacts = last.contacts
+    for lower in range(4):
+        between = contacts.active & (contacts.link_a == lower) & (contacts.link_b == lower + 1)
+        on_upper = -last.forces[between].sum(axis=0)  # a is the lower box: the upper one feels the opposite
+        assert on_upper[2] == pytest.approx((4 - lower) * G, rel=0.01)
+
+
+GRIPPER = """<robot name="gripper">
+  <link name="world"/>
+  <joint name="lift" type="prismatic"><parent link="world"/><child link="palm"/><origin xyz="0 0 0.025"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1000" velocity="5"/></joint>
+  <link name="palm"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="left" type="prismatic"><parent link="palm"/><child link="left_finger"/><origin xyz="-0.045 0 0"/>
+    <axis xyz="1 0 0"/><limit lower="-0.05" upper="0.05" effort="100" velocity="1"/></joint>
+  <link name="left_finger"><inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.02 0.04 0.04"/></geometry></collision></link>
+  <joint name="right" type="prismatic"><parent link="palm"/><child link="right_finger"/><origin xyz="0.045 0 0"/>
+    <axis xyz="-1 0 0"/><limit lower="-0.05" upper="0.05" effort="100" velocity="1"/></joint>
+  <link name="right_finger"><inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.02 0.04 0.04"/></geometry></collision></link>
+</robot>"""
+
+
+def grasp_world(dt: float):
+    """A gripper on a position-controlled lift (PID with gravity compensation) whose two fingers
+    squeeze a 0.2 kg, 5 cm cube lying on the ground; friction 1."""
+    gripper = js.load_model(GRIPPER, floating_base=False)
+    block = cube("block", 0.2, 0.05)
+    table = control.default_table(np.array([1000.0, 100.0, 100.0]), np.array([5.0, 1.0, 1.0]))
+    table[0, control.MODE] = int(control.JointControlMode.position)
+    table[0, control.KP], table[0, control.KI], table[0, control.KD] = 20000.0, 0.0, 400.0
+    table[1:, control.MODE] = int(control.JointControlMode.force)
+    states = [js.State.build(gripper, joint_positions=[0.0, 0.0098, 0.0098]), js.State.build(block, base_position=[0.0, 0.0, 0.0248])]
+    world = WorldModel.build([gripper, block], dt=dt, friction=1.0)
+    return world, world.initial_state(states), table
+
+
+def grasp_inputs(table: np.ndarray, lift: float, squeeze) -> list:
+    table = table.copy()
+    table[0, control.POSITION_TARGET] = lift
+    torques = jnp.stack([jnp.asarray(1.4 * G), squeeze, squeeze])
+    return [ModelInputs(joint_torques=torques, table=jnp.asarray(table), period=jnp.asarray(0.0)), None]
+
+
+def test_a_gripper_lifts_a_cube_and_holds_it_without_slip():
+    """20 N per finger, the lift raised 10 cm in 5 mm steps, then held 5 s at 2 ms: the cube
+    moves with the fingers and slips less than 0.1 mm."""
+    dt = 0.002
+    world, state, table = grasp_world(dt)
+    squeeze = jnp.asarray(20.0)
+    state = lifted(world, state, table, squeeze)
+    lift, height = float(state.states[0].joint_positions[0]), float(state.states[1].base_position[2])
+    assert lift == pytest.approx(0.1, abs=2e-3) and height > 0.1  # lifted with the fingers
+    fingers = []
+    for _ in range(10):  # 5 s
+        state, _, outputs = run(world, state, grasp_inputs(table, 0.1, squeeze), 0.5)
+        fingers.append(float(state.states[1].base_position[2] - state.states[0].joint_positions[0]))
+    assert np.abs(np.asarray(fingers) - (height - lift)).max() < 1e-4  # the cube against the fingers: no slip
+    assert bool(np.all(np.asarray(outputs.finite)))
+
+
+def lifted(world: WorldModel, state, table: np.ndarray, squeeze, height: float = 0.1):
+    """The grasp squeezed for 0.3 s, the lift raised to ``height`` in 5 mm steps of 0.1 s, and held 0.5 s."""
+    state = run(world, state, grasp_inputs(table, 0.0, squeeze), 0.3)[0]
+    for k in range(1, int(round(height / 0.005)) + 1):
+        state = run(world, state, grasp_inputs(table, 0.005 * k, squeeze), 0.1)[0]
+    return run(world, state, grasp_inputs(table, height, squeeze), 0.5)[0]
+
+
+def test_gradients_through_a_slipping_grasp_and_a_slide_equal_central_differences():
+    """The height a cube held too lightly slips to in 0.1 s with respect to the squeeze, and how
+    far the box slides down the ramp in 0.2 s with respect to its friction: the gradients equal
+    central differences to 1e-4 relative and are finite."""
+    dt = 0.002
+    world, start, table = grasp_world(dt)
+    held = lifted(world, start, table, jnp.asarray(20.0), height=0.02)
+    before = float(held.states[1].base_position[2] - held.states[0].joint_positions[0])
+
+    def slipped(squeeze):
+        final = world_rollout(world, held, grasp_inputs(table, 0.02, squeeze), steps=CHUNK)[0]
+        return final.states[1].base_position[2] - final.states[0].joint_positions[0]
+
+    squeeze = jnp.asarray(0.6)  # below the 0.98 N per finger that friction 1 needs to hold 0.2 kg
+    value, gradient = jax.jit(jax.value_and_grad(slipped))(squeeze)
+    h = 1e-5
+    numeric = (jax.jit(slipped)(squeeze + h) - jax.jit(slipped)(squeeze - h)) / (2 * h)
+    assert float(value) < before - 1e-3  # slipping down the fingers
+    assert np.isfinite(float(gradient)) and float(gradient) > 0.0  # a firmer squeeze slips less
+    assert float(gradient) == pytest.approx(float(numeric), rel=1e-4)
+
+    ramp, state, downhill = ramp_world(dt, 0.2)
+
+    def slid(friction):
+        world = ramp.replace(model_params=tuple(p.replace(contact=p.contact.replace(friction=friction)) for p in ramp.model_params))
+        final = world_rollout(world, state, None, steps=100)[0]
+        return jnp.dot(final.states[1].base_position, jnp.asarray(downhill))
+
+    value, gradient = jax.jit(jax.value_and_grad(slid))(jnp.asarray(0.2))
+    numeric = (jax.jit(slid)(jnp.asarray(0.2 + 1e-6)) - jax.jit(slid)(jnp.asarray(0.2 - 1e-6))) / 2e-6
+    assert np.isfinite(float(gradient)) and float(gradient) < 0.0
+    assert float(gradient) == pytest.approx(float(numeric), rel=1e-4)
