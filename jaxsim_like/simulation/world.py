@@ -435,9 +435,11 @@ def _world_rates(
             G_dv[m] = solved[-1].G_dv
         return solved
 
-    solved = sweep([jnp.zeros_like(p.kin.G_v) for p in prepared])
-    if world.pair_sweeps > 1:
-        solved = jax.lax.fori_loop(1, world.pair_sweeps, lambda _, current: sweep([s.G_dv for s in current]), solved)
+    # The first sweep takes the other sides at rest; one sweep in the graph, whatever their number.
+    at_rest = [jnp.zeros_like(p.kin.G_v) for p in prepared]
+    blank = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(sweep, at_rest))
+    blank = [s._replace(G_dv=zero) for s, zero in zip(blank, at_rest)]
+    solved = jax.lax.fori_loop(0, world.pair_sweeps, lambda _, current: sweep([s.G_dv for s in current]), blank)
     G_dv = jnp.concatenate([s.G_dv for s in solved])
     dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
     forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
