@@ -49,7 +49,7 @@ def _box_urdf(name: str, side: float, mass: float) -> str:
 def _box_positions(scene: str) -> list[np.ndarray]:
     """The start positions [m] of the free boxes of ``scene`` (just touching)."""
     if scene == "ramp":
-        normal = np.array([np.sin(TILT), 0.0, np.cos(TILT)])
+        normal = np.array([-np.sin(TILT), 0.0, np.cos(TILT)])  # the ramp turned by -TILT about y
         return [np.array([0.0, 0.0, 1.0]) + (0.15 - 2e-4) * normal]
     offset = 0.03 if scene == "lean" else 0.0
     return [np.array([LEAN[i][0] * offset, LEAN[i][1] * offset, 0.05 + 0.1 * i - 2e-4 * (i + 1)]) for i in range(5)]
