@@ -26,6 +26,22 @@ def body(name: str) -> js.Model:
     return js.load_model(body_urdf(name))
 
 
+def solid(name: str, geometry: str, mass: float, inertia: float, *, fixed: bool = False) -> js.Model:
+    """A one-link model ``name`` of ``mass`` [kg] and isotropic ``inertia`` [kg m^2] with the
+    collision ``geometry`` at its origin (welded to the world with ``fixed``)."""
+    return js.load_model(
+        f"""<robot name="{name}"><link name="link"><inertial><mass value="{mass}"/>
+        <inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry>{geometry}</geometry></collision></link></robot>""",
+        floating_base=not fixed,
+    )
+
+
+def cube(name: str, mass: float = 5.0, side: float = 0.2) -> js.Model:
+    """A free solid cube of ``side`` [m] and ``mass`` [kg]."""
+    return solid(name, f'<box size="{side} {side} {side}"/>', mass, mass * side**2 / 6)
+
+
 def pose(position=(0.0, 0.0, 0.0), rotation=np.eye(3)) -> np.ndarray:
     """``(1, 4, 4)``: the link poses of a one-link model."""
     H = np.eye(4)

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from collision_worlds import cube, solid
 
 import jaxsim_like as js
 from jaxsim_like.dynamics import spatial
@@ -17,19 +18,6 @@ from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout
 
 G = 9.81
 ROLLOUT = jax.jit(world_rollout, static_argnames="steps")
-
-
-def body(name: str, geometry: str, mass: float, inertia: float, *, fixed: bool = False) -> js.Model:
-    return js.load_model(
-        f"""<robot name="{name}"><link name="link"><inertial><mass value="{mass}"/>
-        <inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
-        <collision><geometry>{geometry}</geometry></collision></link></robot>""",
-        floating_base=not fixed,
-    )
-
-
-def cube(name: str, mass: float, side: float) -> js.Model:
-    return body(name, f'<box size="{side} {side} {side}"/>', mass, mass * side**2 / 6)
 
 
 CHUNK = 50
@@ -53,7 +41,7 @@ TILT = np.deg2rad(20.0)
 
 def ramp_world(dt: float, friction: float):
     """A 1 kg, 10 cm box on a 20 degree ramp that is another (fixed-base) model, just touching."""
-    ramp = body("ramp", '<box size="2 1 0.2"/>', 10.0, 1.0, fixed=True)
+    ramp = solid("ramp", '<box size="2 1 0.2"/>', 10.0, 1.0, fixed=True)
     box = cube("box", 1.0, 0.1)
     quaternion = np.array([np.cos(TILT / 2), 0.0, -np.sin(TILT / 2), 0.0])
     R = np.asarray(spatial.quaternion_to_rotation(jnp.asarray(quaternion)))

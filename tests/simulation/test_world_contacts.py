@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from collision_worlds import cube, solid
 
 import jaxsim_like as js
 from jaxsim_like.dynamics import spatial
@@ -17,20 +18,6 @@ from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout
 
 G = 9.81
 rollout = jax.jit(world_rollout, static_argnames="steps")
-
-
-def body(name: str, geometry: str, mass: float, inertia: float, *, fixed: bool = False) -> js.Model:
-    """A one-link model with one collision shape at its origin."""
-    return js.load_model(
-        f"""<robot name="{name}"><link name="link"><inertial><mass value="{mass}"/>
-        <inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
-        <collision><geometry>{geometry}</geometry></collision></link></robot>""",
-        floating_base=not fixed,
-    )
-
-
-def cube(name: str, mass: float = 5.0, side: float = 0.2) -> js.Model:
-    return body(name, f'<box size="{side} {side} {side}"/>', mass, mass * side**2 / 6)
 
 
 def test_a_cube_on_two_cubes_rests_with_the_forces_of_statics():
@@ -72,8 +59,8 @@ def test_a_sphere_rolls_down_a_tilted_box_at_five_sevenths_g_sin():
     g sin - mu g cos < 0, a free fall g sin), then rolls off."""
     tilt = np.deg2rad(10.0)
     radius = 0.1
-    ramp = body("ramp", '<box size="1 1 0.2"/>', 10.0, 1.0, fixed=True)
-    ball = body("ball", f'<sphere radius="{radius}"/>', 1.0, 0.4 * radius**2)
+    ramp = solid("ramp", '<box size="1 1 0.2"/>', 10.0, 1.0, fixed=True)
+    ball = solid("ball", f'<sphere radius="{radius}"/>', 1.0, 0.4 * radius**2)
     quaternion = np.array([np.cos(tilt / 2), 0.0, -np.sin(tilt / 2), 0.0])
     R = np.asarray(spatial.quaternion_to_rotation(jnp.asarray(quaternion)))
     normal, downhill = R[:, 2], -R[:, 0]
@@ -97,7 +84,7 @@ def test_a_capsule_rests_across_a_capsule():
     """A 1 kg capsule laid across another one lying on the ground: the crossing carries its
     weight, along the vertical, within 1 %."""
     rod = '<capsule radius="0.05" length="0.4"/>'
-    lower, upper = body("lower", rod, 2.0, 0.03), body("upper", rod, 1.0, 0.015)
+    lower, upper = solid("lower", rod, 2.0, 0.03), solid("upper", rod, 1.0, 0.015)
     lying = np.array([np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0])  # segment along x
     crossing = np.array([np.cos(np.pi / 4), -np.sin(np.pi / 4), 0.0, 0.0])  # segment along y
     states = [
@@ -157,7 +144,7 @@ def test_a_box_pushed_by_a_driven_link_slides_with_coulomb_friction():
 def test_gradients_through_an_object_object_contact_equal_central_differences():
     """A ball thrown at a resting cube: the cube's final position depends smoothly on the throw;
     the gradient equals central differences to 1e-4 relative and is finite."""
-    ball = body("ball", '<sphere radius="0.05"/>', 0.5, 0.0005)
+    ball = solid("ball", '<sphere radius="0.05"/>', 0.5, 0.0005)
     block = cube("block", mass=1.0, side=0.1)
     world = WorldModel.build([ball, block], dt=0.002, gravity=[0.0, 0.0, 0.0], terrain=js.Terrain.plane(-5.0))
     start_block = js.State.build(block, base_position=[0.2, 0.0, 0.0])
@@ -184,8 +171,8 @@ def test_two_robots_and_three_objects_under_jit_vmap():
     cart_pole = js.load_model(js.models.path("cart_pole"))
     pendulum = js.load_model(js.models.path("pendulum"))
     block = cube("block", mass=0.5, side=0.1)
-    ball = body("ball", '<sphere radius="0.04"/>', 0.1, 6.4e-5)
-    rod = body("rod", '<capsule radius="0.03" length="0.5"/>', 0.5, 0.01)
+    ball = solid("ball", '<sphere radius="0.04"/>', 0.1, 6.4e-5)
+    rod = solid("rod", '<capsule radius="0.03" length="0.5"/>', 0.5, 0.01)
     lying = np.array([np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0])
     models = [cart_pole, pendulum, block, ball, rod]
     states = [
