@@ -288,30 +288,6 @@ Verbosity_warning = Verbosity.warning
 Verbosity_info = Verbosity.info
 Verbosity_debug = Verbosity.debug
 
-CONSTANT_NAMES = (
-    "JointControlMode_invalid",
-    "JointControlMode_idle",
-    "JointControlMode_force",
-    "JointControlMode_velocity",
-    "JointControlMode_velocity_follower_dart",
-    "JointControlMode_position",
-    "JointControlMode_position_interpolated",
-    "JointType_invalid",
-    "JointType_fixed",
-    "JointType_revolute",
-    "JointType_prismatic",
-    "JointType_ball",
-    "PhysicsEngine_dart",
-    "PhysicsEngine_semi_implicit_euler",
-    "PhysicsEngine_implicit_euler",
-    "PhysicsEngine_rk4",
-    "Verbosity_suppress_all",
-    "Verbosity_error",
-    "Verbosity_warning",
-    "Verbosity_info",
-    "Verbosity_debug",
-)
-
 __all__ = [
     "DEFAULT_PID",
     "PID",

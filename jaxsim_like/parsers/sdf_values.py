@@ -111,12 +111,6 @@ def boolean(element: etree._Element, file: str | None) -> bool:
     raise error_at(element, file, f"'{text}' is not a boolean (true, false, 1 or 0)")
 
 
-def child_bool(parent: etree._Element | None, tag: str, default: bool, file: str | None) -> bool:
-    """The boolean in the ``<tag>`` child, ``default`` when absent."""
-    element = child(parent, tag, file)
-    return default if element is None else boolean(element, file)
-
-
 def quaternion_to_rotation(x: float, y: float, z: float, w: float) -> np.ndarray:
     """The rotation ``(3, 3)`` of a unit quaternion given as x, y, z, w."""
     return np.array(

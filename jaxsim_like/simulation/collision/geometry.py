@@ -82,11 +82,6 @@ def box_closest(point: jax.Array, half_extents: jax.Array) -> tuple[jax.Array, j
     )
 
 
-def transform_point(H: jax.Array, point: jax.Array) -> jax.Array:
-    """``H (4, 4)`` applied to ``point (3,)``."""
-    return H[:3, :3] @ point + H[:3, 3]
-
-
 def to_frame(H: jax.Array, point: jax.Array) -> jax.Array:
     """``point (3,)`` (world) in the frame whose world pose is ``H (4, 4)``."""
     return H[:3, :3].T @ (point - H[:3, 3])
