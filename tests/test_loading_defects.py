@@ -46,11 +46,7 @@ CASES = {
         "joints 'neck_roll', 'neck_yaw' can move body 'head' without moving any inertia, so the mass matrix would be "
         "singular; given 5.2e-05 kg m^2 of inertia about each axis (a solid sphere of its mass and radius 0.01 m)",
     ),
-    "mimic_gripper.urdf": (
-        '<joint name="right_finger_joint">',
-        "1 mimic joint(s) load as independent joints (the coupling is kept in Model.mimic but not enforced by the "
-        "dynamics): 'right_finger_joint' = 1 * 'left_finger_joint' + 0",
-    ),
+    "mimic_gripper.urdf": (None, ""),
     "mimic_missing_joint.urdf": (
         '<joint name="shoulder">',
         "mimic refers to invalid joint 'elbow': 1 mimic(s) name a joint the model does not have",
@@ -229,6 +225,18 @@ def test_load_world_strict_raises_on_a_mimic_of_a_missing_joint(tmp_path: Path):
     assert loaded.models[0].joint("j").mimic is None
     with pytest.raises(js.ModelLoadError, match="mimic refers to invalid joint 'elbow'"):
         js.load_world(world, strict=True)
+
+
+def test_mimic_joints_load_as_couplings_and_a_cycle_of_them_is_an_error():
+    model, _ = load(DEFECTS / "mimic_gripper.urdf")
+    assert (model.couplings.follower, model.couplings.leader) == ((1,), (0,))
+    text = (DEFECTS / "mimic_gripper.urdf").read_text().replace(
+        '<limit lower="0" upper="0.04" effort="20" velocity="0.2"/>\n  </joint>',
+        '<limit lower="0" upper="0.04" effort="20" velocity="0.2"/>\n    <mimic joint="right_finger_joint"/>\n  </joint>',
+        1,
+    )
+    with pytest.raises(js.ModelLoadError, match="mimic joints form a cycle \\('left_finger_joint' -> 'right_finger_joint' -> 'left_finger_joint'\\)"):
+        js.load_model(text)
 
 
 def test_static_models_of_zero_mass_are_welded_and_keep_their_shapes():

@@ -25,6 +25,7 @@ from ..parsers.description import ModelDescription
 from ..simulation import ModelParams, Terrain, control, wrenches
 from . import engine, errors
 from .types import JointControlMode
+from .utils import log
 
 _GENERATIONS = itertools.count(1)
 
@@ -104,6 +105,8 @@ class ModelEntry:
         self._pid_resets = True  # the default table resets every PID at the first step
         self.period = math.inf
         self.target_set = np.zeros((model.dofs, len(TARGETS)), dtype=bool)
+        self.leaders = {f: model.joint_names[l] if l >= 0 else None for f, l in zip(model.couplings.follower, model.couplings.leader)}
+        self._warned_followers: set[int] = set()
         self.target_set[:, TARGETS.index("force")] = True
         self.history_size = np.zeros(model.dofs, dtype=int)
         self.history_start = np.zeros(model.dofs, dtype=int)
@@ -231,7 +234,9 @@ class ModelEntry:
         self.touch()
 
     def set_target(self, kind: str, index: int, value: float, time: float) -> None:
-        """Set the ``kind`` target of joint ``index``; JointError if its mode does not accept it."""
+        """Set the ``kind`` target of joint ``index``; JointError if its mode does not accept it.
+        A mimic joint's target is kept, with one logged warning per joint, and acts on nothing:
+        the step's controllers leave the followers of joint couplings idle."""
         mode = self.mode(index)
         if mode not in ACCEPTED_MODES[kind]:
             accepted = ", ".join(m.name for m in ACCEPTED_MODES[kind])
@@ -253,6 +258,13 @@ class ModelEntry:
             row[control.DURATION] = 1.875 * abs(value - start) / speed
         row[_TARGET_COLUMN[kind]] = value
         self.target_set[index, TARGETS.index(kind)] = True
+        if index in self.leaders and index not in self._warned_followers:
+            self._warned_followers.add(index)
+            leader = f"its leader '{self.leaders[index]}'" if self.leaders[index] else "its rule"
+            log.warning(
+                "[%s] a mimic joint follows %s: its targets are kept but its controller applies nothing",
+                self.scoped_joint(index), leader,
+            )
         self.touch()
 
     def target(self, kind: str, index: int) -> float:

@@ -7,6 +7,8 @@ inertias and bias forces are summed into the parents, one tree level at a time (
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
@@ -63,6 +65,17 @@ def forward_dynamics(
     return rep.acceleration_from_inertial(G_a_B, kin.G_H_L[0], kin.G_v_B, representation, kin.origin), joint_accelerations
 
 
+class ArticulatedFactor(NamedTuple):
+    """What an articulated-body pass keeps of the (augmented) mass matrix, per link ``(N, ...)``
+    in link order: the motion subspaces ``S (N, 6)``, ``U = IA S (N, 6)`` and ``D = S^T IA S +
+    armature (N,)`` (world axes), and the floating base's articulated inertia ``root (6, 6)``."""
+
+    S: jax.Array
+    U: jax.Array
+    D: jax.Array
+    root: jax.Array
+
+
 def articulated_body_accelerations(
     model: Model,
     kin: kin_module.Kinematics,
@@ -81,6 +94,24 @@ def articulated_body_accelerations(
     diag(armature)) a = tau - h(q, nu) + sum_L J_L^T f_L``
     instead: the same tree with augmented link inertias and joint-space diagonal terms, no
     factorisation (the implicit step's linear system)."""
+    G_a_B, joint_accelerations, _ = articulated_body_factorised(
+        model, kin, joint_torques, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
+    )
+    return G_a_B, joint_accelerations
+
+
+def articulated_body_factorised(
+    model: Model,
+    kin: kin_module.Kinematics,
+    joint_torques: jax.Array,
+    G_f_ext: jax.Array,
+    gravity: jax.Array,
+    *,
+    added_inertia: jax.Array | None = None,
+    armature: jax.Array | None = None,
+) -> tuple[jax.Array, jax.Array, ArticulatedFactor]:
+    """:func:`articulated_body_accelerations` and the :class:`ArticulatedFactor` of its matrix,
+    for :func:`articulated_body_responses` to solve more right-hand sides with."""
     dtype = kin.G_H_L.dtype
     S, v, M = kin.G_S, kin.G_v, kin.G_M
     c = spatial.cross_motion(v, S * kin.qd[:, None])
@@ -112,9 +143,10 @@ def articulated_body_accelerations(
 
     W_a_gravity = jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
     if model.floating_base:
-        a_root = -solve_spd6(M[0] + IA_root[0], pA[0] + pA_root[0])
+        root = M[0] + IA_root[0]
+        a_root = -solve_spd6(root, pA[0] + pA_root[0])
     else:
-        a_root = -W_a_gravity
+        root, a_root = jnp.eye(6, dtype=dtype), -W_a_gravity
 
     def accelerate(a_parents, inputs):
         S, c, U, D, u = inputs
@@ -123,6 +155,35 @@ def articulated_body_accelerations(
 
     qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (S, c, U, D, u))
     joint_accelerations = kin_module.to_joint_order(model, qdd)
+    factor = ArticulatedFactor(S, U, D, root)
     if not model.floating_base:
-        return jnp.zeros(6, dtype=dtype), joint_accelerations
-    return a_root + W_a_gravity, joint_accelerations
+        return jnp.zeros(6, dtype=dtype), joint_accelerations, factor
+    return a_root + W_a_gravity, joint_accelerations, factor
+
+
+def articulated_body_responses(model: Model, factor: ArticulatedFactor, joint_torques: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The responses ``M^-1 tau`` of the factorised matrix to joint torques ``(k, n)`` alone
+    (no velocity, gravity or wrench): the base's ``d/dt G_v_WB (k, 6)`` (zero with a fixed base)
+    and the joint accelerations ``(k, n)``. Per right-hand side, the two traversals of a
+    6-vector per link, the articulated inertias being those of ``factor``."""
+    dtype = factor.U.dtype
+
+    def one(tau: jax.Array) -> tuple[jax.Array, jax.Array]:
+        def articulate(pA, inputs):
+            S, U, D, tau = inputs
+            u = tau - spatial.dot(S, pA)
+            return pA + U * (u / D)[:, None], u
+
+        link_inputs = (factor.S, factor.U, factor.D, kin_module.to_link_order(model, tau))
+        pA_root, u = levels.scan_up(model, articulate, jnp.zeros(6, dtype), jnp.zeros(1, dtype), link_inputs)
+        a_root = -solve_spd6(factor.root, pA_root[0]) if model.floating_base else jnp.zeros(6, dtype)
+
+        def accelerate(a_parents, inputs):
+            S, U, D, u = inputs
+            qdd = (u - spatial.dot(U, a_parents, fused=False)) / D
+            return a_parents + S * qdd[:, None], qdd
+
+        qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (factor.S, factor.U, factor.D, u))
+        return a_root, kin_module.to_joint_order(model, qdd)
+
+    return jax.vmap(one)(joint_torques)

@@ -281,20 +281,3 @@ def make_consistent(tree: RigidTree, description: ModelDescription, *, floating:
     mass, com, inertia = _fill_massless(tree, description, moving, inertia)
     mass, com, inertia = _fill_singular(tree, description, moving, mass, com, inertia)
     return dataclasses.replace(tree, mass=mass, com=com, inertia=inertia)
-
-
-def warn_mimic(tree: RigidTree, description: ModelDescription) -> None:
-    """One :class:`ModelLoadWarning` listing the mimic joints: they load as independent joints."""
-    followers = [(tree.joint_names[i], m) for i, m in enumerate(tree.mimic) if m is not None]
-    if not followers:
-        return
-    first = next(joint for joint in description.joints if joint.name == followers[0][0])
-    where = first.location.within(description.source)
-    pairs = ", ".join(f"'{name}' = {m.multiplier:g} * '{m.joint}' + {m.offset:g}" for name, m in followers)
-    warn(
-        f"{len(followers)} mimic joint(s) load as independent joints (the coupling is kept in Model.mimic "
-        f"but not enforced by the dynamics): {pairs}",
-        file=where.file,
-        line=where.line,
-        element=where.element,
-    )

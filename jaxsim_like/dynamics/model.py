@@ -21,6 +21,7 @@ from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
 from . import consistency
 from . import tree as tree_module
+from .couplings import NO_LEADER, JointCouplings
 from .tree import PRISMATIC, REVOLUTE, RigidTree
 
 JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2}
@@ -41,7 +42,6 @@ _STATIC_FIELDS = (
     "shape_kind",
     "shape_source",
     "floating_base",
-    "mimic",
     "semantics",
 )
 
@@ -81,7 +81,9 @@ class Model:
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
-    - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root).
+    - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root);
+    - ``couplings``: the mimic joints, :class:`.couplings.JointCouplings` (traced multipliers
+      and offsets, static joint indices), which the simulation step enforces.
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there);
@@ -106,6 +108,7 @@ class Model:
     shape_transform: jax.Array
     shape_size: jax.Array
     base_transform: jax.Array
+    couplings: JointCouplings
 
     name: str
     link_names: tuple[str, ...]
@@ -122,7 +125,6 @@ class Model:
     shape_kind: tuple[str, ...]
     shape_source: tuple[str, ...]
     floating_base: bool
-    mimic: tuple[tuple[str, str, float, float], ...] = ()
     semantics: Semantics = Semantics()
 
     @property
@@ -252,11 +254,6 @@ def model_from_tree(
     def per_joint(values: np.ndarray) -> jax.Array:
         return jnp.asarray(np.asarray(values)[joint_link], dtype=dtype)
 
-    mimic = tuple(
-        (tree.joint_names[i], m.joint, float(m.multiplier), float(m.offset))
-        for i, m in enumerate(tree.mimic)
-        if m is not None
-    )
     return Model(
         link_mass=jnp.asarray(tree.mass, dtype=dtype),
         link_com=jnp.asarray(tree.com, dtype=dtype),
@@ -278,6 +275,7 @@ def model_from_tree(
         shape_transform=jnp.asarray(np.array([s.L_H_S for _, s in shapes]).reshape(-1, 4, 4), dtype=dtype),
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
+        couplings=_couplings(tree, joint_names, dtype),
         name=name,
         link_names=tuple(tree.link_names),
         joint_names=tuple(joint_names),
@@ -293,8 +291,21 @@ def model_from_tree(
         shape_kind=tuple(s.kind for _, s in shapes),
         shape_source=tuple(s.source for _, s in shapes),
         floating_base=floating_base,
-        mimic=mimic,
         semantics=Semantics(semantics),
+    )
+
+
+def _couplings(tree: RigidTree, joint_names: Sequence[str], dtype: Any) -> JointCouplings:
+    """The mimics of ``tree`` whose follower moves, in the joint order ``joint_names``; a leader
+    that does not move (a fixed joint) stands at zero."""
+    rows = [(tree.joint_names[i], m) for i, m in enumerate(tree.mimic) if m is not None and tree.joint_names[i] in joint_names]
+    if not rows:
+        return JointCouplings.none(dtype)
+    return JointCouplings(
+        multiplier=jnp.asarray([m.multiplier for _, m in rows], dtype=dtype),
+        offset=jnp.asarray([m.offset for _, m in rows], dtype=dtype),
+        follower=tuple(joint_names.index(name) for name, _ in rows),
+        leader=tuple(joint_names.index(m.joint) if m.joint in joint_names else NO_LEADER for _, m in rows),
     )
 
 
@@ -309,7 +320,7 @@ def build_model(
 
     The bodies left after lumping are made physically consistent by the documented rules of
     :mod:`.consistency`, each change with a :class:`~jaxsim_like.parsers.errors.ModelLoadWarning`;
-    mimic joints load as independent joints, with one such warning.
+    mimic joints become the model's :attr:`Model.couplings`.
     ``floating_base`` defaults to the file's choice (floating unless welded to the world).
     ``collidable_points(link) -> (P, 3)`` gives each link's contact points (none by default).
     """
@@ -322,7 +333,6 @@ def build_model(
             "a floating-base model needs a positive total mass", file=description.source, element=f"<model name={description.name!r}>"
         )
     lumped = consistency.make_consistent(lumped, description, floating=floating)
-    consistency.warn_mimic(lumped, description)
     joint_order = [j.name for j in description.joints if j.type != "fixed"]
     return model_from_tree(
         lumped,
@@ -334,8 +344,9 @@ def build_model(
     )
 
 
-def _tree_of_model(model: Model) -> RigidTree:
-    """The model's tree (moving links only) as numpy arrays: needs concrete (not traced) values."""
+def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
+    """The model's tree (moving links only) as numpy arrays, its mimics with the ``locked``
+    leaders folded in (see :func:`_mimics`): needs concrete (not traced) values."""
     try:
         values = {f: np.asarray(getattr(model, f)) for f in ("link_mass", "link_com", "link_inertia", "joint_transform",
                                                             "joint_axis", "joint_axis_point", "frame_transform",
@@ -355,7 +366,7 @@ def _tree_of_model(model: Model) -> RigidTree:
     continuous = [False] * size
     for k, link in enumerate(model.joint_link):
         continuous[link] = model.continuous[k]
-    mimic = {m[0]: m for m in model.mimic}
+    mimic = _mimics(model, locked)
     point_link = np.asarray(model.point_link, dtype=int)
     shapes: list[list[tree_module.Shape]] = [[] for _ in range(size)]
     for s, link in enumerate(model.shape_link):
@@ -381,7 +392,7 @@ def _tree_of_model(model: Model) -> RigidTree:
         damping=per_link(model.joint_damping, 0.0),
         friction=per_link(model.joint_friction, 0.0),
         armature=per_link(model.joint_armature, 0.0),
-        mimic=[Mimic(*mimic[n][1:]) if n in mimic else None for n in names],
+        mimic=[mimic.get(n) for n in names],
         points=[values["collidable_points"][point_link == i] for i in range(size)],
         point_source=[tuple(model.point_source[k] for k in np.flatnonzero(point_link == i)) for i in range(size)],
         shapes=shapes,
@@ -389,11 +400,27 @@ def _tree_of_model(model: Model) -> RigidTree:
     )
 
 
+def _mimics(model: Model, locked: dict[str, float] | None = None) -> dict[str, Mimic]:
+    """The couplings of ``model`` as mimics by follower name (concrete values); a leader among
+    the ``locked`` joints [rad or m] is folded into the offset (its mimic names no joint)."""
+    locked = {} if locked is None else locked
+    mimics = {}
+    for r, (follower, leader) in enumerate(zip(model.couplings.follower, model.couplings.leader)):
+        multiplier, offset = float(model.couplings.multiplier[r]), float(model.couplings.offset[r])
+        name = model.joint_names[leader] if leader != NO_LEADER else ""
+        if name in locked:
+            name, offset = "", offset + multiplier * locked[name]
+        mimics[model.joint_names[follower]] = Mimic(name, multiplier, offset)
+    return mimics
+
+
 def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str, float] | Sequence[float] | None = None) -> Model:
     """A model with only ``joint_names`` (in that order); every other joint is locked and lumped.
 
     ``locked_positions`` gives the positions [rad or m] of locked joints, as a mapping by name
-    or a sequence in the model's joint order; missing ones are locked at zero.
+    or a sequence in the model's joint order; missing ones are locked at zero. A mimic joint
+    whose leader is locked keeps its rule with the leader at its locked position; locking a
+    mimic joint but not its leader is a ValueError.
     """
     joint_names = list(joint_names)
     for name in joint_names:
@@ -412,7 +439,13 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
             raise ValueError(f"locked_positions has {values.size} values, the model has {model.dofs} joints")
         positions = dict(zip(model.joint_names, values.tolist()))
     locked = {name: positions.get(name, 0.0) for name in model.joint_names if name not in joint_names}
-    tree = tree_module.lock_joints(_tree_of_model(model), locked)
+    for follower, leader in zip(model.couplings.follower, model.couplings.leader):
+        if model.joint_names[follower] in locked and leader != NO_LEADER and model.joint_names[leader] not in locked:
+            raise ValueError(
+                f"joint {model.joint_names[leader]!r} leads the locked mimic joint {model.joint_names[follower]!r}: "
+                "lock both or keep both"
+            )
+    tree = tree_module.lock_joints(_tree_of_model(model, locked), locked)
     return model_from_tree(
         tree_module.lump_fixed_joints(tree),
         name=model.name,

@@ -168,6 +168,19 @@ def _drop_invalid_mimics(description: ModelDescription) -> None:
         joint.mimic = None
 
 
+def _check_mimic_cycles(description: ModelDescription) -> None:
+    """Mimics that lead back to their own joint (``a`` mimics ``b`` mimics ``a``) cannot all hold."""
+    leader = {joint.name: joint.mimic.joint for joint in description.joints if joint.mimic is not None}
+    joints = {joint.name: joint for joint in description.joints}
+    for start in leader:
+        chain = [start]
+        while chain[-1] in leader and leader[chain[-1]] not in chain:
+            chain.append(leader[chain[-1]])
+        if chain[-1] in leader and leader[chain[-1]] == start:
+            path = " -> ".join(f"'{name}'" for name in chain + [start])
+            raise _fail(description, joints[start].location, f"mimic joints form a cycle ({path}): no joint leads them")
+
+
 def _check_inertial(description: ModelDescription, where: SourceLocation, inertial: Inertial) -> None:
     mass = float(inertial.mass)
     if not math.isfinite(mass):
@@ -192,7 +205,8 @@ def validate_description(description: ModelDescription) -> None:
     mass, and some mass in a model with a free base. Whether inertias are physically
     consistent is checked on the bodies left after fixed-joint lumping, when the model is
     built (:mod:`jaxsim_like.dynamics.consistency`). A mimic naming a missing joint (or its
-    own) is dropped with a :class:`ModelLoadWarning`: the joint is then independent.
+    own) is dropped with a :class:`ModelLoadWarning`: the joint is then independent; mimics
+    that form a cycle are an error.
     """
     _check_names(description)
     parent_joint = _check_topology(description)
@@ -203,6 +217,7 @@ def validate_description(description: ModelDescription) -> None:
     for joint in description.joints:
         _check_joint(description, joint)
     _drop_invalid_mimics(description)
+    _check_mimic_cycles(description)
     for link in description.links:
         if link.inertial is not None:
             _check_inertial(description, link.location, link.inertial)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import jax
@@ -45,6 +46,7 @@ class ModelParams:
     """The settings of one model of a world: its contact law (with the terrain, and its side of
     the contacts with other links), the per-link contact switch ``contact_enabled (N,)``, the
     joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)``,
+    its joint couplings' ``coupling_time_constant`` and ``coupling_damping_ratio`` ``(c,)``,
     its self-collision pairs (None: off) and its ``contact_slots`` (static); see
     :class:`SimulationParams`."""
 
@@ -53,6 +55,8 @@ class ModelParams:
     limit_stiffness: jax.Array
     limit_damping: jax.Array
     friction_velocity: jax.Array
+    coupling_time_constant: jax.Array
+    coupling_damping_ratio: jax.Array
     self_collision: SelfCollision | None = None
     contact_slots: tuple[int, ...] | None = None
 
@@ -65,8 +69,10 @@ _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 class SimulationParams:
     """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
     ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
-    ``friction_velocity`` ``(n,)``; ``integrator`` is ``"implicit_euler"`` (the default),
-    ``"semi_implicit_euler"`` or ``"rk4"`` (see :func:`~.step.step`).
+    ``friction_velocity`` ``(n,)``, and per joint coupling (mimic joint, see
+    :mod:`.couplings`) the ``coupling_time_constant`` [s] and ``coupling_damping_ratio``
+    ``(c,)`` with which a violation decays; ``integrator`` is ``"implicit_euler"`` (the
+    default), ``"semi_implicit_euler"`` or ``"rk4"`` (see :func:`~.step.step`).
     ``self_collision`` is None (links of the model do not collide with each other) or the
     :class:`~.self_collision.SelfCollision` pairs, which use the same ``contact`` law.
     ``contact_slots`` (static): the implicit step rests each link on at most that many of its
@@ -80,6 +86,8 @@ class SimulationParams:
     limit_stiffness: jax.Array
     limit_damping: jax.Array
     friction_velocity: jax.Array
+    coupling_time_constant: jax.Array
+    coupling_damping_ratio: jax.Array
     self_collision: SelfCollision | None = None
     integrator: str = "implicit_euler"
     contact_slots: tuple[int, ...] | None = None
@@ -100,6 +108,8 @@ class SimulationParams:
         self_collision: bool = False,
         srdf: Any = None,
         contact_slots: str | None = "auto",
+        coupling_time_constant: float = 0.02,
+        coupling_damping_ratio: float = 1.0,
     ) -> "SimulationParams":
         """Parameters for ``model`` with defaults derived from it.
 
@@ -127,6 +137,11 @@ class SimulationParams:
 
         ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
         link but one welded to the world (:func:`welded_free`).
+
+        The joint couplings (mimic joints) hold exactly in velocity at every step; a violation of
+        their positions (a state set off the rule, rounding) decays as a damped oscillator of
+        time constant ``coupling_time_constant >= 0`` [s] and ``coupling_damping_ratio > 0``
+        (MuJoCo's ``solref``; 0: removed within one step), see :mod:`.couplings`.
         """
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
@@ -134,6 +149,10 @@ class SimulationParams:
             raise ValueError(f"dt must be positive, got {dt}")
         if contact_slots not in (None, "auto"):
             raise ValueError(f"contact_slots must be 'auto' or None, not {contact_slots!r}")
+        if not (coupling_time_constant >= 0 and math.isfinite(coupling_time_constant)):
+            raise ValueError(f"coupling_time_constant must be finite and >= 0 [s], got {coupling_time_constant}")
+        if not (coupling_damping_ratio > 0 and math.isfinite(coupling_damping_ratio)):
+            raise ValueError(f"coupling_damping_ratio must be finite and positive, got {coupling_damping_ratio}")
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.isfinite(gravity).all():
             raise ValueError(f"gravity must be a finite 3-vector, got {gravity!r}")
@@ -166,6 +185,8 @@ class SimulationParams:
             limit_stiffness=jnp.asarray(inertia * frequency**2),
             limit_damping=jnp.asarray(2.0 * inertia * frequency),
             friction_velocity=jnp.asarray(friction_velocity),
+            coupling_time_constant=jnp.full(model.couplings.rows, float(coupling_time_constant)),
+            coupling_damping_ratio=jnp.full(model.couplings.rows, float(coupling_damping_ratio)),
             self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             integrator=integrator,
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),

@@ -11,11 +11,11 @@ import numpy as np
 from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
-from ..dynamics.aba import articulated_body_accelerations
+from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
-from . import contacts, self_collision, terrain, wrenches
+from . import contacts, couplings, self_collision, terrain, wrenches
 from .contact_slots import contact_slots, link_one_hot
 from .joint_effects import joint_effects
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
@@ -28,7 +28,7 @@ class StepOutput(NamedTuple):
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
-    ``joint_torques (n,)`` actually applied (command, limits, damping and friction), the step's
+    ``joint_torques (n,)`` actually applied (command, limits, damping, friction and joint couplings), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
     zero with a fixed base) and ``joint_accelerations (n,)``, and ``finite``: whether every field of
     the next state is finite. The forces and torques are those the step applied: with the implicit
@@ -256,9 +256,10 @@ def solve(
         added_inertia = prepared.added_inertia if pair_inertia is None else prepared.added_inertia + pair_inertia
         tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
         armature = dt * (effects.damping + dt * effects.stiffness)
-        G_a_B, qdd = articulated_body_accelerations(
+        G_a_B, qdd, factor = articulated_body_factorised(
             model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
         )
+        G_a_B, qdd, tau = _couplings(model, params, state, factor, G_a_B, qdd, tau_step, dt)
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, G_dv, points)
         linear = prepared.linear
@@ -269,14 +270,14 @@ def solve(
             params.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
         )
         deformation_rate = (deformation_next - state.contact_deformation) / dt
-        tau = tau_step - armature * qdd
+        tau = tau - armature * qdd
         G_f_applied = prepared.G_f_ext + slots.link_sums(
             _wrenches(slot_forces - linear.step_forces, slots.take(points)), model.number_of_links
         )
         in_contact = linear.carried
     else:
-        tau = effects.torques
-        G_a_B, qdd = articulated_body_accelerations(model, kin, tau, G_f_ext, gravity)
+        G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
+        G_a_B, qdd, tau = _couplings(model, params, state, factor, G_a_B, qdd, effects.torques, dt)
         G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
@@ -311,6 +312,19 @@ def solve(
         contact_deformation=deformation_rate,
     )
     return Solved(rates, outputs, G_dv, G_f_applied)
+
+
+def _couplings(
+    model: Model, params: ModelParams, state: State, factor: ArticulatedFactor, G_a_B: jax.Array, qdd: jax.Array,
+    tau: jax.Array, dt: jax.Array,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The accelerations of a solve with the model's joint couplings enforced
+    (:func:`.couplings.enforce`) and the joint torques ``tau (n,)`` with theirs added; a model
+    without couplings is left as it is."""
+    if not model.couplings.rows:
+        return G_a_B, qdd, tau
+    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, factor, G_a_B, qdd, dt)
+    return G_a_B, qdd, tau + tau_couplings
 
 
 def _rates(

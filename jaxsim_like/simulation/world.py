@@ -243,7 +243,8 @@ class WorldOutputs(NamedTuple):
 def _commands(world: WorldModel, index: int, state: WorldState, inputs: ModelInputs, implicit: bool) -> tuple[control.Commands, control.ControllerState]:
     """The :class:`.control.Commands` of model ``index`` at the start of the step (before exact
     velocity tracking; slopes only where the command is within the model's effort limits) and
-    its next controller state."""
+    its next controller state. The controllers of the followers of joint couplings (mimic
+    joints) are idle: their leaders drive them, as DART's mimic actuators."""
     model, current = world.models[index], state.states[index]
     dtype = current.joint_positions.dtype
     torques = check_joint_vector(model, "joint_torques", inputs.joint_torques, dtype)
@@ -252,8 +253,11 @@ def _commands(world: WorldModel, index: int, state: WorldState, inputs: ModelInp
         return control.Commands.explicit(torques), controller
     dt = world.params.dt.astype(dtype)
     period = jnp.zeros((), dtype) if inputs.period is None else inputs.period
+    table = inputs.table
+    if model.couplings.rows:
+        table = table.at[np.asarray(model.couplings.follower), control.MODE].set(int(control.JointControlMode.idle))
     commands, controller = control.joint_commands(
-        inputs.table, period, controller, current.joint_positions, current.joint_velocities,
+        table, period, controller, current.joint_positions, current.joint_velocities,
         state.steps.astype(dtype) * dt, dt, implicit,
     )
     commands = commands._replace(torques=torques + commands.torques)

@@ -8,7 +8,6 @@ description, at dt 1 ms and, where it applies, 5 ms."""
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 
 import cmeel
@@ -25,10 +24,8 @@ PANDA = ERD / "panda_description" / "urdf" / "panda.urdf"
 UR5 = ERD / "ur_description" / "urdf" / "ur5_robot.urdf"
 
 
-def _insert_quietly(world: api.World, path, pose, name: str) -> api.Model:
-    with warnings.catch_warnings():  # the Panda's finger mimic joint loads as an independent joint
-        warnings.simplefilter("ignore")
-        assert world.insert_model(str(path), pose, name)
+def _insert(world: api.World, path, pose, name: str) -> api.Model:
+    assert world.insert_model(str(path), pose, name)
     return world.get_model(name)
 
 
@@ -38,7 +35,7 @@ def test_body_accelerations_are_world_accelerations_in_link_axes(dt):
     in the link frame, ``W_R_L^T a_W``, to 1e-6 relative" (Gazebo, ign-gazebo issue 87), with the
     link frame the user reads: the Panda's link 7, moving fast under joint torques."""
     sim = simulator(step_size=dt)
-    panda = _insert_quietly(sim.get_world(), PANDA, None, "panda")
+    panda = _insert(sim.get_world(), PANDA, None, "panda")
     assert panda.set_joint_control_mode(api.JointControlMode_force)
     assert panda.set_joint_generalized_force_targets([5, -8, 3, 6, 1, -2, 0.5, 0, 0])
     for _ in range(int(round(0.2 / dt))):
@@ -166,7 +163,7 @@ def test_welded_bases_do_not_collide_with_the_terrain_or_static_models(dt):
     sim = simulator(step_size=dt)
     world = sim.get_world()
     assert world.insert_model(api.get_ground_plane()) and world.insert_model_from_string(STATIC_SLAB)
-    ur5 = _insert_quietly(world, UR5, None, "ur5")
+    ur5 = _insert(world, UR5, None, "ur5")
     assert ur5.enable_contacts(True)
     base = ur5.get_link("base_link")
     assert np.asarray(base.axis_aligned_box().min)[2] < 0  # its collision shapes reach below the ground

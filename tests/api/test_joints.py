@@ -277,3 +277,37 @@ def test_gazebo_joint_queries(arm_world):
     assert wrench[:3] == pytest.approx([0, 0, above * 9.8], abs=0.05)
     tau = np.array([np.dot(j.transmitted_wrench()[3:], j.axis()) for j in arm.joints()])
     assert approx(tau, arm.joint_generalized_forces(), 0.05)  # the actuated component is the joint torque
+
+
+# A gripper welded to the world whose right finger mimics the left one (q_right = q_left).
+GRIPPER = """<robot name="gripper">
+  <link name="world"/>
+  <joint name="weld" type="fixed"><parent link="world"/><child link="palm"/><origin xyz="0 0 0.5"/></joint>
+  <link name="palm"><inertial><mass value="0.5"/><inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="left" type="prismatic"><parent link="palm"/><child link="left_finger"/><origin xyz="0 0.02 0.05"/>
+    <axis xyz="0 1 0"/><limit lower="0" upper="0.04" effort="20" velocity="0.2"/></joint>
+  <link name="left_finger"><inertial><mass value="0.05"/><inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="right" type="prismatic"><parent link="palm"/><child link="right_finger"/><origin xyz="0 -0.02 0.05"/>
+    <axis xyz="0 -1 0"/><limit lower="0" upper="0.04" effort="20" velocity="0.2"/><mimic joint="left"/></joint>
+  <link name="right_finger"><inertial><mass value="0.05"/><inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+</robot>"""
+
+
+def test_a_mimic_joint_follows_its_leader_and_ignores_its_own_target(make_world, caplog):
+    """Position targets for both fingers, the follower's off its rule: the follower reports the
+    position its leader gives it, keeps its target as set, and one warning names it."""
+    sim, world = make_world((GRIPPER, None, "gripper"))
+    gripper = world.get_model("gripper")
+    assert gripper.set_controller_period(sim.step_size())
+    for joint in gripper.joints():
+        assert joint.set_pid(api.PID(200, 0, 5))
+    assert gripper.set_joint_control_mode(api.JointControlMode_position)
+    for _ in range(300):
+        assert gripper.set_joint_position_targets([0.03, 0.01])
+        assert sim.run()
+    left, right = gripper.get_joint("left"), gripper.get_joint("right")
+    assert left.position() == pytest.approx(0.03, abs=1e-3)
+    assert right.position() == pytest.approx(left.position(), abs=1e-9)
+    assert right.position_target() == 0.01
+    warnings = [r.getMessage() for r in caplog.records if "mimic joint" in r.getMessage()]
+    assert warnings == ["[gripper::right] a mimic joint follows its leader 'left': its targets are kept but its controller applies nothing"]

@@ -13,6 +13,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import dynamics as D
+from jaxsim_like.dynamics.couplings import NO_LEADER
 
 from .conftest import (
     Case,
@@ -195,6 +196,37 @@ def test_reduce_rejects_unknown_and_duplicate_joints(reduction):
         js.reduce(full, ["r_knee", "r_knee"])
     with pytest.raises(ValueError, match="locked_positions has 2 values"):
         js.reduce(full, ["r_knee"], [0.0, 1.0])
+
+
+# A hand: 'thumb' mimics 'index' (q = 2 q_index + 0.1), 'wrist' above both.
+HAND = """<robot name="hand">
+  <link name="palm"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="wrist" type="revolute"><parent link="palm"/><child link="carpus"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <link name="carpus"><inertial><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="index" type="revolute"><parent link="carpus"/><child link="f1"/><origin xyz="0 0.02 0.1"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <link name="f1"><inertial><mass value="0.05"/><inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="thumb" type="revolute"><parent link="carpus"/><child link="f2"/><origin xyz="0 -0.02 0.1"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/><mimic joint="index" multiplier="2" offset="0.1"/></joint>
+  <link name="f2"><inertial><mass value="0.05"/><inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/></inertial></link>
+</robot>"""
+
+
+def test_reduce_keeps_folds_or_refuses_couplings():
+    """Both joints kept: the coupling follows the new order; the leader locked: its position folds
+    into the offset (``q_thumb = 2 * 0.3 + 0.1``); the follower alone locked: a ValueError."""
+    hand = js.load_model(HAND)
+    assert (hand.couplings.follower, hand.couplings.leader) == ((2,), (1,))
+    kept = js.reduce(hand, ["thumb", "index"])
+    assert (kept.couplings.follower, kept.couplings.leader) == ((0,), (1,))
+    folded = js.reduce(hand, ["wrist", "thumb"], {"index": 0.3})
+    assert (folded.couplings.follower, folded.couplings.leader) == ((1,), (NO_LEADER,))
+    assert float(folded.couplings.offset[0]) == pytest.approx(0.7)
+    assert float(folded.couplings.violation(jnp.array([0.0, 0.7]))[0]) == pytest.approx(0.0)
+    assert js.reduce(hand, ["wrist"]).couplings.rows == 0
+    with pytest.raises(ValueError, match="joint 'index' leads the locked mimic joint 'thumb': lock both or keep both"):
+        js.reduce(hand, ["wrist", "index"])
 
 
 # ---------------------------------------------------------------------------------------------
