@@ -18,8 +18,8 @@ one articulated-body pass per row on the factor of the model's solve
 
     lambda = A^-1 ((w+ - w) / h - G a_free),
 
-a dense ``c x c`` solve (``A`` is positive definite: the rows of distinct followers without
-cycles are independent). The joint positions advance as ``q+ = q + h nu+`` (semi-implicit
+a dense ``c x c`` Cholesky solve (``A`` is positive definite: the rows of distinct followers
+without cycles are independent). The joint positions advance as ``q+ = q + h nu+`` (semi-implicit
 Euler), so ``phi+ = phi + h w+`` exactly: from a state on the rules ``w+ = 0`` and the rules hold
 to rounding at any step size; a violation decays without overshoot for ``zeta >= 1``. The
 velocity change is the ``M~``-orthogonal projection onto the reference: it removes kinetic
@@ -38,6 +38,24 @@ from ..dynamics.aba import ArticulatedFactor, articulated_body_responses
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from .params import ModelParams
+
+
+def solve_spd(A: jax.Array, b: jax.Array) -> jax.Array:
+    """``A^-1 b`` for a small symmetric positive definite ``A (c, c)``: Cholesky unrolled over its
+    static size, column by column (no LAPACK call: on CPU its call costs more than the solve of
+    a few rows, and it batches on any device)."""
+    size = A.shape[0]
+    L = jnp.zeros_like(A)
+    for j in range(size):
+        column = A[:, j] - L @ L[j]
+        L = L.at[:, j].set(jnp.where(jnp.arange(size) >= j, column, 0.0) / jnp.sqrt(column[j]))
+    y = jnp.zeros_like(b)
+    for i in range(size):
+        y = y.at[i].set((b[i] - L[i] @ y) / L[i, i])
+    x = jnp.zeros_like(b)
+    for i in reversed(range(size)):
+        x = x.at[i].set((y[i] - L[:, i] @ x) / L[i, i])
+    return x
 
 
 def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant: jax.Array, damping_ratio: jax.Array, dt: jax.Array) -> jax.Array:
@@ -68,5 +86,5 @@ def enforce(
     target = reference_velocity(
         couplings.violation(state.joint_positions), velocity, params.coupling_time_constant, params.coupling_damping_ratio, dt
     )
-    forces = jnp.linalg.solve(effective, (target - velocity) / dt - couplings.rate(joint_accelerations))
+    forces = solve_spd(effective, (target - velocity) / dt - couplings.rate(joint_accelerations))
     return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, forces @ rows
