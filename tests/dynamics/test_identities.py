@@ -9,6 +9,9 @@ import jax
 import numpy as np
 
 import jaxsim_like as js
+from jaxsim_like.dynamics import jacobians, kinematics
+from jaxsim_like.dynamics.aba import articulated_body_factorised, articulated_body_responses
+from jaxsim_like.dynamics.crba import mass_matrix
 
 from .conftest import (
     REPRESENTATIONS,
@@ -132,3 +135,36 @@ def test_momentum_energy_and_velocities_are_consistent(lab, asset_case, rep):
         assert_close(out["centroidal_momentum_matrix"] @ nu, out["centroidal_momentum"], f"A_G nu = h_G [{rep}]", where=where)
         assert_close(out["com_jacobian"] @ nu, out["com_velocity"], f"J_com nu = c_dot [{rep}]", where=where)
         assert_close(0.5 * nu @ out["mass_matrix"] @ nu, out["kinetic_energy"], f"nu^T M nu / 2 = K [{rep}]", where=where)
+
+
+def test_articulated_body_responses_equal_the_dense_solve():
+    """The responses to joint torques alone on the factor of an articulated-body pass with added
+    link inertias and armature equal ``(M + sum_L J_L^T H_L J_L + diag(0, armature))^-1 [0; tau]``
+    (the quadruped, floating base, a random configuration), to 1e-10 relative."""
+    model = js.load_model(js.models.path("quadruped"))
+    rng = np.random.default_rng(0)
+    quaternion = rng.normal(size=4)
+    state = js.State.build(  # the base at the world origin: G's axes and origin are the world's
+        model, joint_positions=rng.uniform(-1, 1, model.dofs), base_position=np.zeros(3),
+        base_quaternion=quaternion / np.linalg.norm(quaternion), velocity_representation="inertial",
+    )
+    B = rng.normal(size=(model.number_of_links, 6, 6))
+    added = np.einsum("lij,lkj->lik", B, B) * 0.01  # symmetric positive semi-definite link terms
+    armature = rng.uniform(0.01, 0.1, model.dofs)
+    torques = rng.normal(size=(3, model.dofs))
+
+    @jax.jit
+    def responses_and_matrix(state, added, armature, torques):
+        kin = kinematics.kinematics(model, state)
+        zeros = jax.numpy.zeros((model.number_of_links, 6))
+        _, _, factor = articulated_body_factorised(
+            model, kin, jax.numpy.zeros(model.dofs), zeros, jax.numpy.zeros(3), added_inertia=added, armature=armature
+        )
+        J = jacobians.link_jacobians(model, state)
+        M = mass_matrix(model, state) + jax.numpy.einsum("lia,lij,ljb->ab", J, added, J)
+        return articulated_body_responses(model, factor, torques), M
+
+    (base, joints), M = responses_and_matrix(state, added, armature, torques)
+    M = np.asarray(M) + np.diag(np.r_[np.zeros(6), armature])
+    expected = np.linalg.solve(M, np.concatenate([np.zeros((3, 6)), torques], axis=1).T).T
+    np.testing.assert_allclose(np.concatenate([base, joints], axis=1), expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
