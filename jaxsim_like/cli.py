@@ -207,7 +207,7 @@ def _loading_options(parser: argparse.ArgumentParser) -> None:
     base.add_argument("--fixed-base", dest="floating_base", action="store_false", default=None, help="weld the root link to the world")
     base.add_argument("--floating-base", dest="floating_base", action="store_true", help="give the root link a free base")
     parser.add_argument(
-        "--strict", action="store_true", help="fail on what otherwise loads with a warning (inconsistent inertias, mimic joints, ...)"
+        "--strict", action="store_true", help="fail on what otherwise loads with a warning (inconsistent inertias, mimics of missing joints, ...)"
     )
     parser.add_argument(
         "--mesh-points", type=_non_negative, metavar="N",

@@ -47,8 +47,8 @@ def load_model(
     ``floating_base`` overrides the file's choice (floating unless the root is welded to the
     world); ``srdf`` (path or string) attaches semantic groups, states and collision pairs,
     checked against the model. Raises :class:`ModelLoadError` on bad input. What loads only
-    after a documented fix (an inconsistent inertia, a massless moving subtree, mimic joints,
-    a missing mesh: see :mod:`jaxsim_like.dynamics.consistency`) warns with
+    after a documented fix (an inconsistent inertia, a massless moving subtree, a mimic of a
+    missing joint, a missing mesh: see :mod:`jaxsim_like.dynamics.consistency`) warns with
     :class:`ModelLoadWarning`; ``strict=True`` raises :class:`ModelLoadError` instead.
     """
     with strictness(strict):

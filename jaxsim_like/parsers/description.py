@@ -117,7 +117,8 @@ class JointLimits:
 
 @dataclass
 class Mimic:
-    """``q = multiplier * q_joint + offset``: parsed and reported, not enforced by the dynamics."""
+    """``q = multiplier * q_joint + offset``: the model's joint couplings, which the simulation
+    step enforces (:mod:`jaxsim_like.dynamics.couplings`)."""
 
     joint: str
     multiplier: float = 1.0

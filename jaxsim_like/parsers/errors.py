@@ -47,8 +47,8 @@ class ModelLoadError(_Located, ValueError):
 
 class ModelLoadWarning(_Located, UserWarning):
     """A model that loads, but not exactly as written: an inconsistent inertia regularised, a
-    massless moving subtree given a small mass, mimic joints loaded as independent joints, a
-    mesh file not found. Located like :class:`ModelLoadError` (``file``, ``line``, ``element``);
+    massless moving subtree given a small mass, a mimic naming a joint the model does not have
+    dropped, a mesh file not found. Located like :class:`ModelLoadError` (``file``, ``line``, ``element``);
     ``load_model(..., strict=True)`` raises that error instead.
     """
 
