@@ -184,22 +184,27 @@ def test_coupled_pendulums_move_as_their_reduced_system_and_conserve_energy(fing
 
 
 def test_gradient_of_the_follower_through_the_coupling(fingers):
-    """d(final follower angle)/d(leader torque) over 0.2 s at dt 5 ms: reverse mode equals
-    central differences, and is the reduced system's sign (the follower turns by -0.5 x)."""
+    """d(final follower angle)/d(leader torque) and d/d(multiplier) over 0.2 s at dt 5 ms:
+    reverse mode equals central differences (the multiplier is a traced parameter), and the
+    torque's is the reduced system's sign (the follower turns by -0.5 times the leader)."""
     params = js.SimulationParams.build(fingers, dt=0.005)
     state = js.State.build(fingers).replace(joint_positions=jnp.array([0.2, MULTIPLIER * 0.2 + OFFSET]))
 
     @jax.jit
-    def follower(torque):
-        torques = jnp.zeros((40, 2)).at[:, 0].set(torque)
-        final, _ = js.rollout(fingers, state, torques, params=params)
+    def follower(torque, multiplier):
+        model = fingers.replace(couplings=fingers.couplings.replace(multiplier=jnp.reshape(multiplier, (1,))))
+        final, _ = js.rollout(model, state, jnp.zeros((40, 2)).at[:, 0].set(torque), params=params)
         return final.joint_positions[1]
 
-    gradient = float(jax.grad(follower)(0.1))
-    eps = 1e-5
-    central = float((follower(0.1 + eps) - follower(0.1 - eps)) / (2 * eps))
-    assert gradient < 0
-    assert gradient == pytest.approx(central, rel=1e-6, abs=1e-9)
+    point, eps = (0.1, MULTIPLIER), 1e-5
+    gradient = jax.grad(follower, argnums=(0, 1))(*point)
+    central = (
+        (follower(point[0] + eps, point[1]) - follower(point[0] - eps, point[1])) / (2 * eps),
+        (follower(point[0], point[1] + eps) - follower(point[0], point[1] - eps)) / (2 * eps),
+    )
+    assert float(gradient[0]) < 0
+    for ours, reference in zip(gradient, central):
+        assert float(ours) == pytest.approx(float(reference), rel=1e-6, abs=1e-9)
 
 
 # example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
