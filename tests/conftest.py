@@ -79,6 +79,7 @@ LONGEST = (
     "tests/dynamics/test_gradients.py",
     "tests/simulation/test_self_collision.py",
     "tests/simulation/test_sim_gradients.py",
+    "tests/simulation/test_bodies_touching.py",
 )
 
 
