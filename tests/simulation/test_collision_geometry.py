@@ -151,7 +151,7 @@ def test_a_sphere_against_a_cylinder_side_cap_and_rim():
         ((0.03, 0.0, 0.24), (0.0, 0.0, 1.0), 0.01),
         ((0.16, 0.0, 0.23), (0.6, 0.0, 0.8), 0.0),
     ]:
-        position, n, d, _ = KERNELS["sphere-cylinder"](H(R @ np.asarray(local) + centre), BALL, H(centre, R), CAN)
+        position, n, d = KERNELS["sphere-cylinder"](H(R @ np.asarray(local) + centre), BALL, H(centre, R), CAN)[:3]
         np.testing.assert_allclose(n, [R @ np.asarray(normal)], atol=1e-12)
         np.testing.assert_allclose(d, [depth], atol=1e-12)
         surface = np.asarray(local) - (0.1 - depth) * np.asarray(normal)
@@ -226,3 +226,26 @@ def test_gradients_match_finite_differences_and_are_finite_at_coincident_centres
     np.testing.assert_allclose(gradient(at, R_a, R_b, size_a, size_b), numeric, rtol=1e-6, atol=1e-7)
     for R in (R_b, np.eye(3)):  # coincident centres, turned or aligned (parallel capsules)
         assert np.isfinite(np.asarray(gradient(jnp.zeros(3), R, R, size_a, size_b))).all()
+
+
+def test_a_box_box_contact_keeps_its_feature_when_the_slots_fill_in_another_order():
+    """A small box resting on a large one, tipped about x and then tilted one way or the other
+    about y: its corner at (-x, +y) sinks in or its corner at (+x, +y) does, which moves the
+    corner at (+x, -y) to another slot. Each contact keeps its feature (its corner: the key of its
+    tangential memory), the features of one pair are distinct, and the empty slots' features are
+    theirs alone."""
+    features, slot_of = [], []
+    for tilt in (1e-3, -1e-3):
+        R = rotation("x", 2e-3) @ rotation("y", tilt)
+        slots = KERNELS["box-box"](H((0.0, 0.0, 0.15 - 1e-4), R), CUBE * 0.5, H(), CUBE)
+        filled = np.asarray(slots.valid) & (np.asarray(slots.depth) > 0)
+        feature = np.asarray(slots.feature)
+        assert len(set(feature.tolist())) == len(feature)
+        assert (feature[~np.asarray(slots.valid)] >= 33).all()
+        features.append({int(f): np.asarray(slots.position)[k] for k, f in enumerate(feature) if filled[k]})
+        slot_of.append({int(f): k for k, f in enumerate(feature) if filled[k]})
+    assert len(features[0]) == len(features[1]) == 3 and set(features[0]) != set(features[1])
+    shared = set(features[0]) & set(features[1])
+    assert len(shared) == 2 and any(slot_of[0][f] != slot_of[1][f] for f in shared)
+    for f in shared:
+        np.testing.assert_allclose(features[0][f], features[1][f], atol=2e-4)

@@ -20,6 +20,8 @@ _SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # the 8 corne
 _FACE_EDGES = np.array([[-1, -1, 1, -1], [1, -1, 1, 1], [1, 1, -1, 1], [-1, 1, -1, -1]], float)  # (u0, v0, u1, v1)
 _EDGE_PREFERENCE = 0.95  # an edge-edge axis wins only when it overlaps less than 0.95 x the best face axis
 BOX_BOX_SLOTS = 8
+_BOX_BOX_CANDIDATES = 33  # 8 + 8 corners, 16 edge crossings, 1 edge-edge point
+BOX_BOX_FEATURES = _BOX_BOX_CANDIDATES + BOX_BOX_SLOTS  # an empty slot keeps a feature of its own
 _INSIDE_TOLERANCE = 1e-7  # relative: corners this close outside a box (times its size) count as inside
 
 
@@ -55,7 +57,8 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     slots = [_ball_box(centre + s * axis, radius, H_b, size_b) for s in (low, high, t)]
     margin = tolerance(centre.dtype, 1e-6) * (half + radius)
     valid = jnp.stack([True, high - low >= radius, (t > low + margin) & (t < high - margin)])
-    return Slots(*(jnp.concatenate(parts) for parts in zip(*slots)))._replace(valid=valid)
+    position, normal, depth = (jnp.concatenate([getattr(slot, name) for slot in slots]) for name in ("position", "normal", "depth"))
+    return Slots(position, normal, depth, valid)
 
 
 def segment_box_nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, half_extents: jax.Array) -> jax.Array:
@@ -177,6 +180,9 @@ def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array
       deep as its slab exit distance along the normal, and the 16 crossings of the edges of the
       two faces that meet along the normal (a box turned on a box of its size: an octagon);
     - edge axis: the closest points of the two edges that meet (1 slot), at the axis' overlap.
+
+    Each filled slot's feature is its candidate's place in that order; empty slot ``k`` has
+    feature ``33 + k``.
     """
     R_a, c_a, R_b, c_b = H_a[:3, :3], H_a[:3, 3], H_b[:3, :3], H_b[:3, 3]
     size_a, size_b = jnp.asarray(size_a, H_a.dtype), jnp.asarray(size_b, H_b.dtype)
@@ -214,5 +220,6 @@ def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array
         jnp.broadcast_to(normal, (BOX_BOX_SLOTS, 3)),
         jnp.where(filled, pick @ depth, jnp.minimum(overlap, 0.0)),
         filled,
+        jnp.where(filled, jnp.argmax(pick, axis=1), _BOX_BOX_CANDIDATES + jnp.arange(BOX_BOX_SLOTS)).astype(jnp.int32),
     )
 

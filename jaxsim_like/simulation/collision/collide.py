@@ -23,9 +23,11 @@ class Contacts:
     ``link_a, link_b (C,)``: global link indices (int32; ``table.link_offsets[m] + link``);
     ``position (C, 3)`` [m] midway between the two surfaces; unit ``normal (C, 3)`` from b towards a
     (a is pushed along +normal); ``depth (C,)`` [m], positive when penetrating; ``active (C,)``:
-    a real contact (``depth > 0``); ``slot (C,)``: the slot's place among every candidate's slots
-    (``table.candidate_slots`` of them, in table order: the same pair and slot keep it from one
-    call to the next, culled or not). Inactive slots have ``depth <= 0`` and finite values."""
+    a real contact (``depth > 0``); ``slot (C,)``: the place of the slot's contact among the
+    tangential memories of every candidate pair (``table.candidate_slots`` of them, in table
+    order: the same pair and contact feature keep it from one call to the next, culled or not,
+    whichever slot holds it; :attr:`.slots.Slots.feature`). Inactive slots have ``depth <= 0`` and
+    finite values."""
 
     link_a: jax.Array
     link_b: jax.Array
@@ -69,7 +71,7 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
     shape_link = np.asarray(table.shape_link, dtype=np.int32)
     point_link = np.asarray(table.point_link, dtype=np.int32)
-    starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].slots for group in table.groups])
+    starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
     parts = [
         _group(group, start, W_H_S, sizes, points, radius, code, shape_link, point_link)
         for group, start in zip(table.groups, starts)
@@ -88,7 +90,8 @@ def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -
 
 
 def _group(group: PairGroup, start: int, W_H_S, sizes, points, radius, code, shape_link, point_link) -> Contacts:
-    kernel, slots = KINDS[group.kind]
+    kind = KINDS[group.kind]
+    kernel, slots = kind.kernel, kind.slots
     second = np.asarray(group.second, dtype=np.int32)
     if group.kind == POINTS:
         first = np.asarray(group.first, dtype=np.int32).reshape(-1, slots)
@@ -106,7 +109,6 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, radius, code, sha
     if group.keep < group.candidates:
         kept = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
         first, second, real = jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept]
-    slot = start + (kept[:, None] * slots + np.arange(slots, dtype=np.int32)[None, :]).reshape(-1)
     if group.kind == POINTS:
         per_point = jax.vmap(kernel, in_axes=(0, None, None, None))
         result = jax.vmap(per_point)(points[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
@@ -116,6 +118,8 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, radius, code, sha
         result = jax.vmap(kernel)(W_H_S[first], sizes[first], W_H_S[second], sizes[second])
         link_a = jnp.repeat(jnp.asarray(shape_link)[first], slots)
     link_b = jnp.repeat(jnp.asarray(shape_link)[second], slots)
+    feature = np.arange(slots, dtype=np.int32)[None, :] if result.feature is None else result.feature
+    slot = start + (jnp.asarray(kept)[:, None] * kind.memory + feature).reshape(-1)
     valid = result.valid.reshape(-1)
     depth = result.depth.reshape(-1)
     depth = jnp.where(valid, depth, jnp.minimum(depth, 0.0))

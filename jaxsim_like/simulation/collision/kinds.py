@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
-from .box import BOX_BOX_SLOTS, box_box, capsule_box, sphere_box
+from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box, sphere_box
 from .cylinder import box_cylinder, capsule_cylinder, cylinder_cylinder, sphere_cylinder
 from .points import point_shape
 from .round import capsule_capsule, sphere_capsule, sphere_sphere
@@ -20,10 +20,18 @@ one bounding sphere, one candidate of the cull, per chunk."""
 
 
 class Kind(NamedTuple):
-    """A pair kind: its ``kernel`` and the ``slots`` it fills per pair (per chunk of points)."""
+    """A pair kind: its ``kernel``, the ``slots`` it fills per pair (per chunk of points) and the
+    number of ``features`` its slots are chosen from (:attr:`.slots.Slots.feature`; 0: the slots
+    themselves)."""
 
     kernel: Callable
     slots: int
+    features: int = 0
+
+    @property
+    def memory(self) -> int:
+        """Tangential memories kept per candidate pair: one per feature (per slot without features)."""
+        return self.features or self.slots
 
 
 KINDS: dict[str, Kind] = {
@@ -32,7 +40,7 @@ KINDS: dict[str, Kind] = {
     "capsule-capsule": Kind(capsule_capsule, 2),
     "sphere-box": Kind(sphere_box, 1),
     "capsule-box": Kind(capsule_box, 3),
-    "box-box": Kind(box_box, BOX_BOX_SLOTS),
+    "box-box": Kind(box_box, BOX_BOX_SLOTS, BOX_BOX_FEATURES),
     "sphere-cylinder": Kind(sphere_cylinder, 1),
     "capsule-cylinder": Kind(capsule_cylinder, 2),
     "box-cylinder": Kind(box_cylinder, 3),

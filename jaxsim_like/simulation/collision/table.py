@@ -105,8 +105,8 @@ class CollisionTable:
 
     @property
     def candidate_slots(self) -> int:
-        """The contact slots of every candidate pair, culled or not (:attr:`.collide.Contacts.slot`)."""
-        return sum(group.candidates * KINDS[group.kind].slots for group in self.groups)
+        """The tangential memories of every candidate pair, culled or not (:attr:`.collide.Contacts.slot`)."""
+        return sum(group.candidates * KINDS[group.kind].memory for group in self.groups)
 
     @property
     def size(self) -> int:
