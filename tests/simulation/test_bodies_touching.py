@@ -6,7 +6,6 @@ differences."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import cmeel
@@ -167,7 +166,7 @@ PANDA = Path(cmeel.__file__).resolve().parents[1] / "cmeel.prefix/share/example-
 HAND_TCP = np.array([0.0, 0.0, 0.107 + 0.1034])  # [m] the Panda's TCP in link 7 (flange, then hand TCP): between the finger pads
 TABLE_TOP, SIDE = 0.3, 0.05
 CUBE_AT = np.array([0.45, 0.0, TABLE_TOP + SIDE / 2])  # [m] the cube's centre on the table, world frame
-FINGER_KP, FINGER_TARGET = 2000.0, 0.015  # [N/m], [m]: a 5 cm cube (fingers at 0.025 m) squeezed by about 15 N
+FINGER_KP, FINGER_TARGET = 2000.0, 0.015  # [N/m], [m]: a 5 cm cube (fingers at 0.025 m) squeezed by about 10 N a finger
 
 
 def panda_configurations(panda: js.Model) -> dict[str, np.ndarray]:
@@ -203,14 +202,13 @@ def panda_configurations(panda: js.Model) -> dict[str, np.ndarray]:
 def panda_world(dt: float):
     """The Panda (fixed base at the origin, on the ground), a welded 30 cm high table and a 0.2 kg,
     5 cm cube on it, friction 1; the arm's joints on position PIDs with gravity compensation
-    (:func:`panda_inputs`), each finger on its own position PID (no mimic), open above the cube.
+    (:func:`panda_inputs`), the first finger on a position PID that the second follows through its
+    mimic joint, open above the cube.
 
     Fingers on force commands alone would leave the fingers and the cube free to slide together
-    along the fingers' axis: the slightest tilt of the hand drives that mode. A position PID per
-    finger holds it, as the mimic's coupling would."""
-    with warnings.catch_warnings():  # the second finger's mimic joint loads as an independent joint
-        warnings.simplefilter("ignore")
-        panda = js.load_model(PANDA, floating_base=False)
+    along the fingers' axis: the slightest tilt of the hand drives that mode. The position PID
+    holds it."""
+    panda = js.load_model(PANDA, floating_base=False)
     table = solid("table", f'<box size="0.4 0.6 {TABLE_TOP}"/>', 20.0, 0.5, fixed=True)
     block = cube("cube", 0.2, SIDE)
     q = panda_configurations(panda)
@@ -254,10 +252,11 @@ def cube_in_hand(world: WorldModel, state) -> np.ndarray:
 
 def test_the_panda_grasps_a_cube_lifts_it_and_holds_it_without_slip(figures):
     """The Panda of example-robot-data, at 2 ms: above a 5 cm, 0.2 kg cube on a table, it descends
-    5 cm, closes its fingers (each on its own position PID, about 15 N), lifts the cube 10 cm in 1 s
-    and holds it 5 s. Over the hold the cube moves less than 1 mm in the hand; at its end the cube
-    lies less than 3 mm deep in the finger pads, each finger's contacts push it back as hard as its
-    joint command, and the fingers carry the cube's weight."""
+    5 cm, closes its fingers (the first finger's position PID, the second following through its
+    mimic joint, about 10 N a finger), lifts the cube 10 cm in 1 s and holds it 5 s. Over the hold
+    the cube moves less than 1 mm in the hand; at its end the cube lies less than 3 mm deep in the
+    finger pads, the two fingers' contacts push them back as hard as the first finger's command,
+    the second finger is where its mimic says, and the fingers carry the cube's weight."""
     dt = 0.002
     world, state, controls, q = panda_world(dt)
     state = run(world, state, panda_inputs(world, controls, q["above"], q["grasp"], 0.0, 0.04), 0.6)[0]
@@ -278,19 +277,23 @@ def test_the_panda_grasps_a_cube_lifts_it_and_holds_it_without_slip(figures):
     fingers = [panda.link_names.index(name) for name in ("panda_leftfinger", "panda_rightfinger")]  # the Panda's links come first
     block = world.collision.link_offsets[2]
     on_cube = np.zeros(3)
-    depth = 0.0
-    for finger, command in zip(fingers, np.asarray(outputs.reports[0].commanded[-1, 7:])):
+    depth, pushed_back = 0.0, 0.0
+    for finger in fingers:
         touching = contacts.active & (((contacts.link_a == finger) & (contacts.link_b == block)) | ((contacts.link_a == block) & (contacts.link_b == finger)))
         sign = np.where(contacts.link_a[touching] == block, 1.0, -1.0)[:, None]  # the force on the cube
         on_finger = -(sign * forces[touching]).sum(axis=0)
         axis = np.asarray(forward_kinematics(panda, state.states[0]))[finger, :3, :3] @ np.asarray(panda.joint_axis[finger])  # opening
-        assert on_finger @ axis == pytest.approx(-command, rel=0.02)  # the cube pushes the finger back as hard as its PID
+        pushed_back += on_finger @ axis
         on_cube += (sign * forces[touching]).sum(axis=0)
         depth = max(depth, float(contacts.depth[touching].max()))
     figures("Panda grasp at 2 ms: lifted", lifted, "m")
     figures("Panda grasp at 2 ms: slip in the hand over 5 s", slip, "m")
     figures("Panda grasp at 2 ms: deepest finger contact", depth, "m")
-    figures("Panda grasp at 2 ms: finger squeeze", -float(np.asarray(outputs.reports[0].commanded[-1, 7])), "N")
+    command = float(np.asarray(outputs.reports[0].commanded[-1, 7]))
+    figures("Panda grasp at 2 ms: squeeze of the two fingers", -command, "N")
+    assert pushed_back == pytest.approx(-command, rel=0.02)  # the mimic's multiplier is 1: the leader's command, shared
+    finger_positions = np.asarray(state.states[0].joint_positions[7:])
+    assert finger_positions[1] == pytest.approx(finger_positions[0], abs=1e-4)
     assert bool(np.all(np.asarray(outputs.finite)))
     assert lifted > 0.095
     assert slip < 1e-3
@@ -310,11 +313,14 @@ def test_gradients_through_a_slipping_grasp_equal_central_differences():
         final = world_rollout(world, held, grasp_inputs(table, 0.02, squeeze), steps=CHUNK)[0]
         return final.states[1].base_position[2] - final.states[0].joint_positions[0]
 
+    def slipped_again(squeeze):  # the rollout the grasp compiled, for the differences
+        final = ROLLOUT(world, held, grasp_inputs(table, 0.02, squeeze), steps=CHUNK)[0]
+        return final.states[1].base_position[2] - final.states[0].joint_positions[0]
+
     squeeze = jnp.asarray(0.6)  # below the 0.98 N per finger that friction 1 needs to hold 0.2 kg
     value, gradient = jax.jit(jax.value_and_grad(slipped))(squeeze)
     h = 1e-5
-    value_of = jax.jit(slipped)
-    numeric = (value_of(squeeze + h) - value_of(squeeze - h)) / (2 * h)
+    numeric = (slipped_again(squeeze + h) - slipped_again(squeeze - h)) / (2 * h)
     assert float(value) < before - 1e-3  # slipping down the fingers
     assert np.isfinite(float(gradient)) and float(gradient) > 0.0  # a firmer squeeze slips less
     assert float(gradient) == pytest.approx(float(numeric), rel=1e-4)
@@ -324,13 +330,13 @@ def test_gradient_through_a_slide_down_the_ramp_equals_central_differences():
     """How far the box slides down the ramp in 0.2 s with respect to its friction."""
     ramp, state, downhill = ramp_world(0.002, 0.2)
 
-    def slid(friction):
+    def slid(friction, rollout=world_rollout):
         world = ramp.replace(model_params=tuple(p.replace(contact=p.contact.replace(friction=friction)) for p in ramp.model_params))
-        final = world_rollout(world, state, None, steps=CHUNK)[0]
+        final = rollout(world, state, None, steps=CHUNK)[0]
         return jnp.dot(final.states[1].base_position, jnp.asarray(downhill))
 
     value, gradient = jax.jit(jax.value_and_grad(slid))(jnp.asarray(0.2))
-    value_of = jax.jit(slid)
-    numeric = (value_of(jnp.asarray(0.2 + 1e-6)) - value_of(jnp.asarray(0.2 - 1e-6))) / 2e-6
+    # the differences through the rollout the ramp tests compiled
+    numeric = (slid(jnp.asarray(0.2 + 1e-6), ROLLOUT) - slid(jnp.asarray(0.2 - 1e-6), ROLLOUT)) / 2e-6
     assert np.isfinite(float(gradient)) and float(gradient) < 0.0
     assert float(gradient) == pytest.approx(float(numeric), rel=1e-4)
