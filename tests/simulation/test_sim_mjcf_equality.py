@@ -134,8 +134,12 @@ def test_a_welded_leader_holds_its_joint_at_qpos0_plus_c0_as_in_mujoco(runs, fig
             '<connect name="loop" body1="leader_rod" body2="held_rod" anchor="0 0 0"/>',
             r"rods\.xml:19: <connect name=\"loop\">: connect equality 'loop' is not supported yet",
         ),
+        (
+            '<joint joint1="held" joint2="leader"/><joint name="again" joint1="held" joint2="follower"/>',
+            r"rods\.xml:19: <joint name=\"again\">: joint 'held' is joint1 of two joint equalities \(#0, 'again'\): not supported yet",
+        ),
     ],
-    ids=["nonlinear", "connect"],
+    ids=["nonlinear", "connect", "two-equalities"],
 )
 def test_what_couplings_cannot_represent_is_refused_with_its_line(tmp_path: Path, equality: str, match: str):
     path = tmp_path / "rods.xml"
@@ -154,3 +158,15 @@ def test_an_inactive_equality_is_skipped_with_a_located_warning(tmp_path: Path):
     assert [str(w.message) for w in caught if issubclass(w.category, js.ModelLoadWarning)] == [
         f"{path}:19: <joint name=\"off\">: equality 'off' is inactive (active=\"false\"): skipped"
     ]
+
+
+def test_a_direct_solref_and_a_joint_equality_across_trees():
+    """``solref="-k -b"`` (stiffness 400, damping 30): time constant 1/sqrt(400) = 0.05 s, ratio
+    30 * 0.05 / 2 = 0.75. A joint of a free body's tree coupled to one of the world's: refused."""
+    direct = js.parsers.parse_mjcf(RODS.format(equalities='<joint joint1="follower" joint2="leader" solref="-400 -30"/>'))
+    mimic = next(joint.mimic for joint in direct.joints if joint.name == "follower")
+    assert (mimic.joint, mimic.time_constant, mimic.damping_ratio) == ("leader", 0.05, 0.75)
+    across = RODS.replace("<worldbody>", '<worldbody><body name="box" pos="1 0 1"><freejoint/><geom size="0.1"/>'
+                          '<body name="lid"><joint name="lid" type="hinge"/><geom size="0.05"/></body></body>')
+    with pytest.raises(js.ModelLoadError, match=r"<joint name=\"cross\">: joint equality 'cross' between joints of two trees is not supported yet"):
+        js.load_world(across.format(equalities='<joint name="cross" joint1="lid" joint2="leader"/>'))
