@@ -36,7 +36,7 @@ def with_rows(model: js.Model, rows: int) -> js.Model:
     if rows == 0:
         return model.replace(couplings=JointCouplings.none(model.link_mass.dtype))
     n = model.dofs
-    couplings = JointCouplings(jnp.full(rows, 0.5), jnp.zeros(rows), tuple(range(n - rows, n)), tuple(range(rows)))
+    couplings = JointCouplings(jnp.full(rows, 0.5), jnp.zeros(rows), jnp.full(rows, 0.02), jnp.ones(rows), tuple(range(n - rows, n)), tuple(range(rows)))
     return model.replace(couplings=couplings)
 
 

@@ -1,4 +1,5 @@
-"""Joint couplings ``q_a = multiplier q_b + offset``: the mimic joints of URDF and SDF.
+"""Joint couplings ``q_a = multiplier q_b + offset``: the mimic joints of URDF and SDF and the
+joint equalities of MJCF.
 
 Coupling ``r`` ties its ``follower`` joint ``a`` to its ``leader`` joint ``b``; together the
 ``c`` couplings are the bilateral constraint ``phi(q) = G q - offset = 0`` in joint space, with
@@ -22,19 +23,24 @@ folded into the ``offset``, so that the row reads ``q_a = offset``."""
 
 @pytree_dataclass(static=["follower", "leader"])
 class JointCouplings:
-    """``c`` couplings: ``multiplier (c,)`` [1, or m/rad and rad/m between kinds] and ``offset
-    (c,)`` [rad or m] (traced), and the ``follower`` and ``leader`` joint indices ``(c,)``
-    (static, in the model's joint serialisation; ``NO_LEADER``: a welded leader)."""
+    """``c`` couplings: ``multiplier (c,)`` [1, or m/rad and rad/m between kinds], ``offset
+    (c,)`` [rad or m], and the file's ``time_constant`` [s] and ``damping_ratio`` ``(c,)`` (an
+    MJCF equality's ``solref``, MuJoCo's default 0.02 s and 1 otherwise: the defaults of
+    ``SimulationParams.build``, which the step uses) (traced), and the ``follower`` and
+    ``leader`` joint indices ``(c,)`` (static, in the model's joint serialisation;
+    ``NO_LEADER``: a welded leader)."""
 
     multiplier: jax.Array
     offset: jax.Array
+    time_constant: jax.Array
+    damping_ratio: jax.Array
     follower: tuple[int, ...] = ()
     leader: tuple[int, ...] = ()
 
     @staticmethod
     def none(dtype) -> "JointCouplings":
         """No coupling."""
-        return JointCouplings(jnp.zeros(0, dtype), jnp.zeros(0, dtype))
+        return JointCouplings(*(jnp.zeros(0, dtype) for _ in range(4)))
 
     @property
     def rows(self) -> int:

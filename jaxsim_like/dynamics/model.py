@@ -304,6 +304,8 @@ def _couplings(tree: RigidTree, joint_names: Sequence[str], dtype: Any) -> Joint
     return JointCouplings(
         multiplier=jnp.asarray([m.multiplier for _, m in rows], dtype=dtype),
         offset=jnp.asarray([m.offset for _, m in rows], dtype=dtype),
+        time_constant=jnp.asarray([m.time_constant for _, m in rows], dtype=dtype),
+        damping_ratio=jnp.asarray([m.damping_ratio for _, m in rows], dtype=dtype),
         follower=tuple(joint_names.index(name) for name, _ in rows),
         leader=tuple(joint_names.index(m.joint) if m.joint in joint_names else NO_LEADER for _, m in rows),
     )
@@ -410,7 +412,8 @@ def _mimics(model: Model, locked: dict[str, float] | None = None) -> dict[str, M
         name = model.joint_names[leader] if leader != NO_LEADER else ""
         if name in locked:
             name, offset = "", offset + multiplier * locked[name]
-        mimics[model.joint_names[follower]] = Mimic(name, multiplier, offset)
+        reference = float(model.couplings.time_constant[r]), float(model.couplings.damping_ratio[r])
+        mimics[model.joint_names[follower]] = Mimic(name, multiplier, offset, *reference)
     return mimics
 
 

@@ -118,11 +118,16 @@ class JointLimits:
 @dataclass
 class Mimic:
     """``q = multiplier * q_joint + offset``: the model's joint couplings, which the simulation
-    step enforces (:mod:`jaxsim_like.dynamics.couplings`)."""
+    step enforces (:mod:`jaxsim_like.dynamics.couplings`). An empty ``joint`` is a welded leader
+    (``q = offset``, an MJCF joint equality without ``joint2``). ``time_constant`` [s] and
+    ``damping_ratio``: the reference with which a violation decays (an MJCF equality's
+    ``solref``; MuJoCo's default otherwise), the default of ``SimulationParams.build``."""
 
     joint: str
     multiplier: float = 1.0
     offset: float = 0.0
+    time_constant: float = 0.02
+    damping_ratio: float = 1.0
 
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")

@@ -22,14 +22,20 @@ What is read:
   sphere, capsule, ellipsoid, cylinder, box, plane, and meshes with MuJoCo's vertices; the
   world body's geoms (floors) are left out;
 - named sites as frames. Bodies, sites and geoms have separate namespaces, as in MuJoCo: a site
-  named like a link is the frame ``name::site``.
+  named like a link is the frame ``name::site``;
+- joint equalities ``<equality><joint joint1="a" joint2="b" polycoef="c0 c1 0 0 0"/>`` as joint
+  couplings (:class:`Mimic` of ``a``): MuJoCo's rule ``qpos_a - qpos0_a = c0 + c1 (qpos_b -
+  qpos0_b)`` is, in positions measured from ``qpos0``, ``q_a = c1 q_b + c0``; without ``joint2``,
+  ``q_a = c0`` (a welded leader). The equality's ``solref`` becomes the coupling's time constant
+  and damping ratio (see :func:`_reference`); inactive equalities are skipped with a warning.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
-tendons, equality constraints. Joint stiffness (springs), fluid forces, contact pairs and excludes,
-and the damping and friction loss of free joints are not represented and warn. Motor,
-position and velocity actuators on joints are read (:mod:`.mjcf_actuators`; others warn and are
-dropped); sensors and contact options are not read. Locations name the file and the element; lines are
-those of the main file's elements.
+tendons, equality constraints other than linear joint equalities within one tree (each with its
+line). Joint stiffness (springs), fluid forces, contact pairs and excludes, and the damping and
+friction loss of free joints are not represented and warn. Motor, position and velocity
+actuators on joints are read (:mod:`.mjcf_actuators`; others warn and are dropped); sensors and
+contact options are not read. Locations name the file and the element; lines are those of the
+main file's elements.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from .description import (
     JointDescription,
     JointLimits,
     LinkDescription,
+    Mimic,
     ModelDescription,
     PhysicsDescription,
     SourceLocation,
@@ -61,6 +68,7 @@ WORLD = "world"
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _EULER, _RK4 = 0, 1
 _INTEGRATORS = {0: "semi_implicit_euler", 1: "rk4", 2: "implicit_euler", 3: "implicit_euler"}  # by mjtIntegrator
+_JOINT_EQUALITY = 2  # mjtEq
 _SHAPES = {2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 0: "plane"}
 
 
@@ -88,6 +96,9 @@ class _Reader:
         # The actuator elements of the main file in order, (tag, line): MuJoCo's order when all are there.
         elements = [(child.tag, child.sourceline) for section in root.iter("actuator") for child in section if isinstance(child.tag, str)]
         self.actuator_elements = elements if len(elements) == model.nu else None
+        equalities = [child for section in root.iter("equality") for child in section if isinstance(child.tag, str)]
+        self.equality_elements = equalities if len(equalities) == model.neq else None
+        self.mimics: dict[str, Mimic] = {}  # the joint equalities, by follower (see _mimics)
 
     def name(self, kind: str, index: int) -> str:
         obj = getattr(self.mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
@@ -102,6 +113,18 @@ class _Reader:
     def where(self, tag: str, name: str) -> SourceLocation:
         return SourceLocation(file=self.file, line=self.lines.get((tag, name)), element=f'<{tag} name="{name}">')
 
+    def equality(self, e: int) -> tuple[str, SourceLocation]:
+        """The label (``'name'`` or ``#e``) and location of equality ``e``: its element of the main
+        file when the file's equality elements are MuJoCo's, else its kind by name."""
+        name = self.name("equality", e)
+        label = f"'{name}'" if name else f"#{e}"
+        if self.equality_elements is not None:
+            element = self.equality_elements[e]
+            named = f' name="{name}"' if name else ""
+            return label, SourceLocation(file=self.file, line=element.sourceline, element=f"<{element.tag}{named}>")
+        tag = self.mujoco.mjtEq(int(self.m.eq_type[e])).name.removeprefix("mjEQ_").lower()
+        return label, SourceLocation(file=self.file, line=self.lines.get((tag, name or None)), element=f"<{tag}>")
+
     def error(self, tag: str, name: str, message: str) -> ModelLoadError:
         where = self.where(tag, name)
         return ModelLoadError(message, file=where.file, line=where.line, element=where.element)
@@ -111,16 +134,78 @@ def _line(where: SourceLocation) -> str:
     return f"line {where.line}, " if where.line is not None else ""
 
 
+def _tree_key(m, body: int) -> int:
+    """The tree of ``body`` (see :func:`_trees`): its free root body, or 0 for the bodies welded
+    or jointed to the world."""
+    root = int(m.body_rootid[body])
+    return root if root and _is_free(m, root) else 0
+
+
+def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
+    """The active equalities the model cannot represent: other kinds than joint equalities,
+    nonlinear polynomials, joints of two trees, a joint that follows two equalities; warns
+    about (and skips) the inactive ones."""
+    m = reader.m
+    problems, followers = [], {}
+    for e in range(m.neq):
+        label, where = reader.equality(e)
+        if not m.eq_active0[e]:
+            warn(f"equality {label} is inactive (active=\"false\"): skipped", file=where.file, line=where.line, element=where.element)
+            continue
+        kind = reader.mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
+        if m.eq_type[e] != _JOINT_EQUALITY:
+            problems.append((where, f"{kind} equality {label} is not supported yet"))
+            continue
+        a, b = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        coefficients = np.asarray(m.eq_data[e][:5], dtype=float)
+        if np.any(coefficients[2:] != 0.0):
+            polycoef = " ".join(f"{c:g}" for c in coefficients)
+            problems.append((where, f"joint equality {label} with a nonlinear polycoef ({polycoef}) is not supported yet"))
+        elif b >= 0 and _tree_key(m, int(m.jnt_bodyid[a])) != _tree_key(m, int(m.jnt_bodyid[b])):
+            problems.append((where, f"joint equality {label} between joints of two trees is not supported yet"))
+        elif a in followers:
+            problems.append((where, f"joint '{reader.joint(a)}' is joint1 of two joint equalities ({followers[a]}, {label}): not supported yet"))
+        followers.setdefault(a, label)
+    return problems
+
+
+def _reference(solref: np.ndarray) -> tuple[float, float]:
+    """The coupling's (time constant [s], damping ratio) of an equality's ``solref``. MuJoCo's
+    reference acceleration at an impedance of one is ``-(2 / t) v - r / (t z)^2`` for a positive
+    ``solref (t, z)`` and ``-b v - k r`` for a negative one ``(-k, -b)``; the coupling's,
+    ``-(2 zeta / tau) v - r / tau^2``, equals it with ``tau = t z, zeta = z``, or
+    ``tau = 1 / sqrt(k), zeta = b tau / 2``."""
+    first, second = float(solref[0]), float(solref[1])
+    if first > 0.0:
+        return first * second, second
+    tau = 1.0 / np.sqrt(-first)
+    return float(tau), -second * float(tau) / 2.0
+
+
+def _mimics(reader: _Reader) -> dict[str, Mimic]:
+    """The active joint equalities as mimics by follower (joint1) name (after :func:`_unsupported`)."""
+    m, mimics = reader.m, {}
+    for e in range(m.neq):
+        if not m.eq_active0[e] or m.eq_type[e] != _JOINT_EQUALITY:
+            continue
+        a, b = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+        c0, c1 = float(m.eq_data[e][0]), float(m.eq_data[e][1])
+        time_constant, damping_ratio = _reference(m.eq_solref[e])
+        leader, multiplier = (reader.joint(b), c1) if b >= 0 else ("", 0.0)
+        mimics[reader.joint(a)] = Mimic(leader, multiplier, c0, time_constant, damping_ratio)
+    return mimics
+
+
 def _unsupported(reader: _Reader) -> None:
     """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
-    the first, each other with its line); warn about joint springs."""
+    the first, each other with its line); warn about joint springs and inactive equalities."""
     m = reader.m
     problems: list[tuple[SourceLocation, str]] = []
-    for kind, tag, count, what in (("tendon", "tendon", m.ntendon, "tendons"), ("equality", "equality", m.neq, "equality constraints")):
-        if count:
-            names = ", ".join(f"'{reader.name(kind, i)}'" if reader.name(kind, i) else f"#{i}" for i in range(count))
-            where = SourceLocation(file=reader.file, line=reader.lines.get((tag, None)), element=f"<{tag}>")
-            problems.append((where, f"{what} are not supported: {count} ({names})"))
+    if m.ntendon:
+        names = ", ".join(f"'{reader.name('tendon', i)}'" if reader.name("tendon", i) else f"#{i}" for i in range(m.ntendon))
+        where = SourceLocation(file=reader.file, line=reader.lines.get(("tendon", None)), element="<tendon>")
+        problems.append((where, f"tendons are not supported: {m.ntendon} ({names})"))
+    problems += _equality_problems(reader)
     for j in range(m.njnt):
         if m.jnt_type[j] == _BALL:
             problems.append((reader.where("joint", reader.joint(j)), f"ball joint '{reader.joint(j)}' is not supported"))
@@ -225,6 +310,7 @@ def _joint(reader: _Reader, j: int, parent: str, child: str, P_H_C: np.ndarray) 
         damping=float(m.dof_damping[dof]),
         friction=float(m.dof_frictionloss[dof]),
         armature=float(m.dof_armature[dof]),
+        mimic=reader.mimics.get(name),
         location=reader.where("joint", name),
     )
 
@@ -342,6 +428,7 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     m = _compile(mujoco, source)
     reader = _Reader(mujoco, m, file, document.root)
     _unsupported(reader)
+    reader.mimics = _mimics(reader)
     _warn_dropped(reader)
     warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")

@@ -140,11 +140,14 @@ def _check_joint(description: ModelDescription, joint: JointDescription) -> None
             raise _fail(description, where, f"{label} must be finite and non-negative, got {value}")
     if joint.mimic is not None and not (math.isfinite(joint.mimic.multiplier) and math.isfinite(joint.mimic.offset)):
         raise _fail(description, where, "mimic multiplier and offset must be finite")
+    if joint.mimic is not None and not (0.0 <= joint.mimic.time_constant < math.inf and 0.0 < joint.mimic.damping_ratio < math.inf):
+        raise _fail(description, where, "mimic time constant must be finite and >= 0 [s], its damping ratio finite and positive")
 
 
 def _drop_invalid_mimics(description: ModelDescription) -> None:
-    """One warning for the mimics that name a missing joint (or their own), which are then dropped."""
-    names = {joint.name for joint in description.joints}
+    """One warning for the mimics that name a missing joint (or their own), which are then dropped;
+    an empty name is a welded leader."""
+    names = {joint.name for joint in description.joints} | {""}
     invalid = [
         joint
         for joint in description.joints

@@ -108,8 +108,8 @@ class SimulationParams:
         self_collision: bool = False,
         srdf: Any = None,
         contact_slots: str | None = "auto",
-        coupling_time_constant: float = 0.02,
-        coupling_damping_ratio: float = 1.0,
+        coupling_time_constant: float | None = None,
+        coupling_damping_ratio: float | None = None,
     ) -> "SimulationParams":
         """Parameters for ``model`` with defaults derived from it.
 
@@ -141,7 +141,10 @@ class SimulationParams:
         The joint couplings (mimic joints) hold exactly in velocity at every step; a violation of
         their positions (a state set off the rule, rounding) decays as a damped oscillator of
         time constant ``coupling_time_constant >= 0`` [s] and ``coupling_damping_ratio > 0``
-        (MuJoCo's ``solref``; 0: removed within one step), see :mod:`.couplings`.
+        (MuJoCo's ``solref``; 0: removed within one step), see :mod:`.couplings`. None (the
+        default) takes each row's from the file (``model.couplings.time_constant`` and
+        ``damping_ratio``: an MJCF equality's ``solref``, otherwise 0.02 s and 1); a number
+        sets every row's.
         """
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
@@ -149,9 +152,9 @@ class SimulationParams:
             raise ValueError(f"dt must be positive, got {dt}")
         if contact_slots not in (None, "auto"):
             raise ValueError(f"contact_slots must be 'auto' or None, not {contact_slots!r}")
-        if not (coupling_time_constant >= 0 and math.isfinite(coupling_time_constant)):
+        if coupling_time_constant is not None and not (coupling_time_constant >= 0 and math.isfinite(coupling_time_constant)):
             raise ValueError(f"coupling_time_constant must be finite and >= 0 [s], got {coupling_time_constant}")
-        if not (coupling_damping_ratio > 0 and math.isfinite(coupling_damping_ratio)):
+        if coupling_damping_ratio is not None and not (coupling_damping_ratio > 0 and math.isfinite(coupling_damping_ratio)):
             raise ValueError(f"coupling_damping_ratio must be finite and positive, got {coupling_damping_ratio}")
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.isfinite(gravity).all():
@@ -185,8 +188,8 @@ class SimulationParams:
             limit_stiffness=jnp.asarray(inertia * frequency**2),
             limit_damping=jnp.asarray(2.0 * inertia * frequency),
             friction_velocity=jnp.asarray(friction_velocity),
-            coupling_time_constant=jnp.full(model.couplings.rows, float(coupling_time_constant)),
-            coupling_damping_ratio=jnp.full(model.couplings.rows, float(coupling_damping_ratio)),
+            coupling_time_constant=_per_row(model.couplings.time_constant, coupling_time_constant),
+            coupling_damping_ratio=_per_row(model.couplings.damping_ratio, coupling_damping_ratio),
             self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             integrator=integrator,
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
@@ -206,6 +209,11 @@ class SimulationParams:
         fields = {name: getattr(world, name) for name in _WORLD_FIELDS}
         fields.update({name: getattr(model, name) for name in _MODEL_FIELDS})
         return SimulationParams(**fields)
+
+
+def _per_row(file_values: jax.Array, value: float | None) -> jax.Array:
+    """``(c,)``: the file's per-row ``file_values``, or ``value`` for every row."""
+    return jnp.asarray(file_values) if value is None else jnp.full(file_values.shape, float(value))
 
 
 def welded_free(model: Model) -> np.ndarray:

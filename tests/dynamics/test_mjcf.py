@@ -215,14 +215,14 @@ def test_what_the_model_cannot_represent_is_an_error(name: str, match: str):
         js.load_model(DATA / name)
 
 
-def test_equality_constraints_are_named(tmp_path: Path):
+def test_equality_constraints_other_than_joint_equalities_are_named(tmp_path: Path):
     path = tmp_path / "weld.xml"
     path.write_text(
         '<mujoco><worldbody><body name="a"><joint name="j" type="hinge"/><geom size="0.1"/></body>'
         '<body name="b"><joint name="k" type="hinge"/><geom size="0.1"/></body></worldbody>'
-        '<equality><joint name="coupling" joint1="j" joint2="k"/></equality></mujoco>'
+        '<equality><weld name="coupling" body1="a" body2="b"/></equality></mujoco>'
     )
-    with pytest.raises(js.ModelLoadError, match=r"weld\.xml:1: <equality>: equality constraints are not supported: 1 \('coupling'\)"):
+    with pytest.raises(js.ModelLoadError, match=r"weld\.xml:1: <weld name=\"coupling\">: weld equality 'coupling' is not supported yet"):
         js.load_model(path)
 
 
@@ -269,13 +269,13 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
         '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/></body>\n'
         "</worldbody>\n"
         '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>\n'
-        '<equality><joint name="coupling" joint1="j" joint2="k"/></equality>\n</mujoco>'
+        '<equality><connect name="coupling" body1="a" body2="c" anchor="0 0 0"/></equality>\n</mujoco>'
     )
     with pytest.raises(js.ModelLoadError) as error:
         js.load_model(path)
     assert (error.value.line, error.value.element) == (7, "<tendon>")
     assert error.value.reason == (
-        "tendons are not supported: 1 ('t'); equality constraints are not supported: 1 ('coupling') (line 8, <equality>); "
+        "tendons are not supported: 1 ('t'); connect equality 'coupling' is not supported yet (line 8, <connect name=\"coupling\">); "
         "ball joint 'ball' is not supported (line 3, <joint name=\"ball\">); ball joint 'ball2' is not supported "
         "(line 4, <joint name=\"ball2\">) [4 unsupported elements]"
     )
