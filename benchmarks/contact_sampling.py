@@ -33,7 +33,7 @@ import jaxsim_like as js  # noqa: E402
 from jaxsim_like.batching import simulate_batch  # noqa: E402
 from jaxsim_like.parsers import parse_model  # noqa: E402
 from jaxsim_like.dynamics.kinematics import STANDARD_GRAVITY  # noqa: E402
-from jaxsim_like.parsers.shapes import collidable_points, farthest_points, fibonacci_sphere  # noqa: E402
+from jaxsim_like.parsers.shapes import SweptPoints, collidable_points, farthest_points, fibonacci_sphere  # noqa: E402
 from jaxsim_like.simulation.step import contact_point_positions  # noqa: E402
 
 
@@ -52,10 +52,11 @@ class AllVertices(js.ContactSampling):
         for collision in link.collisions:
             if collision.geometry.type == "mesh":
                 every = collidable_points(collision, **_options(self, None))
-                pieces.append(every[farthest_points(every, self.mesh_max_points)])
+                kept = farthest_points(every.centres, self.mesh_max_points)
+                pieces.append(SweptPoints(every.centres[kept], every.radii[kept]))
             else:
                 pieces.append(collidable_points(collision, **_options(self, self.mesh_max_points)))
-        return np.concatenate(pieces) if pieces else np.zeros((0, 3))
+        return SweptPoints.concatenate(pieces)
 
 
 def sinking_error(description, sampling: js.ContactSampling) -> float:
@@ -66,8 +67,8 @@ def sinking_error(description, sampling: js.ContactSampling) -> float:
         for collision in link.collisions:
             if collision.geometry.type != "mesh" or collision.geometry.path is None:
                 continue
-            every = collidable_points(collision, **_options(sampling, None))
-            kept = sampling.points(dataclasses.replace(link, collisions=[collision]))
+            every = collidable_points(collision, **_options(sampling, None)).centres
+            kept = sampling.points(dataclasses.replace(link, collisions=[collision])).centres
             full = (every @ directions.T).max(axis=0)
             support = (kept @ directions.T).max(axis=0) if len(kept) else np.full(len(directions), -np.inf)
             worst = max(worst, float((full - support).max()))

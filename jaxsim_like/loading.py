@@ -5,26 +5,27 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numpy as np
 
 from .dynamics.model import Model, build_model
 from .parsers import parse_model, parse_srdf, parse_world
 from .parsers.description import LinkDescription, WorldDescription
 from .parsers.errors import strictness
-from .parsers.shapes import link_collidable_points
+from .parsers.shapes import SweptPoints, link_collidable_points
 
 
 @dataclass(frozen=True)
 class ContactSampling:
-    """How collision shapes become collidable points (see :mod:`jaxsim_like.parsers.shapes`)."""
+    """How collision shapes become collidable points (see :mod:`jaxsim_like.parsers.shapes`):
+    spheres and capsules are exact swept points; the counts sample ellipsoids, cylinders, box
+    edges and meshes."""
 
     box_edge_samples: int = 0
     sphere_samples: int = 12
     cylinder_samples: int = 8
     mesh_max_points: int | None = 8
 
-    def points(self, link: LinkDescription) -> np.ndarray:
-        """Collidable points ``(P, 3)`` of ``link`` in its frame."""
+    def points(self, link: LinkDescription) -> SweptPoints:
+        """The swept points of ``link`` in its frame."""
         return link_collidable_points(
             link,
             box_edge_samples=self.box_edge_samples,

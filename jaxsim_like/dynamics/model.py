@@ -77,7 +77,8 @@ class Model:
       to the inverse dynamics (``tau += armature * qdd``); forward dynamics (ABA) and the
       simulation step do not include them yet;
     - ``frame_transform (F, 4, 4)``: ``L_H_F`` of each frame in its link ``frame_link``;
-    - ``collidable_points (P, 3)`` in the frame of link ``point_link``;
+    - ``collidable_points (P, 3)`` in the frame of link ``point_link``: the centres of swept points
+      of radii ``point_radius (P,)`` [m] (0 for a corner; see :mod:`jaxsim_like.parsers.shapes`);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
@@ -105,6 +106,7 @@ class Model:
     joint_armature: jax.Array
     frame_transform: jax.Array
     collidable_points: jax.Array
+    point_radius: jax.Array
     shape_transform: jax.Array
     shape_size: jax.Array
     base_transform: jax.Array
@@ -248,6 +250,7 @@ def model_from_tree(
     joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
     joint_link = [link_of_joint[j] for j in joint_names]
     points = [(i, p) for i, block in enumerate(tree.points) for p in block]
+    radii = np.concatenate([np.zeros(0)] + [np.asarray(r, dtype=float).reshape(-1) for r in tree.radii])
     shapes = [(i, shape) for i, block in enumerate(tree.shapes) for shape in block]
     dtype = jnp.result_type(float)
 
@@ -272,6 +275,7 @@ def model_from_tree(
             np.stack([H for _, _, H in tree.frames]) if tree.frames else np.zeros((0, 4, 4)), dtype=dtype
         ),
         collidable_points=jnp.asarray(np.array([p for _, p in points]).reshape(-1, 3), dtype=dtype),
+        point_radius=jnp.asarray(radii, dtype=dtype),
         shape_transform=jnp.asarray(np.array([s.L_H_S for _, s in shapes]).reshape(-1, 4, 4), dtype=dtype),
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
@@ -324,7 +328,8 @@ def build_model(
     :mod:`.consistency`, each change with a :class:`~jaxsim_like.parsers.errors.ModelLoadWarning`;
     mimic joints become the model's :attr:`Model.couplings`.
     ``floating_base`` defaults to the file's choice (floating unless welded to the world).
-    ``collidable_points(link) -> (P, 3)`` gives each link's contact points (none by default).
+    ``collidable_points(link)`` gives each link's contact points (none by default): swept points
+    (:class:`~jaxsim_like.parsers.shapes.SweptPoints`) or centres ``(P, 3)`` of radius 0.
     """
     points = collidable_points or (lambda link: np.zeros((0, 3)))
     full = tree_module.tree_from_description(description, points)
@@ -352,7 +357,7 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
     try:
         values = {f: np.asarray(getattr(model, f)) for f in ("link_mass", "link_com", "link_inertia", "joint_transform",
                                                             "joint_axis", "joint_axis_point", "frame_transform",
-                                                            "collidable_points", "shape_transform", "shape_size")}
+                                                            "collidable_points", "point_radius", "shape_transform", "shape_size")}
     except jax.errors.TracerArrayConversionError:
         raise ValueError("reduce() needs a concrete model, not one traced inside jit/vmap/grad") from None
     topo = topology(model.parent, model.joint_link)
@@ -396,6 +401,7 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
         armature=per_link(model.joint_armature, 0.0),
         mimic=[mimic.get(n) for n in names],
         points=[values["collidable_points"][point_link == i] for i in range(size)],
+        radii=[values["point_radius"][point_link == i] for i in range(size)],
         point_source=[tuple(model.point_source[k] for k in np.flatnonzero(point_link == i)) for i in range(size)],
         shapes=shapes,
         frames=[(n, model.frame_link[f], values["frame_transform"][f]) for f, n in enumerate(model.frame_names)],

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..parsers.description import LinkDescription, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
+from ..parsers.shapes import SweptPoints
 
 ROOT, REVOLUTE, PRISMATIC, FIXED = "root", "revolute", "prismatic", "fixed"
 SPHERE, BOX, CAPSULE, CYLINDER = "sphere", "box", "capsule", "cylinder"
@@ -82,8 +83,9 @@ class RigidTree:
 
     ``P_H_C (N, 4, 4)``: child link frame in the parent link frame at zero position.
     ``com (N, 3)``: COM in the link frame; ``inertia (N, 3, 3)``: about the COM, link axes.
-    ``points``: collidable points ``(P_i, 3)`` per link, in the link frame; ``point_source``:
-    the description link of each of them (``P_i`` names per link).
+    ``points``: centres of the collidable (swept) points ``(P_i, 3)`` per link, in the link frame,
+    of radii ``radii (P_i,)`` [m]; ``point_source``: the description link of each of them
+    (``P_i`` names per link).
     ``shapes``: the solid collision shapes of each link (:class:`Shape`, poses in the link frame).
     ``frames``: ``(name, link index, L_H_F (4, 4))``.
     """
@@ -108,6 +110,7 @@ class RigidTree:
     armature: np.ndarray
     mimic: list[Mimic | None]
     points: list[np.ndarray]
+    radii: list[np.ndarray]
     point_source: list[tuple[str, ...]]
     shapes: list[list[Shape]]
     frames: list[tuple[str, int, np.ndarray]] = field(default_factory=list)
@@ -139,7 +142,8 @@ def _description_order(description: ModelDescription) -> list[str]:
 def tree_from_description(description: ModelDescription, collidable_points) -> RigidTree:
     """The full tree of a description, fixed joints included, in depth-first order from the root.
 
-    ``collidable_points(link) -> (P, 3)`` gives each link's contact points in its frame.
+    ``collidable_points(link)`` gives each link's contact points in its frame: :class:`SweptPoints`,
+    or centres ``(P, 3)`` of radius 0.
     """
     order = _description_order(description)
     index = {name: i for i, name in enumerate(order)}
@@ -166,6 +170,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         armature=np.zeros(size),
         mimic=[None] * size,
         points=[np.zeros((0, 3))] * size,
+        radii=[np.zeros(0)] * size,
         point_source=[()] * size,
         shapes=[[] for _ in range(size)],
     )
@@ -176,7 +181,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
             tree.mass[i] = link.inertial.mass
             tree.com[i] = p
             tree.inertia[i] = R @ link.inertial.inertia @ R.T
-        tree.points[i] = np.asarray(collidable_points(link), dtype=float).reshape(-1, 3)
+        tree.points[i], tree.radii[i] = SweptPoints.of(collidable_points(link))
         tree.point_source[i] = (name,) * len(tree.points[i])
         tree.shapes[i] = link_shapes(link)
         joint = joint_of_child.get(name)
@@ -228,6 +233,7 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
     B_H_L = np.tile(np.eye(4), (tree.size, 1, 1))
     mass, com, inertia = tree.mass.copy(), tree.com.copy(), tree.inertia.copy()
     points = [p.copy() for p in tree.points]
+    radii = [r.copy() for r in tree.radii]
     point_source = list(tree.point_source)
     shapes = [list(s) for s in tree.shapes]
     frames: list[tuple[str, int, np.ndarray]] = []
@@ -242,6 +248,7 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
             mass[b], com[b], inertia[b], tree.mass[i], R @ tree.com[i] + p, R @ tree.inertia[i] @ R.T
         )
         points[b] = np.concatenate([points[b], points[i] @ R.T + p])
+        radii[b] = np.concatenate([radii[b], radii[i]])
         point_source[b] = point_source[b] + point_source[i]
         shapes[b] = shapes[b] + [shape.moved(B_H_L[i]) for shape in shapes[i]]
         frames.append((tree.link_names[i], b, B_H_L[i]))
@@ -257,6 +264,7 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
         com=com,
         inertia=inertia,
         points=points,
+        radii=radii,
         point_source=point_source,
         shapes=shapes,
         frames=frames,

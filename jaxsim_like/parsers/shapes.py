@@ -1,16 +1,18 @@
-"""Collidable points sampled on collision shapes, in the link frame (numpy only).
+"""Collidable points of collision shapes, in the link frame (numpy only).
 
-Contact is detected at these points, so every shape is reduced to points on its
-surface that can touch the terrain first:
+Contact is detected at *swept points*: a centre and a radius ``r >= 0``, the ball of that radius
+around the centre (a corner has ``r = 0``). Every shape is reduced to swept points whose union
+holds the surface that can touch the terrain first:
 
 - box: the 8 corners, plus ``box_edge_samples`` evenly spaced points inside each of the
-  12 edges (default 0: corners only);
-- sphere: ``sphere_samples`` points of a Fibonacci lattice on the surface, both poles
-  included (default 50);
-- ellipsoid: the sphere lattice scaled by the radii;
+  12 edges (default 0: corners only), radius 0;
+- sphere: its centre, of its radius (exact);
+- capsule: the two ends of its segment, of its radius (exact against a plane: a capsule lying
+  down rests on both, standing on one);
+- ellipsoid: ``sphere_samples`` points of a Fibonacci lattice on the unit sphere, both poles
+  included (default 50), scaled by the radii, radius 0;
 - cylinder: two rings of ``cylinder_samples`` points on the rims at z = +-length/2
-  (default 16 per ring);
-- capsule: the two rims, plus the sphere lattice split into the two hemispherical caps;
+  (default 16 per ring), radius 0;
 - mesh: the vertices of its convex hull (the only ones that can touch a plane first), reduced to
   at most ``mesh_max_points`` by farthest-point sampling (deterministic, well spread, the most
   extremal first; default 200 here, 8 through :class:`jaxsim_like.ContactSampling`; 0 gives no
@@ -19,6 +21,8 @@ surface that can touch the terrain first:
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,6 +33,32 @@ from .meshes import load_mesh_vertices
 _GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
 
 
+class SweptPoints(NamedTuple):
+    """Swept points in a link frame: ``centres (P, 3)`` [m] and ``radii (P,)`` [m] (0 for a corner)."""
+
+    centres: np.ndarray
+    radii: np.ndarray
+
+    @staticmethod
+    def of(points) -> "SweptPoints":
+        """``points`` as swept points: :class:`SweptPoints` as they are, an array ``(P, 3)`` of radius 0."""
+        if isinstance(points, SweptPoints):
+            centres, radii = np.asarray(points.centres, dtype=float).reshape(-1, 3), np.asarray(points.radii, dtype=float).reshape(-1)
+        else:
+            centres = np.asarray(points, dtype=float).reshape(-1, 3)
+            radii = np.zeros(len(centres))
+        if radii.shape != (len(centres),) or not np.all(radii >= 0):
+            raise ValueError(f"swept points need one radius >= 0 per centre; got {len(centres)} centres and radii {radii}")
+        return SweptPoints(centres, radii)
+
+    @staticmethod
+    def concatenate(parts: list["SweptPoints"]) -> "SweptPoints":
+        """The points of ``parts``, in order."""
+        if not parts:
+            return SweptPoints(np.zeros((0, 3)), np.zeros(0))
+        return SweptPoints(np.concatenate([p.centres for p in parts]), np.concatenate([p.radii for p in parts]))
+
+
 def collidable_points(
     collision: Collision,
     *,
@@ -36,8 +66,8 @@ def collidable_points(
     sphere_samples: int = 50,
     cylinder_samples: int = 16,
     mesh_max_points: int | None = 200,
-) -> np.ndarray:
-    """Points ``(P, 3)`` [m] on the surface of ``collision``, in the link frame.
+) -> SweptPoints:
+    """The swept points of ``collision`` (centres ``(P, 3)`` [m] in the link frame, radii ``(P,)`` [m]).
 
     See the module docstring for what each shape gives and the defaults. Raises
     ValueError for sample counts out of range and :class:`ModelLoadError` for an
@@ -53,16 +83,14 @@ def collidable_points(
     )
 
 
-def link_collidable_points(link: LinkDescription, **options) -> np.ndarray:
-    """The collidable points ``(P, 3)`` of all collisions of ``link``, in the link frame.
+def link_collidable_points(link: LinkDescription, **options) -> SweptPoints:
+    """The swept points of all collisions of ``link``, in the link frame.
 
     ``options`` are those of :func:`collidable_points`.
     """
-    points = [
-        _collidable_points(collision, _describe(collision, link.name), **options)
-        for collision in link.collisions
-    ]
-    return np.concatenate(points, axis=0) if points else np.zeros((0, 3))
+    return SweptPoints.concatenate(
+        [_collidable_points(collision, _describe(collision, link.name), **options) for collision in link.collisions]
+    )
 
 
 def _describe(collision: Collision, link: str | None) -> str:
@@ -77,7 +105,7 @@ def _collidable_points(
     sphere_samples: int = 50,
     cylinder_samples: int = 16,
     mesh_max_points: int | None = 200,
-) -> np.ndarray:
+) -> SweptPoints:
     if box_edge_samples < 0:
         raise ValueError(f"box_edge_samples must be >= 0, got {box_edge_samples}")
     if sphere_samples < 2:
@@ -88,16 +116,17 @@ def _collidable_points(
         raise ValueError(f"mesh_max_points must be >= 0 or None, got {mesh_max_points}")
     geometry = collision.geometry
     kind = geometry.type
+    radius = 0.0
     if kind == "box":
         G_points = box_points(np.asarray(geometry.size, dtype=float), box_edge_samples)
     elif kind == "sphere":
-        G_points = geometry.radius * fibonacci_sphere(sphere_samples)
+        G_points, radius = np.zeros((1, 3)), float(geometry.radius)
     elif kind == "ellipsoid":
         G_points = np.asarray(geometry.size, dtype=float) * fibonacci_sphere(sphere_samples)
     elif kind == "cylinder":
         G_points = rim_points(geometry.radius, geometry.length, cylinder_samples)
     elif kind == "capsule":
-        G_points = capsule_points(geometry.radius, geometry.length, cylinder_samples, sphere_samples)
+        G_points, radius = np.array([[0.0, 0.0, 0.5 * geometry.length], [0.0, 0.0, -0.5 * geometry.length]]), float(geometry.radius)
     elif kind == "mesh":
         G_points = _mesh_points(geometry, owner, collision.location, mesh_max_points)
     elif kind == "plane":
@@ -108,7 +137,7 @@ def _collidable_points(
             f"{owner}: unknown geometry type '{kind}'", file=location.file, line=location.line, element=location.element
         )
     L_H_G = np.asarray(collision.L_H_G, dtype=float)
-    return G_points @ L_H_G[:3, :3].T + L_H_G[:3, 3]
+    return SweptPoints(G_points @ L_H_G[:3, :3].T + L_H_G[:3, 3], np.full(len(G_points), radius))
 
 
 def fibonacci_sphere(samples: int) -> np.ndarray:
@@ -143,16 +172,6 @@ def rim_points(radius: float, length: float, samples: int) -> np.ndarray:
     angle = 2.0 * np.pi * np.arange(samples) / samples
     ring = np.stack([radius * np.cos(angle), radius * np.sin(angle), np.zeros(samples)], axis=1)
     return np.concatenate([ring + [0.0, 0.0, 0.5 * length], ring - [0.0, 0.0, 0.5 * length]], axis=0)
-
-
-def capsule_points(radius: float, length: float, rim_samples: int, sphere_samples: int) -> np.ndarray:
-    """A capsule along z (cylinder ``length`` between two hemispheres of ``radius``):
-    the two rims, then the upper half of a Fibonacci sphere on the top cap and the lower
-    half on the bottom cap."""
-    lattice = radius * fibonacci_sphere(sphere_samples)
-    upper = lattice[lattice[:, 2] >= 0.0] + [0.0, 0.0, 0.5 * length]
-    lower = lattice[lattice[:, 2] < 0.0] - [0.0, 0.0, 0.5 * length]
-    return np.concatenate([rim_points(radius, length, rim_samples), upper, lower], axis=0)
 
 
 def farthest_points(points: np.ndarray, count: int) -> np.ndarray:

@@ -8,10 +8,10 @@ that the shallowest touching points feel no force (the deepest carry the link, a
 force stays continuous as points trade places, which they do at equal depth). Left explicit,
 those points made limp humanoid drops diverge at 5 ms.
 
-:func:`facet_counts` chooses ``k_L`` from the link's geometry: the most of its points that lie
-within a tolerance of one supporting plane of their convex hull, i.e. that can rest on flat
+:func:`facet_counts` chooses ``k_L`` from the link's geometry: the most of its (swept) points
+that reach within a tolerance of one supporting plane of them, i.e. that can rest on flat
 ground together (4 for the corners of a box, 8 for a cylinder of two rings of 8 standing on a
-cap, every point of a flat plate).
+cap, every point of a flat plate, 1 for a sphere, 2 for a capsule).
 """
 
 from __future__ import annotations
@@ -50,20 +50,21 @@ def _triples(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return grid[0][keep], grid[1][keep], grid[2][keep]
 
 
-def facet_count(points: np.ndarray, tolerance: float) -> int:
-    """The most of ``points (m, 3)`` [m] within ``tolerance`` [m] of one of their supporting
-    planes (all of them for fewer than four)."""
+def facet_count(points: np.ndarray, tolerance: float, radii: np.ndarray | None = None) -> int:
+    """The most of the balls of ``radii (m,)`` [m] (None: 0) around ``points (m, 3)`` [m] within
+    ``tolerance`` [m] of one of their supporting planes (all of them for fewer than four)."""
     if len(points) < 4:
         return len(points)
-    heights = _supporting_normals(points) @ points.T
+    radii = np.zeros(len(points)) if radii is None else np.asarray(radii, dtype=float)
+    heights = _supporting_normals(points) @ points.T - radii
     return int(np.max(np.sum(heights <= heights.min(axis=1, keepdims=True) + tolerance, axis=1)))
 
 
 def facet_counts(model: Model, tolerance: float) -> tuple[int, ...]:
     """``k_L`` per link ``(N,)``: :func:`facet_count` of each link's collidable points (0 without)."""
     links = np.asarray(model.point_link, dtype=int)
-    points = np.asarray(model.collidable_points, dtype=float)
-    return tuple(facet_count(points[links == link], tolerance) for link in range(model.number_of_links))
+    points, radii = np.asarray(model.collidable_points, dtype=float), np.asarray(model.point_radius, dtype=float)
+    return tuple(facet_count(points[links == link], tolerance, radii[links == link]) for link in range(model.number_of_links))
 
 
 def link_one_hot(point_link: np.ndarray, links: int, dtype) -> jax.Array:

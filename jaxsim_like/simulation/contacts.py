@@ -31,7 +31,8 @@ _TINY = 1e-12
 @pytree_dataclass()
 class ContactParams:
     """``stiffness K`` [N/m^(1+p)], ``damping D`` [N s/m^(1+q)], ``friction mu`` and exponents ``p >= q``
-    (scalars, or ``(P,)`` per collidable point)."""
+    (scalars, or ``(P,)`` per collidable point). Against the terrain, the law of a link's contact,
+    which its touching points share (:func:`shared_law`)."""
 
     stiffness: jax.Array
     damping: jax.Array
@@ -55,22 +56,40 @@ class ContactParams:
         *,
         gravity: float = 9.81,
         max_penetration: float = 0.005,
-        points_in_contact: int = 4,
+        points_in_contact: int = 1,
         damping_ratio: float = 1.0,
         friction: float = 0.5,
         p: float = 0.5,
         q: float = 0.5,
         max_linear_damping: float = float("inf"),
     ) -> "ContactParams":
-        """Parameters such that ``mass`` [kg] resting on ``points_in_contact`` points sinks by
+        """Parameters such that ``mass`` [kg] resting on ``points_in_contact`` contacts sinks by
         ``max_penetration`` [m], with the given damping ratio of the linearised bounce, the
-        point's linear damping at that depth capped at ``max_linear_damping`` [N s/m]."""
+        contact's linear damping at that depth capped at ``max_linear_damping`` [N s/m]. Against
+        the terrain the law is a link's, shared by its touching points (:func:`shared_law`): the
+        default, one contact, sinks a body resting on one link by ``max_penetration``, whatever
+        the number of its points that touch."""
         load = mass * gravity / points_in_contact
         stiffness = load / max_penetration ** (1 + p)
         linear_stiffness = (1 + p) * stiffness * max_penetration**p
         linear_damping = min(2 * damping_ratio * (linear_stiffness * mass / points_in_contact) ** 0.5, max_linear_damping)
         return ContactParams.build(stiffness, linear_damping / max_penetration**q, friction, p, q)
 
+
+def shared_law(params: ContactParams, depth: jax.Array, touching: jax.Array, link_depth: jax.Array) -> ContactParams:
+    """The law ``(P,)`` of each terrain contact point when the ``touching (P,)`` points of a link
+    share the link's law ``params`` in proportion to their ``depth (P,)`` [m]: stiffness and
+    damping times ``d / link_depth``, with ``link_depth (P,)`` [m] the sum of the depths of the
+    touching points of the point's link (unchanged where not touching: ``K / D`` is kept).
+
+    ``n`` points at one depth ``d`` push with ``K d^(1+p)`` together, whatever ``n``: a link at
+    rest sinks as deep on one point (a sphere, a capsule standing) as on two (a capsule lying
+    down) or four (a box), and the total force is continuous as points touch and leave. The step
+    takes the shares at its start: the implicit step linearises each point's law at its share,
+    which is exact for a link sinking evenly and at rest.
+    """
+    share = jnp.where(touching, jnp.maximum(depth, 0.0) / jnp.where(link_depth > 0, link_depth, 1.0), 1.0)
+    return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
 
 
 def _power(x: jax.Array, exponent: jax.Array) -> jax.Array:

@@ -12,9 +12,11 @@ Each pair gives a penetration depth ``d`` (positive inside) and the shape's outw
 ``n`` at the point, from the signed distance of :func:`.collision.points.signed_distance`:
 ``r - |p - c|`` from the sphere's centre (from the nearest point of the capsule's segment; at
 that point itself the normal is the shape's +x), the distance to the face of least penetration
-of a box or of a cylinder (its side or a cap).
+of a box or of a cylinder (its side or a cap). A swept point (a ball of radius ``rho`` around
+``p``) is ``rho`` deeper, and touches at ``p - rho n``.
 The normal force is the terrain's Hunt-Crossley law (:func:`.contacts.normal_force`, never
-pulling) at the penetration rate ``-n . v``, with ``v`` the velocity of the point relative to
+pulling), with the stiffness and damping of the links' terrain law over :data:`SHARE`, at the
+penetration rate ``-n . v``, with ``v`` the velocity of the point relative to
 the shape link's material point at the same place. Friction is a smoothed Coulomb law
 ``f_t = -mu f_n v_t / sqrt(|v_t|^2 + v_s^2)``: bounded by ``mu f_n``, with a finite gradient at
 zero slip, and without the tangential memory of the terrain contacts (self-contacts keep no
@@ -35,6 +37,12 @@ from ..dynamics.model import Model
 from ..pytree import pytree_dataclass
 from .collision.points import KIND_CODES, signed_distance
 from .contacts import ContactParams, normal_force
+
+SHARE = 2
+"""A self-contact has the stiffness and damping of the links' terrain law over ``SHARE``: with
+the default law (the model's weight on two links sinks them by ``max_penetration``, see
+:meth:`.params.SimulationParams.build`), the model's weight on four self-contacts sinks them by
+``max_penetration``."""
 
 
 @pytree_dataclass(static=["point", "shape"])
@@ -86,15 +94,15 @@ def collision_pairs(model: Model, srdf: Any = None) -> tuple[tuple[int, int], ..
 
 def penetration(model: Model, pairs: SelfCollision, W_H_L: jax.Array, points: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Depth ``(K,)`` [m] (positive inside) and the shape's outward normal ``(K, 3)`` (world axes)
-    of every pair, given the link poses ``W_H_L (N, 4, 4)`` and the points ``(P, 3)`` in the same
-    frame (:func:`.collision.points.signed_distance`)."""
+    of every pair, given the link poses ``W_H_L (N, 4, 4)`` and the centres ``(P, 3)`` of the
+    swept points in the same frame (:func:`.collision.points.signed_distance`, plus the radius)."""
     shape = np.asarray(pairs.shape, dtype=int)
     W_H_S = W_H_L[np.asarray(model.shape_link, dtype=int)[shape]] @ model.shape_transform[shape]
     R, c = W_H_S[:, :3, :3], W_H_S[:, :3, 3]
     S_p = jnp.einsum("kji,kj->ki", R, points[np.asarray(pairs.point, dtype=int)] - c)
     kind = np.asarray([KIND_CODES[model.shape_kind[s]] for s in shape], dtype=np.int32)
     distance, S_n = jax.vmap(signed_distance)(S_p, kind, model.shape_size[shape])
-    return -distance, jnp.einsum("kij,kj->ki", R, S_n)
+    return model.point_radius[np.asarray(pairs.point, dtype=int)] - distance, jnp.einsum("kij,kj->ki", R, S_n)
 
 
 def contact_forces(
@@ -117,14 +125,16 @@ def link_wrenches(
     contact: ContactParams,
     W_H_L: jax.Array,
     W_v: jax.Array,
-    points: jax.Array,
+    centres: jax.Array,
     velocities: jax.Array,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The self-contact wrenches ``(N, 6)`` on the links ([force; torque], world axes, torque about
-    the origin of the frame of ``W_H_L``), the force ``(K, 3)`` [N] on each pair's point and its depth ``(K,)`` [m].
+    the origin of the frame of ``W_H_L``), the force ``(K, 3)`` [N] on each pair's contact point
+    ``p - rho n`` and its depth ``(K,)`` [m].
 
     ``W_H_L (N, 4, 4)`` and the inertial link velocities ``W_v (N, 6)`` are in one frame with world
-    axes, as are the points ``(P, 3)`` and their velocities ``(P, 3)``; ``contact``'s fields are
+    axes, as are the centres ``(P, 3)`` of the swept points and their velocities ``(P, 3)``;
+    ``contact`` is the links' terrain law (each pair's is that over :data:`SHARE`), its fields
     scalars or ``(P,)`` per collidable point.
     """
     dtype = W_H_L.dtype
@@ -132,15 +142,17 @@ def link_wrenches(
     if point.size == 0:
         return jnp.zeros((model.number_of_links, 6), dtype), jnp.zeros((0, 3), dtype), jnp.zeros((0,), dtype)
     shape_link = np.asarray(model.shape_link, dtype=int)[np.asarray(pairs.shape, dtype=int)]
-    depth, normal = penetration(model, pairs, W_H_L, points)
-    p = points[point]
+    depth, normal = penetration(model, pairs, W_H_L, centres)
+    point_link = np.asarray(model.point_link, dtype=int)[point]
+    arm = -model.point_radius[point][:, None] * normal
+    p = centres[point] + arm
     W_v_shape = W_v[shape_link]
-    relative = velocities[point] - (W_v_shape[:, :3] + jnp.cross(W_v_shape[:, 3:], p))
-    per_pair = jax.tree.map(lambda x: x if jnp.ndim(x) == 0 else x[point], contact)
+    relative = velocities[point] + jnp.cross(W_v[point_link, 3:], arm) - (W_v_shape[:, :3] + jnp.cross(W_v_shape[:, 3:], p))
+    shared = contact.replace(stiffness=contact.stiffness / SHARE, damping=contact.damping / SHARE)
+    per_pair = jax.tree.map(lambda x: x if jnp.ndim(x) == 0 else x[point], shared)
     forces = contact_forces(per_pair, pairs.slip_velocity.astype(dtype), depth, normal, relative)
     forces = jnp.where((depth > 0)[:, None], forces, 0.0)
     links = np.arange(model.number_of_links)[:, None]
-    point_link = np.asarray(model.point_link, dtype=int)[point]
     pair_map = jnp.asarray((links == point_link[None]).astype(float) - (links == shape_link[None]), dtype)
     wrenches = pair_map @ jnp.concatenate([forces, jnp.cross(p, forces)], axis=-1)
     return wrenches, forces, jnp.maximum(depth, 0.0)

@@ -72,25 +72,29 @@ def external_wrenches_inertial(model: Model, kin: kin_module.Kinematics, link_wr
 
 
 def contact_point_positions(model: Model, state: State) -> jax.Array:
-    """``W_p (P, 3)``: the world position of every collidable point, as one XLA dot, which XLA
-    stores once: a reduction over them (``jnp.min`` of their heights, say) differentiates
-    exactly, where values that XLA recomputes in each consumer can differ in the last bit and
-    zero the gradient of a minimum."""
+    """``W_p (P, 3)``: the lowest material point of every collidable (swept) point in the world,
+    its centre less its radius along z (where it touches horizontal ground), as one XLA dot,
+    which XLA stores once: a reduction over them (``jnp.min`` of their heights, say)
+    differentiates exactly, where values that XLA recomputes in each consumer can differ in the
+    last bit and zero the gradient of a minimum."""
     W_H_point = kin_module.forward_kinematics(model, state)[np.asarray(model.point_link, dtype=int)]
-    return spatial.rotate(W_H_point[:, :3, :3], model.collidable_points) + W_H_point[:, :3, 3]
+    centres = spatial.rotate(W_H_point[:, :3, :3], model.collidable_points) + W_H_point[:, :3, 3]
+    return centres.at[:, 2].add(-model.point_radius)
 
 
 def _point_positions(model: Model, W_H_L: jax.Array) -> jax.Array:
-    """The step's point positions ``(P, 3)`` in the frame of the link poses ``W_H_L (N, 4, 4)``:
-    products of the columns of the poses, fused with their gather (as a dot, the 1024-world
-    humanoid step spent 2.4 of 26 us per world-step there; see :func:`contact_point_positions`)."""
+    """The centres ``(P, 3)`` of the collidable points in the frame of the link poses ``W_H_L (N,
+    4, 4)``: products of the columns of the poses, fused with their gather (as a dot, the
+    1024-world humanoid step spent 2.4 of 26 us per world-step there; see
+    :func:`contact_point_positions`)."""
     W_H_point = W_H_L[np.asarray(model.point_link, dtype=int)]
     c = model.collidable_points
     return W_H_point[:, :3, 0] * c[:, :1] + W_H_point[:, :3, 1] * c[:, 1:2] + W_H_point[:, :3, 2] * c[:, 2:] + W_H_point[:, :3, 3]
 
 
 def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Array:
-    """``(P, 3)``: the velocity of each collidable point from the inertial link velocities ``W_v (N, 6)``."""
+    """``(P, 3)``: the velocity of the material point at ``points (P, 3)`` of each collidable
+    point's link, from the inertial link velocities ``W_v (N, 6)`` (one frame)."""
     W_v_point = W_v[np.asarray(model.point_link, dtype=int)]
     return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
 
@@ -102,10 +106,9 @@ def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple
     if params.self_collision is None:
         raise ValueError("self-collisions are off: build the parameters with SimulationParams.build(..., self_collision=True)")
     kin = kin_module.kinematics(model, state)
-    points = _point_positions(model, kin.G_H_L)
-    velocities = _point_velocities(model, kin.G_v, points)
+    centres = _point_positions(model, kin.G_H_L)
     _, forces, depth = self_collision.link_wrenches(
-        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, points, velocities
+        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
     )
     return forces, depth
 
@@ -136,15 +139,18 @@ def _moved_mass(model: Model) -> jax.Array:
     trace = inertia[:, 0, 0] + inertia[:, 1, 1] + inertia[:, 2, 2]
     determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
     smallest = jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
-    r = model.collidable_points - model.link_com[links]
-    compliance = 1 / jnp.where(mass > 0, mass, 1.0) + spatial.dot(r, r) / jnp.where(smallest > 0, smallest, 1.0)
+    # The farthest material point of a swept point from the COM: its centre's distance plus its radius.
+    reach = spatial.safe_norm(model.collidable_points - model.link_com[links]) + model.point_radius
+    compliance = 1 / jnp.where(mass > 0, mass, 1.0) + reach**2 / jnp.where(smallest > 0, smallest, 1.0)
     return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
 
 
 class Prepared(NamedTuple):
-    """A model at the start of a step: its kinematics, its collidable points ``(P, 3)`` and their
-    velocities (internal frame ``G``: world axes, origin at the base, ``kin.origin``), the terrain
-    contacts (depth and normal per point; the explicit forces and deformation rate, or the
+    """A model at the start of a step: its kinematics, the terrain contact ``points (P, 3)`` of its
+    collidable points (the material point of each swept point nearest the terrain, ``p - r n``)
+    and their velocities (internal frame ``G``: world axes, origin at the base, ``kin.origin``),
+    the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
+    by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
     the start (terrain contacts, user wrenches, self-contacts), the terrain contacts' added link
     inertias ``(N, 6, 6)`` (implicit step; else None) and the joint effects."""
@@ -155,6 +161,7 @@ class Prepared(NamedTuple):
     depth: jax.Array
     normal: jax.Array
     enabled: jax.Array
+    contact: contacts.ContactParams
     forces: jax.Array | None
     deformation_rate: jax.Array | None
     linear: contacts.ImplicitContacts | None
@@ -172,6 +179,14 @@ class Solved(NamedTuple):
     outputs: StepOutput
     G_dv: jax.Array
     G_f_applied: jax.Array
+
+
+def _shared_law(model: Model, law: contacts.ContactParams, depth: jax.Array, carried: jax.Array) -> contacts.ContactParams:
+    """The terrain law ``(P,)`` of each point when the ``carried (P,)`` points of a link, at
+    ``depth (P,)`` [m], share the link's ``law`` (:func:`.contacts.shared_law`). One sum for the
+    slots and for every point, so that the two agree to the bit while they carry the same points."""
+    one_hot = link_one_hot(np.asarray(model.point_link, dtype=int), model.number_of_links, depth.dtype)
+    return contacts.shared_law(law, depth, carried, (one_hot @ jnp.where(carried, depth, 0.0)) @ one_hot)
 
 
 def prepare(
@@ -193,29 +208,32 @@ def prepare(
     dtype = kin.G_H_L.dtype
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
-    points = _point_positions(model, kin.G_H_L)
+    centres = _point_positions(model, kin.G_H_L)
+    depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, model.point_radius.astype(dtype))
+    points = W_points - kin.origin
     velocities = _point_velocities(model, kin.G_v, points)
-    depth, normal = terrain.penetration(world.terrain, points + kin.origin)
     enabled = params.contact_enabled[point_link]
     linear = added_inertia = deformation_rate = None
     if implicit:
         slots = contact_slots(model, depth, enabled, params.contact_slots)
+        # The touching slots of a link share its law (the other points feel no force).
+        touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
+        law = _shared_law(model, params.contact, depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
         linear = contacts.implicit_contact_forces(
-            params.contact, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
+            law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
         forces = None
         slot_points = slots.take(points)
         added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
         G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
     else:
-        forces, deformation_rate = contacts.contact_forces(
-            params.contact, depth, normal, velocities, state.contact_deformation, enabled
-        )
+        law = _shared_law(model, params.contact, depth, (depth > 0) & enabled)
+        forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
     if params.self_collision is not None:
         G_f_self, _, _ = self_collision.link_wrenches(
-            model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, points, velocities
+            model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
         )
         G_f_ext = G_f_ext + G_f_self
     effects = joint_effects(
@@ -230,7 +248,7 @@ def prepare(
     if implicit and command_slopes is not None:
         stiffness, damping = command_slopes
         effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
-    return Prepared(kin, points, velocities, depth, normal, enabled, forces, deformation_rate, linear, G_f_ext, added_inertia, effects)
+    return Prepared(kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects)
 def solve(
     model: Model,
     state: State,
@@ -267,7 +285,7 @@ def solve(
         slot_forces = linear.step_forces - linear.resist(slots.take(dv_points))
         forces = slots.scatter(slot_forces, len(point_link))
         deformation_next = contacts.implicit_deformation(
-            params.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
+            prepared.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
         )
         deformation_rate = (deformation_next - state.contact_deformation) / dt
         tau = tau - armature * qdd

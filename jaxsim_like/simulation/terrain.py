@@ -2,6 +2,9 @@
 
 Every query returns, per point, a penetration depth ``(P,)`` [m] (positive inside, zero or
 negative outside) and the outward unit normal ``(P, 3)`` of the surface nearest to the point.
+A swept point (a ball of radius ``r`` around its centre ``p``) touches at ``p - r n``: its depth
+is the centre's plus ``r`` (exact against a plane and a static box; to first order in the
+slope under a height function), see :func:`touch`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 
 from ..dynamics import spatial
 from ..pytree import pytree_dataclass
+from .collision.geometry import box_closest
 
 
 @pytree_dataclass(static=["height_function"])
@@ -82,19 +86,31 @@ def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def _boxes(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(P, B)`` of each point inside each box (to the nearest face) and that face's normal ``(P, B, 3)``."""
+    """Depth ``(P, B)`` of each point in each box (inside: to the nearest face; outside: minus the
+    distance to the box) and the outward normal ``(P, B, 3)`` of the box's nearest surface point."""
     R = terrain.box_transforms[:, :3, :3]
     local = jnp.einsum("bji,pbj->pbi", R, points[:, None, :] - terrain.box_transforms[None, :, :3, 3])
-    to_faces = terrain.box_half_extents[None] - jnp.abs(local)
-    face = jnp.argmin(to_faces, axis=-1)
-    depth = jnp.min(to_faces, axis=-1)
-    sign = jnp.where(jnp.take_along_axis(local, face[..., None], axis=-1) >= 0, 1.0, -1.0)
-    local_normal = jax.nn.one_hot(face, 3, dtype=points.dtype) * sign
-    return depth, jnp.einsum("bij,pbj->pbi", R, local_normal)
+    per_box = jax.vmap(box_closest, in_axes=(0, 0))
+    _, local_normal, distance = jax.vmap(per_box, in_axes=(0, None))(local, terrain.box_half_extents)
+    return -distance, jnp.einsum("bij,pbj->pbi", R, local_normal)
 
 
-def penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(P,)`` [m] (positive inside) and outward normal ``(P, 3)`` of the deepest surface."""
+def touch(terrain: Terrain, centres: jax.Array, radii: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Swept points of ``centres (P, 3)`` and ``radii (P,)`` [m] against the terrain: their depth
+    ``(P,)`` [m] (positive inside), the outward normal ``(P, 3)`` below them and the contact
+    points ``p - r n`` ``(P, 3)`` [m] (the material point of each ball nearest the surface)."""
+    depth, normal = penetration(terrain, centres, radii)
+    return depth, normal, centres - radii[:, None] * normal
+
+
+def penetration(terrain: Terrain, points: jax.Array, radii: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+    """Depth ``(P,)`` [m] (positive inside) and outward normal ``(P, 3)`` of the deepest surface at
+    ``points (P, 3)``, the centres of balls of ``radii (P,)`` [m] (None: points)."""
+    depth, normal = _penetration(terrain, points)
+    return (depth, normal) if radii is None else (depth + radii, normal)
+
+
+def _penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
     depth, normal = _ground(terrain, points)
     if terrain.box_transforms.shape[0] == 0:
         return depth, normal

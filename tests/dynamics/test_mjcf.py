@@ -199,7 +199,8 @@ def test_collision_shapes_are_the_model_geoms():
         expected = {"sphere": [m.geom_size[g][0], 0, 0], "capsule": round_, "cylinder": round_, "box": m.geom_size[g]}
         np.testing.assert_allclose(size, expected[model.shape_kind[s]], rtol=1e-12)
     meshes = [g for g in range(m.ngeom) if m.geom_type[g] == 7 and (m.geom_contype[g] or m.geom_conaffinity[g])]
-    assert meshes and len(model.point_link) >= sum(min(64, m.mesh_vertnum[m.geom_dataid[g]]) for g in meshes)
+    per_mesh = js.ContactSampling().mesh_max_points  # hull points; spheres and capsules add 1 and 2
+    assert meshes and len(model.point_link) >= sum(min(per_mesh, m.mesh_vertnum[m.geom_dataid[g]]) for g in meshes)
 
 
 @pytest.mark.parametrize(

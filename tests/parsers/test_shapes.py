@@ -40,7 +40,7 @@ def _sorted_rows(points: np.ndarray) -> np.ndarray:
 
 def test_box_corners_under_a_rotated_and_translated_pose():
     collision = Collision("box", _pose(), Geometry("box", size=(0.2, 0.4, 0.6)))
-    points = collidable_points(collision)
+    points = collidable_points(collision).centres
     expected = [
         [sz * 0.3 + 1.0, sx * 0.1 - 2.0, sy * 0.2 + 0.5]
         for sx in (-1, 1)
@@ -53,7 +53,7 @@ def test_box_corners_under_a_rotated_and_translated_pose():
 
 def test_box_edge_samples_lie_evenly_on_the_twelve_edges():
     L_H_G = _pose(_rotation([1, 2, 3], 0.7))
-    points = collidable_points(Collision("box", L_H_G, Geometry("box", size=(1.0, 2.0, 4.0))), box_edge_samples=3)
+    points = collidable_points(Collision("box", L_H_G, Geometry("box", size=(1.0, 2.0, 4.0))), box_edge_samples=3).centres
     assert points.shape == (8 + 12 * 3, 3)
     local = _in_shape_frame(points, L_H_G)
     half = np.array([0.5, 1.0, 2.0])
@@ -67,57 +67,46 @@ def test_box_edge_samples_lie_evenly_on_the_twelve_edges():
     assert len(np.unique(np.round(points, 12), axis=0)) == 44
 
 
-def test_sphere_points_are_on_the_surface_and_include_the_poles():
+def test_a_sphere_is_one_point_of_its_radius_at_its_centre():
     L_H_G = _pose(_rotation([0, 1, 0], 0.3))
-    points = collidable_points(Collision("ball", L_H_G, Geometry("sphere", radius=0.25)))
-    assert points.shape == (50, 3)
-    np.testing.assert_allclose(np.linalg.norm(points - _T, axis=1), 0.25, rtol=1e-12)
-    local = _in_shape_frame(points, L_H_G)
-    np.testing.assert_allclose([local[:, 2].max(), local[:, 2].min()], [0.25, -0.25])
-    assert np.linalg.norm(points.mean(axis=0) - _T) < 0.02 * 0.25
-    assert len(np.unique(np.round(points, 9), axis=0)) == 50
-    unit = Collision("ball", np.eye(4), Geometry("sphere", radius=1.0))
-    assert collidable_points(unit, sphere_samples=7).shape == (7, 3)
+    points = collidable_points(Collision("ball", L_H_G, Geometry("sphere", radius=0.25)), sphere_samples=7)
+    np.testing.assert_allclose(points.centres, [_T], atol=1e-15)
+    np.testing.assert_array_equal(points.radii, [0.25])
 
 
 def test_ellipsoid_points_are_on_the_surface():
     L_H_G = _pose(_rotation([1, 1, 0], 1.1))
     radii = np.array([0.1, 0.2, 0.3])
-    points = collidable_points(Collision("egg", L_H_G, Geometry("ellipsoid", size=tuple(radii))), sphere_samples=40)
+    swept = collidable_points(Collision("egg", L_H_G, Geometry("ellipsoid", size=tuple(radii))), sphere_samples=40)
+    points = swept.centres
     assert points.shape == (40, 3)
+    np.testing.assert_array_equal(swept.radii, 0.0)
     np.testing.assert_allclose(np.sum((_in_shape_frame(points, L_H_G) / radii) ** 2, axis=1), 1.0, rtol=1e-12)
 
 
 def test_cylinder_points_are_on_the_two_rims():
     L_H_G = _pose(_rotation([1, 0, 1], -0.4))
     geometry = Geometry("cylinder", radius=0.05, length=0.3)
-    points = collidable_points(Collision("can", L_H_G, geometry), cylinder_samples=12)
+    points = collidable_points(Collision("can", L_H_G, geometry), cylinder_samples=12).centres
     assert points.shape == (24, 3)
     local = _in_shape_frame(points, L_H_G)
     np.testing.assert_allclose(np.linalg.norm(local[:, :2], axis=1), 0.05, rtol=1e-12)
     np.testing.assert_allclose(np.sort(local[:, 2]), [-0.15] * 12 + [0.15] * 12, atol=1e-12)
-    assert collidable_points(Collision("can", L_H_G, geometry)).shape == (32, 3)
+    assert collidable_points(Collision("can", L_H_G, geometry)).centres.shape == (32, 3)
 
 
-def test_capsule_points_are_on_the_rims_and_the_caps():
+def test_a_capsule_is_the_two_ends_of_its_segment_of_its_radius():
     L_H_G = _pose()
     points = collidable_points(
         Collision("pill", L_H_G, Geometry("capsule", radius=0.1, length=0.4)), cylinder_samples=8, sphere_samples=30
     )
-    local = _in_shape_frame(points, L_H_G)
-    rims, caps = local[:16], local[16:]
-    assert len(caps) == 30
-    np.testing.assert_allclose(np.abs(rims[:, 2]), 0.2, atol=1e-12)
-    np.testing.assert_allclose(np.linalg.norm(rims[:, :2], axis=1), 0.1, rtol=1e-12)
-    centers = np.where(caps[:, 2:] >= 0.2, [0.0, 0.0, 0.2], [0.0, 0.0, -0.2])
-    np.testing.assert_allclose(np.linalg.norm(caps - centers, axis=1), 0.1, rtol=1e-12)
-    assert np.all(np.abs(caps[:, 2]) >= 0.2 - 1e-12)
-    np.testing.assert_allclose([local[:, 2].min(), local[:, 2].max()], [-0.3, 0.3])
+    np.testing.assert_allclose(_in_shape_frame(points.centres, L_H_G), [[0.0, 0.0, 0.2], [0.0, 0.0, -0.2]], atol=1e-15)
+    np.testing.assert_array_equal(points.radii, [0.1, 0.1])
 
 
 def test_planes_have_no_points():
     points = collidable_points(Collision("ground", np.eye(4), Geometry("plane", size=(10.0, 10.0))))
-    assert points.shape == (0, 3)
+    assert points.centres.shape == (0, 3) and points.radii.shape == (0,)
 
 
 def test_unknown_geometry_is_a_model_load_error():
@@ -146,10 +135,11 @@ def test_link_points_concatenate_all_collisions():
         ],
     )
     points = link_collidable_points(link, sphere_samples=20)
-    assert points.shape == (28, 3)
-    np.testing.assert_allclose(points[:8], collidable_points(link.collisions[0]))
-    np.testing.assert_allclose(np.linalg.norm(points[8:], axis=1), 0.5)
-    assert link_collidable_points(LinkDescription(name="empty")).shape == (0, 3)
+    assert points.centres.shape == (9, 3)
+    np.testing.assert_allclose(points.centres[:8], collidable_points(link.collisions[0]).centres)
+    np.testing.assert_allclose(points.centres[8], 0.0)
+    np.testing.assert_array_equal(points.radii, [0.0] * 8 + [0.5])
+    assert link_collidable_points(LinkDescription(name="empty")).centres.shape == (0, 3)
 
 
 def test_missing_mesh_warns_and_gives_no_points():
@@ -159,9 +149,9 @@ def test_missing_mesh_warns_and_gives_no_points():
     )
     with pytest.warns(UserWarning, match=r"package://robot/meshes/shin\.stl.*shin_mesh.*link 'shin'"):
         points = link_collidable_points(link)
-    assert points.shape == (0, 3)
+    assert points.centres.shape == (0, 3)
     with pytest.warns(UserWarning, match="shin_mesh"):
-        assert collidable_points(link.collisions[0]).shape == (0, 3)
+        assert collidable_points(link.collisions[0]).centres.shape == (0, 3)
 
 
 _CUBE = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)])
@@ -194,7 +184,7 @@ def test_mesh_points_are_its_distinct_scaled_vertices(tmp_path, suffix):
     path = tmp_path / f"cube.{suffix}"
     (_write_binary_stl if suffix == "stl" else _write_obj)(path, _CUBE, _CUBE_FACES)
     geometry = Geometry("mesh", uri=f"cube.{suffix}", path=str(path), scale=(2.0, 1.0, 0.5))
-    points = collidable_points(Collision("cube", _pose(), geometry))
+    points = collidable_points(Collision("cube", _pose(), geometry)).centres
     expected = (_CUBE * [2.0, 1.0, 0.5]) @ _R.T + _T
     assert points.shape == (8, 3)
     np.testing.assert_allclose(_sorted_rows(points), _sorted_rows(expected), atol=1e-6)
@@ -204,15 +194,15 @@ def test_large_meshes_are_subsampled_deterministically(tmp_path):
     path = tmp_path / "cube.stl"
     _write_binary_stl(path, _CUBE, _CUBE_FACES)
     collision = Collision("cube", np.eye(4), Geometry("mesh", uri="cube.stl", path=str(path)))
-    points = collidable_points(collision, mesh_max_points=4)
+    points = collidable_points(collision, mesh_max_points=4).centres
     assert points.shape == (4, 3)
-    np.testing.assert_array_equal(points, collidable_points(collision, mesh_max_points=4))
+    np.testing.assert_array_equal(points, collidable_points(collision, mesh_max_points=4).centres)
     # Farthest-point sampling keeps extremal vertices: every point is a corner, all distinct.
     assert all(np.any(np.all(np.isclose(_CUBE, point, atol=1e-6), axis=1)) for point in points)
     assert len(np.unique(np.round(points, 6), axis=0)) == 4
     distances = np.linalg.norm(points[:, None] - points[None], axis=2)
     np.testing.assert_allclose(distances.max(), np.sqrt(3.0), rtol=1e-6)
-    assert collidable_points(collision, mesh_max_points=None).shape == (8, 3)
+    assert collidable_points(collision, mesh_max_points=None).centres.shape == (8, 3)
 
 
 def test_mesh_points_come_from_the_hull(tmp_path):
@@ -221,10 +211,10 @@ def test_mesh_points_come_from_the_hull(tmp_path):
     vertices = np.concatenate([inner, _CUBE])
     np.testing.assert_array_equal(hull_vertices(vertices), np.arange(4, 12))
     geometry = Geometry("mesh", uri="cloud", vertices=vertices)
-    points = collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=6)
+    points = collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=6).centres
     assert points.shape == (6, 3) and all(np.any(np.all(np.isclose(_CUBE, p), axis=1)) for p in points)
-    assert collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=0).shape == (0, 3)
-    assert collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=None).shape == (12, 3)
+    assert collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=0).centres.shape == (0, 3)
+    assert collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=None).centres.shape == (12, 3)
 
 
 def test_default_sampling_keeps_a_few_points_per_mesh_of_the_icub():
@@ -235,7 +225,7 @@ def test_default_sampling_keeps_a_few_points_per_mesh_of_the_icub():
     path = str(icub_models.get_model_file("iCubGazeboV2_5"))
     description = parse_model(path)
     meshes = sum(c.geometry.type == "mesh" for link in description.links for c in link.collisions)
-    others = sum(len(ContactSampling().points(LinkDescription(link.name, collisions=[c])))
+    others = sum(len(ContactSampling().points(LinkDescription(link.name, collisions=[c])).radii)
                  for link in description.links for c in link.collisions if c.geometry.type != "mesh")
     model = js.load_model(path)
     assert len(model.point_link) == 8 * meshes + others  # 2384 with 64 points per mesh before

@@ -186,11 +186,15 @@ def test_cylinders_meet_boxes_capsules_and_cylinders_on_their_side():
     ],
 )
 def test_points_against_every_shape(kind, size, point, normal, depth):
+    """A point, and a swept point of radius 1 cm there (1 cm deeper, the slot midway between the
+    ball's surface and the shape's)."""
     R, centre = rotation("z", 0.3), np.array([0.2, -0.1, 0.4])
-    slots = KERNELS["point-shape"](R @ np.asarray(point) + centre, KIND_CODES[kind], H(centre, R), size)
-    np.testing.assert_allclose(slots.normal, [R @ np.asarray(normal)], atol=1e-12)
-    np.testing.assert_allclose(slots.depth, [depth], atol=1e-12)
-    np.testing.assert_allclose(slots.position, [R @ (np.asarray(point) + 0.5 * depth * np.asarray(normal)) + centre], atol=1e-12)
+    for radius in (0.0, 0.01):
+        slots = KERNELS["point-shape"](R @ np.asarray(point) + centre, radius, KIND_CODES[kind], H(centre, R), size)
+        np.testing.assert_allclose(slots.normal, [R @ np.asarray(normal)], atol=1e-12)
+        np.testing.assert_allclose(slots.depth, [depth + radius], atol=1e-12)
+        middle = np.asarray(point) + 0.5 * (depth - radius) * np.asarray(normal)
+        np.testing.assert_allclose(slots.position, [R @ middle + centre], atol=1e-12)
 
 
 def _depth_sum(kind):

@@ -19,7 +19,7 @@ from jaxsim_like.simulation.contacts import implicit_deformation
 MASS, DT, G, MU = 5.0, 5e-3, 9.81, 0.5
 TOP, SLAB = body("cube"), body("slab")
 TABLE = CollisionTable.build([TOP, SLAB])
-PARAMS = ContactParams.from_mass(MASS, max_penetration=0.002, friction=MU)
+PARAMS = ContactParams.from_mass(MASS, max_penetration=0.002, friction=MU, points_in_contact=4)
 INERTIA = MASS * 0.04 / 6 * jnp.eye(3)  # a 0.2 m cube
 
 

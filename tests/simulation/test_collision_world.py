@@ -41,8 +41,8 @@ def test_every_link_of_different_models_is_a_candidate(objects):
     kinds = {g.kind: g.candidates for g in table.groups}
     # Shapes meet shapes; the cylinder's caps and rims meet the cube and the rod through points,
     # both ways (the ball meets the whole cylinder as a shape).
-    rim, corners, rod = 16, 8, 28  # points, met in chunks of 8 of one link against one shape
-    chunks = 2 * 2 + 1 + 4
+    rim, corners, rod = 16, 8, 2  # points, met in chunks of 8 of one link against one shape
+    chunks = 2 * 2 + 1 + 1
     assert kinds == {
         "sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "sphere-cylinder": 1, "capsule-cylinder": 1,
         "box-cylinder": 1, "point-shape": chunks,
@@ -99,8 +99,8 @@ class _NoSrdf:
 
 
 def _sampled_kinds(model, p, L_H_S) -> set[str]:
-    """The kinds of the shapes of point ``p``'s link on whose surface it lies."""
-    point, kinds = np.asarray(model.collidable_points)[p], set()
+    """The kinds of the shapes of point ``p``'s link whose surface its ball touches from inside."""
+    point, radius, kinds = np.asarray(model.collidable_points)[p], float(model.point_radius[p]), set()
     for s, (link, kind) in enumerate(zip(model.shape_link, model.shape_kind)):
         local = L_H_S[s, :3, :3].T @ (point - L_H_S[s, :3, 3])
         size = np.asarray(model.shape_size)[s]
@@ -112,7 +112,7 @@ def _sampled_kinds(model, p, L_H_S) -> set[str]:
             on = np.hypot(*local[:2]) <= size[0] + 1e-9 and abs(local[2]) <= size[1] + 1e-9 and (
                 np.isclose(np.hypot(*local[:2]), size[0]) or np.isclose(abs(local[2]), size[1]))
         else:
-            on = np.isclose(np.linalg.norm(local - [0, 0, np.clip(local[2], -size[1], size[1])]), size[0])
+            on = np.isclose(np.linalg.norm(local - [0, 0, np.clip(local[2], -size[1], size[1])]) + radius, size[0])
         if on:
             kinds.add(kind)
     return kinds
@@ -199,7 +199,7 @@ def test_bad_arguments_are_clear_errors(objects):
     assert table.links == 2 and table.counts(1) == (1, 1, 8)
     with pytest.raises(ValueError, match=r"one pose array per model of the table \(2\), got 2 models and 1"):
         collide(table, [ball, cube], [pose()])
-    with pytest.raises(ValueError, match=r"model 1 \('ball': 1 links, 1 shapes, 12 points\) is not the model the table was built for"):
+    with pytest.raises(ValueError, match=r"model 1 \('ball': 1 links, 1 shapes, 1 points\) is not the model the table was built for"):
         collide(table, [ball, ball], [pose(), pose()])
     with pytest.raises(ValueError, match=r"one entry per model \(2\); got 1 and 2"):
         CollisionTable.build([ball, cube], self_collision=[True])

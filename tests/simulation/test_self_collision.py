@@ -83,9 +83,12 @@ def swing(model: js.Model, params: js.SimulationParams, steps: int = 400, veloci
 
 
 def tip_centres(model: js.Model, outputs) -> np.ndarray:
-    """``(T, 3)``: the centre of the tip's collidable points at each step."""
+    """``(T, 3)``: the centre of the tip's collidable points at each step (a contact position is
+    the swept point's centre less its radius along the terrain normal)."""
     tip = np.asarray(model.point_link) == model.link_index("link2")
-    return np.asarray(outputs.contact_positions)[:, tip].mean(axis=1)
+    radius = np.asarray(model.point_radius)[tip][None, :, None]
+    centres = np.asarray(outputs.contact_positions)[:, tip] + radius * np.asarray(outputs.contact_normals)[:, tip]
+    return centres.mean(axis=1)
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +116,7 @@ def test_pair_table_of_a_known_model():
     assert model.shape_kind == ("box", "sphere", "box", "sphere")
     assert model.shape_link == (0, 1, 2, 2)
     assert model.shape_source == ("base", "link1", "link2", "tip")
-    assert model.point_source == ("base",) * 8 + ("link1",) * 12 + ("link2",) * 8 + ("tip",) * 12
+    assert model.point_source == ("base",) * 8 + ("link1",) + ("link2",) * 8 + ("tip",)
 
     def named(pairs):
         names: dict[tuple[str, str], int] = {}
@@ -123,12 +126,12 @@ def test_pair_table_of_a_known_model():
         return names
 
     pairs = SelfCollision.build(model).pairs
-    assert named(pairs) == {("base", "link2"): 8, ("base", "tip"): 8, ("link2", "base"): 8, ("tip", "base"): 12}
+    assert named(pairs) == {("base", "link2"): 8, ("base", "tip"): 8, ("link2", "base"): 8, ("tip", "base"): 1}
     assert pairs == tuple(sorted(pairs))
     disabled = js.load_model(urdf, srdf=srdf_disabling("tip", "base"))
     assert named(SelfCollision.build(disabled).pairs) == {("base", "link2"): 8, ("link2", "base"): 8}
     explicit = SelfCollision.build(model, srdf=parse_srdf(srdf_disabling("base", "link2"), parse_model(urdf)))
-    assert named(explicit.pairs) == {("base", "tip"): 8, ("tip", "base"): 12}
+    assert named(explicit.pairs) == {("base", "tip"): 8, ("tip", "base"): 1}
     assert js.SimulationParams.build(disabled, self_collision=True).self_collision.pairs == SelfCollision.build(disabled).pairs
     assert js.SimulationParams.build(model).self_collision is None
 
@@ -188,9 +191,11 @@ def test_penetration_and_normals(shapes_model):
     pairs = SelfCollision(slip_velocity=jnp.asarray(0.01), point=tuple(range(len(GEOMETRY_CASES))), shape=tuple(c[0] for c in GEOMETRY_CASES))
     points = jnp.asarray([c[1] for c in GEOMETRY_CASES])
     W_H_L = jnp.eye(4)[None]
-    depth, normal = jax.jit(self_collision.penetration)(shapes_model, pairs, W_H_L, points)
-    np.testing.assert_allclose(np.asarray(depth), [c[2] for c in GEOMETRY_CASES], atol=1e-12)
-    np.testing.assert_allclose(np.asarray(normal), [c[3] for c in GEOMETRY_CASES], atol=1e-12)
+    for radius in (0.0, 0.01):  # a swept point is its radius deeper, along the same normal
+        model = shapes_model.replace(point_radius=jnp.full(len(GEOMETRY_CASES), radius))
+        depth, normal = jax.jit(self_collision.penetration)(model, pairs, W_H_L, points)
+        np.testing.assert_allclose(np.asarray(depth), [c[2] + radius for c in GEOMETRY_CASES], atol=1e-12)
+        np.testing.assert_allclose(np.asarray(normal), [c[3] for c in GEOMETRY_CASES], atol=1e-12)
 
 
 def test_forces_are_finite_with_finite_gradients_at_the_centre_and_the_boundary(shapes_model):
@@ -272,8 +277,9 @@ def momentum_and_self_wrenches(model, params, states, index):
 
 def test_momentum_is_conserved_through_a_self_collision(figures):
     """A floating arm in zero gravity: the self-contact wrenches sum to zero, and the total linear
-    and angular momentum (RK4 at 0.25 ms) stay constant through the collision while the links
-    exchange momentum."""
+    and angular momentum (RK4 at 0.25 ms) stay constant through the collision, to the step's
+    error, while the links exchange momentum (1.6e-6 of the impulse with the tip's sphere one
+    swept point; 5.8e-7 when it was 12 sampled points sharing the impact)."""
     model = js.load_model(arm_urdf("box", fixed=False))
     dt = DT / 4
     params = js.SimulationParams.build(model, dt=dt, gravity=(0.0, 0.0, 0.0), integrator="rk4", self_collision=True)
@@ -289,7 +295,7 @@ def test_momentum_is_conserved_through_a_self_collision(figures):
     assert np.flatnonzero(penetration.max(axis=1) > 0)[0] > 100
     drift = np.abs(momentum - momentum[0]).max()  # the first step is long before the contact
     figures("self-collision momentum: max |h - h0| / impulse", drift / impulse)
-    assert drift < 1e-6 * impulse
+    assert drift < 2e-6 * impulse
 
     scale = np.abs(wrenches).max()
     assert scale > 0.1
@@ -314,7 +320,8 @@ SLIDER = f"""<robot name="slider">
 def test_a_point_pressed_into_a_sphere_rests_with_the_predicted_force(figures):
     """``link2``'s one point, at its origin, slides along x (5 cm beside the centre of the base's
     sphere of radius 0.1) under ``F = 5 N`` on both joints. At rest, the contact force balances
-    ``F`` along x and lies along the sphere's normal: ``K d^(1+p) (sqrt((r - d)^2 - h^2) / (r - d)) = F``."""
+    ``F`` along x and lies along the sphere's normal: ``K d^(1+p) (sqrt((r - d)^2 - h^2) / (r - d)) = F``,
+    with ``K`` the self-contacts' share of the law (:data:`self_collision.SHARE`)."""
     model = build_model(
         parse_model(SLIDER), collidable_points=lambda link: np.zeros((1 if link.name == "link2" else 0, 3))
     )
@@ -325,7 +332,7 @@ def test_a_point_pressed_into_a_sphere_rests_with_the_predicted_force(figures):
     final, (states, _) = run(model, state, jnp.full((3000, 2), F), params)
     assert np.abs(np.asarray(final.joint_velocities)).max() < 1e-9
 
-    K, p = float(params.contact.stiffness), float(params.contact.p)
+    K, p = float(params.contact.stiffness) / self_collision.SHARE, float(params.contact.p)
     low, high = 0.0, 0.04
     for _ in range(100):  # bisection on the depth of the balance above
         d = 0.5 * (low + high)

@@ -31,8 +31,8 @@ def resting(box, sim, plane_params):
 
 
 def test_box_rests_with_the_predicted_penetration(box, resting, plane_params, figures):
-    """Sum of normal forces = m g (0.1 %); each bottom corner sinks by ``d = (m g / 4 K)^(1 / (1 + p))``
-    and pushes with ``K d^(1 + p)``; the top corners are out of contact."""
+    """Sum of normal forces = m g (0.1 %); each bottom corner sinks by ``d = (m g / K)^(1 / (1 + p))``
+    and pushes with its share ``K d^(1 + p) / 4`` of the box's law; the top corners are out of contact."""
     final, last, velocities = resting
     weight = float(box.total_mass) * np.linalg.norm(np.asarray(plane_params.gravity))
     normal_sum = last.contact_forces[:, 2].sum()
@@ -41,7 +41,7 @@ def test_box_rests_with_the_predicted_penetration(box, resting, plane_params, fi
     np.testing.assert_allclose(last.contact_forces[:, :2], 0.0, atol=1e-9)
 
     K, p = float(plane_params.contact.stiffness), float(plane_params.contact.p)
-    expected_depth = (weight / (4 * K)) ** (1 / (1 + p))
+    expected_depth = (weight / K) ** (1 / (1 + p))
     bottom = np.asarray(box.collidable_points)[:, 2] < 0
     assert bottom.sum() == 4
     assert last.in_contact[bottom].all() and not last.in_contact[~bottom].any()
@@ -49,7 +49,7 @@ def test_box_rests_with_the_predicted_penetration(box, resting, plane_params, fi
     figures("box at rest: penetration / predicted - 1", depth_error)
     assert depth_error < 1e-3
     assert expected_depth == pytest.approx(MAX_PENETRATION, rel=1e-9)  # what from_mass is built for
-    np.testing.assert_allclose(last.contact_forces[bottom, 2], K * last.penetration[bottom] ** (1 + p), rtol=1e-6)
+    np.testing.assert_allclose(last.contact_forces[bottom, 2], K * last.penetration[bottom] ** (1 + p) / 4, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(final.base_position), [0.0, 0.0, 0.05 - expected_depth], atol=1e-6)
     assert np.abs(velocities[-1000:]).max() < 1e-6
 

@@ -94,7 +94,9 @@ def directional_errors(case: Case, figures, label: str, seed: int) -> dict[str, 
 
     The loss is only piecewise smooth (stick-slip switches, the normal force reaching zero while a
     body lifts off): a direction whose two central differences (steps ``EPS`` and ``EPS / 2``)
-    disagree by more than ``TOLERANCE / 10`` crosses such a kink and is replaced by another one.
+    disagree by more than ``10 TOLERANCE`` crosses such a kink and is replaced by another one
+    (the curvature of the stiff contacts alone makes them disagree by up to 2e-4 along the
+    quadruped's base position, which the extrapolation removes to 1e-7).
     """
     grads = case.gradient()
     for leaf in jax.tree.leaves(grads):
@@ -112,7 +114,7 @@ def directional_errors(case: Case, figures, label: str, seed: int) -> dict[str, 
         for replaced in range(3):
             u = rng.normal(size=x.shape)
             coarse, fine = central(u, EPS), central(u, EPS / 2)
-            if abs(coarse - fine) <= 0.1 * TOLERANCE * max(abs(coarse), abs(fine), 1e-9):
+            if abs(coarse - fine) <= 10 * TOLERANCE * max(abs(coarse), abs(fine), 1e-9):
                 break
         else:
             pytest.fail(f"{label}: the loss is not smooth around the point along 3 random directions of {name}")
@@ -154,14 +156,15 @@ def bouncing_box(box) -> Case:
 
 @pytest.fixture(scope="module")
 def kicking_quadruped(quadruped) -> Case:
-    """The quadruped thrown down at 1 m/s from 3 cm with its joints driven by 20 N m sines at 4 Hz (feet lift off
+    """The quadruped thrown down at 1 m/s from 2 cm with its joints driven by 20 N m sines at 4 Hz (feet lift off
     and land). The joints start at 0.05 rad: at 0.1 rad the knees would start exactly on their
     upper limit, where the limit's damper blends in over 10 mrad and the loss curves too sharply
-    for finite differences of 1e-7."""
+    for finite differences of 1e-7. From 3 cm a corner of the trunk grazes the ground for three
+    steps, and the loss is not differentiable in the base position at that scale."""
     t = DT * np.arange(STEPS)[:, None]
     torques = 20.0 * np.sin(2 * np.pi * 4.0 * t + np.arange(quadruped.dofs)[None, :])
     state = js.State.build(
-        quadruped, base_position=[0.0, 0.0, 0.45], base_velocity=[0.2, 0.0, -1.0, 0.0, 0.0, 0.3],
+        quadruped, base_position=[0.0, 0.0, 0.44], base_velocity=[0.2, 0.0, -1.0, 0.0, 0.0, 0.3],
         joint_positions=np.full(quadruped.dofs, 0.05),
     )
     params = js.SimulationParams.build(quadruped, dt=DT)

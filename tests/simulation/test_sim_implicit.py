@@ -176,7 +176,7 @@ def test_resting_humanoid_joints_are_still_at_5ms(humanoid_drops, figures):
 def test_one_pass_solves_the_linearised_system(humanoid, slots):
     """The articulated-body pass with augmented inertias and armature gives the accelerations of the
     dense linear system ``(M + h J_s^T (W + h C) J_s + diag(0, h (D_j + h K_j))) a = tau_h - h(q, nu)
-    + J_s^T (f - h C v)`` (float64, 113 of 196 points touching, sliding and sticking, limits and
+    + J_s^T (f - h C v)`` (float64, most of the 163 points touching, sliding and sticking, limits and
     friction), where ``J_s`` stacks the point Jacobians of the contact slots: with every point a
     slot, and with the default slots (fewer than the points that touch, the others carrying no
     force)."""
@@ -198,13 +198,16 @@ def test_one_pass_solves_the_linearised_system(humanoid, slots):
     def both(state, tau):
         _, out = js.step(humanoid, state, joint_torques=tau, params=params)
         kin = kinematics.kinematics(humanoid, state)
-        W_p = step_module._point_positions(humanoid, kin.G_H_L)
+        centres = step_module._point_positions(humanoid, kin.G_H_L)
+        depth, normal, W_p = terrain.touch(params.terrain, centres + kin.origin, humanoid.point_radius)
+        W_p = W_p - kin.origin  # the swept points' contact points
         W_v = step_module._point_velocities(humanoid, kin.G_v, W_p)
-        depth, normal = terrain.penetration(params.terrain, W_p + kin.origin)
         enabled = params.contact_enabled[np.asarray(humanoid.point_link)]
         chosen = contact_slots.contact_slots(humanoid, depth, enabled, params.contact_slots)
+        touching = chosen.mask((chosen.take(depth) > 0) & chosen.take(enabled))
+        law = step_module._shared_law(humanoid, params.contact, depth, chosen.scatter(touching.astype(jnp.int32), points) > 0)
         linear = contacts.implicit_contact_forces(
-            params.contact, depth, normal, W_v, state.contact_deformation, enabled, params.dt, step_module._moved_mass(humanoid), chosen
+            law, depth, normal, W_v, state.contact_deformation, enabled, params.dt, step_module._moved_mass(humanoid), chosen
         )
 
         def point_velocities(nu):

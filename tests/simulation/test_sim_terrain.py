@@ -108,21 +108,20 @@ def test_sphere_rests_on_a_static_box(sphere, sim, landscape, figures):
 
 
 def test_sphere_settles_in_a_valley_of_the_height_function(sphere, sim, landscape, figures):
-    """Released over a valley of the landscape, the sphere (12 sampled points: it tips off its
-    bottom point onto a face) comes to rest there, its contact forces carrying its weight; the
-    step's normals are the analytic ones of the height function at every point."""
+    """Released over a valley of the landscape, the sphere (one swept point) comes to rest at its
+    bottom, its contact force carrying its weight; the step's normal is the analytic one of the
+    height function at the contact point."""
     bottom = BASE_HEIGHT - AMPLITUDE
     position, outputs, _ = settle(sphere, sim, landscape, VALLEY, bottom + 0.12)
     offset = np.linalg.norm(position[:2] - VALLEY)
     figures("sphere in a valley: horizontal distance to the valley bottom", offset, "m")
-    assert offset < 0.1
+    assert offset < 1e-3
     clearance = position[2] - float(bumps(*position[:2]))
     figures("sphere in a valley: centre height above the terrain", clearance, "m")
-    assert 0.05 < clearance < 0.1  # on a face of the sampled sphere, inside its radius
-    assert np.asarray(outputs.penetration[-1]).max() < 0.015
+    assert 0.098 < clearance < 0.1  # its radius, less about max_penetration
+    assert np.asarray(outputs.penetration[-1]).max() < 0.0012
     weight = float(sphere.total_mass) * 9.81
     np.testing.assert_allclose(np.asarray(outputs.contact_forces[-1]).sum(axis=0), [0.0, 0.0, weight], atol=1e-3 * weight)
     points = np.asarray(outputs.contact_positions[-1])
     normals = np.asarray(outputs.contact_normals[-1])
     np.testing.assert_allclose(normals, bumps_normal(points[:, 0], points[:, 1]), atol=1e-12)
-    assert np.abs(normals[:, :2]).max() > 0.01

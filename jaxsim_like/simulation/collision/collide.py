@@ -67,13 +67,14 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
         (0, 3),
         dtype,
     )
+    point_radius = _concatenate([m.point_radius for m in models], (0,), dtype)
     code = np.asarray(table.shape_code, dtype=np.int32)
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
     shape_link = np.asarray(table.shape_link, dtype=np.int32)
     point_link = np.asarray(table.point_link, dtype=np.int32)
     starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
     parts = [
-        _group(group, start, W_H_S, sizes, points, radius, code, shape_link, point_link)
+        _group(group, start, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link)
         for group, start in zip(table.groups, starts)
     ]
     if not parts:
@@ -89,7 +90,7 @@ def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -
     return jnp.concatenate(arrays, axis=0) if arrays else jnp.zeros(empty_shape, dtype)
 
 
-def _group(group: PairGroup, start: int, W_H_S, sizes, points, radius, code, shape_link, point_link) -> Contacts:
+def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link) -> Contacts:
     kind = KINDS[group.kind]
     kernel, slots = kind.kernel, kind.slots
     second = np.asarray(group.second, dtype=np.int32)
@@ -99,7 +100,7 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, radius, code, sha
         first = np.where(real, first, first[:, :1])  # pad with the chunk's first point, masked below
         chunk = points[first]  # (K, slots, 3)
         centre = jnp.sum(jnp.where(real[..., None], chunk, 0.0), axis=1) / real.sum(axis=1, keepdims=True)
-        spread = jnp.sqrt(jnp.sum((chunk - centre[:, None]) ** 2, axis=-1) + 1e-30)
+        spread = jnp.sqrt(jnp.sum((chunk - centre[:, None]) ** 2, axis=-1) + 1e-30) + point_radius[first]
         first_centre, first_radius = centre, jnp.max(jnp.where(real, spread, 0.0), axis=1)
     else:
         first = np.asarray(group.first, dtype=np.int32)
@@ -110,8 +111,8 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, radius, code, sha
         kept = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
         first, second, real = jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept]
     if group.kind == POINTS:
-        per_point = jax.vmap(kernel, in_axes=(0, None, None, None))
-        result = jax.vmap(per_point)(points[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
+        per_point = jax.vmap(kernel, in_axes=(0, 0, None, None, None))
+        result = jax.vmap(per_point)(points[first], point_radius[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
         result = result._replace(valid=result.valid & real[..., None])
         link_a = jnp.asarray(point_link)[first].reshape(-1)
     else:

@@ -1,4 +1,4 @@
-"""Collidable points against solid shapes: signed distance, outward normal, one slot per point.
+"""Collidable (swept) points against solid shapes: signed distance, outward normal, one slot per point.
 
 Shape kinds are coded ``SPHERE, CAPSULE, BOX, CYLINDER = 0, 1, 2, 3`` (:data:`KIND_CODES`);
 sizes as in :class:`~jaxsim_like.dynamics.model.Model`: sphere ``(radius, 0, 0)``, capsule and
@@ -50,9 +50,11 @@ def signed_distance(S_p: jax.Array, kind: jax.Array, size: jax.Array) -> tuple[j
     return distances[kind], normals[kind]
 
 
-def point_shape(point: jax.Array, kind: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """1 slot: the world ``point (3,)`` (of a) against the shape of ``kind`` at ``H_b (4, 4)``."""
+def point_shape(point: jax.Array, radius: jax.Array, kind: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """1 slot: the swept point of a (the ball of ``radius`` [m] around the world ``point (3,)``)
+    against the shape of ``kind`` at ``H_b (4, 4)``: ``radius`` deeper than its centre, at the
+    middle of the ball's surface point ``point - radius n`` and the shape's."""
     distance, S_normal = signed_distance(to_frame(H_b, point), kind, size_b)
     normal = H_b[:3, :3] @ S_normal
-    position = point - 0.5 * distance * normal
-    return Slots(position[None], normal[None], (-distance)[None], jnp.ones((1,), bool))
+    position = point - 0.5 * (distance + radius) * normal
+    return Slots(position[None], normal[None], (radius - distance)[None], jnp.ones((1,), bool))

@@ -9,7 +9,8 @@ geometry, read once to tell which collidable points sample a solid shape):
   :func:`..self_collision.collision_pairs` does);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
   cylinders: :data:`.kinds.SOLID`), and every collidable point of one link against every solid
-  shape of the other unless the point lies on a solid shape of its own link whose narrow phase
+  shape of the other unless the point (its ball, for a swept point: a sphere's centre point
+  of its radius) lies on a solid shape of its own link whose narrow phase
   with that shape is complete (a box corner does not meet a box as a point; it does meet a
   cylinder, whose narrow phases against capsules, boxes and cylinders see only its side:
   :data:`.kinds.PARTIAL`). Meshes, ellipsoids and the like thus touch solid shapes through
@@ -216,7 +217,7 @@ class _LinkGeometry:
     def of(model: Model, m: int, shape_offset: int, point_offset: int) -> "_LinkGeometry":
         try:
             transforms, sizes = np.asarray(model.shape_transform), np.asarray(model.shape_size)
-            points = np.asarray(model.collidable_points)
+            points, radii = np.asarray(model.collidable_points), np.asarray(model.point_radius)
         except jax.errors.TracerArrayConversionError:
             raise ValueError(f"CollisionTable.build needs concrete models; model {m} ({model.name!r}) is traced") from None
         shapes: list[list[tuple[int, str, str]]] = [[] for _ in range(model.number_of_links)]
@@ -228,14 +229,15 @@ class _LinkGeometry:
                 model.shape_kind[s]
                 for s in range(len(model.shape_kind))
                 if model.shape_link[s] == link and model.shape_kind[s] in SOLID
-                and _on_surface(points[p], model.shape_kind[s], transforms[s], sizes[s])
+                and _on_surface(points[p], radii[p], model.shape_kind[s], transforms[s], sizes[s])
             )
             per_link[link].append((point_offset + p, source, sampled))
         return _LinkGeometry(shapes, per_link)
 
 
-def _on_surface(point: np.ndarray, kind: str, L_H_S: np.ndarray, size: np.ndarray) -> bool:
-    """``point (3,)`` (link frame) lies on the surface of the solid shape (numpy)."""
+def _on_surface(point: np.ndarray, radius: float, kind: str, L_H_S: np.ndarray, size: np.ndarray) -> bool:
+    """The ball of ``radius`` around ``point (3,)`` (link frame) touches the surface of the solid
+    shape from inside (a corner: lies on it; a sphere's or a capsule's swept point: the shape's own; numpy)."""
     p = L_H_S[:3, :3].T @ (point - L_H_S[:3, 3])
     if kind == BOX:
         outside = np.linalg.norm(np.maximum(np.abs(p) - size, 0.0))
@@ -245,7 +247,7 @@ def _on_surface(point: np.ndarray, kind: str, L_H_S: np.ndarray, size: np.ndarra
         distance = np.hypot(max(side, 0.0), max(cap, 0.0)) if max(side, cap) > 0 else max(side, cap)
     else:
         distance = np.linalg.norm(p - np.array([0.0, 0.0, np.clip(p[2], -size[1], size[1])])) - size[0]
-    return abs(distance) <= _ON_SURFACE * (1.0 + np.max(size))
+    return abs(distance + radius) <= _ON_SURFACE * (1.0 + np.max(size))
 
 
 def _complete(kind_a: str, kind_b: str) -> bool:
