@@ -39,8 +39,9 @@ class JointCouplings:
 
     @staticmethod
     def none(dtype) -> "JointCouplings":
-        """No coupling."""
-        return JointCouplings(*(jnp.zeros(0, dtype) for _ in range(4)))
+        """No coupling (arrays put on the device from NumPy: built eagerly, ``jnp.zeros`` would
+        compile a program per call site and dtype spelling)."""
+        return JointCouplings(*(jnp.asarray(np.zeros(0), dtype=dtype) for _ in range(4)))
 
     @property
     def rows(self) -> int:
