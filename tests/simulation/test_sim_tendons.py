@@ -2,13 +2,18 @@
 a spring (with MuJoCo's dead band), a damper and a motor on the tendon move as MuJoCo moves them
 on the same file (mj_step, its Euler, dt 1 ms, 2 s); a tendon equality holds; the passive row
 equals the dense solve it stands for; gradients through the tendon-coupled joints agree with
-central differences.
+central differences; dm_control's stacker, whose fingers a tendon equality couples, falls as in
+MuJoCo.
 
 The hinges turn about the vertical (gravity does no work), the motor pushes the tendon against
 its upper limit and back at 2 rad/s. One compilation per program for the module.
 """
 
 from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -135,3 +140,31 @@ def test_gradients_through_tendon_coupled_joints_match_central_differences(scene
     assert abs(L - 0.2) < 0.01  # ends at the limit
     assert np.all(np.isfinite(jacobians[0]))
     np.testing.assert_allclose(np.asarray(jacobians[0]), np.asarray(central).T, rtol=1e-5, atol=1e-8)
+
+
+_DM_CONTROL = importlib.util.find_spec("dm_control")  # its files only
+STACKER = Path(_DM_CONTROL.submodule_search_locations[0], "suite", "stacker.xml") if _DM_CONTROL else None
+
+
+@pytest.mark.skipif(STACKER is None, reason="dm_control's files come with the dm_control package (test extra)")
+def test_dm_controls_stacker_falls_as_in_mujoco(sim, figures):
+    """dm_control's stacker (20 joints; its fingers coupled by the equality on the tendon
+    ``coupling``) from ``qpos0`` under gravity for 0.2 s at its 1 ms: the joints as MuJoCo's
+    (1.5e-9 rad max: nothing touches, its finger springs stay at rest) and the rule exact."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", js.ModelLoadWarning)  # the fingertips' springs
+        model = js.load_model(STACKER)
+    assert model.tendons.equality_names == ("coupling",)
+    m = mujoco.MjModel.from_xml_path(str(STACKER))
+    data = mujoco.MjData(m)
+    for _ in range(200):
+        mujoco.mj_step(m, data)
+    address = [m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names]
+    reference = data.qpos[address] - m.qpos0[address]
+    params = js.SimulationParams.build(model, dt=0.001, gravity=m.opt.gravity.copy())
+    final, _, _ = sim(model, js.State.build(model), params, steps=200)
+    q = np.asarray(final.joint_positions)
+    distance = figures("dm_control stacker: max |q - q_MuJoCo| after 0.2 s [rad]", float(np.abs(q - reference).max()))
+    assert np.abs(reference).max() > 0.1 and distance < 1e-6
+    rule = np.asarray(model.tendons.equality_rows) @ q - np.asarray(model.tendons.equality_offset)
+    assert np.abs(rule).max() < 1e-9
