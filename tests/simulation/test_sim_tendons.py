@@ -168,3 +168,16 @@ def test_dm_controls_stacker_falls_as_in_mujoco(sim, figures):
     assert np.abs(reference).max() > 0.1 and distance < 1e-6
     rule = np.asarray(model.tendons.equality_rows) @ q - np.asarray(model.tendons.equality_offset)
     assert np.abs(rule).max() < 1e-9
+
+
+def test_reduce_folds_locked_joints_into_the_tendon(scene):
+    """Locking ``j1`` at 0.1 rad: the tendon ``L = 0.1 - 0.5 q2`` keeps its parameters; a model
+    without ``j2`` has no tendon left."""
+    model, _, _ = scene
+    reduced = js.dynamics.reduce(model, ["j2"], {"j1": 0.1})
+    tendons = reduced.tendons
+    assert tendons.names == ("t",) and tendons.passive == (0,) and tendons.limited == (0,)
+    np.testing.assert_allclose(tendons.coefficients, [[-0.5]], rtol=0)
+    np.testing.assert_allclose([tendons.length0[0], tendons.range_upper[0], tendons.stiffness[0]], [0.1, UPPER, 2.0], rtol=1e-15)
+    assert js.dynamics.reduce(model, ["j1"]).tendons.count == 1
+    assert js.dynamics.reduce(reduced, [], {}).tendons.count == 0
