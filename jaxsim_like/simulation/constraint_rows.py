@@ -97,12 +97,14 @@ def row_forces(rows: Rows, effective: jax.Array, start: jax.Array, dt: jax.Array
         return jnp.where(unknown, solve_spd(matrix, jnp.where(unknown, rhs, 0.0)), fixed)
 
     unilateral = jnp.asarray(rows.unilateral)
+    # A hard row that moves nothing (a tendon of zero coefficients) cannot act.
+    engaged = rows.engaged & (soft | (jnp.diag(hA) > 0.0))
     if not rows.unilateral.any():
-        return forces(rows.engaged)
+        return forces(engaged)
     # A first guess: the unilateral rows whose free end velocity crosses their target.
-    active = rows.engaged & (~unilateral | (rows.target > start))
+    active = engaged & (~unilateral | (rows.target > start))
+    mass = 1.0 / jnp.where(engaged, jnp.diag(hA), 1.0)
     for _ in range(UNILATERAL_PASSES - 1):
         lam = forces(active)
-        crossing = (rows.target - start - hA @ lam) / jnp.diag(hA)
-        active = rows.engaged & (~unilateral | (lam + crossing > 0.0))
+        active = engaged & (~unilateral | (lam + (rows.target - start - hA @ lam) * mass > 0.0))
     return forces(active)

@@ -29,7 +29,7 @@ class StepOutput(NamedTuple):
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
-    ``joint_torques (n,)`` actually applied (command, limits, damping, friction and joint couplings), the step's
+    ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings and tendons), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
     zero with a fixed base) and ``joint_accelerations (n,)``, and ``finite``: whether every field of
     the next state is finite. The forces and torques are those the step applied: with the implicit
@@ -441,7 +441,9 @@ def step(
       articulated-body pass with augmented link inertias (``H_L = sum_p X_p^T (W + h C) X_p`` of
       the link's contact points, see :class:`.contacts.ImplicitContacts`) and joint armature: no
       factorisation, a fixed amount of work. The tangential deformation is updated implicitly in
-      closed form. Self-collision forces stay explicit.
+      closed form. Self-collision forces stay explicit. The joint couplings and the tendons'
+      rows (passive forces, limits, equalities; :mod:`.tendons`) follow the solve, with their
+      exact effective masses (:func:`.couplings.enforce`).
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
     - ``"rk4"``: classic Runge-Kutta on the explicit rates.
 
