@@ -3,7 +3,7 @@ a spring (with MuJoCo's dead band), a damper and a motor on the tendon move as M
 on the same file (mj_step, its Euler, dt 1 ms, 2 s); a tendon equality holds; the passive row
 equals the dense solve it stands for; gradients through the tendon-coupled joints agree with
 central differences; dm_control's stacker, whose fingers a tendon equality couples, falls as in
-MuJoCo.
+MuJoCo, and its point_mass, driven by motors on tendons, moves as MuJoCo's to rounding.
 
 The hinges turn about the vertical (gravity does no work), the motor pushes the tendon against
 its upper limit and back at 2 rad/s. One compilation per program for the module.
@@ -181,3 +181,26 @@ def test_reduce_folds_locked_joints_into_the_tendon(scene):
     np.testing.assert_allclose([tendons.length0[0], tendons.range_upper[0], tendons.stiffness[0]], [0.1, UPPER, 2.0], rtol=1e-15)
     assert js.dynamics.reduce(model, ["j1"]).tendons.count == 1
     assert js.dynamics.reduce(reduced, [], {}).tendons.count == 0
+
+
+@pytest.mark.skipif(STACKER is None, reason="dm_control's files come with the dm_control package (test extra)")
+def test_dm_controls_point_mass_moves_as_in_mujoco_under_its_tendon_motors(sim):
+    """dm_control's point_mass: its two slides driven only through motors on the fixed tendons
+    ``t1``, ``t2`` (gear 0.1), 1 s at its 20 ms under a constant action: the same joint
+    positions as MuJoCo's Euler (which takes the joints' damping implicitly, as here), to
+    rounding."""
+    path = STACKER.with_name("point_mass.xml")
+    description = parse_mjcf(path)
+    model = js.dynamics.build_model(description)
+    mapping = tasks.ActionMap.of_actuators(model, description.actuators)
+    action = np.array([0.5, -0.3])
+    m = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(m)
+    data.ctrl[:] = action
+    for _ in range(50):
+        mujoco.mj_step(m, data)
+    params = js.SimulationParams.build(model, dt=m.opt.timestep, gravity=m.opt.gravity.copy())
+    final, _, _ = sim(model, js.State.build(model), params, steps=50, torques=mapping.inputs(action).joint_torques)
+    reference = data.qpos - m.qpos0
+    assert np.abs(reference).min() > 0.01
+    np.testing.assert_allclose(np.asarray(final.joint_positions), reference, rtol=0, atol=1e-12)
