@@ -22,6 +22,7 @@ from ..pytree import pytree_dataclass
 from . import consistency
 from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
+from .tendons import FixedTendons, build_tendons
 from .tree import PRISMATIC, REVOLUTE, RigidTree
 
 JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2}
@@ -84,7 +85,9 @@ class Model:
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
     - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root);
     - ``couplings``: the mimic joints, :class:`.couplings.JointCouplings` (traced multipliers
-      and offsets, static joint indices), which the simulation step enforces.
+      and offsets, static joint indices), which the simulation step enforces;
+    - ``tendons``: the fixed tendons and their equalities, :class:`.tendons.FixedTendons`,
+      whose passive forces, limits and equalities the simulation step applies.
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there);
@@ -111,6 +114,7 @@ class Model:
     shape_size: jax.Array
     base_transform: jax.Array
     couplings: JointCouplings
+    tendons: FixedTendons
 
     name: str
     link_names: tuple[str, ...]
@@ -243,8 +247,10 @@ def model_from_tree(
     base_transform: np.ndarray,
     joint_order: Sequence[str] | None = None,
     semantics: Any = None,
+    tendons: FixedTendons | None = None,
 ) -> Model:
-    """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`)."""
+    """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`) and its
+    ``tendons`` over the joints in the order ``joint_order`` (none by default)."""
     tree = tree_module.sort_by_depth(tree)
     link_of_joint = {jn: i for i, jn in enumerate(tree.joint_names) if jn is not None}
     joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
@@ -280,6 +286,7 @@ def model_from_tree(
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
         couplings=_couplings(tree, joint_names, dtype),
+        tendons=FixedTendons.none(len(joint_names), dtype) if tendons is None else tendons,
         name=name,
         link_names=tuple(tree.link_names),
         joint_names=tuple(joint_names),
@@ -348,6 +355,7 @@ def build_model(
         base_transform=description.W_H_M @ description.M_H_root,
         joint_order=joint_order,
         semantics=semantics,
+        tendons=build_tendons(description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float)),
     )
 
 
@@ -455,6 +463,9 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
                 "lock both or keep both"
             )
     tree = tree_module.lock_joints(_tree_of_model(model, locked), locked)
+    tendons = model.tendons.reduce(
+        [model.joint_index(name) for name in joint_names], {model.joint_index(name): value for name, value in locked.items()}
+    )
     return model_from_tree(
         tree_module.lump_fixed_joints(tree),
         name=model.name,
@@ -462,4 +473,5 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
         base_transform=np.asarray(model.base_transform),
         joint_order=joint_names,
         semantics=model.semantics.value,
+        tendons=tendons,
     )

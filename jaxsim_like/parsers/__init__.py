@@ -31,6 +31,8 @@ from .description import (
     ModelDescription,
     PhysicsDescription,
     SourceLocation,
+    TendonDescription,
+    TendonEqualityDescription,
     Visual,
     WorldDescription,
 )
@@ -57,6 +59,8 @@ __all__ = [
     "ModelLoadWarning",
     "PhysicsDescription",
     "SourceLocation",
+    "TendonDescription",
+    "TendonEqualityDescription",
     "Visual",
     "WorldDescription",
     "find_sdf_file",

@@ -32,30 +32,14 @@ none beyond ``w+`` of a violation being corrected. With RK4 every stage's accele
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from ..dynamics.aba import ArticulatedFactor, articulated_body_responses
 from ..dynamics.model import Model
 from ..dynamics.state import State
+from .constraint_rows import Rows, row_forces, solve_spd
 from .params import ModelParams
 
-
-def solve_spd(A: jax.Array, b: jax.Array) -> jax.Array:
-    """``A^-1 b`` for a small symmetric positive definite ``A (c, c)``: Cholesky unrolled over its
-    static size, column by column (no LAPACK call: on CPU its call costs more than the solve of
-    a few rows, and it batches on any device)."""
-    size = A.shape[0]
-    L = jnp.zeros_like(A)
-    for j in range(size):
-        column = A[:, j] - L @ L[j]
-        L = L.at[:, j].set(jnp.where(jnp.arange(size) >= j, column, 0.0) / jnp.sqrt(column[j]))
-    y = jnp.zeros_like(b)
-    for i in range(size):
-        y = y.at[i].set((b[i] - L[i] @ y) / L[i, i])
-    x = jnp.zeros_like(b)
-    for i in reversed(range(size)):
-        x = x.at[i].set((y[i] - L[:, i] @ x) / L[i, i])
-    return x
+__all__ = ["enforce", "reference_velocity", "solve_spd"]
 
 
 def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant: jax.Array, damping_ratio: jax.Array, dt: jax.Array) -> jax.Array:
@@ -74,17 +58,27 @@ def enforce(
     G_a_B: jax.Array,
     joint_accelerations: jax.Array,
     dt: jax.Array,
+    extra: Rows | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The base acceleration ``d/dt G_v_WB (6,)`` and ``joint_accelerations (n,)`` of a model's
     solve, with the ``factor`` of its matrix, made to follow the couplings' reference from
-    ``state`` over a step of ``dt`` [s]; returns them and the coupling torques ``G^T lambda (n,)``."""
+    ``state`` over a step of ``dt`` [s]; returns them and the coupling torques ``G^T lambda (n,)``.
+    ``extra``: more constant joint-space rows (:class:`.constraint_rows.Rows`: the tendons'),
+    solved together with the couplings' by :func:`.constraint_rows.row_forces`."""
     couplings = model.couplings
     rows = couplings.jacobian(model.dofs).astype(joint_accelerations.dtype)
-    base_responses, joint_responses = articulated_body_responses(model, factor, rows)
-    effective = jax.vmap(couplings.rate)(joint_responses)  # (G M~^-1 G^T)^T, symmetric
     velocity = couplings.rate(state.joint_velocities)
     target = reference_velocity(
         couplings.violation(state.joint_positions), velocity, params.coupling_time_constant, params.coupling_damping_ratio, dt
     )
+    if extra is not None:
+        stacked = Rows.bilateral(rows, target).stack(extra)
+        rows = stacked.jacobian
+        base_responses, joint_responses = articulated_body_responses(model, factor, rows)
+        start = rows @ (state.joint_velocities + dt * joint_accelerations)
+        forces = row_forces(stacked, joint_responses @ rows.T, start, dt)
+        return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, forces @ rows
+    base_responses, joint_responses = articulated_body_responses(model, factor, rows)
+    effective = jax.vmap(couplings.rate)(joint_responses)  # (G M~^-1 G^T)^T, symmetric
     forces = solve_spd(effective, (target - velocity) / dt - couplings.rate(joint_accelerations))
     return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, forces @ rows
