@@ -29,24 +29,28 @@ README_LIMIT = 10 * 1024
 FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 RUNNER = """
-import json, os, sys, tempfile, traceback
-blocks, report = json.load(sys.stdin), sys.argv[1]
+import json, os, sys, traceback
+blocks, report, folder = json.load(sys.stdin), sys.argv[1], sys.argv[2]
 results = []
-for code in blocks:
+for k, code in enumerate(blocks):
     if "jax" in sys.modules and sys.modules["jax"].config.jax_enable_x64:
         error = "the previous block left jax_enable_x64 on: this block would not run with the user's defaults"
     else:
-        os.chdir(tempfile.mkdtemp(prefix="snippet-"))
+        os.makedirs(os.path.join(folder, str(k)))
+        os.chdir(os.path.join(folder, str(k)))
         try:
             exec(compile(code, "<block>", "exec"), {"__name__": "__main__"})
             error = None
+        except SystemExit as exit:
+            error = None if exit.code in (None, 0) else traceback.format_exc()
         except BaseException:
             error = traceback.format_exc()
     results.append(error)
     with open(report, "w") as f:
         json.dump(results, f)
 """
-"""Runs the blocks (JSON on stdin) in order and writes each one's traceback, or null, to the file argv[1]."""
+"""Runs the blocks (JSON on stdin) in order, each in its folder ``argv[2]/<k>``, and writes each
+one's traceback, or null, to the file ``argv[1]``."""
 
 
 def python_blocks(page: Path) -> list[str]:
@@ -79,7 +83,7 @@ def page_runs(tmp_path_factory):
             folder = tmp_path_factory.mktemp(page.stem)
             report = folder / "report.json"
             result = subprocess.run(
-                [sys.executable, "-c", RUNNER, str(report)], input=json.dumps(python_blocks(page)),
+                [sys.executable, "-c", RUNNER, str(report), str(folder / "blocks")], input=json.dumps(python_blocks(page)),
                 cwd=folder, env=environment, capture_output=True, text=True, timeout=900,
             )
             runs[page] = (json.loads(report.read_text()) if report.is_file() else [], result.stderr)
