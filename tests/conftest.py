@@ -7,11 +7,13 @@ worker that jit the same function anew) build many identical executables: with t
 second one is read from the folder instead of compiled. The folder is made by the controlling
 process, shared with its workers and removed at the end, so every run starts from an empty cache
 (as a clean checkout does) and no run depends on an earlier one. Subprocesses do not inherit it
-(the cache is set through ``jax.config``, not the environment).
+(the cache is set through ``jax.config``, not the environment) unless a test passes it on (the
+docs snippets do).
 
 The workers (``--dist loadgroup``, see pyproject.toml) take whole groups of tests: a test file,
 except that the dynamics tests of one model case (every file's, sharing the one program the
-``lab`` fixture compiles per case) form one group, so each case compiles on one worker only.
+``lab`` fixture compiles per case, and the modules that name the case they read, ``LAB_CASE``)
+form one group, so each case compiles on one worker only.
 The files that take longest are handed out first, so that both workers finish together.
 """
 
@@ -64,30 +66,56 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 _FOLDER = pytest.StashKey[str]()
 
-# The longest groups, longest first (measured); the rest follow in collection order.
+# The longest groups, longest first (measured: the per-test durations of whole runs, summed per
+# group); the rest, each under about 20 s, follow in collection order. xdist hands the groups out
+# in this order only with --no-loadscope-reorder (pyproject.toml): by default it sorts them by
+# their number of tests, which puts the long groups of few tests last.
 LONGEST = (
-    "tests/workflows/test_workflow_tasks.py",
-    "tests/workflows/test_workflow_examples.py",
-    "tests/simulation/test_sim_implicit.py",
-    "tests/test_docs_snippets.py",
-    "tests/simulation/test_world_contacts.py",
-    "tests/workflows/test_workflow_batching.py",
-    "tests/workflows/test_workflow_distributed.py",
-    "tests/workflows/test_workflow_optimization.py",
-    "tests/workflows/test_workflow_object_api.py",
-    "tests/workflows/test_workflow_cli_runs.py",
-    "tests/dynamics/test_gradients.py",
-    "tests/simulation/test_self_collision.py",
-    "tests/simulation/test_sim_gradients.py",
     "tests/simulation/test_bodies_touching.py",
+    "tests/workflows/test_workflow_tasks.py",
+    "tests/test_docs_snippets.py",
+    "tests/simulation/test_sim_implicit.py",
+    "tests/simulation/test_world_contacts.py",
+    "tests/simulation/test_sim_gradients.py",
+    "tests/workflows/test_workflow_examples.py",
+    "tests/workflows/test_workflow_optimization.py",
+    "tests/api/test_gazebo_behaviour.py",
+    "tests/api/test_contacts.py",
+    "tests/workflows/test_workflow_batching.py",
+    "tests/workflows/test_workflow_cli_runs.py",
+    "dynamics-humanoid-floating",
+    "tests/simulation/test_world_step.py",
+    "dynamics-icub-floating",
+    "tests/simulation/test_self_collision.py",
+    "tests/api/test_joints.py",
+    "tests/simulation/test_sim_batching.py",
+    "tests/simulation/test_sim_humanoid.py",
+    "tests/workflows/test_workflow_object_api.py",
+    "tests/dynamics/test_gradients.py",
+    "tests/workflows/test_workflow_distributed.py",
+    "dynamics-quadruped-floating",
+    "tests/simulation/test_sim_analytic.py",
+    "tests/api/test_compile.py",
+    "dynamics-humanoid-fixed",
+    "tests/viewer/test_browser.py",
+    "tests/api/test_scenario_contract.py",
+    "dynamics-double_pendulum-floating",
+    "dynamics-cart_pole-floating",
+    "tests/tasks/test_tasks_adapters.py",
+    "dynamics-pendulum-floating",
+    "dynamics-icub-fixed",
+    "dynamics-quadruped-fixed",
+    "tests/dynamics/test_batching.py",
+    "tests/test_xla_settings.py",
 )
 
 
 def _group(item: pytest.Item) -> str:
-    """The test's file, or ``dynamics-<case>`` for a dynamics test of one model case."""
+    """The test's file, or ``dynamics-<case>`` for a dynamics test of one model case: its
+    ``case`` parameter, else its module's ``LAB_CASE`` (the case whose compiled program it reads)."""
     path = item.nodeid.split("::")[0]
     params = getattr(getattr(item, "callspec", None), "params", {})
-    case = params.get("case", params.get("asset_case"))
+    case = params.get("case", params.get("asset_case", getattr(getattr(item, "module", None), "LAB_CASE", None)))
     if path.startswith("tests/dynamics/") and case is not None:
         return f"dynamics-{case}"
     return path

@@ -52,6 +52,31 @@ def split(model: js.Model, nu_dot: np.ndarray) -> tuple[np.ndarray | None, np.nd
     return (nu_dot[:6], nu_dot[6:]) if model.floating_base else (None, nu_dot)
 
 
+RATES: dict[tuple, dict[str, dict[str, np.ndarray]]] = {}
+"""The time derivatives of a case's sample, every representation at once: computed by the first
+of the tests parametrised by representation, read by the others."""
+
+
+def rates_at_constant_velocity(results, k: int) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`time_derivative` at sample ``k`` with the velocity held constant (cached)."""
+    key = (results.case, k, "constant velocity")
+    if key not in RATES:
+        RATES[key] = time_derivative(results, k)
+    return RATES[key]
+
+
+def rates_along_aba(results, k: int) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`time_derivative` at sample ``k`` along the accelerations of ABA (cached)."""
+    key = (results.case, k, "aba")
+    if key not in RATES:
+        accelerations = {}
+        for rep in REPRESENTATIONS:
+            base, joints = split(results.model, results.ours[k][rep]["aba"])
+            accelerations[rep] = {"base_acceleration": base, "joint_accelerations": joints}
+        RATES[key] = time_derivative(results, k, **accelerations)
+    return RATES[key]
+
+
 def time_derivative(results, k: int, **accelerations_of_rep) -> dict[str, dict[str, np.ndarray]]:
     """The time derivative of every output at sample ``k`` along the motion of :func:`advanced`
     (every representation at once), by the fourth-order central difference (error O(STEP^4))."""
@@ -98,7 +123,7 @@ def test_jacobians_equal_finite_differences(lab, asset_case, rep):
     model = results.model
     for k, ours in enumerate(results.ours):
         nu = generalized_velocity(model, results.states[k][rep])
-        rates = time_derivative(results, k)[rep]
+        rates = rates_at_constant_velocity(results, k)[rep]
         H, H_dot = ours[rep]["link_poses"], rates["link_poses"]
         velocity_fd = np.stack([velocity_of_pose_derivative(rep, H[i], H_dot[i]) for i in range(len(H))])
         where = f"{asset_case} sample {k}"
@@ -111,13 +136,8 @@ def test_jacobians_equal_finite_differences(lab, asset_case, rep):
 def test_energy_rate_equals_power_of_applied_forces(lab, asset_case, rep):
     """Along the motion given by ABA: d/dt (kinetic + potential) = tau . qd + sum_i f_i . v_i."""
     results = lab.results(asset_case)
-    model = results.model
     for k, (sample, ours) in enumerate(zip(results.samples, results.ours)):
-        accelerations = {}
-        for r in REPRESENTATIONS:
-            base, joints = split(model, results.ours[k][r]["aba"])
-            accelerations[r] = {"base_acceleration": base, "joint_accelerations": joints}
-        rates = time_derivative(results, k, **accelerations)[rep]
+        rates = rates_along_aba(results, k)[rep]
         rate = rates["kinetic_energy"] + rates["potential_energy"]
         wrenches = np.asarray(results.inputs[k][rep]["link_wrenches"])
         power = sample.tau @ sample.qd + np.sum(wrenches * ours[rep]["link_velocities"])

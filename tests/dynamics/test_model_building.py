@@ -119,6 +119,8 @@ def test_lumped_inertias_equal_pinocchios_bodies(lab, lumped):
 # ---------------------------------------------------------------------------------------------
 # reduce
 
+LAB_CASE = Case("icub", True)
+"""The case whose compiled program the reduction tests read: this module runs on its worker (tests/conftest.py)."""
 KEPT_JOINTS = ("torso_yaw", "r_knee", "r_hip_pitch", "torso_pitch", "r_ankle_pitch", "r_hip_roll", "torso_roll", "r_hip_yaw", "r_ankle_roll")
 
 
@@ -137,7 +139,7 @@ class Reduction:
 @pytest.fixture(scope="module")
 def reduction(lab) -> Reduction:
     """The floating iCub reduced to torso and right leg, locked elsewhere at random positions."""
-    case = Case("icub", True)
+    case = LAB_CASE
     full, full_twin = lab.model(case), lab.twin(case)
     rng = np.random.default_rng(11)
     locked = {name: float(rng.uniform(-1, 1)) for name in full.joint_names if name not in KEPT_JOINTS}

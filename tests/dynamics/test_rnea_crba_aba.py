@@ -21,7 +21,8 @@ import pytest
 from .conftest import REPRESENTATIONS, Case, assert_close, inputs_of, state_of
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-HUMANOID = Case("humanoid", True)
+HUMANOID = LAB_CASE = Case("humanoid", True)
+"""The float32 tests read this case's compiled program: they run on its worker (tests/conftest.py)."""
 DISTANCES = (0.0, 10.0, 100.0)  # of the base from the world origin [m]
 
 
