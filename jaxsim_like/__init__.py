@@ -4,7 +4,7 @@ from ._xla import apply_cpu_defaults
 
 apply_cpu_defaults()
 
-from . import dynamics, models, simulation  # noqa: E402
+from . import dynamics, models, scenes, simulation  # noqa: E402
 from .dynamics import Model, State, reduce
 from .loading import ContactSampling, load_model, load_world
 from .parsers.errors import ModelLoadError, ModelLoadWarning
@@ -26,6 +26,7 @@ __all__ = [
     "models",
     "reduce",
     "rollout",
+    "scenes",
     "simulation",
     "step",
 ]
