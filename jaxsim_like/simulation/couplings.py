@@ -1,27 +1,36 @@
-"""The joint couplings of a model (:class:`~jaxsim_like.dynamics.couplings.JointCouplings`, the
-mimic joints) enforced in its step, as bilateral constraint rows ``G`` in joint space.
+"""The constraints of a model enforced in its step: its joint couplings
+(:class:`~jaxsim_like.dynamics.couplings.JointCouplings`, the mimic joints: rows ``G`` in joint
+space) and its loop closures (:class:`~jaxsim_like.dynamics.loops.LoopClosures`, MJCF connect
+and weld: rows of link wrenches, with base columns), as bilateral constraint rows.
 
 A model's solve gives the accelerations ``a_free`` of its linear system ``M~ a = rhs`` (with the
 implicit integrator ``M~`` is the augmented inertia of the stiff terms, see :func:`.step.step`;
-otherwise the mass matrix). The couplings add the joint torques ``G^T lambda``, so that
-``a = a_free + M~^-1 G^T lambda``, with the row forces ``lambda (c,)`` [N m or N] that make the
-rows' velocity at the end of the step, ``w+ = G nu+ = G (nu + h a)``, follow the reference
+otherwise the mass matrix). The rows add the generalised forces ``G^T lambda``, so that
+``a = a_free + M~^-1 G^T lambda``, with the row forces ``lambda (r,)`` [N m, N or their
+products with the rows' units] that make the rows' velocity at the end of the step,
+``w+ = G nu+ = G (nu + h a + h d)``, follow the reference
 
-    w+ = (tau^2 w - h phi) / (tau^2 + 2 zeta h tau + h^2)
+    w+ = (tau^2 w - h phi) / (tau^2 + 2 zeta h tau + h^2) - h b / 2
 
 from the rows' violation ``phi`` and velocity ``w = G nu`` at the step's start: the linearly
 implicit Euler step of the damped oscillator ``phi'' = -2 zeta phi' / tau - phi / tau^2`` of time
 constant ``tau`` and damping ratio ``zeta`` (MuJoCo's ``solref`` with an impedance of one: the
-rows move as this oscillator whatever the loads). With the effective mass ``A = G M~^-1 G^T (c, c)``,
-one articulated-body pass per row on the factor of the model's solve
+rows move as this oscillator whatever the loads). ``d`` is the change of the base's inertial
+velocity that the step makes beside ``h a`` (with the mixed representation, where it integrates
+the derivative of the mixed velocity: ``-[o_dot x omega; 0]``), and ``b`` the rows' path bias
+``J_dot nu`` (:class:`~jaxsim_like.dynamics.loops.LoopRows`; zero for joint couplings): the
+positions advance as ``q+ = q + h nu+`` (semi-implicit Euler), so that ``phi+ = phi + h G nu+ +
+h^2 b / 2 + O(h^3)`` is ``phi`` advanced by the oscillator's step: a loop does not drift under
+centripetal loads. With the effective mass ``A = G M~^-1 G^T (r, r)``, one articulated-body
+pass per row on the factor of the model's solve
 (:func:`~jaxsim_like.dynamics.aba.articulated_body_responses`),
 
-    lambda = A^-1 ((w+ - w) / h - G a_free),
+    lambda = A^-1 ((w+ - w) / h - G a_free - G d),
 
-a dense ``c x c`` Cholesky solve (``A`` is positive definite: the rows of distinct followers
-without cycles are independent). The joint positions advance as ``q+ = q + h nu+`` (semi-implicit
-Euler), so ``phi+ = phi + h w+`` exactly: from a state on the rules ``w+ = 0`` and the rules hold
-to rounding at any step size; a violation decays without overshoot for ``zeta >= 1``. The
+a dense ``r x r`` Cholesky solve of ``A`` regularised by ``eps^(3/4)`` of its mean diagonal
+(``eps`` the dtype's), so that redundant rows (a connect closing a planar loop has a row that
+no motion moves) solve as zero forces. From a state on the rules ``w+ = -h b / 2`` and the rules
+hold to ``O(h^3)`` per step; a violation decays without overshoot for ``zeta >= 1``. The
 velocity change is the ``M~``-orthogonal projection onto the reference: it removes kinetic
 energy (the work of the linearised forces against the rows, second order in ``h``) and adds
 none beyond ``w+`` of a violation being corrected. With RK4 every stage's accelerations satisfy
@@ -31,10 +40,16 @@ none beyond ``w+`` of a violation being corrected. With RK4 every stage's accele
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from ..dynamics import kinematics as kin_module
 from ..dynamics.aba import ArticulatedFactor, articulated_body_responses
+from ..dynamics.kinematics import Kinematics
+from ..dynamics.loops import loop_rows
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from .params import ModelParams
@@ -66,25 +81,110 @@ def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant:
     return (tau**2 * velocity - dt * violation) / denominator
 
 
+class Rows(NamedTuple):
+    """A model's ``r`` constraint rows at a state: the generalised force of unit row forces as
+    joint torques ``torques (r, n)`` and link wrenches ``wrenches (r, N, 6)`` (world axes, about
+    ``G``'s origin; either None when no row has one), the ``violation``, the ``velocity`` ``G
+    nu``, the ``path_bias`` ``J_dot nu`` and the reference's ``time_constant`` [s] and
+    ``damping_ratio`` ``(r,)``."""
+
+    torques: jax.Array | None
+    wrenches: jax.Array | None
+    violation: jax.Array
+    velocity: jax.Array
+    path_bias: jax.Array
+    time_constant: jax.Array
+    damping_ratio: jax.Array
+
+
+def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinematics) -> Rows:
+    """The :class:`Rows` of ``model``'s joint couplings, then of its loop closures, at ``state``
+    (with its kinematics ``kin``), with the references of ``params`` (one per coupling, then one
+    per closure)."""
+    couplings, loops = model.couplings, model.loops
+    dtype = kin.G_H_L.dtype
+    per_row = np.concatenate([np.arange(couplings.rows), couplings.rows + loops.row_closure]).astype(int)
+    time_constant = params.coupling_time_constant.astype(dtype)[per_row]
+    damping_ratio = params.coupling_damping_ratio.astype(dtype)[per_row]
+    torques = wrenches = None
+    parts = []
+    if couplings.rows:
+        torques = couplings.jacobian(model.dofs).astype(dtype)
+        parts.append((couplings.violation(state.joint_positions), couplings.rate(state.joint_velocities), jnp.zeros(couplings.rows, dtype)))
+    if loops.rows:
+        rows = loop_rows(model, kin)
+        closure = loops.row_closure
+        # One extra link slot takes the WORLD sides (zero wrenches), then goes.
+        links1 = np.asarray(loops.link1, dtype=int)[closure] % (model.number_of_links + 1)
+        links2 = np.asarray(loops.link2, dtype=int)[closure] % (model.number_of_links + 1)
+        index = np.arange(loops.rows)
+        loop_wrenches = jnp.zeros((loops.rows, model.number_of_links + 1, 6), dtype)
+        loop_wrenches = loop_wrenches.at[index, links1].add(rows.wrench1).at[index, links2].add(rows.wrench2)[:, :-1]
+        wrenches = jnp.concatenate([jnp.zeros((couplings.rows, model.number_of_links, 6), dtype), loop_wrenches])
+        if torques is not None:
+            torques = jnp.concatenate([torques, jnp.zeros((loops.rows, model.dofs), dtype)])
+        parts.append((rows.violation, rows.rate, rows.path_bias))
+    violation, velocity, path_bias = (jnp.concatenate(values) for values in zip(*parts))
+    return Rows(torques, wrenches, violation, velocity, path_bias, time_constant, damping_ratio)
+
+
+def _link_accelerations(model: Model, kin: Kinematics, G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
+    """``J_L a (N, 6)``: the links' spatial accelerations of a generalised acceleration (without
+    ``J_dot nu``), world axes about ``G``'s origin."""
+    motion = kin.G_S * kin_module.to_link_order(model, joint_accelerations)[:, None]
+    return G_a_B + kin_module.ancestors_sum(model, motion)
+
+
+def rows_rate(model: Model, kin: Kinematics, rows: Rows, G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
+    """``G a (r,)`` of the base acceleration ``d/dt G_v_WB (6,)`` and ``joint_accelerations (n,)``
+    (without ``J_dot nu``)."""
+    rate = jnp.zeros(rows.violation.shape, rows.violation.dtype)
+    if rows.torques is not None:
+        rate = rate + rows.torques @ joint_accelerations
+    if rows.wrenches is not None:
+        link_accelerations = _link_accelerations(model, kin, G_a_B, joint_accelerations)
+        rate = rate + jnp.einsum("rlk,lk->r", rows.wrenches, link_accelerations)
+    return rate
+
+
+def base_velocity_offset(model: Model, state: State, kin: Kinematics) -> jax.Array:
+    """``d (6,)``: the base's inertial velocity after a step of ``h`` is ``G_v_WB + h (d/dt G_v_WB
+    + d)``; with the mixed representation the step integrates the mixed velocity's derivative,
+    which differs by ``[o_dot x omega; 0]`` (see :func:`.representations.acceleration_to_inertial`)."""
+    dtype = kin.G_H_L.dtype
+    if not model.floating_base or state.velocity_representation != "mixed":
+        return jnp.zeros(6, dtype)
+    return jnp.concatenate([-jnp.cross(kin.G_v_B[:3], kin.G_v_B[3:]), jnp.zeros(3, dtype)])
+
+
 def enforce(
     model: Model,
     params: ModelParams,
     state: State,
+    kin: Kinematics,
     factor: ArticulatedFactor,
     G_a_B: jax.Array,
     joint_accelerations: jax.Array,
     dt: jax.Array,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The base acceleration ``d/dt G_v_WB (6,)`` and ``joint_accelerations (n,)`` of a model's
-    solve, with the ``factor`` of its matrix, made to follow the couplings' reference from
-    ``state`` over a step of ``dt`` [s]; returns them and the coupling torques ``G^T lambda (n,)``."""
-    couplings = model.couplings
-    rows = couplings.jacobian(model.dofs).astype(joint_accelerations.dtype)
-    base_responses, joint_responses = articulated_body_responses(model, factor, rows)
-    effective = jax.vmap(couplings.rate)(joint_responses)  # (G M~^-1 G^T)^T, symmetric
-    velocity = couplings.rate(state.joint_velocities)
-    target = reference_velocity(
-        couplings.violation(state.joint_positions), velocity, params.coupling_time_constant, params.coupling_damping_ratio, dt
-    )
-    forces = solve_spd(effective, (target - velocity) / dt - couplings.rate(joint_accelerations))
-    return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, forces @ rows
+    solve, with the ``factor`` of its matrix, made to follow the constraints' reference from
+    ``state`` (its kinematics ``kin``) over a step of ``dt`` [s]; returns them and the joint
+    couplings' torques ``(n,)`` (the closures' forces act on links, not at joints)."""
+    rows = constraint_rows(model, params, state, kin)
+    base_responses, joint_responses = articulated_body_responses(model, factor, rows.torques, rows.wrenches)
+    effective = jax.vmap(lambda a_B, qdd: rows_rate(model, kin, rows, a_B, qdd))(base_responses, joint_responses)
+    effective = 0.5 * (effective + effective.T)  # G M~^-1 G^T, symmetric to rounding
+    size = effective.shape[0]
+    dtype = effective.dtype
+    regularisation = jnp.finfo(dtype).eps ** 0.75 * jnp.trace(effective) / size
+    effective = effective + regularisation * jnp.eye(size, dtype=dtype)
+    # The oscillator runs on the rows' mean rates over a step, (phi+ - phi) / h = G nu+ + h b / 2.
+    half_bias = 0.5 * dt * rows.path_bias
+    target = reference_velocity(rows.violation, rows.velocity - half_bias, rows.time_constant, rows.damping_ratio, dt) - half_bias
+    offset = base_velocity_offset(model, state, kin)
+    drift = rows_rate(model, kin, rows, offset, jnp.zeros_like(joint_accelerations)) if rows.wrenches is not None else 0.0
+    free = rows_rate(model, kin, rows, G_a_B, joint_accelerations)
+    forces = solve_spd(effective, (target - rows.velocity) / dt - free - drift)
+    coupling_torques = forces @ rows.torques if rows.torques is not None else jnp.zeros_like(joint_accelerations)
+    return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, coupling_torques

@@ -199,8 +199,8 @@ class SimulationParams:
             limit_stiffness=jnp.asarray(inertia * frequency**2),
             limit_damping=jnp.asarray(2.0 * inertia * frequency),
             friction_velocity=jnp.asarray(friction_velocity),
-            coupling_time_constant=_per_row(model.couplings.time_constant, coupling_time_constant),
-            coupling_damping_ratio=_per_row(model.couplings.damping_ratio, coupling_damping_ratio),
+            coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
+            coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
             self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             integrator=integrator,
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
@@ -220,6 +220,12 @@ class SimulationParams:
         fields = {name: getattr(world, name) for name in _WORLD_FIELDS}
         fields.update({name: getattr(model, name) for name in _MODEL_FIELDS})
         return SimulationParams(**fields)
+
+
+def _constraints(model: Model, field: str) -> jax.Array:
+    """``(c + l,)``: the file's ``field`` of each joint coupling, then of each loop closure."""
+    couplings, loops = getattr(model.couplings, field), getattr(model.loops, field)
+    return jnp.concatenate([couplings, loops]) if model.loops.count else couplings
 
 
 def _per_row(file_values: jax.Array, value: float | None) -> jax.Array:

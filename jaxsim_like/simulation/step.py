@@ -277,7 +277,7 @@ def solve(
         G_a_B, qdd, factor = articulated_body_factorised(
             model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
         )
-        G_a_B, qdd, tau = _couplings(model, params, state, factor, G_a_B, qdd, tau_step, dt)
+        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt)
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, G_dv, points)
         linear = prepared.linear
@@ -295,7 +295,7 @@ def solve(
         in_contact = linear.carried
     else:
         G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
-        G_a_B, qdd, tau = _couplings(model, params, state, factor, G_a_B, qdd, effects.torques, dt)
+        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt)
         G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
@@ -333,15 +333,15 @@ def solve(
 
 
 def _couplings(
-    model: Model, params: ModelParams, state: State, factor: ArticulatedFactor, G_a_B: jax.Array, qdd: jax.Array,
-    tau: jax.Array, dt: jax.Array,
+    model: Model, params: ModelParams, state: State, kin: kin_module.Kinematics, factor: ArticulatedFactor,
+    G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The accelerations of a solve with the model's joint couplings enforced
-    (:func:`.couplings.enforce`) and the joint torques ``tau (n,)`` with theirs added; a model
-    without couplings is left as it is."""
-    if not model.couplings.rows:
+    """The accelerations of a solve with the model's joint couplings and loop closures enforced
+    (:func:`.couplings.enforce`) and the joint torques ``tau (n,)`` with the couplings' added; a
+    model without constraints is left as it is."""
+    if not (model.couplings.rows or model.loops.rows):
         return G_a_B, qdd, tau
-    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, factor, G_a_B, qdd, dt)
+    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt)
     return G_a_B, qdd, tau + tau_couplings
 
 
