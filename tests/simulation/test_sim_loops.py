@@ -122,18 +122,25 @@ DT = 0.001
 
 @jax.jit
 def _rollout(model: js.Model, state: js.State, params: js.SimulationParams, torques: jax.Array):
-    """The states after each step, and the closures' violations ``(T, r)`` at them."""
+    """The states after each step, and at them the closures' violations ``(T, r)``, the
+    mechanical and the kinetic energy ``(T,)`` [J]."""
     _, (states, _) = js.rollout(model, state, torques, params=params)
-    violations = jax.vmap(lambda s: loop_rows(model, kinematics(model, s)).violation)(states)
-    return states, violations
+
+    def measure(s):
+        energy = js.dynamics.mechanical_energy(model, s, gravity=params.gravity)
+        return loop_rows(model, kinematics(model, s)).violation, energy, js.dynamics.kinetic_energy(model, s)
+
+    return states, jax.vmap(measure)(states)
 
 
-def _ours(xml: str, steps: int, state: js.State | None = None) -> tuple[js.Model, js.State, np.ndarray]:
+def _ours(xml: str, steps: int, state: js.State | None = None) -> tuple[js.Model, js.State, tuple[np.ndarray, ...]]:
+    """Our run of ``steps`` steps of ``xml`` from ``state`` (default: at rest at ``qpos0``), its
+    states and the measures of :func:`_rollout`."""
     model = js.load_model(xml)
     params = js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler", gravity=js.load_world(xml).gravity)
     state = js.State.build(model) if state is None else state
-    states, violations = _rollout(model, state, params, jnp.zeros((steps, model.dofs)))
-    return model, states, np.asarray(violations)
+    states, measures = _rollout(model, state, params, jnp.zeros((steps, model.dofs)))
+    return model, states, tuple(np.asarray(m) for m in measures)
 
 
 def _mujoco(xml: str, steps: int, qvel: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -162,8 +169,8 @@ def mechanism(request) -> tuple[str, js.Model, js.State, np.ndarray, tuple[np.nd
     """2 s from rest here and in MuJoCo: the states, our loop violations and MuJoCo's ``q`` and
     energy."""
     xml = FOUR_BAR if request.param == "four_bar" else SLIDER_CRANK
-    model, states, violations = _ours(xml, 2000)
-    return request.param, model, states, violations, _mujoco(xml, 2000)
+    model, states, measures = _ours(xml, 2000)
+    return request.param, model, states, measures, _mujoco(xml, 2000)
 
 
 def test_rows_and_violations_equal_mujocos():
@@ -178,11 +185,14 @@ def test_rows_and_violations_equal_mujocos():
     mujoco.mj_forward(m, data)
     state = js.State.build(model).replace(joint_positions=jnp.asarray(q))
 
-    def rows_at(velocities):
-        return loop_rows(model, kinematics(model, state.replace(joint_velocities=velocities)))
+    @jax.jit
+    def violation_and_rows(state):
+        def rows_at(velocities):
+            return loop_rows(model, kinematics(model, state.replace(joint_velocities=velocities)))
 
-    violation = np.asarray(rows_at(jnp.zeros(model.dofs)).violation)
-    G = np.asarray(jax.vmap(lambda v: rows_at(v).rate)(jnp.eye(model.dofs))).T
+        return rows_at(jnp.zeros(model.dofs)).violation, jax.vmap(lambda v: rows_at(v).rate)(jnp.eye(model.dofs)).T
+
+    violation, G = (np.asarray(x) for x in violation_and_rows(state))
     assert data.ne == 24
     np.testing.assert_allclose(violation, data.efc_pos[:24], rtol=0, atol=1e-12)
     np.testing.assert_allclose(G, data.efc_J.reshape(-1, m.nv)[:24], rtol=0, atol=1e-12)
@@ -195,10 +205,11 @@ def test_path_bias_is_the_violations_second_derivative():
     q, v = jnp.asarray(rng.uniform(-0.8, 0.8, model.dofs)), jnp.asarray(rng.uniform(-2, 2, model.dofs))
     state = js.State.build(model).replace(joint_positions=q, joint_velocities=v)
 
+    @jax.jit
     def phi(t):
         return loop_rows(model, kinematics(model, state.replace(joint_positions=q + t * v))).violation
 
-    rows = loop_rows(model, kinematics(model, state))
+    rows = jax.jit(lambda s: loop_rows(model, kinematics(model, s)))(state)
     h = 1e-4
     np.testing.assert_allclose(rows.rate, (phi(h) - phi(-h)) / (2 * h), rtol=0, atol=1e-8)
     np.testing.assert_allclose(rows.path_bias, (phi(h) - 2 * phi(0.0) + phi(-h)) / h**2, rtol=0, atol=2e-6)
@@ -221,41 +232,40 @@ def test_the_loop_stays_closed_and_energy_is_kept(mechanism, figures):
     0.5 % (slider-crank) of the largest kinetic energy: semi-implicit Euler's own error at 1 ms
     (it halves at 0.5 ms; RK4: 0.07 %), the same as MuJoCo's Euler within 3e-4 of it, so the
     closure adds or removes none of its own."""
-    name, model, states, violations, (_, reference_energy) = mechanism
+    name, _, _, (violations, energy, kinetic), (_, reference_energy) = mechanism
     loop = figures(f"{name}: max loop error [m]", float(np.abs(violations).max()))
-    gravity = jnp.array([0.0, 0.0, -9.81])
-    energy = np.asarray(jax.vmap(lambda s: js.dynamics.mechanical_energy(model, s, gravity=gravity))(states))
-    kinetic = np.asarray(jax.vmap(lambda s: js.dynamics.kinetic_energy(model, s))(states))
     drift = figures(f"{name}: max |energy change| / max kinetic energy", float(np.abs(energy - energy[0]).max() / kinetic.max()))
     like_mujoco = np.abs((energy - energy[0]) - (reference_energy - reference_energy[0])).max() / kinetic.max()
     assert loop < 1e-5
     assert drift < 0.015 and like_mujoco < 1e-3
 
 
-def test_a_floating_base_hangs_from_the_world_by_a_weld():
+def test_a_floating_base_hangs_from_the_world_by_a_weld(figures):
     """A free torso with a two-hinge arm whose tip is welded to the world swings as a double
-    pendulum: the weld's rows have base columns. Measured: torso position 2.4e-5 m RMS from
-    MuJoCo's over 1 s (a 0.2 m swing), the weld held within 1e-7."""
-    model, states, violations = _ours(HANGING, 1000)
+    pendulum: the weld's rows have base columns."""
+    model, states, (violations, _, _) = _ours(HANGING, 1000)
     assert model.floating_base and model.loops.weld == (True,) and model.loops.link2 == (-1,)
     reference, _ = _mujoco(HANGING, 1000)
     position = np.asarray(states.base_position)
+    base = figures("hanging weld: torso position RMS vs MuJoCo over 1 s [m]", _rms(position, reference[:, :3] + np.array([0.0, 0.0, 1.0])))
+    joints = figures("hanging weld: joint RMS vs MuJoCo [rad]", _rms(np.asarray(states.joint_positions), reference[:, 7:]))
+    weld = figures("hanging weld: max violation [m or 1]", float(np.abs(violations).max()))
     assert np.ptp(position[:, 2]) > 0.05
-    assert _rms(position, reference[:, :3] + np.array([0.0, 0.0, 1.0])) < 1e-3
-    assert _rms(np.asarray(states.joint_positions), reference[:, 7:]) < 1e-3
-    assert np.abs(violations).max() < 1e-5
+    assert base < 1e-3 and joints < 1e-3
+    assert weld < 1e-5
 
 
-def test_a_weld_between_two_links_of_a_spinning_floating_base_holds():
+def test_a_weld_between_two_links_of_a_spinning_floating_base_holds(figures):
     """A torso spinning about a skew axis with its arm's tip welded to it (no gravity) turns as
     one rigid body: the joints stay where they are and the base turns as MuJoCo's."""
     omega = np.array([0.5, 3.0, 1.0])
     state = js.State.build(js.load_model(SPINNING), base_velocity=jnp.concatenate([jnp.zeros(3), jnp.asarray(omega)]))
-    model, states, violations = _ours(SPINNING, 1000, state)
+    model, states, (violations, _, _) = _ours(SPINNING, 1000, state)
     reference, _ = _mujoco(SPINNING, 1000, qvel=np.concatenate([np.zeros(3), omega, np.zeros(2)]))
     quaternion = np.asarray(states.base_quaternion)
-    assert np.abs(np.asarray(states.joint_positions)).max() < 1e-5
-    assert np.abs(violations).max() < 1e-6
+    joints = figures("spinning weld: max |joint motion| [rad]", float(np.abs(np.asarray(states.joint_positions)).max()))
+    weld = figures("spinning weld: max violation [m or 1]", float(np.abs(violations).max()))
+    assert joints < 1e-5 and weld < 1e-6
     assert 1.0 - np.abs(np.sum(quaternion[-1] * (reference[-1, 3:7] + np.array([1.0, 0.0, 0.0, 0.0])))) < 1e-6
     assert _rms(np.asarray(states.base_position), reference[:, :3] + np.array([0.0, 0.0, 1.0])) < 1e-4
 

@@ -1,8 +1,8 @@
 """MJCF joint equalities loaded as joint couplings (issues 30 and 31): MuJoCo's rule
 ``qpos_a - qpos0_a = c0 + c1 (qpos_b - qpos0_b)`` holds through motion, the leader moves as in
 MuJoCo on the same file, a welded leader holds its joint at ``qpos0 + c0``, the equality's
-``solref`` becomes the coupling's reference, and what is not supported is refused with its line (connects and welds load as loop closures,
-``test_sim_loops.py``).
+``solref`` becomes the coupling's reference, and what is not supported is refused with its line
+(connects and welds load as loop closures: ``test_sim_loops.py``).
 
 One file, three rods hanging from hinges with non-zero ``ref`` (``qpos0``) under the world:
 ``follower = 0.1 - 0.5 leader`` (MuJoCo's default solref and solimp), and ``held`` at ``0.25``
