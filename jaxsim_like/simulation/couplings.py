@@ -49,8 +49,8 @@ import numpy as np
 from ..dynamics import kinematics as kin_module
 from ..dynamics.aba import ArticulatedFactor, articulated_body_responses
 from ..dynamics.kinematics import Kinematics
-from ..dynamics.loops import loop_rows
-from ..dynamics.model import Model
+from ..dynamics.loops import WORLD, loop_rows
+from ..dynamics.model import Model, topology
 from ..dynamics.state import State
 from .params import ModelParams
 
@@ -83,13 +83,14 @@ def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant:
 
 class Rows(NamedTuple):
     """A model's ``r`` constraint rows at a state: the generalised force of unit row forces as
-    joint torques ``torques (r, n)`` and link wrenches ``wrenches (r, N, 6)`` (world axes, about
-    ``G``'s origin; either None when no row has one), the ``violation``, the ``velocity`` ``G
-    nu``, the ``path_bias`` ``J_dot nu`` and the reference's ``time_constant`` [s] and
-    ``damping_ratio`` ``(r,)``."""
+    joint torques ``torques (r, n)`` and wrenches ``wrenches (r, m, 6)`` on the ``m`` links
+    ``links`` (static; world axes, about ``G``'s origin; either None when no row has one), the
+    ``violation``, the ``velocity`` ``G nu``, the ``path_bias`` ``J_dot nu`` and the
+    reference's ``time_constant`` [s] and ``damping_ratio`` ``(r,)``."""
 
     torques: jax.Array | None
     wrenches: jax.Array | None
+    links: tuple[int, ...]
     violation: jax.Array
     velocity: jax.Array
     path_bias: jax.Array
@@ -107,6 +108,7 @@ def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinema
     time_constant = params.coupling_time_constant.astype(dtype)[per_row]
     damping_ratio = params.coupling_damping_ratio.astype(dtype)[per_row]
     torques = wrenches = None
+    links: tuple[int, ...] = ()
     parts = []
     if couplings.rows:
         torques = couplings.jacobian(model.dofs).astype(dtype)
@@ -114,25 +116,28 @@ def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinema
     if loops.rows:
         rows = loop_rows(model, kin)
         closure = loops.row_closure
-        # One extra link slot takes the WORLD sides (zero wrenches), then goes.
-        links1 = np.asarray(loops.link1, dtype=int)[closure] % (model.number_of_links + 1)
-        links2 = np.asarray(loops.link2, dtype=int)[closure] % (model.number_of_links + 1)
+        links = tuple(sorted({link for link in loops.link1 + loops.link2 if link != WORLD}))
+        # Each side's slot among the links; one extra slot takes the WORLD sides, then goes.
+        slot = {link: k for k, link in enumerate(links)} | {WORLD: len(links)}
+        slots1 = np.asarray([slot[link] for link in loops.link1], dtype=int)[closure]
+        slots2 = np.asarray([slot[link] for link in loops.link2], dtype=int)[closure]
         index = np.arange(loops.rows)
-        loop_wrenches = jnp.zeros((loops.rows, model.number_of_links + 1, 6), dtype)
-        loop_wrenches = loop_wrenches.at[index, links1].add(rows.wrench1).at[index, links2].add(rows.wrench2)[:, :-1]
-        wrenches = jnp.concatenate([jnp.zeros((couplings.rows, model.number_of_links, 6), dtype), loop_wrenches])
+        loop_wrenches = jnp.zeros((loops.rows, len(links) + 1, 6), dtype)
+        loop_wrenches = loop_wrenches.at[index, slots1].add(rows.wrench1).at[index, slots2].add(rows.wrench2)[:, :-1]
+        wrenches = jnp.concatenate([jnp.zeros((couplings.rows, len(links), 6), dtype), loop_wrenches])
         if torques is not None:
             torques = jnp.concatenate([torques, jnp.zeros((loops.rows, model.dofs), dtype)])
         parts.append((rows.violation, rows.rate, rows.path_bias))
     violation, velocity, path_bias = (jnp.concatenate(values) for values in zip(*parts))
-    return Rows(torques, wrenches, violation, velocity, path_bias, time_constant, damping_ratio)
+    return Rows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio)
 
 
-def _link_accelerations(model: Model, kin: Kinematics, G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
-    """``J_L a (N, 6)``: the links' spatial accelerations of a generalised acceleration (without
-    ``J_dot nu``), world axes about ``G``'s origin."""
+def _link_accelerations(model: Model, kin: Kinematics, links: tuple[int, ...], G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
+    """``J_L a (m, 6)`` of the ``links``: their spatial accelerations of a generalised
+    acceleration (without ``J_dot nu``), world axes about ``G``'s origin."""
     motion = kin.G_S * kin_module.to_link_order(model, joint_accelerations)[:, None]
-    return G_a_B + kin_module.ancestors_sum(model, motion)
+    ancestors = topology(model.parent, model.joint_link).subtree[:, list(links)].T
+    return G_a_B + jnp.asarray(ancestors, dtype=motion.dtype) @ motion
 
 
 def rows_rate(model: Model, kin: Kinematics, rows: Rows, G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
@@ -142,7 +147,7 @@ def rows_rate(model: Model, kin: Kinematics, rows: Rows, G_a_B: jax.Array, joint
     if rows.torques is not None:
         rate = rate + rows.torques @ joint_accelerations
     if rows.wrenches is not None:
-        link_accelerations = _link_accelerations(model, kin, G_a_B, joint_accelerations)
+        link_accelerations = _link_accelerations(model, kin, rows.links, G_a_B, joint_accelerations)
         rate = rate + jnp.einsum("rlk,lk->r", rows.wrenches, link_accelerations)
     return rate
 
@@ -172,7 +177,10 @@ def enforce(
     ``state`` (its kinematics ``kin``) over a step of ``dt`` [s]; returns them and the joint
     couplings' torques ``(n,)`` (the closures' forces act on links, not at joints)."""
     rows = constraint_rows(model, params, state, kin)
-    base_responses, joint_responses = articulated_body_responses(model, factor, rows.torques, rows.wrenches)
+    wrenches = None
+    if rows.wrenches is not None:
+        wrenches = jnp.zeros((rows.wrenches.shape[0], model.number_of_links, 6), rows.wrenches.dtype).at[:, list(rows.links)].set(rows.wrenches)
+    base_responses, joint_responses = articulated_body_responses(model, factor, rows.torques, wrenches)
     effective = jax.vmap(lambda a_B, qdd: rows_rate(model, kin, rows, a_B, qdd))(base_responses, joint_responses)
     effective = 0.5 * (effective + effective.T)  # G M~^-1 G^T, symmetric to rounding
     size = effective.shape[0]
