@@ -287,3 +287,19 @@ def test_gradients_through_the_four_bar_equal_central_differences():
     central = np.array([(final_angle(z + eps * e) - final_angle(z - eps * e)) / (2 * eps) for e in np.eye(2)])
     assert np.all(np.isfinite(gradient)) and np.all(np.abs(gradient) > 1e-3)
     np.testing.assert_allclose(gradient, central, rtol=1e-4)
+
+
+def test_reduce_keeps_a_closure_on_the_body_its_locked_link_joins():
+    """Locking the rocker lumps it into the world link: the closure's frame moves there, and
+    the violation at any state is the full model's with the rocker at its locked position."""
+    model = js.load_model(FOUR_BAR)
+    reduced = js.reduce(model, ["crank", "coupler"], {"rocker": 0.3})
+    assert reduced.loops.link2 == (reduced.link_index("world"),) and reduced.loops.names == ("loop",)
+    q = jnp.array([0.4, -0.7])
+    full = js.State.build(model).replace(joint_positions=jnp.array([0.4, -0.7, 0.3]))
+    np.testing.assert_allclose(
+        loop_rows(reduced, kinematics(reduced, js.State.build(reduced).replace(joint_positions=q))).violation,
+        loop_rows(model, kinematics(model, full)).violation,
+        rtol=0,
+        atol=1e-15,
+    )
