@@ -18,7 +18,7 @@ mechanism (:mod:`jaxsim_like.simulation.couplings`).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -28,12 +28,11 @@ from ..pytree import pytree_dataclass
 from . import kinematics as kin_module
 from . import spatial
 
+if TYPE_CHECKING:
+    from .model import Model
+
 WORLD = -1
 """The link of a closure's frame fixed in the world."""
-
-ROWS = {"connect": 3, "weld": 6}
-"""The rows of each kind of closure."""
-
 
 @pytree_dataclass(static=["link1", "link2", "weld", "names"])
 class LoopClosures:
@@ -98,7 +97,7 @@ def _vee_antisymmetric(E: jax.Array) -> jax.Array:
     return jnp.stack([E[..., 2, 1] - E[..., 1, 2], E[..., 0, 2] - E[..., 2, 0], E[..., 1, 0] - E[..., 0, 1]], axis=-1)
 
 
-def link_bias_accelerations(model, kin: kin_module.Kinematics) -> jax.Array:
+def link_bias_accelerations(model: Model, kin: kin_module.Kinematics) -> jax.Array:
     """``(N, 6)``: each link's spatial acceleration at zero generalised acceleration along the
     step's path, ``J_dot nu`` plus, with a floating base, ``[o_dot x omega; 0]``: the base origin
     moves at the constant velocity ``o_dot`` while the base turns at ``omega``, so the base's
@@ -111,7 +110,7 @@ def link_bias_accelerations(model, kin: kin_module.Kinematics) -> jax.Array:
     return bias
 
 
-def loop_rows(model, kin: kin_module.Kinematics) -> LoopRows:
+def loop_rows(model: Model, kin: kin_module.Kinematics) -> LoopRows:
     """The :class:`LoopRows` of ``model.loops`` at the kinematics ``kin`` of a state."""
     loops = model.loops
     dtype = kin.G_H_L.dtype
