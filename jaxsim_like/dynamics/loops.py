@@ -82,8 +82,8 @@ class LoopRows(NamedTuple):
     """The rows of a model's closures at a state, ``r`` rows: the unit wrenches ``wrench1`` and
     ``wrench2 (r, 6)`` on the closures' two links (world axes, about ``G``'s origin; zero on a
     ``WORLD`` side), the ``violation (r,)``, its rate ``G nu (r,)`` and ``path_bias (r,)``: the
-    violation's second derivative at zero generalised acceleration along the step's path (``J_dot
-    nu``, with the base origin moving at a constant velocity, as the step integrates it)."""
+    violation's second derivative at zero generalised acceleration (``J_dot nu``; along an Euler
+    step's path, the base origin moving at a constant velocity, as that step integrates it)."""
 
     wrench1: jax.Array
     wrench2: jax.Array
@@ -97,28 +97,29 @@ def _vee_antisymmetric(E: jax.Array) -> jax.Array:
     return jnp.stack([E[..., 2, 1] - E[..., 1, 2], E[..., 0, 2] - E[..., 2, 0], E[..., 1, 0] - E[..., 0, 1]], axis=-1)
 
 
-def link_bias_accelerations(model: Model, kin: kin_module.Kinematics) -> jax.Array:
-    """``(N, 6)``: each link's spatial acceleration at zero generalised acceleration along the
-    step's path, ``J_dot nu`` plus, with a floating base, ``[o_dot x omega; 0]``: the base origin
-    moves at the constant velocity ``o_dot`` while the base turns at ``omega``, so the base's
-    spatial velocity (about ``G``'s fixed origin) changes at that rate."""
+def _path_bias_accelerations(model: Model, kin: kin_module.Kinematics, euler: bool) -> jax.Array:
+    """``(N, 6)``: each link's spatial acceleration at zero generalised acceleration, ``J_dot
+    nu``, plus with ``euler`` and a floating base ``[o_dot x omega; 0]``: along an Euler step's
+    path the base origin moves at the constant velocity ``o_dot`` while the base turns at
+    ``omega``, so the base's spatial velocity (about ``G``'s fixed origin) changes at that rate."""
     c = spatial.cross_motion(kin.G_v, kin.G_S * kin.qd[:, None])
     bias = kin_module.ancestors_sum(model, c)
-    if model.floating_base:
+    if euler and model.floating_base:
         base = jnp.concatenate([jnp.cross(kin.G_v_B[:3], kin.G_v_B[3:]), jnp.zeros(3, bias.dtype)])
         bias = bias + base
     return bias
 
 
-def loop_rows(model: Model, kin: kin_module.Kinematics) -> LoopRows:
-    """The :class:`LoopRows` of ``model.loops`` at the kinematics ``kin`` of a state."""
+def loop_rows(model: Model, kin: kin_module.Kinematics, *, euler: bool = True) -> LoopRows:
+    """The :class:`LoopRows` of ``model.loops`` at the kinematics ``kin`` of a state, their path
+    bias along an Euler step's path (``euler=False``: along the continuous motion)."""
     loops = model.loops
     dtype = kin.G_H_L.dtype
     # A WORLD side takes the extra last entry: the world's pose in G, at rest.
     world = jnp.eye(4, dtype=dtype).at[:3, 3].set(-kin.origin)
     poses = jnp.concatenate([kin.G_H_L, world[None]])
     velocities = jnp.concatenate([kin.G_v, jnp.zeros((1, 6), dtype)])
-    biases = jnp.concatenate([link_bias_accelerations(model, kin), jnp.zeros((1, 6), dtype)])
+    biases = jnp.concatenate([_path_bias_accelerations(model, kin, euler), jnp.zeros((1, 6), dtype)])
     sides = []
     for links, frames in ((loops.link1, loops.frame1), (loops.link2, loops.frame2)):
         index = np.asarray(links, dtype=int)  # WORLD (-1) is the last entry

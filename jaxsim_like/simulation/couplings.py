@@ -33,8 +33,9 @@ no motion moves) solve as zero forces. From a state on the rules ``w+ = -h b / 2
 hold to ``O(h^3)`` per step; a violation decays without overshoot for ``zeta >= 1``. The
 velocity change is the ``M~``-orthogonal projection onto the reference: it removes kinetic
 energy (the work of the linearised forces against the rows, second order in ``h``) and adds
-none beyond ``w+`` of a violation being corrected. With RK4 every stage's accelerations satisfy
-``G a = (w+ - w) / h`` at the stage's state: a linear equation of ``phi`` whose eigenvalues obey
+none beyond ``w+`` of a violation being corrected. With RK4, whose stages' rates are
+derivatives, every stage's accelerations satisfy ``G a + b = (w+ - w) / h`` with ``w+`` the
+oscillator's step from ``w`` and ``d = 0``: a linear equation of ``phi`` whose eigenvalues obey
 ``|lambda h| <= 1``, within RK4's stability region.
 """
 
@@ -98,10 +99,10 @@ class Rows(NamedTuple):
     damping_ratio: jax.Array
 
 
-def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinematics) -> Rows:
+def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinematics, euler: bool = True) -> Rows:
     """The :class:`Rows` of ``model``'s joint couplings, then of its loop closures, at ``state``
     (with its kinematics ``kin``), with the references of ``params`` (one per coupling, then one
-    per closure)."""
+    per closure); ``euler``: the path bias along an Euler step's path (see :func:`.loops.loop_rows`)."""
     couplings, loops = model.couplings, model.loops
     dtype = kin.G_H_L.dtype
     per_row = np.concatenate([np.arange(couplings.rows), couplings.rows + loops.row_closure]).astype(int)
@@ -114,7 +115,7 @@ def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinema
         torques = couplings.jacobian(model.dofs).astype(dtype)
         parts.append((couplings.violation(state.joint_positions), couplings.rate(state.joint_velocities), jnp.zeros(couplings.rows, dtype)))
     if loops.rows:
-        rows = loop_rows(model, kin)
+        rows = loop_rows(model, kin, euler=euler)
         closure = loops.row_closure
         links = tuple(sorted({link for link in loops.link1 + loops.link2 if link != WORLD}))
         # Each side's slot among the links; one extra slot takes the WORLD sides, then goes.
@@ -171,12 +172,15 @@ def enforce(
     G_a_B: jax.Array,
     joint_accelerations: jax.Array,
     dt: jax.Array,
+    euler: bool = True,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The base acceleration ``d/dt G_v_WB (6,)`` and ``joint_accelerations (n,)`` of a model's
     solve, with the ``factor`` of its matrix, made to follow the constraints' reference from
     ``state`` (its kinematics ``kin``) over a step of ``dt`` [s]; returns them and the joint
-    couplings' torques ``(n,)`` (the closures' forces act on links, not at joints)."""
-    rows = constraint_rows(model, params, state, kin)
+    couplings' torques ``(n,)`` (the closures' forces act on links, not at joints).
+    ``euler=False`` (RK4's stages): the rates are derivatives, ``d = 0``, and the rows'
+    accelerations ``G a = (w+ - w) / h - b`` with the oscillator's ``w+`` from ``w``."""
+    rows = constraint_rows(model, params, state, kin, euler)
     wrenches = None
     if rows.wrenches is not None:
         wrenches = jnp.zeros((rows.wrenches.shape[0], model.number_of_links, 6), rows.wrenches.dtype).at[:, list(rows.links)].set(rows.wrenches)
@@ -187,11 +191,15 @@ def enforce(
     dtype = effective.dtype
     regularisation = jnp.finfo(dtype).eps ** 0.75 * jnp.trace(effective) / size
     effective = effective + regularisation * jnp.eye(size, dtype=dtype)
-    # The oscillator runs on the rows' mean rates over a step, (phi+ - phi) / h = G nu+ + h b / 2.
-    half_bias = 0.5 * dt * rows.path_bias
-    target = reference_velocity(rows.violation, rows.velocity - half_bias, rows.time_constant, rows.damping_ratio, dt) - half_bias
-    offset = base_velocity_offset(model, state, kin)
-    drift = rows_rate(model, kin, rows, offset, jnp.zeros_like(joint_accelerations)) if rows.wrenches is not None else 0.0
+    if euler:
+        # The oscillator runs on the rows' mean rates over a step, (phi+ - phi) / h = G nu+ + h b / 2.
+        half_bias = 0.5 * dt * rows.path_bias
+        target = reference_velocity(rows.violation, rows.velocity - half_bias, rows.time_constant, rows.damping_ratio, dt) - half_bias
+        offset = base_velocity_offset(model, state, kin)
+        drift = rows_rate(model, kin, rows, offset, jnp.zeros_like(joint_accelerations)) if rows.wrenches is not None else 0.0
+    else:
+        target = reference_velocity(rows.violation, rows.velocity, rows.time_constant, rows.damping_ratio, dt) - dt * rows.path_bias
+        drift = 0.0
     free = rows_rate(model, kin, rows, G_a_B, joint_accelerations)
     forces = solve_spd(effective, (target - rows.velocity) / dt - free - drift)
     coupling_torques = forces @ rows.torques if rows.torques is not None else jnp.zeros_like(joint_accelerations)

@@ -295,7 +295,7 @@ def solve(
         in_contact = linear.carried
     else:
         G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
-        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt)
+        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, world.integrator != "rk4")
         G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
@@ -334,14 +334,14 @@ def solve(
 
 def _couplings(
     model: Model, params: ModelParams, state: State, kin: kin_module.Kinematics, factor: ArticulatedFactor,
-    G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array,
+    G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array, euler: bool = True,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The accelerations of a solve with the model's joint couplings and loop closures enforced
     (:func:`.couplings.enforce`) and the joint torques ``tau (n,)`` with the couplings' added; a
-    model without constraints is left as it is."""
+    model without constraints is left as it is; ``euler``: the step is Euler's (else RK4's stages)."""
     if not (model.couplings.rows or model.loops.rows):
         return G_a_B, qdd, tau
-    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt)
+    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler)
     return G_a_B, qdd, tau + tau_couplings
 
 

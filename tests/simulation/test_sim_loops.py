@@ -230,7 +230,7 @@ def test_the_loop_stays_closed_and_energy_is_kept(mechanism, figures):
     """Measured: the loop open by 2.1e-6 m at most (four-bar; MuJoCo's stiff connect 6.2e-5 m),
     1.4e-7 m (slider-crank). The energy oscillates without drift within 1.2 % (four-bar) and
     0.5 % (slider-crank) of the largest kinetic energy: semi-implicit Euler's own error at 1 ms
-    (it halves at 0.5 ms; RK4: 0.07 %), the same as MuJoCo's Euler within 3e-4 of it, so the
+    (it halves at 0.5 ms; RK4: 3e-7), the same as MuJoCo's Euler within 3e-4 of it, so the
     closure adds or removes none of its own."""
     name, _, _, (violations, energy, kinetic), (_, reference_energy) = mechanism
     loop = figures(f"{name}: max loop error [m]", float(np.abs(violations).max()))
