@@ -23,6 +23,7 @@ from . import consistency
 from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
 from .loops import WORLD, LoopClosures
+from .tendons import FixedTendons, build_tendons
 from .tree import PRISMATIC, REVOLUTE, RigidTree
 
 JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2}
@@ -85,9 +86,11 @@ class Model:
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
     - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root);
     - ``couplings``: the mimic joints, :class:`.couplings.JointCouplings` (traced multipliers
-      and offsets, static joint indices), and ``loops``: the loop closures (MJCF connect and weld),
-      :class:`.loops.LoopClosures` (traced frames, static links), which the simulation step
-      enforces.
+      and offsets, static joint indices), which the simulation step enforces;
+    - ``tendons``: the fixed tendons and their equalities, :class:`.tendons.FixedTendons`,
+      whose passive forces, limits and equalities the simulation step applies;
+    - ``loops``: the loop closures (MJCF connect and weld), :class:`.loops.LoopClosures`
+      (traced frames, static links), which the simulation step enforces.
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there);
@@ -115,6 +118,7 @@ class Model:
     base_transform: jax.Array
     couplings: JointCouplings
     loops: LoopClosures
+    tendons: FixedTendons
 
     name: str
     link_names: tuple[str, ...]
@@ -247,10 +251,12 @@ def model_from_tree(
     base_transform: np.ndarray,
     joint_order: Sequence[str] | None = None,
     semantics: Any = None,
+    tendons: FixedTendons | None = None,
     loops: Sequence[LoopClosure] = (),
 ) -> Model:
-    """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`), with its
-    ``loops`` (their frames on links or on frames of ``tree``: links lumped into their body)."""
+    """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`), its
+    ``tendons`` over the joints in the order ``joint_order`` (none by default) and its ``loops``
+    (their frames on links or on frames of ``tree``: links lumped into their body)."""
     tree = tree_module.sort_by_depth(tree)
     link_of_joint = {jn: i for i, jn in enumerate(tree.joint_names) if jn is not None}
     joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
@@ -287,6 +293,7 @@ def model_from_tree(
         base_transform=jnp.asarray(base_transform, dtype=dtype),
         couplings=_couplings(tree, joint_names, dtype),
         loops=_loops(tree, loops, dtype),
+        tendons=FixedTendons.none(len(joint_names), dtype) if tendons is None else tendons,
         name=name,
         link_names=tuple(tree.link_names),
         joint_names=tuple(joint_names),
@@ -417,6 +424,7 @@ def build_model(
         joint_order=joint_order,
         semantics=semantics,
         loops=description.loops,
+        tendons=build_tendons(description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float)),
     )
 
 
@@ -524,6 +532,9 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
                 "lock both or keep both"
             )
     tree = tree_module.lock_joints(_tree_of_model(model, locked), locked)
+    tendons = model.tendons.reduce(
+        [model.joint_index(name) for name in joint_names], {model.joint_index(name): value for name, value in locked.items()}
+    )
     return model_from_tree(
         tree_module.lump_fixed_joints(tree),
         name=model.name,
@@ -532,4 +543,5 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
         joint_order=joint_names,
         semantics=model.semantics.value,
         loops=model_loops(model),
+        tendons=tendons,
     )

@@ -32,6 +32,8 @@ from .description import (
     ModelDescription,
     PhysicsDescription,
     SourceLocation,
+    TendonDescription,
+    TendonEqualityDescription,
     Visual,
     WorldDescription,
 )
@@ -59,6 +61,8 @@ __all__ = [
     "ModelLoadWarning",
     "PhysicsDescription",
     "SourceLocation",
+    "TendonDescription",
+    "TendonEqualityDescription",
     "Visual",
     "WorldDescription",
     "find_sdf_file",

@@ -188,11 +188,56 @@ class FrameDescription:
 
 
 @dataclass
+class TendonDescription:
+    """A fixed tendon (MJCF ``<tendon><fixed>``): the length ``L = length0 + sum_j coefficients[j]
+    q_j`` [m or rad] of the joint positions ``q`` (measured from MuJoCo's ``qpos0``, so that
+    ``length0`` is the length there), by joint name. Its passive force along ``L`` [N or N m]:
+    ``stiffness`` [N/m] towards the dead band ``spring_length (lower, upper)`` [m] (zero inside),
+    viscous ``damping`` [N s/m] and Coulomb ``friction`` [N]; ``armature`` [kg] adds inertia
+    along ``L``. ``limited``: ``lower <= L <= upper`` (``range``), engaged within ``margin`` [m],
+    with the reference ``time_constant`` [s] and ``damping_ratio`` of its ``solreflimit``."""
+
+    name: str
+    coefficients: dict[str, float]
+    length0: float = 0.0
+    stiffness: float = 0.0
+    spring_length: tuple[float, float] = (0.0, 0.0)
+    damping: float = 0.0
+    friction: float = 0.0
+    armature: float = 0.0
+    limited: bool = False
+    range: tuple[float, float] = (-np.inf, np.inf)
+    margin: float = 0.0
+    time_constant: float = 0.02
+    damping_ratio: float = 1.0
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
+class TendonEqualityDescription:
+    """``L1 - L1_0 = offset + multiplier (L2 - L2_0)`` between the lengths of tendons ``tendon1``
+    and ``tendon2`` (an empty ``tendon2``: ``L1 - L1_0 = offset``), ``L_0`` their lengths at zero
+    joint positions: MJCF ``<equality><tendon>`` with ``polycoef="offset multiplier 0 0 0"``.
+    ``time_constant`` [s] and ``damping_ratio``: the reference of its ``solref``."""
+
+    name: str
+    tendon1: str
+    tendon2: str = ""
+    offset: float = 0.0
+    multiplier: float = 1.0
+    time_constant: float = 0.02
+    damping_ratio: float = 1.0
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
 class ActuatorDescription:
     """A joint actuator (MJCF), as MuJoCo applies it to its joint: the joint force [N m or N] is
     ``gear * clip(f, *force_range)`` for the control ``u`` in ``ctrl_range`` with, by ``kind``,
     ``f = gain u`` (``motor``), ``f = kp (u - gear q) - kv gear q_dot`` (``position``) or
-    ``f = kv (u - gear q_dot)`` (``velocity``). Unbounded ranges are ``(-inf, inf)``."""
+    ``f = kv (u - gear q_dot)`` (``velocity``). Unbounded ranges are ``(-inf, inf)``. A motor on
+    a fixed tendon names the ``tendon`` (and no ``joint``): the force ``gear * clip(gain u)``
+    acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``."""
 
     name: str
     joint: str
@@ -204,6 +249,7 @@ class ActuatorDescription:
     ctrl_range: tuple[float, float] = (-np.inf, np.inf)
     force_range: tuple[float, float] = (-np.inf, np.inf)
     location: SourceLocation = field(default_factory=SourceLocation)
+    tendon: str = ""
 
 
 @dataclass
@@ -214,7 +260,9 @@ class ModelDescription:
     ``W_H_M: (4, 4)`` the model frame in the world (the SDF ``<model><pose>``, or the pose
     given by a world file). ``fixed_to_world`` is True when the file welds the root to the
     world (URDF root named ``world``, SDF ``<static>`` or a joint to ``world``). ``actuators``
-    are the file's joint actuators and ``loops`` its :class:`LoopClosure` constraints (MJCF only).
+    are the file's joint and tendon actuators, ``tendons`` its fixed tendons,
+    ``tendon_equalities`` the equalities between their lengths and ``loops`` its
+    :class:`LoopClosure` constraints (MJCF only).
     """
 
     name: str
@@ -229,6 +277,8 @@ class ModelDescription:
     source: str | None = None
     actuators: list[ActuatorDescription] = field(default_factory=list)
     loops: list[LoopClosure] = field(default_factory=list)
+    tendons: list[TendonDescription] = field(default_factory=list)
+    tendon_equalities: list[TendonEqualityDescription] = field(default_factory=list)
 
     def link(self, name: str) -> LinkDescription:
         """The link called ``name`` (KeyError if none)."""

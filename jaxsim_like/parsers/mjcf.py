@@ -28,17 +28,24 @@ What is read:
   qpos0_b)`` is, in positions measured from ``qpos0``, ``q_a = c1 q_b + c0``; without ``joint2``,
   ``q_a = c0`` (a welded leader). The equality's ``solref`` becomes the coupling's time constant
   and damping ratio (see :func:`_reference`); inactive equalities are skipped with a warning;
+- fixed tendons ``<tendon><fixed>`` (:class:`TendonDescription`): coefficients by joint, the
+  length at ``qpos0``, stiffness with MuJoCo's compiled ``springlength`` dead band (its ``-1``
+  default resolved by the compiler to the length at ``qpos0``), damping, friction loss,
+  armature, range, margin and ``solreflimit``; tendon equalities ``<equality><tendon
+  tendon1="a" tendon2="b" polycoef="c0 c1 0 0 0"/>`` (:class:`TendonEqualityDescription`):
+  MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``;
 - connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``)
   as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
   ``solimp`` is not read: the step holds them with an impedance of one.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
-tendons, equality constraints other than linear joint equalities, connects and welds, and those
-between two trees (each with its line). Joint stiffness (springs), fluid forces, contact pairs and excludes, and the damping and
-friction loss of free joints are not represented and warn. Motor, position and velocity
-actuators on joints are read (:mod:`.mjcf_actuators`; others warn and are dropped); sensors and
-contact options are not read. Locations name the file and the element; lines are those of the
-main file's elements.
+spatial tendons (through sites, with wrapping), tendons, equalities, connects or welds across
+trees, equality constraints other than linear joint and tendon equalities, connects and welds
+(each with its line). Joint stiffness (springs), fluid forces, contact pairs and excludes, and
+the damping and friction loss of free joints are not represented and warn. Motor, position and
+velocity actuators on joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`;
+others warn and are dropped); sensors and contact options are not read. Locations name the file
+and the element; lines are those of the main file's elements.
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ from .description import (
     ModelDescription,
     PhysicsDescription,
     SourceLocation,
+    TendonDescription,
+    TendonEqualityDescription,
     WorldDescription,
 )
 from .errors import ModelLoadError, warn
@@ -72,8 +81,9 @@ WORLD = "world"
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _EULER, _RK4 = 0, 1
 _INTEGRATORS = {0: "semi_implicit_euler", 1: "rk4", 2: "implicit_euler", 3: "implicit_euler"}  # by mjtIntegrator
-_CONNECT, _WELD, _JOINT_EQUALITY = 0, 1, 2  # mjtEq
+_CONNECT, _WELD, _JOINT_EQUALITY, _TENDON_EQUALITY = 0, 1, 2, 3  # mjtEq
 _SITE = 6  # mjtObj: an equality between sites (else bodies)
+_WRAP_JOINT = 1  # mjtWrap: the one wrap of fixed tendons
 _SHAPES = {2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 0: "plane"}
 
 
@@ -116,6 +126,22 @@ class _Reader:
     def joint(self, index: int) -> str:
         return self.name("joint", index) or f"joint{index}"
 
+    def tendon(self, index: int) -> str:
+        return self.name("tendon", index) or f"tendon{index}"
+
+    def fixed_tendon(self, index: int) -> bool:
+        """Whether tendon ``index`` is fixed (its joints only), not spatial."""
+        return _is_fixed(self.m, index)
+
+    def tendon_where(self, index: int) -> SourceLocation:
+        """The location of tendon ``index``: its ``<fixed>`` or ``<spatial>`` element by name, else
+        the file's first ``<tendon>``."""
+        name = self.name("tendon", index)
+        tag = "fixed" if _is_fixed(self.m, index) else "spatial"
+        if name and (tag, name) in self.lines:
+            return SourceLocation(file=self.file, line=self.lines[(tag, name)], element=f'<{tag} name="{name}">')
+        return SourceLocation(file=self.file, line=self.lines.get(("tendon", None)), element=f"<{tag}>")
+
     def where(self, tag: str, name: str) -> SourceLocation:
         return SourceLocation(file=self.file, line=self.lines.get((tag, name)), element=f'<{tag} name="{name}">')
 
@@ -147,10 +173,40 @@ def _tree_key(m, body: int) -> int:
     return root if root and _is_free(m, root) else 0
 
 
+def _is_fixed(m, t: int) -> bool:
+    """Whether tendon ``t`` is fixed (joints only), not spatial."""
+    wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t]))
+    return all(int(m.wrap_type[w]) == _WRAP_JOINT for w in wraps)
+
+
+def _tendon_joints(m, t: int) -> list[tuple[int, float]]:
+    """The (joint id, coefficient) pairs of fixed tendon ``t``."""
+    wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t]))
+    return [(int(m.wrap_objid[w]), float(m.wrap_prm[w])) for w in wraps]
+
+
+def _tendon_tree(m, t: int) -> int | None:
+    """The tree (see :func:`_tree_key`) of fixed tendon ``t``'s joints; None across trees."""
+    trees = {_tree_key(m, int(m.jnt_bodyid[j])) for j, _ in _tendon_joints(m, t)}
+    return trees.pop() if len(trees) == 1 else None
+
+
+def _tendon_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
+    """The tendons the model cannot represent: spatial ones, fixed ones across trees."""
+    m, problems = reader.m, []
+    for t in range(m.ntendon):
+        label = f"'{reader.tendon(t)}'"
+        if not _is_fixed(m, t):
+            problems.append((reader.tendon_where(t), f"spatial tendon {label} (through sites, with wrapping) is not supported yet"))
+        elif m.tendon_num[t] and _tendon_tree(m, t) is None:
+            problems.append((reader.tendon_where(t), f"fixed tendon {label} across joints of two trees is not supported yet"))
+    return problems
+
+
 def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
-    """The active equalities the model cannot represent: other kinds than joint equalities,
-    nonlinear polynomials, joints of two trees, a joint that follows two equalities; warns
-    about (and skips) the inactive ones."""
+    """The active equalities the model cannot represent: other kinds than joint and tendon
+    equalities, nonlinear polynomials, joints or tendons of two trees, a joint that follows two
+    equalities; warns about (and skips) the inactive ones."""
     m = reader.m
     problems, followers = [], {}
     for e in range(m.neq):
@@ -163,6 +219,9 @@ def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
             b1, b2 = _equality_bodies(m, e)
             if b1 and b2 and _tree_key(m, b1) != _tree_key(m, b2):
                 problems.append((where, f"{kind} equality {label} between bodies of two trees ('{reader.body(b1)}', '{reader.body(b2)}') is not supported yet"))
+            continue
+        if m.eq_type[e] == _TENDON_EQUALITY:
+            problems += _tendon_equality_problems(reader, e, label, where)
             continue
         if m.eq_type[e] != _JOINT_EQUALITY:
             problems.append((where, f"{kind} equality {label} is not supported yet"))
@@ -225,6 +284,74 @@ def _loops(reader: _Reader) -> list[tuple[tuple[int, int], LoopClosure]]:
         )
         loops.append((bodies, closure))
     return loops
+def _tendon_equality_problems(reader: _Reader, e: int, label: str, where: SourceLocation) -> list[tuple[SourceLocation, str]]:
+    """What tendon equality ``e`` asks that the model cannot represent: a nonlinear polynomial,
+    a spatial tendon, tendons of two trees."""
+    m = reader.m
+    tendons = [int(t) for t in (m.eq_obj1id[e], m.eq_obj2id[e]) if t >= 0]
+    coefficients = np.asarray(m.eq_data[e][:5], dtype=float)
+    if np.any(coefficients[2:] != 0.0):
+        polycoef = " ".join(f"{c:g}" for c in coefficients)
+        return [(where, f"tendon equality {label} with a nonlinear polycoef ({polycoef}) is not supported yet")]
+    if not all(_is_fixed(m, t) for t in tendons):
+        return [(where, f"tendon equality {label} on a spatial tendon is not supported yet")]
+    if len({_tendon_tree(m, t) for t in tendons}) > 1:
+        return [(where, f"tendon equality {label} between tendons of two trees is not supported yet")]
+    return []
+
+
+def _tendons(reader: _Reader, joints: set[str]) -> list[TendonDescription]:
+    """The fixed tendons on the named ``joints`` (after :func:`_unsupported`), in MuJoCo's order."""
+    m, tendons = reader.m, []
+    for t in range(m.ntendon):
+        coefficients = {reader.joint(j): coefficient for j, coefficient in _tendon_joints(m, t)}
+        if not coefficients or not set(coefficients) <= joints:
+            continue
+        time_constant, damping_ratio = _reference(m.tendon_solref_lim[t])
+        limited = bool(m.tendon_limited[t])
+        tendons.append(
+            TendonDescription(
+                name=reader.tendon(t),
+                coefficients=coefficients,
+                length0=float(m.tendon_length0[t]),
+                stiffness=float(m.tendon_stiffness[t]),
+                spring_length=(float(m.tendon_lengthspring[t][0]), float(m.tendon_lengthspring[t][1])),
+                damping=float(m.tendon_damping[t]),
+                friction=float(m.tendon_frictionloss[t]),
+                armature=float(m.tendon_armature[t]),
+                limited=limited,
+                range=(float(m.tendon_range[t][0]), float(m.tendon_range[t][1])) if limited else (-np.inf, np.inf),
+                margin=float(m.tendon_margin[t]),
+                time_constant=time_constant,
+                damping_ratio=damping_ratio,
+                location=reader.tendon_where(t),
+            )
+        )
+    return tendons
+
+
+def _tendon_equalities(reader: _Reader, tendons: set[str]) -> list[TendonEqualityDescription]:
+    """The active tendon equalities between the named ``tendons`` (after :func:`_unsupported`)."""
+    m, equalities = reader.m, []
+    for e in range(m.neq):
+        if not m.eq_active0[e] or m.eq_type[e] != _TENDON_EQUALITY or reader.tendon(int(m.eq_obj1id[e])) not in tendons:
+            continue
+        second = int(m.eq_obj2id[e])
+        time_constant, damping_ratio = _reference(m.eq_solref[e])
+        label, where = reader.equality(e)
+        equalities.append(
+            TendonEqualityDescription(
+                name=reader.name("equality", e) or label,
+                tendon1=reader.tendon(int(m.eq_obj1id[e])),
+                tendon2=reader.tendon(second) if second >= 0 else "",
+                offset=float(m.eq_data[e][0]),
+                multiplier=float(m.eq_data[e][1]) if second >= 0 else 0.0,
+                time_constant=time_constant,
+                damping_ratio=damping_ratio,
+                location=where,
+            )
+        )
+    return equalities
 
 
 def _reference(solref: np.ndarray) -> tuple[float, float]:
@@ -258,12 +385,7 @@ def _unsupported(reader: _Reader) -> None:
     """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
     the first, each other with its line); warn about joint springs and inactive equalities."""
     m = reader.m
-    problems: list[tuple[SourceLocation, str]] = []
-    if m.ntendon:
-        names = ", ".join(f"'{reader.name('tendon', i)}'" if reader.name("tendon", i) else f"#{i}" for i in range(m.ntendon))
-        where = SourceLocation(file=reader.file, line=reader.lines.get(("tendon", None)), element="<tendon>")
-        problems.append((where, f"tendons are not supported: {m.ntendon} ({names})"))
-    problems += _equality_problems(reader)
+    problems = _tendon_problems(reader) + _equality_problems(reader)
     for j in range(m.njnt):
         if m.jnt_type[j] == _BALL:
             problems.append((reader.where("joint", reader.joint(j)), f"ball joint '{reader.joint(j)}' is not supported"))
@@ -462,6 +584,9 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
             links += extra_links
             joints += body_joints
     members = set(bodies) | ({0} if root == 0 else set())
+    joint_names = {joint.name for joint in joints}
+    tendons = _tendons(reader, joint_names)
+    tendon_names = {tendon.name for tendon in tendons}
     description = ModelDescription(
         name=name,
         links=links,
@@ -471,7 +596,9 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
         M_H_root=M_H_root,
         fixed_to_world=not free,
         source=reader.file,
-        actuators=read_actuators(reader, {joint.name for joint in joints}),
+        actuators=read_actuators(reader, joint_names, tendon_names),
+        tendons=tendons,
+        tendon_equalities=_tendon_equalities(reader, tendon_names),
         loops=[closure for pair, closure in reader.loops if any(b in bodies for b in pair)],
     )
     validate_description(description)

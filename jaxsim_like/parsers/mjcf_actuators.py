@@ -4,8 +4,10 @@ MuJoCo's actuator force is ``gain u + b0 + b1 length + b2 velocity`` with ``leng
 joint transmission. A fixed gain and no or affine bias on a hinge or slide joint, without
 activation dynamics, is one of three kinds: ``motor`` (no bias), ``position`` (``b1 = -gain``:
 ``kp = gain``, ``kv = -b2``) and ``velocity`` (``b1 = 0``, ``b2 = -gain``: ``kv = gain``); what
-``position`` and ``velocity`` elements and ``general`` ones of these forms compile to. Any other
-actuator (tendon or site transmissions, filters, muscles) is dropped with one located warning.
+``position`` and ``velocity`` elements and ``general`` ones of these forms compile to. A
+``motor`` on a fixed tendon (``length = gear L``) is read too. Any other actuator (position and
+velocity ones on tendons, site transmissions, filters, muscles) is dropped with one located
+warning.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 from .description import ActuatorDescription, SourceLocation
 from .errors import warn
 
-_JOINT_TRANSMISSION, _GAIN_FIXED, _NO_DYNAMICS = 0, 0, 0
+_JOINT_TRANSMISSION, _TENDON_TRANSMISSION, _GAIN_FIXED, _NO_DYNAMICS = 0, 3, 0, 0
 _BIAS_NONE, _BIAS_AFFINE = 0, 1
 _HINGE_OR_SLIDE = (2, 3)
 
@@ -55,20 +57,22 @@ def _where(reader, a: int) -> SourceLocation:
 def _read(reader, a: int) -> ActuatorDescription | None:
     """Actuator ``a`` of ``reader``'s model (``mjcf._Reader``), or None when not represented."""
     m = reader.m
-    joint, gain = int(m.actuator_trnid[a][0]), float(m.actuator_gainprm[a][0])
+    target, gain = int(m.actuator_trnid[a][0]), float(m.actuator_gainprm[a][0])
     simple = (
-        m.actuator_trntype[a] == _JOINT_TRANSMISSION
-        and m.actuator_dyntype[a] == _NO_DYNAMICS
+        m.actuator_dyntype[a] == _NO_DYNAMICS
         and m.actuator_gaintype[a] == _GAIN_FIXED
         and m.actuator_biastype[a] in (_BIAS_NONE, _BIAS_AFFINE)
     )
-    kind = _kind(gain, m.actuator_biasprm[a]) if simple and m.jnt_type[joint] in _HINGE_OR_SLIDE else None
-    if kind is None:
+    kind = _kind(gain, m.actuator_biasprm[a]) if simple else None
+    on_joint = m.actuator_trntype[a] == _JOINT_TRANSMISSION and m.jnt_type[target] in _HINGE_OR_SLIDE
+    on_tendon = m.actuator_trntype[a] == _TENDON_TRANSMISSION and kind == "motor" and reader.fixed_tendon(target)
+    if kind is None or not (on_joint or on_tendon):
         return None
     name = reader.name("actuator", a) or f"actuator{a}"
     return ActuatorDescription(
         name=name,
-        joint=reader.joint(joint),
+        joint=reader.joint(target) if on_joint else "",
+        tendon=reader.tendon(target) if on_tendon else "",
         kind=kind,
         gear=float(m.actuator_gear[a][0]),
         gain=gain if kind == "motor" else 1.0,
@@ -88,14 +92,15 @@ def warn_unrepresented(reader) -> None:
         names = ", ".join(f"'{reader.name('actuator', a)}'" if reader.name("actuator", a) else f"#{a}" for a in dropped)
         warn(
             f"{len(dropped)} actuator(s) of a kind not represented (only motor, position and velocity actuators on a "
-            f"hinge or slide joint are) are dropped: {names}",
+            f"hinge or slide joint, and motors on a fixed tendon, are) are dropped: {names}",
             file=where.file,
             line=where.line,
             element=where.element,
         )
 
 
-def read_actuators(reader, joints: set[str]) -> list[ActuatorDescription]:
-    """The represented actuators of ``reader``'s model on the named ``joints``, in MuJoCo's order."""
+def read_actuators(reader, joints: set[str], tendons: set[str]) -> list[ActuatorDescription]:
+    """The represented actuators of ``reader``'s model on the named ``joints`` and ``tendons``, in
+    MuJoCo's order."""
     actuators = (_read(reader, a) for a in range(reader.m.nu))
-    return [actuator for actuator in actuators if actuator is not None and actuator.joint in joints]
+    return [a for a in actuators if a is not None and (a.joint in joints if a.joint else a.tendon in tendons)]

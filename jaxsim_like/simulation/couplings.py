@@ -53,25 +53,10 @@ from ..dynamics.kinematics import Kinematics
 from ..dynamics.loops import WORLD, loop_rows
 from ..dynamics.model import Model, topology
 from ..dynamics.state import State
+from .constraint_rows import Rows, row_forces, solve_spd
 from .params import ModelParams
 
-
-def solve_spd(A: jax.Array, b: jax.Array) -> jax.Array:
-    """``A^-1 b`` for a small symmetric positive definite ``A (c, c)``: Cholesky unrolled over its
-    static size, column by column (no LAPACK call: on CPU its call costs more than the solve of
-    a few rows, and it batches on any device)."""
-    size = A.shape[0]
-    L = jnp.zeros_like(A)
-    for j in range(size):
-        column = A[:, j] - L @ L[j]
-        L = L.at[:, j].set(jnp.where(jnp.arange(size) >= j, column, 0.0) / jnp.sqrt(column[j]))
-    y = jnp.zeros_like(b)
-    for i in range(size):
-        y = y.at[i].set((b[i] - L[i] @ y) / L[i, i])
-    x = jnp.zeros_like(b)
-    for i in reversed(range(size)):
-        x = x.at[i].set((y[i] - L[:, i] @ x) / L[i, i])
-    return x
+__all__ = ["enforce", "reference_velocity", "solve_spd"]
 
 
 def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant: jax.Array, damping_ratio: jax.Array, dt: jax.Array) -> jax.Array:
@@ -82,12 +67,13 @@ def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant:
     return (tau**2 * velocity - dt * violation) / denominator
 
 
-class Rows(NamedTuple):
+class EqualityRows(NamedTuple):
     """A model's ``r`` constraint rows at a state: the generalised force of unit row forces as
     joint torques ``torques (r, n)`` and wrenches ``wrenches (r, m, 6)`` on the ``m`` links
-    ``links`` (static; world axes, about ``G``'s origin; either None when no row has one), the
+    ``links`` (static; world axes, about ``G``'s origin; either None when no row has one); of
+    its first ``e`` rows, the equalities (joint couplings, then loop closures), the
     ``violation``, the ``velocity`` ``G nu``, the ``path_bias`` ``J_dot nu`` and the
-    reference's ``time_constant`` [s] and ``damping_ratio`` ``(r,)``."""
+    reference's ``time_constant`` [s] and ``damping_ratio`` ``(e,)``."""
 
     torques: jax.Array | None
     wrenches: jax.Array | None
@@ -98,9 +84,19 @@ class Rows(NamedTuple):
     time_constant: jax.Array
     damping_ratio: jax.Array
 
+    def with_joint_rows(self, jacobian: jax.Array, dofs: int) -> "EqualityRows":
+        """These rows followed by the joint-space rows ``jacobian (k, n)``."""
+        dtype = jacobian.dtype
+        equalities = self.violation.shape[0]
+        torques = jnp.zeros((equalities, dofs), dtype) if self.torques is None else self.torques
+        wrenches = None
+        if self.wrenches is not None:
+            wrenches = jnp.concatenate([self.wrenches, jnp.zeros((jacobian.shape[0],) + self.wrenches.shape[1:], dtype)])
+        return self._replace(torques=jnp.concatenate([torques, jacobian]), wrenches=wrenches)
 
-def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinematics, euler: bool = True) -> Rows:
-    """The :class:`Rows` of ``model``'s joint couplings, then of its loop closures, at ``state``
+
+def equality_rows(model: Model, params: ModelParams, state: State, kin: Kinematics, euler: bool = True) -> EqualityRows:
+    """The :class:`EqualityRows` of ``model``'s joint couplings, then of its loop closures, at ``state``
     (with its kinematics ``kin``), with the references of ``params`` (one per coupling, then one
     per closure); ``euler``: the path bias along an Euler step's path (see :func:`.loops.loop_rows`)."""
     couplings, loops = model.couplings, model.loops
@@ -129,8 +125,8 @@ def constraint_rows(model: Model, params: ModelParams, state: State, kin: Kinema
         if torques is not None:
             torques = jnp.concatenate([torques, jnp.zeros((loops.rows, model.dofs), dtype)])
         parts.append((rows.violation, rows.rate, rows.path_bias))
-    violation, velocity, path_bias = (jnp.concatenate(values) for values in zip(*parts))
-    return Rows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio)
+    violation, velocity, path_bias = (jnp.concatenate(values) for values in zip(*parts)) if parts else (jnp.zeros(0, dtype),) * 3
+    return EqualityRows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio)
 
 
 def _link_accelerations(model: Model, kin: Kinematics, links: tuple[int, ...], G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
@@ -141,10 +137,11 @@ def _link_accelerations(model: Model, kin: Kinematics, links: tuple[int, ...], G
     return G_a_B + jnp.asarray(ancestors, dtype=motion.dtype) @ motion
 
 
-def rows_rate(model: Model, kin: Kinematics, rows: Rows, G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
+def rows_rate(model: Model, kin: Kinematics, rows: EqualityRows, G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
     """``G a (r,)`` of the base acceleration ``d/dt G_v_WB (6,)`` and ``joint_accelerations (n,)``
     (without ``J_dot nu``)."""
-    rate = jnp.zeros(rows.violation.shape, rows.violation.dtype)
+    count = rows.torques.shape[0] if rows.torques is not None else rows.wrenches.shape[0]
+    rate = jnp.zeros(count, G_a_B.dtype)
     if rows.torques is not None:
         rate = rate + rows.torques @ joint_accelerations
     if rows.wrenches is not None:
@@ -173,24 +170,30 @@ def enforce(
     joint_accelerations: jax.Array,
     dt: jax.Array,
     euler: bool = True,
+    extra: Rows | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The base acceleration ``d/dt G_v_WB (6,)`` and ``joint_accelerations (n,)`` of a model's
     solve, with the ``factor`` of its matrix, made to follow the constraints' reference from
     ``state`` (its kinematics ``kin``) over a step of ``dt`` [s]; returns them and the joint
-    couplings' torques ``(n,)`` (the closures' forces act on links, not at joints).
+    torques ``(n,)`` of the joint-space rows (the closures' forces act on links, not at joints).
     ``euler=False`` (RK4's stages): the rates are derivatives, ``d = 0``, and the rows'
-    accelerations ``G a = (w+ - w) / h - b`` with the oscillator's ``w+`` from ``w``."""
-    rows = constraint_rows(model, params, state, kin, euler)
+    accelerations ``G a = (w+ - w) / h - b`` with the oscillator's ``w+`` from ``w``.
+    ``extra``: more constant joint-space rows (:class:`.constraint_rows.Rows`: the tendons'),
+    solved together with the equality rows by :func:`.constraint_rows.row_forces`."""
+    dtype = joint_accelerations.dtype
+    rows = equality_rows(model, params, state, kin, euler)
+    if extra is not None:
+        rows = rows.with_joint_rows(extra.jacobian.astype(dtype), model.dofs)
     wrenches = None
     if rows.wrenches is not None:
-        wrenches = jnp.zeros((rows.wrenches.shape[0], model.number_of_links, 6), rows.wrenches.dtype).at[:, list(rows.links)].set(rows.wrenches)
+        wrenches = jnp.zeros((rows.wrenches.shape[0], model.number_of_links, 6), dtype).at[:, list(rows.links)].set(rows.wrenches)
     base_responses, joint_responses = articulated_body_responses(model, factor, rows.torques, wrenches)
     effective = jax.vmap(lambda a_B, qdd: rows_rate(model, kin, rows, a_B, qdd))(base_responses, joint_responses)
     effective = 0.5 * (effective + effective.T)  # G M~^-1 G^T, symmetric to rounding
     size = effective.shape[0]
-    dtype = effective.dtype
     regularisation = jnp.finfo(dtype).eps ** 0.75 * jnp.trace(effective) / size
     effective = effective + regularisation * jnp.eye(size, dtype=dtype)
+    equalities = rows.violation.shape[0]
     if euler:
         # The oscillator runs on the rows' mean rates over a step, (phi+ - phi) / h = G nu+ + h b / 2.
         half_bias = 0.5 * dt * rows.path_bias
@@ -200,7 +203,11 @@ def enforce(
     else:
         target = reference_velocity(rows.violation, rows.velocity, rows.time_constant, rows.damping_ratio, dt) - dt * rows.path_bias
         drift = 0.0
-    free = rows_rate(model, kin, rows, G_a_B, joint_accelerations)
-    forces = solve_spd(effective, (target - rows.velocity) / dt - free - drift)
-    coupling_torques = forces @ rows.torques if rows.torques is not None else jnp.zeros_like(joint_accelerations)
-    return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, coupling_torques
+    # The rows' velocity G nu (the equalities': their rate) plus h G (a_free + d).
+    velocity = rows.velocity if extra is None else rows_rate(model, kin, rows, kin.G_v_B, state.joint_velocities)
+    start = velocity + dt * (rows_rate(model, kin, rows, G_a_B, joint_accelerations) + drift)
+    bilateral = Rows.bilateral(rows.torques[:equalities] if rows.torques is not None else jnp.zeros((equalities, model.dofs), dtype), target)
+    stacked = bilateral if extra is None else bilateral.stack(extra)
+    forces = row_forces(stacked, effective, start, dt)
+    torques = forces @ rows.torques if rows.torques is not None else jnp.zeros_like(joint_accelerations)
+    return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, torques

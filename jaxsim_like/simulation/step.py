@@ -16,6 +16,7 @@ from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from . import contacts, couplings, self_collision, terrain, wrenches
+from .tendons import tendon_rows
 from .contact_slots import contact_slots, link_one_hot
 from .joint_effects import joint_effects
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
@@ -28,7 +29,7 @@ class StepOutput(NamedTuple):
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
-    ``joint_torques (n,)`` actually applied (command, limits, damping, friction and joint couplings), the step's
+    ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings and tendons), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
     zero with a fixed base) and ``joint_accelerations (n,)``, and ``finite``: whether every field of
     the next state is finite. The forces and torques are those the step applied: with the implicit
@@ -277,7 +278,7 @@ def solve(
         G_a_B, qdd, factor = articulated_body_factorised(
             model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
         )
-        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt)
+        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, G_dv, points)
         linear = prepared.linear
@@ -295,7 +296,7 @@ def solve(
         in_contact = linear.carried
     else:
         G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
-        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, world.integrator != "rk4")
+        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, implicit, world.integrator != "rk4")
         G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
@@ -334,14 +335,16 @@ def solve(
 
 def _couplings(
     model: Model, params: ModelParams, state: State, kin: kin_module.Kinematics, factor: ArticulatedFactor,
-    G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array, euler: bool = True,
+    G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array, implicit: bool, euler: bool = True,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The accelerations of a solve with the model's joint couplings and loop closures enforced
-    (:func:`.couplings.enforce`) and the joint torques ``tau (n,)`` with the couplings' added; a
-    model without constraints is left as it is; ``euler``: the step is Euler's (else RK4's stages)."""
-    if not (model.couplings.rows or model.loops.rows):
+    """The accelerations of a solve with the model's joint couplings, loop closures and tendon
+    rows enforced (:func:`.couplings.enforce`, :func:`.tendons.tendon_rows`) and the joint
+    torques ``tau (n,)`` with the joint-space rows' added; a model without any is left as it is;
+    ``euler``: the step is Euler's (else RK4's stages)."""
+    if not (model.couplings.rows or model.loops.rows or model.tendons.rows):
         return G_a_B, qdd, tau
-    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler)
+    extra = tendon_rows(model, state, params.friction_velocity, dt, implicit) if model.tendons.rows else None
+    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
     return G_a_B, qdd, tau + tau_couplings
 
 
@@ -439,7 +442,9 @@ def step(
       articulated-body pass with augmented link inertias (``H_L = sum_p X_p^T (W + h C) X_p`` of
       the link's contact points, see :class:`.contacts.ImplicitContacts`) and joint armature: no
       factorisation, a fixed amount of work. The tangential deformation is updated implicitly in
-      closed form. Self-collision forces stay explicit.
+      closed form. Self-collision forces stay explicit. The joint couplings and the tendons'
+      rows (passive forces, limits, equalities; :mod:`.tendons`) follow the solve, with their
+      exact effective masses (:func:`.couplings.enforce`).
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
     - ``"rk4"``: classic Runge-Kutta on the explicit rates.
 

@@ -31,7 +31,10 @@ class ActionMap:
     """``kind`` (one of :data:`KINDS`), the actuated ``joints`` (indices into the model's joints,
     static) of a model with ``dofs`` joints, ``offset (A,)`` and ``scale (A,)`` [N m, N, rad,
     m, rad/s or m/s] of the map ``a -> offset + scale a``, and for the controlled kinds the
-    control ``table (n, control.COLUMNS)`` and controller ``period`` [s] (None for torques)."""
+    control ``table (n, control.COLUMNS)`` and controller ``period`` [s] (None for torques).
+    ``moments (A, n)``: a torque map with motors on fixed tendons gives the joint torques
+    ``moments^T (offset + scale a)``, row ``k`` the unit vector of actuator ``k``'s joint or its
+    tendon's coefficients ``dL/dq`` (its entry of ``joints`` is then -1); None otherwise."""
 
     offset: jax.Array
     scale: jax.Array
@@ -40,6 +43,7 @@ class ActionMap:
     kind: str
     joints: tuple[int, ...]
     dofs: int
+    moments: jax.Array | None = None
 
     @staticmethod
     def build(
@@ -93,12 +97,15 @@ class ActionMap:
         torque ``gear gain u``; a ``position`` one the PID target ``u / gear`` with gains
         ``gear^2 (kp, 0, kv)``, a ``velocity`` one the velocity target ``u / gear`` with gains
         ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
-        mixed kinds, a joint driven twice, and a motor whose force range clips its controls."""
+        mixed kinds, a joint driven twice, and a motor whose force range clips its controls. A
+        motor on a fixed tendon (``actuator.tendon``) gives the torques ``gear gain u dL/dq``
+        (see :attr:`moments`)."""
         kinds = {actuator.kind for actuator in actuators}
         if len(kinds) != 1:
             raise ValueError(f"the actuators must be of one kind to form one action map, got {sorted(kinds) or 'none'}")
         joints = [actuator.joint for actuator in actuators]
-        if len(set(joints)) != len(joints):
+        on_tendons = any(actuator.tendon for actuator in actuators)
+        if not on_tendons and len(set(joints)) != len(joints):
             raise ValueError("several actuators drive one joint: no action map represents their sum")
         ranges = np.array([a.ctrl_range for a in actuators], dtype=float)
         bounded = np.isfinite(ranges).all(axis=1)
@@ -113,6 +120,8 @@ class ActionMap:
             clipped = [a.name for a, (f0, f1), lo, hi in zip(actuators, forces, force_low, force_high) if f0 < lo or f1 > hi]
             if clipped:
                 raise ValueError(f"the force range of motor(s) {clipped} clips their controls: no affine action map")
+            if on_tendons:
+                return ActionMap._on_tendons(model, actuators, scale=gear * gain * half, offset=gear * gain * mid)
             return ActionMap.build(model, "torque", joints, scale=gear * gain * half, offset=gear * gain * mid)
         kp = np.array([a.kp if kind == "position" else a.kv for a in actuators], dtype=float)
         kd = np.array([a.kv if kind == "position" else 0.0 for a in actuators], dtype=float)
@@ -125,6 +134,23 @@ class ActionMap:
         table[rows, control.EFFORT_MAX] = np.minimum(table[rows, control.EFFORT_MAX], limits[:, 1])
         return ActionMap(
             offset=mapping.offset, scale=mapping.scale, table=jnp.asarray(table), period=mapping.period, kind=kind, joints=mapping.joints, dofs=mapping.dofs
+        )
+
+    @staticmethod
+    def _on_tendons(model: Model, motors: Sequence[ActuatorDescription], *, scale: np.ndarray, offset: np.ndarray) -> "ActionMap":
+        """The torque map of ``motors`` on joints and fixed tendons (see :attr:`moments`)."""
+        C = np.asarray(model.tendons.coefficients)
+        eye = np.eye(model.dofs)
+        moments = np.stack([C[model.tendons.index(a.tendon)] if a.tendon else eye[model.joint_index(a.joint)] for a in motors])
+        return ActionMap(
+            offset=jnp.asarray(offset),
+            scale=jnp.asarray(scale),
+            table=None,
+            period=None,
+            kind="torque",
+            joints=tuple(-1 if a.tendon else model.joint_index(a.joint) for a in motors),
+            dofs=model.dofs,
+            moments=jnp.asarray(moments),
         )
 
     @property
@@ -143,6 +169,8 @@ class ActionMap:
         """The :class:`ModelInputs` of the robot under ``action (A,)``."""
         values = self.values(action)
         rows = np.asarray(self.joints, dtype=int)
+        if self.moments is not None:
+            return ModelInputs(joint_torques=values @ self.moments.astype(values.dtype))
         if self.kind == "torque":
             return ModelInputs(joint_torques=jnp.zeros(self.dofs, values.dtype).at[rows].set(values))
         table = self.table.astype(values.dtype).at[rows, _TARGET[self.kind]].set(values)

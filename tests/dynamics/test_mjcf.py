@@ -32,18 +32,28 @@ CASES = {
     "tendon/no_tendon.xml": "fixed-base hinge chain, no armature",
     "dm_control/humanoid.xml": "dm_control's suite: sites named like their bodies",
     "dm_control/swimmer.xml": "dm_control's suite: a planar free body (slides and a hinge), sites named like bodies",
+    "dm_control/point_mass.xml": "dm_control's suite: two slides driven by motors on fixed tendons",
+    "dm_control/fish.xml": "dm_control's suite: a free body whose fins are coupled by fixed tendons, one with a spring",
+    "dm_control/manipulator.xml": "dm_control's suite: a planar arm whose fingers are coupled by a tendon equality",
+    "gymnasium/humanoid.xml": "gymnasium's humanoid: free base, fixed tendons between hips and knees",
 }
 _DM_CONTROL = importlib.util.find_spec("dm_control")  # its files only: the package is not imported
-SUITE = Path(_DM_CONTROL.submodule_search_locations[0]) / "suite" if _DM_CONTROL else None
+_GYMNASIUM = importlib.util.find_spec("gymnasium")
+SUITES = {
+    "dm_control": Path(_DM_CONTROL.submodule_search_locations[0]) / "suite" if _DM_CONTROL else None,
+    "gymnasium": Path(_GYMNASIUM.submodule_search_locations[0], "envs", "mujoco", "assets") if _GYMNASIUM else None,
+}
 
 
 def path_of(name: str) -> Path:
-    """``dm_control/<file>`` in dm_control's suite (a skip without the package), else in MJX's test data."""
-    if not name.startswith("dm_control/"):
+    """``dm_control/<file>`` in dm_control's suite and ``gymnasium/<file>`` in gymnasium's MuJoCo
+    assets (a skip without the package), else in MJX's test data."""
+    package, _, file = name.partition("/")
+    if package not in SUITES:
         return DATA / name
-    if SUITE is None:
-        pytest.skip("dm_control's suite files come with the dm_control package (test extra)")
-    return SUITE / name.removeprefix("dm_control/")
+    if SUITES[package] is None:
+        pytest.skip(f"{package}'s files come with the {package} package (test extra)")
+    return SUITES[package] / file
 
 
 def load(name: str) -> js.Model:
@@ -73,6 +83,7 @@ class MuJoCo:
     def __init__(self, model: js.Model, path: Path):
         self.m = mujoco.MjModel.from_xml_path(str(path))
         self.m.opt.gravity[:] = GRAVITY
+        self.m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)  # fish.xml turns it off
         self.d = mujoco.MjData(self.m)
         self.model = model
         ids = [joint_id(self.m, name) for name in model.joint_names]
@@ -207,8 +218,8 @@ def test_collision_shapes_are_the_model_geoms():
     ("name", "match"),
     [
         ("sensor/model.xml", r"model\.xml:\d+: <joint name=\"ballquat2\">: ball joint 'ballquat2' is not supported"),
-        ("tendon/fixed.xml", r"fixed\.xml:\d+: <tendon>: tendons are not supported: 1 \(#0\)"),
-        ("constraints.xml", r"tendons are not supported: 2 \('tendon_1', 'tendon_2'\)"),
+        ("tendon/site.xml", r"site\.xml:\d+: <spatial>: spatial tendon 'tendon0' \(through sites, with wrapping\) is not supported yet"),
+        ("constraints.xml", r"tendon equality 'tendon' with a nonlinear polycoef \(0\.5 -1 0\.1 0\.15 0\.2\) is not supported yet"),
     ],
 )
 def test_what_the_model_cannot_represent_is_an_error(name: str, match: str):
@@ -265,20 +276,19 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
     path = tmp_path / "many.xml"
     path.write_text(
         "<mujoco>\n<worldbody>\n"
-        '<body name="a"><joint name="ball" type="ball"/><geom size="0.1"/>\n'
+        '<body name="a"><joint name="ball" type="ball"/><geom size="0.1"/><site name="s1"/>\n'
         '<body name="b"><joint name="ball2" type="ball"/><geom size="0.1"/></body></body>\n'
-        '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/></body>\n'
+        '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/><site name="s2" pos="0 0 1"/></body>\n'
         "</worldbody>\n"
-        '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>\n'
+        '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed>\n<spatial name="rope"><site site="s1"/><site site="s2"/></spatial></tendon>\n'
         '<equality><connect name="coupling" body1="a" body2="c" anchor="0 0 0"/></equality>\n</mujoco>'
     )
     with pytest.raises(js.ModelLoadError) as error:
         js.load_model(path)
-    assert (error.value.line, error.value.element) == (7, "<tendon>")
+    assert (error.value.line, error.value.element) == (8, '<spatial name="rope">')
     assert error.value.reason == (
-        "tendons are not supported: 1 ('t'); "
-        "ball joint 'ball' is not supported (line 3, <joint name=\"ball\">); ball joint 'ball2' is not supported "
-        "(line 4, <joint name=\"ball2\">) [3 unsupported elements]"
+        "spatial tendon 'rope' (through sites, with wrapping) is not supported yet; ball joint 'ball' is not supported "
+        "(line 3, <joint name=\"ball\">); ball joint 'ball2' is not supported (line 4, <joint name=\"ball2\">) [3 unsupported elements]"
     )
 
 

@@ -110,3 +110,28 @@ def test_actuators_not_represented_warn_located_and_are_dropped():
         warnings.simplefilter("error", js.ModelLoadWarning)
         with pytest.raises(js.ModelLoadError, match="filtered"):
             js.load_model(xml, strict=True)
+
+
+_DM_CONTROL = importlib.util.find_spec("dm_control")  # its files only
+MANIPULATOR = Path(_DM_CONTROL.submodule_search_locations[0], "suite", "manipulator.xml") if _DM_CONTROL else None
+
+
+@pytest.mark.skipif(MANIPULATOR is None, reason="dm_control's files come with the dm_control package (test extra)")
+def test_motors_on_joints_and_on_a_fixed_tendon_give_mujocos_actuator_forces():
+    """dm_control's manipulator: four joint motors and the grasp, a motor on the fixed tendon
+    ``0.5 thumb + 0.5 finger`` (gear 2): one torque map whose joint torques are MuJoCo's
+    ``qfrc_actuator`` on every joint."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", js.ModelLoadWarning)  # springs
+        description = parse_mjcf(MANIPULATOR)
+    assert [(a.name, a.joint, a.tendon) for a in description.actuators][-1] == ("grasp", "", "grasp")
+    model = build_model(description)
+    mapping = tasks.ActionMap.of_actuators(model, description.actuators)
+    assert mapping.joints[-1] == -1 and mapping.moments.shape == (5, model.dofs)
+    action = np.random.default_rng(2).uniform(-1, 1, 5)
+    m = mujoco.MjModel.from_xml_path(str(MANIPULATOR))
+    d = mujoco.MjData(m)
+    d.ctrl[:] = controls_of(description.actuators, action)
+    mujoco.mj_forward(m, d)
+    dofs = [m.jnt_dofadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)] for name in model.joint_names]
+    np.testing.assert_allclose(np.asarray(mapping.inputs(action).joint_torques), d.qfrc_actuator[dofs], rtol=1e-12, atol=1e-12)

@@ -1,0 +1,185 @@
+"""Fixed tendons: lengths that are linear combinations of joint positions, and the equalities
+between them (MJCF ``<tendon><fixed>`` and ``<equality><tendon>``).
+
+Tendon ``i`` of the ``t`` has the length ``L_i = length0_i + C_i q`` [m, or rad for a tendon of
+hinges with unit coefficients] with the constant coefficient matrix ``C (t, n)``: ``L`` is
+MuJoCo's ``ten_length`` and ``C`` its ``ten_J``, with ``q`` measured from ``qpos0``. A force
+``f (t,)`` along the tendons acts on the joints as the torques ``C^T f``. The simulation step
+applies their passive forces, limits and equalities (:mod:`jaxsim_like.simulation.tendons`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..parsers.description import TendonDescription, TendonEqualityDescription
+from ..parsers.errors import ModelLoadError
+from ..pytree import pytree_dataclass
+
+
+@pytree_dataclass(static=["names", "passive", "limited", "equality_names"])
+class FixedTendons:
+    """``t`` fixed tendons of a model of ``n`` joints, and ``e`` equalities between them.
+
+    Traced: ``coefficients C (t, n)``, ``length0 (t,)`` [m] (the length at zero joint positions);
+    the passive force along a tendon ``-stiffness (L - spring_upper)`` above ``spring_upper``,
+    ``-stiffness (L - spring_lower)`` below ``spring_lower`` (zero between: MuJoCo's
+    ``springlength`` dead band), ``- damping L_dot`` and the Coulomb ``friction`` (``(t,)``
+    [N/m], [m], [N s/m], [N]); ``armature (t,)`` [kg], the inertia ``armature C^T C`` along a
+    tendon; the limits ``range_lower <= L <= range_upper`` ``(t,)`` [m] (infinite when
+    unlimited), engaged within ``margin (t,)`` [m] of a bound, with the reference
+    ``limit_time_constant`` [s] and ``limit_damping_ratio`` ``(t,)``; the equality rows
+    ``equality_rows (e, n)`` and ``equality_offset (e,)`` [m] of the constraint
+    ``equality_rows q = equality_offset``, with ``equality_time_constant`` [s] and
+    ``equality_damping_ratio`` ``(e,)``.
+
+    Static: the tendon ``names (t,)``, the indices of the ``passive`` tendons (a force or an
+    armature in the file: only these feel them in the step) and of the ``limited`` ones, and
+    the ``equality_names (e,)``.
+    """
+
+    coefficients: jax.Array
+    length0: jax.Array
+    stiffness: jax.Array
+    spring_lower: jax.Array
+    spring_upper: jax.Array
+    damping: jax.Array
+    friction: jax.Array
+    armature: jax.Array
+    range_lower: jax.Array
+    range_upper: jax.Array
+    margin: jax.Array
+    limit_time_constant: jax.Array
+    limit_damping_ratio: jax.Array
+    equality_rows: jax.Array
+    equality_offset: jax.Array
+    equality_time_constant: jax.Array
+    equality_damping_ratio: jax.Array
+    names: tuple[str, ...] = ()
+    passive: tuple[int, ...] = ()
+    limited: tuple[int, ...] = ()
+    equality_names: tuple[str, ...] = ()
+
+    @staticmethod
+    def none(dofs: int, dtype: Any) -> "FixedTendons":
+        """No tendon (arrays put on the device from NumPy, as :meth:`JointCouplings.none`)."""
+        return _from_arrays(dtype, np.zeros((0, dofs)), np.zeros((0, 12)), np.zeros((0, dofs)), np.zeros((0, 3)))
+
+    @property
+    def count(self) -> int:
+        """The number of tendons ``t`` (static)."""
+        return len(self.names)
+
+    @property
+    def rows(self) -> int:
+        """The number of rows the step may enforce (static): passive tendons, two limits per
+        limited tendon and the equalities."""
+        return len(self.passive) + 2 * len(self.limited) + len(self.equality_names)
+
+    def length(self, joint_positions: jax.Array) -> jax.Array:
+        """``L (t,)`` [m]: the tendons' lengths at ``joint_positions (n,)``."""
+        return self.length0 + self.coefficients @ joint_positions
+
+    def rate(self, joint_velocities: jax.Array) -> jax.Array:
+        """``L_dot = C q_dot (t,)`` (also ``C`` times any joint vector)."""
+        return self.coefficients @ joint_velocities
+
+    def index(self, name: str) -> int:
+        """The index of tendon ``name``; ValueError listing the tendons otherwise."""
+        if name not in self.names:
+            raise ValueError(f"no tendon named {name!r}; the tendons are {list(self.names)}")
+        return self.names.index(name)
+
+    def reduce(self, kept: Sequence[int], locked: dict[int, float]) -> "FixedTendons":
+        """The tendons of a model reduced to the joints ``kept`` (their indices here, in the new
+        order), the ``locked`` ones (index: position [rad or m]) folded into the lengths and
+        offsets; tendons and equalities left without a moving joint are dropped (concrete
+        values only)."""
+        C, G = np.asarray(self.coefficients), np.asarray(self.equality_rows)
+        index, values = np.asarray(list(locked), dtype=int), np.asarray(list(locked.values()), dtype=float)
+        length0 = np.asarray(self.length0) + C[:, index] @ values
+        offset = np.asarray(self.equality_offset) - G[:, index] @ values
+        C, G = C[:, list(kept)], G[:, list(kept)]
+        keep, keep_rows = np.flatnonzero(np.any(C != 0, axis=1)), np.flatnonzero(np.any(G != 0, axis=1))
+        per_tendon = np.stack(
+            [length0] + [np.asarray(getattr(self, f)) for f in _PER_TENDON[1:]], axis=1
+        )[keep]
+        per_row = np.stack([offset, np.asarray(self.equality_time_constant), np.asarray(self.equality_damping_ratio)], axis=1)
+        renumber = {int(old): new for new, old in enumerate(keep)}
+        return _from_arrays(
+            self.coefficients.dtype, C[keep], per_tendon, G[keep_rows], per_row[keep_rows],
+            names=tuple(self.names[i] for i in keep),
+            passive=tuple(renumber[i] for i in self.passive if i in renumber),
+            limited=tuple(renumber[i] for i in self.limited if i in renumber),
+            equality_names=tuple(self.equality_names[i] for i in keep_rows),
+        )
+
+
+_PER_TENDON = (
+    "length0", "stiffness", "spring_lower", "spring_upper", "damping", "friction", "armature",
+    "range_lower", "range_upper", "margin", "limit_time_constant", "limit_damping_ratio",
+)
+
+
+def _from_arrays(dtype: Any, C: np.ndarray, per_tendon: np.ndarray, G: np.ndarray, per_row: np.ndarray, **static) -> FixedTendons:
+    """:class:`FixedTendons` from NumPy: ``C (t, n)``, the per-tendon fields ``(t, 12)`` in
+    ``_PER_TENDON`` order, ``G (e, n)`` and the per-row offset, time constant and ratio ``(e, 3)``."""
+    arrays = {name: jnp.asarray(per_tendon[:, k], dtype=dtype) for k, name in enumerate(_PER_TENDON)}
+    return FixedTendons(
+        coefficients=jnp.asarray(C, dtype=dtype),
+        equality_rows=jnp.asarray(G, dtype=dtype),
+        equality_offset=jnp.asarray(per_row[:, 0], dtype=dtype),
+        equality_time_constant=jnp.asarray(per_row[:, 1], dtype=dtype),
+        equality_damping_ratio=jnp.asarray(per_row[:, 2], dtype=dtype),
+        **arrays,
+        **static,
+    )
+
+
+def build_tendons(
+    tendons: Sequence[TendonDescription],
+    equalities: Sequence[TendonEqualityDescription],
+    joint_names: Sequence[str],
+    dtype: Any,
+) -> FixedTendons:
+    """The :class:`FixedTendons` of a description's ``tendons`` and ``equalities`` over the joints
+    ``joint_names`` (the model's serialisation). A tendon naming a joint the model does not move
+    is a :class:`ModelLoadError` at the tendon."""
+    dofs = len(joint_names)
+    if not tendons:
+        return FixedTendons.none(dofs, dtype)
+    C = np.zeros((len(tendons), dofs))
+    for i, tendon in enumerate(tendons):
+        for joint, coefficient in tendon.coefficients.items():
+            if joint not in joint_names:
+                where = tendon.location
+                message = f"tendon '{tendon.name}' names joint '{joint}', which the model does not move"
+                raise ModelLoadError(message, file=where.file, line=where.line, element=where.element)
+            C[i, list(joint_names).index(joint)] += coefficient
+    per_tendon = np.array(
+        [
+            [t.length0, t.stiffness, *t.spring_length, t.damping, t.friction, t.armature, *t.range, t.margin, t.time_constant, t.damping_ratio]
+            for t in tendons
+        ],
+        dtype=float,
+    )
+    names = [t.name for t in tendons]
+    G = np.zeros((len(equalities), dofs))
+    for r, equality in enumerate(equalities):
+        G[r] = C[names.index(equality.tendon1)]
+        if equality.tendon2:
+            G[r] -= equality.multiplier * C[names.index(equality.tendon2)]
+    per_row = np.array([[e.offset, e.time_constant, e.damping_ratio] for e in equalities], dtype=float).reshape(-1, 3)
+    passive = tuple(i for i, t in enumerate(tendons) if t.stiffness or t.damping or t.friction or t.armature)
+    return _from_arrays(
+        dtype, C, per_tendon, G, per_row,
+        names=tuple(names),
+        passive=passive,
+        limited=tuple(i for i, t in enumerate(tendons) if t.limited),
+        equality_names=tuple(e.name for e in equalities),
+    )
