@@ -161,22 +161,38 @@ def articulated_body_factorised(
     return a_root + W_a_gravity, joint_accelerations, factor
 
 
-def articulated_body_responses(model: Model, factor: ArticulatedFactor, joint_torques: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The responses ``M^-1 tau`` of the factorised matrix to joint torques ``(k, n)`` alone
-    (no velocity, gravity or wrench): the base's ``d/dt G_v_WB (k, 6)`` (zero with a fixed base)
-    and the joint accelerations ``(k, n)``. Per right-hand side, the two traversals of a
-    6-vector per link, the articulated inertias being those of ``factor``."""
+def articulated_body_responses(
+    model: Model, factor: ArticulatedFactor, joint_torques: jax.Array | None, link_wrenches: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
+    """The responses ``M^-1 Q`` of the factorised matrix to the generalised forces ``Q`` of joint
+    torques ``(k, n)`` and link wrenches ``G_f (k, N, 6)`` (world axes, about ``G``'s origin;
+    ``Q = tau + sum_L J_L^T f_L``; either may be None), alone (no velocity, gravity or other
+    force): the base's ``d/dt G_v_WB (k, 6)`` (zero with a fixed base) and the joint
+    accelerations ``(k, n)``. Per right-hand side, the two traversals of a 6-vector per link,
+    the articulated inertias being those of ``factor``."""
     dtype = factor.U.dtype
+    size = joint_torques.shape[0] if joint_torques is not None else link_wrenches.shape[0]
+    if joint_torques is None:
+        joint_torques = jnp.zeros((size, model.dofs), dtype)
 
-    def one(tau: jax.Array) -> tuple[jax.Array, jax.Array]:
-        def articulate(pA, inputs):
-            S, U, D, tau = inputs
-            u = tau - spatial.dot(S, pA)
-            return pA + U * (u / D)[:, None], u
+    def articulate(pA, inputs):
+        S, U, D, tau = inputs
+        u = tau - spatial.dot(S, pA)
+        return pA + U * (u / D)[:, None], u
 
+    def articulate_wrenches(pA, inputs):
+        S, U, D, tau, f = inputs
+        return articulate(pA - f, (S, U, D, tau))
+
+    def one(tau: jax.Array, f: jax.Array | None) -> tuple[jax.Array, jax.Array]:
         link_inputs = (factor.S, factor.U, factor.D, kin_module.to_link_order(model, tau))
-        pA_root, u = levels.scan_up(model, articulate, jnp.zeros(6, dtype), jnp.zeros(1, dtype), link_inputs)
-        a_root = -solve_spd6(factor.root, pA_root[0]) if model.floating_base else jnp.zeros(6, dtype)
+        if f is None:
+            pA_root, u = levels.scan_up(model, articulate, jnp.zeros(6, dtype), jnp.zeros(1, dtype), link_inputs)
+            p_root = pA_root[0]
+        else:
+            pA_root, u = levels.scan_up(model, articulate_wrenches, jnp.zeros(6, dtype), jnp.zeros(1, dtype), link_inputs + (f,))
+            p_root = pA_root[0] - f[0]
+        a_root = -solve_spd6(factor.root, p_root) if model.floating_base else jnp.zeros(6, dtype)
 
         def accelerate(a_parents, inputs):
             S, U, D, u = inputs
@@ -186,4 +202,6 @@ def articulated_body_responses(model: Model, factor: ArticulatedFactor, joint_to
         qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (factor.S, factor.U, factor.D, u))
         return a_root, kin_module.to_joint_order(model, qdd)
 
-    return jax.vmap(one)(joint_torques)
+    if link_wrenches is None:
+        return jax.vmap(lambda tau: one(tau, None))(joint_torques)
+    return jax.vmap(one)(joint_torques, link_wrenches)

@@ -16,12 +16,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..parsers.description import Mimic, ModelDescription
+from ..parsers.description import LoopClosure, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
 from . import consistency
 from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
+from .loops import WORLD, LoopClosures
 from .tendons import FixedTendons, build_tendons
 from .tree import PRISMATIC, REVOLUTE, RigidTree
 
@@ -87,7 +88,9 @@ class Model:
     - ``couplings``: the mimic joints, :class:`.couplings.JointCouplings` (traced multipliers
       and offsets, static joint indices), which the simulation step enforces;
     - ``tendons``: the fixed tendons and their equalities, :class:`.tendons.FixedTendons`,
-      whose passive forces, limits and equalities the simulation step applies.
+      whose passive forces, limits and equalities the simulation step applies;
+    - ``loops``: the loop closures (MJCF connect and weld), :class:`.loops.LoopClosures`
+      (traced frames, static links), which the simulation step enforces.
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there);
@@ -114,6 +117,7 @@ class Model:
     shape_size: jax.Array
     base_transform: jax.Array
     couplings: JointCouplings
+    loops: LoopClosures
     tendons: FixedTendons
 
     name: str
@@ -248,9 +252,11 @@ def model_from_tree(
     joint_order: Sequence[str] | None = None,
     semantics: Any = None,
     tendons: FixedTendons | None = None,
+    loops: Sequence[LoopClosure] = (),
 ) -> Model:
-    """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`) and its
-    ``tendons`` over the joints in the order ``joint_order`` (none by default)."""
+    """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`), its
+    ``tendons`` over the joints in the order ``joint_order`` (none by default) and its ``loops``
+    (their frames on links or on frames of ``tree``: links lumped into their body)."""
     tree = tree_module.sort_by_depth(tree)
     link_of_joint = {jn: i for i, jn in enumerate(tree.joint_names) if jn is not None}
     joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
@@ -286,6 +292,7 @@ def model_from_tree(
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
         couplings=_couplings(tree, joint_names, dtype),
+        loops=_loops(tree, loops, dtype),
         tendons=FixedTendons.none(len(joint_names), dtype) if tendons is None else tendons,
         name=name,
         link_names=tuple(tree.link_names),
@@ -322,6 +329,67 @@ def _couplings(tree: RigidTree, joint_names: Sequence[str], dtype: Any) -> Joint
     )
 
 
+def _loop_side(tree: RigidTree, closure: LoopClosure, link: str, L_H_F: np.ndarray) -> tuple[int, np.ndarray]:
+    """A closure side's link index in ``tree`` (``WORLD`` for the world, an empty name) and its
+    frame in that link: a link lumped into its body is one of the tree's frames."""
+    if not link:
+        return WORLD, np.asarray(L_H_F, dtype=float)
+    if link in tree.link_names:
+        return tree.link_names.index(link), np.asarray(L_H_F, dtype=float)
+    for name, body, B_H_L in tree.frames:
+        if name == link:
+            return int(body), np.asarray(B_H_L, dtype=float) @ L_H_F
+    where = closure.location
+    raise ModelLoadError(f"loop closure {closure.name!r}: no link {link!r} in the model", file=where.file, line=where.line, element=where.element)
+
+
+def _loops(tree: RigidTree, loops: Sequence[LoopClosure], dtype: Any) -> LoopClosures:
+    """The :class:`LoopClosures` of the closures ``loops`` on the links (or frames) of ``tree``."""
+    if not loops:
+        return LoopClosures.none(dtype)
+    sides = [(_loop_side(tree, c, c.link1, c.L1_H_F1), _loop_side(tree, c, c.link2, c.L2_H_F2)) for c in loops]
+    for closure, ((link1, _), (link2, _)) in zip(loops, sides):
+        if link1 == link2:
+            where = closure.location
+            raise ModelLoadError(
+                f"loop closure {closure.name!r} joins link {closure.link1 or 'world'!r} to itself", file=where.file, line=where.line, element=where.element
+            )
+    return LoopClosures(
+        frame1=jnp.asarray(np.stack([one[1] for one, _ in sides]), dtype=dtype),
+        frame2=jnp.asarray(np.stack([two[1] for _, two in sides]), dtype=dtype),
+        torque_scale=jnp.asarray([c.torque_scale for c in loops], dtype=dtype),
+        time_constant=jnp.asarray([c.time_constant for c in loops], dtype=dtype),
+        damping_ratio=jnp.asarray([c.damping_ratio for c in loops], dtype=dtype),
+        link1=tuple(one[0] for one, _ in sides),
+        link2=tuple(two[0] for _, two in sides),
+        weld=tuple(c.kind == "weld" for c in loops),
+        names=tuple(c.name for c in loops),
+    )
+
+
+def model_loops(model: Model) -> list[LoopClosure]:
+    """The closures of ``model`` as descriptions on its link names (concrete values)."""
+    loops = model.loops
+
+    def names(link: int) -> str:
+        return "" if link == WORLD else model.link_names[link]
+
+    return [
+        LoopClosure(
+            name,
+            "weld" if weld else "connect",
+            names(link1),
+            names(link2),
+            np.asarray(loops.frame1[k]),
+            np.asarray(loops.frame2[k]),
+            float(loops.torque_scale[k]),
+            float(loops.time_constant[k]),
+            float(loops.damping_ratio[k]),
+        )
+        for k, (name, weld, link1, link2) in enumerate(zip(loops.names, loops.weld, loops.link1, loops.link2))
+    ]
+
+
 def build_model(
     description: ModelDescription,
     *,
@@ -355,6 +423,7 @@ def build_model(
         base_transform=description.W_H_M @ description.M_H_root,
         joint_order=joint_order,
         semantics=semantics,
+        loops=description.loops,
         tendons=build_tendons(description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float)),
     )
 
@@ -473,5 +542,6 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
         base_transform=np.asarray(model.base_transform),
         joint_order=joint_names,
         semantics=model.semantics.value,
+        loops=model_loops(model),
         tendons=tendons,
     )

@@ -130,6 +130,27 @@ class Mimic:
     damping_ratio: float = 1.0
 
 
+@dataclass
+class LoopClosure:
+    """A constraint closing a kinematic loop: frame ``F1`` on ``link1`` and frame ``F2`` on
+    ``link2`` (an empty name: the world) kept together. ``kind`` ``"connect"``: their origins
+    coincide (3 rows); ``"weld"``: their poses coincide (6 rows: origins, and the orientation
+    error ``torque_scale * vec(q_F2^-1 q_F1)``, MuJoCo's). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)``
+    are the frames in their links (in the world for the world); ``time_constant`` [s] and
+    ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``)."""
+
+    name: str
+    kind: str
+    link1: str
+    link2: str
+    L1_H_F1: np.ndarray = field(default_factory=lambda: np.eye(4))
+    L2_H_F2: np.ndarray = field(default_factory=lambda: np.eye(4))
+    torque_scale: float = 1.0
+    time_constant: float = 0.02
+    damping_ratio: float = 1.0
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
 
@@ -239,8 +260,9 @@ class ModelDescription:
     ``W_H_M: (4, 4)`` the model frame in the world (the SDF ``<model><pose>``, or the pose
     given by a world file). ``fixed_to_world`` is True when the file welds the root to the
     world (URDF root named ``world``, SDF ``<static>`` or a joint to ``world``). ``actuators``
-    are the file's joint and tendon actuators, ``tendons`` its fixed tendons and
-    ``tendon_equalities`` the equalities between their lengths (MJCF only).
+    are the file's joint and tendon actuators, ``tendons`` its fixed tendons,
+    ``tendon_equalities`` the equalities between their lengths and ``loops`` its
+    :class:`LoopClosure` constraints (MJCF only).
     """
 
     name: str
@@ -254,6 +276,7 @@ class ModelDescription:
     static: bool = False
     source: str | None = None
     actuators: list[ActuatorDescription] = field(default_factory=list)
+    loops: list[LoopClosure] = field(default_factory=list)
     tendons: list[TendonDescription] = field(default_factory=list)
     tendon_equalities: list[TendonEqualityDescription] = field(default_factory=list)
 

@@ -33,16 +33,19 @@ What is read:
   default resolved by the compiler to the length at ``qpos0``), damping, friction loss,
   armature, range, margin and ``solreflimit``; tendon equalities ``<equality><tendon
   tendon1="a" tendon2="b" polycoef="c0 c1 0 0 0"/>`` (:class:`TendonEqualityDescription`):
-  MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``.
+  MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``;
+- connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``)
+  as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
+  ``solimp`` is not read: the step holds them with an impedance of one.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
-spatial tendons (through sites, with wrapping), tendons or equalities across trees, equality
-constraints other than linear joint and tendon equalities (each with its line). Joint
-stiffness (springs), fluid forces, contact pairs and excludes, and the damping and friction
-loss of free joints are not represented and warn. Motor, position and velocity actuators on
-joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`; others warn and are
-dropped); sensors and contact options are not read. Locations name the file and the element;
-lines are those of the main file's elements.
+spatial tendons (through sites, with wrapping), tendons, equalities, connects or welds across
+trees, equality constraints other than linear joint and tendon equalities, connects and welds
+(each with its line). Joint stiffness (springs), fluid forces, contact pairs and excludes, and
+the damping and friction loss of free joints are not represented and warn. Motor, position and
+velocity actuators on joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`;
+others warn and are dropped); sensors and contact options are not read. Locations name the file
+and the element; lines are those of the main file's elements.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from .description import (
     JointDescription,
     JointLimits,
     LinkDescription,
+    LoopClosure,
     Mimic,
     ModelDescription,
     PhysicsDescription,
@@ -77,7 +81,8 @@ WORLD = "world"
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _EULER, _RK4 = 0, 1
 _INTEGRATORS = {0: "semi_implicit_euler", 1: "rk4", 2: "implicit_euler", 3: "implicit_euler"}  # by mjtIntegrator
-_JOINT_EQUALITY, _TENDON_EQUALITY = 2, 3  # mjtEq
+_CONNECT, _WELD, _JOINT_EQUALITY, _TENDON_EQUALITY = 0, 1, 2, 3  # mjtEq
+_SITE = 6  # mjtObj: an equality between sites (else bodies)
 _WRAP_JOINT = 1  # mjtWrap: the one wrap of fixed tendons
 _SHAPES = {2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 0: "plane"}
 
@@ -109,6 +114,7 @@ class _Reader:
         equalities = [child for section in root.iter("equality") for child in section if isinstance(child.tag, str)]
         self.equality_elements = equalities if len(equalities) == model.neq else None
         self.mimics: dict[str, Mimic] = {}  # the joint equalities, by follower (see _mimics)
+        self.loops: list[tuple[tuple[int, int], LoopClosure]] = []  # connects and welds with their bodies (see _loops)
 
     def name(self, kind: str, index: int) -> str:
         obj = getattr(self.mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
@@ -209,6 +215,11 @@ def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
             warn(f"equality {label} is inactive (active=\"false\"): skipped", file=where.file, line=where.line, element=where.element)
             continue
         kind = reader.mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
+        if m.eq_type[e] in (_CONNECT, _WELD):
+            b1, b2 = _equality_bodies(m, e)
+            if b1 and b2 and _tree_key(m, b1) != _tree_key(m, b2):
+                problems.append((where, f"{kind} equality {label} between bodies of two trees ('{reader.body(b1)}', '{reader.body(b2)}') is not supported yet"))
+            continue
         if m.eq_type[e] == _TENDON_EQUALITY:
             problems += _tendon_equality_problems(reader, e, label, where)
             continue
@@ -228,6 +239,51 @@ def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
     return problems
 
 
+def _equality_bodies(m, e: int) -> tuple[int, int]:
+    """The bodies of a connect or weld equality ``e`` (0: the world): its objects', or its sites' bodies."""
+    objects = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+    if m.eq_objtype[e] == _SITE:
+        return tuple(int(m.site_bodyid[s]) for s in objects)
+    return objects
+
+
+def _loops(reader: _Reader) -> list[tuple[tuple[int, int], LoopClosure]]:
+    """The active connect and weld equalities as :class:`LoopClosure` (world: an empty link name),
+    each with its two bodies. Bodies: a connect's ``eq_data`` holds its anchor in each body; a
+    weld's the anchor in body2, then the relative pose of body1 (position, quaternion) and the
+    torque scale, and MuJoCo holds ``body1 * relpose`` on ``body2 * anchor`` (see
+    ``mj_instantiateEquality``). Sites: their frames."""
+    m, loops = reader.m, []
+    for e in range(m.neq):
+        if not m.eq_active0[e] or m.eq_type[e] not in (_CONNECT, _WELD):
+            continue
+        label, where = reader.equality(e)
+        data = np.asarray(m.eq_data[e], dtype=float)
+        weld = m.eq_type[e] == _WELD
+        bodies = _equality_bodies(m, e)
+        if m.eq_objtype[e] == _SITE:
+            sites = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+            frames = tuple(_pose(m.site_pos[site], m.site_quat[site]) for site in sites)
+        elif weld:
+            frames = _pose(data[3:6], data[6:10]), _pose(data[0:3], (1.0, 0.0, 0.0, 0.0))
+        else:
+            frames = _pose(data[0:3], (1.0, 0.0, 0.0, 0.0)), _pose(data[3:6], (1.0, 0.0, 0.0, 0.0))
+        time_constant, damping_ratio = _reference(m.eq_solref[e])
+        links = tuple(reader.body(b) if b else "" for b in bodies)
+        closure = LoopClosure(
+            name=label.strip("'"),
+            kind="weld" if weld else "connect",
+            link1=links[0],
+            link2=links[1],
+            L1_H_F1=frames[0],
+            L2_H_F2=frames[1],
+            torque_scale=float(data[10]) if weld else 1.0,
+            time_constant=time_constant,
+            damping_ratio=damping_ratio,
+            location=where,
+        )
+        loops.append((bodies, closure))
+    return loops
 def _tendon_equality_problems(reader: _Reader, e: int, label: str, where: SourceLocation) -> list[tuple[SourceLocation, str]]:
     """What tendon equality ``e`` asks that the model cannot represent: a nonlinear polynomial,
     a spatial tendon, tendons of two trees."""
@@ -543,6 +599,7 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
         actuators=read_actuators(reader, joint_names, tendon_names),
         tendons=tendons,
         tendon_equalities=_tendon_equalities(reader, tendon_names),
+        loops=[closure for pair, closure in reader.loops if any(b in bodies for b in pair)],
     )
     validate_description(description)
     return description
@@ -558,6 +615,7 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     reader = _Reader(mujoco, m, file, document.root)
     _unsupported(reader)
     reader.mimics = _mimics(reader)
+    reader.loops = _loops(reader)
     _warn_dropped(reader)
     warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")

@@ -51,7 +51,8 @@ class ModelParams:
     """The settings of one model of a world: its contact law (with the terrain, and its side of
     the contacts with other links), the per-link contact switch ``contact_enabled (N,)``, the
     joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)``,
-    its joint couplings' ``coupling_time_constant`` and ``coupling_damping_ratio`` ``(c,)``,
+    its constraints' ``coupling_time_constant`` and ``coupling_damping_ratio`` ``(c + l,)`` (the
+    joint couplings', then the loop closures'),
     its self-collision pairs (None: off) and its ``contact_slots`` (static); see
     :class:`SimulationParams`."""
 
@@ -74,9 +75,9 @@ _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 class SimulationParams:
     """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
     ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
-    ``friction_velocity`` ``(n,)``, and per joint coupling (mimic joint, see
-    :mod:`.couplings`) the ``coupling_time_constant`` [s] and ``coupling_damping_ratio``
-    ``(c,)`` with which a violation decays; ``integrator`` is ``"implicit_euler"`` (the
+    ``friction_velocity`` ``(n,)``, and per constraint (each joint coupling, a mimic joint, then
+    each loop closure, see :mod:`.couplings`) the ``coupling_time_constant`` [s] and
+    ``coupling_damping_ratio`` ``(c + l,)`` with which a violation decays; ``integrator`` is ``"implicit_euler"`` (the
     default), ``"semi_implicit_euler"`` or ``"rk4"`` (see :func:`~.step.step`).
     ``self_collision`` is None (links of the model do not collide with each other) or the
     :class:`~.self_collision.SelfCollision` pairs, which use the same ``contact`` law.
@@ -148,13 +149,13 @@ class SimulationParams:
         ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
         link but one welded to the world (:func:`welded_free`).
 
-        The joint couplings (mimic joints) hold exactly in velocity at every step; a violation of
-        their positions (a state set off the rule, rounding) decays as a damped oscillator of
-        time constant ``coupling_time_constant >= 0`` [s] and ``coupling_damping_ratio > 0``
-        (MuJoCo's ``solref``; 0: removed within one step), see :mod:`.couplings`. None (the
-        default) takes each row's from the file (``model.couplings.time_constant`` and
-        ``damping_ratio``: an MJCF equality's ``solref``, otherwise 0.02 s and 1); a number
-        sets every row's.
+        The joint couplings (mimic joints) and loop closures (MJCF connect and weld) hold in
+        velocity at every step; a violation of their positions (a state set off the rule,
+        rounding) decays as a damped oscillator of time constant ``coupling_time_constant >= 0``
+        [s] and ``coupling_damping_ratio > 0`` (MuJoCo's ``solref``; 0: removed within one
+        step), see :mod:`.couplings`. None (the default) takes each constraint's from the file
+        (``model.couplings`` and ``model.loops``' ``time_constant`` and ``damping_ratio``: an
+        MJCF equality's ``solref``, otherwise 0.02 s and 1); a number sets every one's.
         """
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
@@ -199,8 +200,8 @@ class SimulationParams:
             limit_stiffness=jnp.asarray(inertia * frequency**2),
             limit_damping=jnp.asarray(2.0 * inertia * frequency),
             friction_velocity=jnp.asarray(friction_velocity),
-            coupling_time_constant=_per_row(model.couplings.time_constant, coupling_time_constant),
-            coupling_damping_ratio=_per_row(model.couplings.damping_ratio, coupling_damping_ratio),
+            coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
+            coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
             self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             integrator=integrator,
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
@@ -220,6 +221,12 @@ class SimulationParams:
         fields = {name: getattr(world, name) for name in _WORLD_FIELDS}
         fields.update({name: getattr(model, name) for name in _MODEL_FIELDS})
         return SimulationParams(**fields)
+
+
+def _constraints(model: Model, field: str) -> jax.Array:
+    """``(c + l,)``: the file's ``field`` of each joint coupling, then of each loop closure."""
+    couplings, loops = getattr(model.couplings, field), getattr(model.loops, field)
+    return jnp.concatenate([couplings, loops]) if model.loops.count else couplings
 
 
 def _per_row(file_values: jax.Array, value: float | None) -> jax.Array:

@@ -278,7 +278,7 @@ def solve(
         G_a_B, qdd, factor = articulated_body_factorised(
             model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
         )
-        G_a_B, qdd, tau = _couplings(model, params, state, factor, G_a_B, qdd, tau_step, dt, implicit)
+        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, G_dv, points)
         linear = prepared.linear
@@ -296,7 +296,7 @@ def solve(
         in_contact = linear.carried
     else:
         G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
-        G_a_B, qdd, tau = _couplings(model, params, state, factor, G_a_B, qdd, effects.torques, dt, implicit)
+        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, implicit, world.integrator != "rk4")
         G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
@@ -334,16 +334,17 @@ def solve(
 
 
 def _couplings(
-    model: Model, params: ModelParams, state: State, factor: ArticulatedFactor, G_a_B: jax.Array, qdd: jax.Array,
-    tau: jax.Array, dt: jax.Array, implicit: bool,
+    model: Model, params: ModelParams, state: State, kin: kin_module.Kinematics, factor: ArticulatedFactor,
+    G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array, implicit: bool, euler: bool = True,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The accelerations of a solve with the model's joint couplings and tendon rows enforced
-    (:func:`.couplings.enforce`, :func:`.tendons.tendon_rows`) and the joint torques ``tau (n,)``
-    with theirs added; a model without either is left as it is."""
-    if not (model.couplings.rows or model.tendons.rows):
+    """The accelerations of a solve with the model's joint couplings, loop closures and tendon
+    rows enforced (:func:`.couplings.enforce`, :func:`.tendons.tendon_rows`) and the joint
+    torques ``tau (n,)`` with the joint-space rows' added; a model without any is left as it is;
+    ``euler``: the step is Euler's (else RK4's stages)."""
+    if not (model.couplings.rows or model.loops.rows or model.tendons.rows):
         return G_a_B, qdd, tau
     extra = tendon_rows(model, state, params.friction_velocity, dt, implicit) if model.tendons.rows else None
-    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, factor, G_a_B, qdd, dt, extra)
+    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
     return G_a_B, qdd, tau + tau_couplings
 
 

@@ -227,15 +227,15 @@ def test_what_the_model_cannot_represent_is_an_error(name: str, match: str):
         js.load_model(DATA / name)
 
 
-def test_equality_constraints_other_than_joint_equalities_are_named(tmp_path: Path):
+def test_a_weld_between_two_trees_is_named(tmp_path: Path):
     path = tmp_path / "weld.xml"
     path.write_text(
-        '<mujoco><worldbody><body name="a"><joint name="j" type="hinge"/><geom size="0.1"/></body>'
-        '<body name="b"><joint name="k" type="hinge"/><geom size="0.1"/></body></worldbody>'
+        '<mujoco><worldbody><body name="a"><freejoint/><geom size="0.1"/></body>'
+        '<body name="b"><freejoint/><geom size="0.1"/></body></worldbody>'
         '<equality><weld name="coupling" body1="a" body2="b"/></equality></mujoco>'
     )
-    with pytest.raises(js.ModelLoadError, match=r"weld\.xml:1: <weld name=\"coupling\">: weld equality 'coupling' is not supported yet"):
-        js.load_model(path)
+    with pytest.raises(js.ModelLoadError, match=r"weld\.xml:1: <weld name=\"coupling\">: weld equality 'coupling' between bodies of two trees \('a', 'b'\) is not supported yet"):
+        js.load_world(path)
 
 
 def test_springs_warn_once_and_strict_raises():
@@ -287,9 +287,8 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
         js.load_model(path)
     assert (error.value.line, error.value.element) == (8, '<spatial name="rope">')
     assert error.value.reason == (
-        "spatial tendon 'rope' (through sites, with wrapping) is not supported yet; connect equality 'coupling' is not supported yet "
-        "(line 9, <connect name=\"coupling\">); ball joint 'ball' is not supported (line 3, <joint name=\"ball\">); ball joint 'ball2' "
-        "is not supported (line 4, <joint name=\"ball2\">) [4 unsupported elements]"
+        "spatial tendon 'rope' (through sites, with wrapping) is not supported yet; ball joint 'ball' is not supported "
+        "(line 3, <joint name=\"ball\">); ball joint 'ball2' is not supported (line 4, <joint name=\"ball2\">) [3 unsupported elements]"
     )
 
 

@@ -1,7 +1,8 @@
 """MJCF joint equalities loaded as joint couplings (issues 30 and 31): MuJoCo's rule
 ``qpos_a - qpos0_a = c0 + c1 (qpos_b - qpos0_b)`` holds through motion, the leader moves as in
 MuJoCo on the same file, a welded leader holds its joint at ``qpos0 + c0``, the equality's
-``solref`` becomes the coupling's reference, and what is not supported is refused with its line.
+``solref`` becomes the coupling's reference, and what is not supported is refused with its line
+(connects and welds load as loop closures: ``test_sim_loops.py``).
 
 One file, three rods hanging from hinges with non-zero ``ref`` (``qpos0``) under the world:
 ``follower = 0.1 - 0.5 leader`` (MuJoCo's default solref and solimp), and ``held`` at ``0.25``
@@ -131,15 +132,11 @@ def test_a_welded_leader_holds_its_joint_at_qpos0_plus_c0_as_in_mujoco(runs, fig
             r"rods\.xml:19: <joint name=\"curve\">: joint equality 'curve' with a nonlinear polycoef \(0 1 0\.5 0 0\) is not supported yet",
         ),
         (
-            '<connect name="loop" body1="leader_rod" body2="held_rod" anchor="0 0 0"/>',
-            r"rods\.xml:19: <connect name=\"loop\">: connect equality 'loop' is not supported yet",
-        ),
-        (
             '<joint joint1="held" joint2="leader"/><joint name="again" joint1="held" joint2="follower"/>',
             r"rods\.xml:19: <joint name=\"again\">: joint 'held' is joint1 of two joint equalities \(#0, 'again'\): not supported yet",
         ),
     ],
-    ids=["nonlinear", "connect", "two-equalities"],
+    ids=["nonlinear", "two-equalities"],
 )
 def test_what_couplings_cannot_represent_is_refused_with_its_line(tmp_path: Path, equality: str, match: str):
     path = tmp_path / "rods.xml"
@@ -170,3 +167,5 @@ def test_a_direct_solref_and_a_joint_equality_across_trees():
                           '<body name="lid"><joint name="lid" type="hinge"/><geom size="0.05"/></body></body>')
     with pytest.raises(js.ModelLoadError, match=r"<joint name=\"cross\">: joint equality 'cross' between joints of two trees is not supported yet"):
         js.load_world(across.format(equalities='<joint name="cross" joint1="lid" joint2="leader"/>'))
+    with pytest.raises(js.ModelLoadError, match=r"<weld name=\"grip\">: weld equality 'grip' between bodies of two trees \('lid', 'leader_rod'\) is not supported yet"):
+        js.load_world(across.format(equalities='<weld name="grip" body1="lid" body2="leader_rod"/>'))
