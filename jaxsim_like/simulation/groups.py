@@ -90,12 +90,16 @@ def stack_models(group: ModelGroup, models: Sequence[Model]) -> Model:
     return stack(group, [template(m, first) for m in models])
 
 
-def unstack(groups: Sequence[ModelGroup], stacked: Sequence[Any], count: int) -> list[Any]:
-    """Per model of the world (``count``), its slice of the ``stacked`` pytree of its group."""
+def unstack(groups: Sequence[ModelGroup], stacked: Sequence[Any], count: int, axis: int = 0) -> list[Any]:
+    """Per model of the world (``count``), its slice of the ``stacked`` pytree of its group
+    (stacked along ``axis``)."""
     result: list[Any] = [None] * count
     for group, tree in zip(groups, stacked):
+        leaves, treedef = jax.tree.flatten(tree)
+        # One static slice per member and leaf (a gather per slice would cost far more to compile).
+        parts = [[jax.lax.index_in_dim(x, i, axis, keepdims=False) for i in range(len(group.members))] for x in leaves]
         for i, m in enumerate(group.members):
-            result[m] = jax.tree.map(lambda x: x[i], tree)
+            result[m] = jax.tree.unflatten(treedef, [part[i] for part in parts])
     return result
 
 

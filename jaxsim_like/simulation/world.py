@@ -346,28 +346,14 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
 
 class _Batch(NamedTuple):
     """The models of one :class:`.groups.ModelGroup`, stacked along a leading axis ``(G,)``: the
-    models, their parameters, states at the start of the step, controller states, torque
-    histories and inputs, and whether they track velocity_follower_dart joints exactly."""
+    models, their parameters and inputs, and whether they track velocity_follower_dart joints
+    exactly (their states travel in :class:`_Carried`)."""
 
     group: ModelGroup
     model: Model
     params: ModelParams
-    state: State
-    controller: control.ControllerState
-    history: jax.Array
     inputs: ModelInputs
     exact: bool
-
-
-def _batches(world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs]) -> list[_Batch]:
-    """The world's models batched by structure (:func:`.groups.group_models`)."""
-    per_model = (world.model_params, state.states, state.controllers, state.histories, inputs)
-    groups = group_models(world.models, per_model, world.exact_velocity)
-    return [
-        _Batch(group, stack_models(group, world.models), *(stack(group, values) for values in per_model),
-               world.exact_velocity[group.members[0]])
-        for group in groups
-    ]
 
 
 class _Pairs(NamedTuple):
@@ -543,6 +529,95 @@ def _inputs(world: WorldModel, inputs: Sequence[ModelInputs | None] | None) -> t
     return inputs
 
 
+class _Carried(NamedTuple):
+    """What a step changes, per batch (stacked over its models): their ``states``, ``controllers``
+    and torque ``histories``; and the world's ``steps`` and ``pair_deformation``."""
+
+    states: tuple[State, ...]
+    controllers: tuple[control.ControllerState, ...]
+    histories: tuple[jax.Array, ...]
+    steps: jax.Array
+    pair_deformation: jax.Array
+
+
+def _grouped(world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None) -> tuple[list[_Batch], _Carried]:
+    """The batches of ``world`` under ``inputs`` and ``state`` carried by batch."""
+    params = world.params
+    if params.integrator not in INTEGRATORS:
+        raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
+    inputs = _inputs(world, inputs)
+    per_model = (world.model_params, state.states, state.controllers, state.histories, inputs)
+    groups = group_models(world.models, per_model, world.exact_velocity)
+    batches = [
+        _Batch(group, stack_models(group, world.models), stack(group, world.model_params), stack(group, inputs),
+               world.exact_velocity[group.members[0]])
+        for group in groups
+    ]
+    carried = _Carried(*(tuple(stack(group, values) for group in groups) for values in (state.states, state.controllers, state.histories)),
+                       state.steps, state.pair_deformation)
+    return batches, carried
+
+
+def _ungrouped(world: WorldModel, batches: Sequence[_Batch], carried: _Carried) -> WorldState:
+    """The :class:`WorldState` of ``carried``, per model."""
+    groups, count = [b.group for b in batches], len(world.models)
+    states, controllers, histories = (tuple(unstack(groups, values, count)) for values in carried[:3])
+    return WorldState(states, controllers, histories, carried.steps, carried.pair_deformation)
+
+
+def _outputs(world: WorldModel, batches: Sequence[_Batch], outputs: Sequence[StepOutput], reports: Sequence[ModelReport],
+             pairs: PairContacts | None, finite: jax.Array, axis: int) -> WorldOutputs:
+    """The :class:`WorldOutputs` of outputs and reports per batch, stacked over its models along ``axis``."""
+    groups, count = [b.group for b in batches], len(world.models)
+    return WorldOutputs(tuple(unstack(groups, outputs, count, axis)), tuple(unstack(groups, reports, count, axis)), pairs, finite)
+
+
+def _advance(world: WorldModel, batches: Sequence[_Batch], carried: _Carried):
+    """One step of the batched world from ``carried``: the next :class:`_Carried`, the
+    :class:`.step.StepOutput` and :class:`ModelReport` of every batch, the contacts between links
+    and whether every next state is finite."""
+    params = world.params
+    implicit = params.integrator == "implicit_euler"
+    steps = carried.steps
+    commanded, controllers = [], []
+    for b, current, controller in zip(batches, carried.states, carried.controllers):
+        commands, controller = jax.vmap(lambda model, current, controller, i: _commands(
+            model, params, current, controller, i, steps, implicit))(b.model, current, controller, b.inputs)
+        if b.exact:
+            if b.inputs.table is None:
+                raise ValueError("exact velocity tracking needs the model's control table")
+
+            def exact(model, model_params, current, i, commands):
+                acting = _user_wrenches(model, current, i, steps)
+                return _exact_velocity(model, current, SimulationParams.combine(params, model_params), i.table, commands, acting)
+
+            commands = commands._replace(torques=jax.vmap(exact)(b.model, b.params, current, b.inputs, commands))
+        commanded.append(commands)
+        controllers.append(controller)
+    if params.integrator == "rk4":
+        next_states, solved, prepared, pairs, user, deformation = _rk4(world, batches, carried.states, commanded, steps, carried.pair_deformation)
+    else:
+        solved, prepared, pairs, user, deformation = _world_rates(
+            world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation
+        )
+        next_states = [jax.vmap(lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
+                       for b, s, k in zip(batches, carried.states, solved)]
+
+    def finish(model, current, following, commands, controller, history, p, k, acting):
+        dt = params.dt.astype(commands.torques.dtype)
+        tau, controller = commands.settle(controller, current.joint_velocities, following.joint_velocities, dt)
+        history = history.at[steps % history.shape[0]].set(tau) if history.shape[0] else history
+        report = _report(model, current, params, p, k, tau, acting)
+        return k.outputs._replace(finite=is_finite(following)), report, controller, history
+
+    finished = [jax.vmap(finish)(b.model, s, n, c, ctrl, h, p, k, u) for b, s, n, c, ctrl, h, p, k, u in zip(
+        batches, carried.states, next_states, commanded, controllers, carried.histories, prepared, solved, user)]
+    outputs, reports, controllers, histories = ([f[i] for f in finished] for i in range(4))
+    finite = jnp.all(jnp.concatenate([o.finite for o in outputs])) if outputs else jnp.asarray(True)
+    following = _Carried(tuple(next_states), tuple(controllers), tuple(histories), steps + 1, deformation)
+    return following, outputs, reports, pairs, finite
+
+
 def world_step(
     world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None = None
 ) -> tuple[WorldState, WorldOutputs]:
@@ -553,57 +628,15 @@ def world_step(
 
     Returns the next :class:`WorldState` and the :class:`WorldOutputs` of the step.
     """
-    params = world.params
-    if params.integrator not in INTEGRATORS:
-        raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
-    inputs = _inputs(world, inputs)
-    implicit = params.integrator == "implicit_euler"
-    batches = _batches(world, state, inputs)
-    commanded, controllers = [], []
-    for b in batches:
-        commands, controller = jax.vmap(lambda model, current, controller, i: _commands(
-            model, params, current, controller, i, state.steps, implicit))(b.model, b.state, b.controller, b.inputs)
-        if b.exact:
-            if b.inputs.table is None:
-                raise ValueError("exact velocity tracking needs the model's control table")
-
-            def exact(model, model_params, current, i, commands):
-                acting = _user_wrenches(model, current, i, state.steps)
-                return _exact_velocity(model, current, SimulationParams.combine(params, model_params), i.table, commands, acting)
-
-            commands = commands._replace(torques=jax.vmap(exact)(b.model, b.params, b.state, b.inputs, commands))
-        commanded.append(commands)
-        controllers.append(controller)
-    if params.integrator == "rk4":
-        next_states, solved, prepared, pairs, user, deformation = _rk4(world, batches, commanded, state.steps, state.pair_deformation)
-    else:
-        solved, prepared, pairs, user, deformation = _world_rates(
-            world, batches, [b.state for b in batches], commanded, state.steps, implicit, state.pair_deformation
-        )
-        next_states = [jax.vmap(lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, b.state, k.rates)
-                       for b, k in zip(batches, solved)]
-
-    def finish(model, current, following, commands, controller, history, p, k, acting):
-        dt = params.dt.astype(commands.torques.dtype)
-        tau, controller = commands.settle(controller, current.joint_velocities, following.joint_velocities, dt)
-        history = history.at[state.steps % history.shape[0]].set(tau) if history.shape[0] else history
-        report = _report(model, current, params, p, k, tau, acting)
-        return k.outputs._replace(finite=is_finite(following)), report, controller, history
-
-    finished = [jax.vmap(finish)(b.model, b.state, n, c, ctrl, b.history, p, k, u)
-                for b, n, c, ctrl, p, k, u in zip(batches, next_states, commanded, controllers, prepared, solved, user)]
-    groups, count = [b.group for b in batches], len(world.models)
-    outputs, reports, controllers, histories = (unstack(groups, [f[i] for f in finished], count) for i in range(4))
-    finite = jnp.all(jnp.concatenate([f[0].finite for f in finished])) if finished else jnp.asarray(True)
-    next_world = WorldState(tuple(unstack(groups, next_states, count)), tuple(controllers), tuple(histories), state.steps + 1, deformation)
-    return next_world, WorldOutputs(tuple(outputs), tuple(reports), pairs, finite)
+    batches, carried = _grouped(world, state, inputs)
+    following, outputs, reports, pairs, finite = _advance(world, batches, carried)
+    return _ungrouped(world, batches, following), _outputs(world, batches, outputs, reports, pairs, finite, 0)
 
 
-def _rk4(world, batches, commanded, steps, pair_deformation):
+def _rk4(world, batches, states, commanded, steps, pair_deformation):
     """Classic Runge-Kutta on the explicit rates; the contacts between links keep their
     tangential deformation of the step's start in every stage and advance it by the first."""
     dt = world.params.dt
-    states = [b.state for b in batches]
 
     def rates(at):
         return _world_rates(world, batches, at, commanded, steps, False, pair_deformation)
@@ -633,10 +666,15 @@ def world_rollout(
     world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None, steps: int, *, checkpoint: bool = False
 ) -> tuple[WorldState, WorldOutputs]:
     """``steps`` world steps under constant ``inputs`` in one ``lax.scan``; returns the final
-    state and the stacked outputs. ``checkpoint=True`` rematerialises each step in the backward pass."""
+    state and the stacked outputs. ``checkpoint=True`` rematerialises each step in the backward pass.
+    The scan carries the models batched by structure (:mod:`.groups`), so that its body does
+    not grow with the number of identical models."""
+    batches, carried = _grouped(world, state, inputs)
 
     def one_step(current, _):
-        return world_step(world, current, inputs)
+        following, outputs, reports, pairs, finite = _advance(world, batches, current)
+        return following, (outputs, reports, pairs, finite)
 
     body = jax.checkpoint(one_step) if checkpoint else one_step
-    return jax.lax.scan(body, state, None, length=steps)
+    final, (outputs, reports, pairs, finite) = jax.lax.scan(body, carried, None, length=steps)
+    return _ungrouped(world, batches, final), _outputs(world, batches, outputs, reports, pairs, finite, 1)
