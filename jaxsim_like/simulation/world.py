@@ -21,6 +21,11 @@ links (added link inertias, as for the terrain) and the other side's latest velo
 known wrench; a fixed number of block Gauss-Seidel sweeps over the models (``pair_sweeps``)
 converges to the coupled solution, since the coupled system is symmetric positive definite. The
 reported force is the linearised force at the last sweep's velocity changes.
+
+Models of one structure are stepped as one batch (:mod:`.groups`): every per-model stage is
+``vmap``-ped over the batch, and a sweep solves the batches in turn, each in two half-sweeps
+that keep the solution of one colour of its members (red-black), so that the traced step grows
+with the number of structures, not of models.
 """
 
 from __future__ import annotations
@@ -98,7 +103,9 @@ class WorldModel:
         each other (and those of one model too where ``self_collision``), through a table of at
         most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
         ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the larger friction
-        of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps."""
+        of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps. Static
+        geometry (a bin, a table, walls) belongs in the ``terrain`` (its boxes): it takes no
+        pair budget; :attr:`PairContacts.overflow` tells whether the budget held every pair."""
         models = tuple(models)
         count = len(models)
         contact = (None,) * count if contact is None else tuple(contact)
