@@ -16,6 +16,8 @@ cap, every point of a flat plate, 1 for a sphere, 2 for a capsule).
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 from typing import NamedTuple
 
@@ -102,18 +104,55 @@ def _groups(point_link: tuple[int, ...], counts: tuple[int, ...]) -> tuple[_Grou
     return tuple(groups)
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Layout:
+    """The static part of :class:`Slots`: a pytree without leaves, so that slots pass through
+    ``vmap`` and ``scan`` (compared by value)."""
+
+    groups: tuple[_Group, ...] | None
+    table: np.ndarray | None
+    point_link: np.ndarray
+
+    def _key(self) -> tuple:
+        def array(x):
+            return None if x is None else (x.shape, np.asarray(x).tobytes())
+
+        groups = None if self.groups is None else tuple(
+            (array(g.rows), array(g.table), array(g.filled), g.k, g.select) for g in self.groups)
+        return groups, array(self.table), array(self.point_link)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Layout) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+jax.tree_util.register_pytree_node(_Layout, lambda layout: ((), layout), lambda layout, _: layout)
+
+
 class Slots(NamedTuple):
     """The slot points of a step: ``points (S,)`` indices into the model's ``P`` points (None:
     every point, in order), ``valid (S,)`` False on padding slots (which contribute nothing),
-    and the static layout that sums per-slot values into links: ``groups`` of links with
+    and the static ``layout`` that sums per-slot values into links: ``groups`` of links with
     consecutive slots (or, when every point is a slot, ``table (N, width)``, the padded points of
     each link), and the link of every point, ``point_link (P,)``."""
 
     points: jax.Array | None
     valid: jax.Array | None
-    groups: tuple[_Group, ...] | None
-    table: np.ndarray | None
-    point_link: np.ndarray
+    layout: _Layout
+
+    @property
+    def groups(self) -> tuple[_Group, ...] | None:
+        return self.layout.groups
+
+    @property
+    def table(self) -> np.ndarray | None:
+        return self.layout.table
+
+    @property
+    def point_link(self) -> np.ndarray:
+        return self.layout.point_link
 
     def take(self, values: jax.Array) -> jax.Array:
         """``(S, ...)``: per-point ``values (P, ...)`` at the slots (scalars pass through)."""
@@ -174,7 +213,7 @@ def _padded_sum_table(model: Model) -> np.ndarray:
 
 def every_point(model: Model) -> Slots:
     """Every point a slot."""
-    return Slots(None, None, None, _padded_sum_table(model), np.asarray(model.point_link, dtype=int))
+    return Slots(None, None, _Layout(None, _padded_sum_table(model), np.asarray(model.point_link, dtype=int)))
 
 
 def contact_slots(model: Model, depth: jax.Array, enabled: jax.Array, counts: tuple[int, ...] | None) -> Slots:
@@ -191,4 +230,4 @@ def contact_slots(model: Model, depth: jax.Array, enabled: jax.Array, counts: tu
             table, filled = jnp.take_along_axis(table, pick, axis=1), jnp.take_along_axis(filled, pick, axis=1)
         points.append(table.reshape(-1))
         valid.append(filled.reshape(-1))
-    return Slots(jnp.concatenate(points), jnp.concatenate(valid), groups, None, np.asarray(model.point_link, dtype=int))
+    return Slots(jnp.concatenate(points), jnp.concatenate(valid), _Layout(groups, None, np.asarray(model.point_link, dtype=int)))

@@ -21,6 +21,11 @@ links (added link inertias, as for the terrain) and the other side's latest velo
 known wrench; a fixed number of block Gauss-Seidel sweeps over the models (``pair_sweeps``)
 converges to the coupled solution, since the coupled system is symmetric positive definite. The
 reported force is the linearised force at the last sweep's velocity changes.
+
+Models of one structure are stepped as one batch (:mod:`.groups`): every per-model stage is
+``vmap``-ped over the batch, and a sweep solves the batches in turn, each in two half-sweeps
+that keep the solution of one colour of its members (red-black), so that the traced step grows
+with the number of structures, not of models.
 """
 
 from __future__ import annotations
@@ -44,9 +49,10 @@ from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, point_inertias, prepare, solve, step
 from ..dynamics.jacobians import link_jacobians
-from .collision import CollisionTable, Contacts, collide
+from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.forces import PairLaw, explicit_pair_forces, pair_forces
 from .contacts import ContactParams, implicit_deformation
+from .groups import COLOURS, ModelGroup, from_global, group_models, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .terrain import Terrain
 
@@ -97,7 +103,9 @@ class WorldModel:
         each other (and those of one model too where ``self_collision``), through a table of at
         most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
         ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the larger friction
-        of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps."""
+        of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps. Static
+        geometry (a bin, a table, walls) belongs in the ``terrain`` (its boxes): it takes no
+        pair budget; :attr:`PairContacts.overflow` tells whether the budget held every pair."""
         models = tuple(models)
         count = len(models)
         contact = (None,) * count if contact is None else tuple(contact)
@@ -223,10 +231,16 @@ class ModelReport(NamedTuple):
 class PairContacts(NamedTuple):
     """The contacts between links of the step (:class:`.collision.Contacts`: global link
     indices ``link_a``, ``link_b``, ``position``, ``normal`` from b towards a, ``depth``,
-    ``active``) and the ``forces (C, 3)`` [N] on link a (b feels the opposite), world axes."""
+    ``active``), the ``forces (C, 3)`` [N] on link a (b feels the opposite), world axes, and the
+    broad phase's ``overflow (K,)`` (int32) per pair group of the collision table
+    (``collision.groups``): the candidate pairs whose bounding spheres overlapped (that may
+    touch) and that its budget could not hold. Any non-zero count means contacts may have been
+    missed: raise that kind's ``budget`` (:meth:`WorldModel.build`) to at least its ``keep`` plus
+    the largest overflow seen."""
 
     contacts: Contacts
     forces: jax.Array
+    overflow: jax.Array
 
 
 class WorldOutputs(NamedTuple):
@@ -240,25 +254,25 @@ class WorldOutputs(NamedTuple):
     finite: jax.Array
 
 
-def _commands(world: WorldModel, index: int, state: WorldState, inputs: ModelInputs, implicit: bool) -> tuple[control.Commands, control.ControllerState]:
-    """The :class:`.control.Commands` of model ``index`` at the start of the step (before exact
-    velocity tracking; slopes only where the command is within the model's effort limits) and
-    its next controller state. The controllers of the followers of joint couplings (mimic
-    joints) are idle: their leaders drive them, as DART's mimic actuators."""
-    model, current = world.models[index], state.states[index]
+def _commands(
+    model: Model, params: WorldParams, current: State, controller: control.ControllerState, inputs: ModelInputs,
+    steps: jax.Array, implicit: bool,
+) -> tuple[control.Commands, control.ControllerState]:
+    """The :class:`.control.Commands` of ``model`` at ``current`` at the start of physics step
+    ``steps`` (before exact velocity tracking; slopes only where the command is within the
+    model's effort limits) and its next controller state. The controllers of the followers of
+    joint couplings (mimic joints) are idle: their leaders drive them, as DART's mimic actuators."""
     dtype = current.joint_positions.dtype
     torques = check_joint_vector(model, "joint_torques", inputs.joint_torques, dtype)
-    controller = state.controllers[index]
     if inputs.table is None:
         return control.Commands.explicit(torques), controller
-    dt = world.params.dt.astype(dtype)
+    dt = params.dt.astype(dtype)
     period = jnp.zeros((), dtype) if inputs.period is None else inputs.period
     table = inputs.table
     if model.couplings.rows:
         table = table.at[np.asarray(model.couplings.follower), control.MODE].set(int(control.JointControlMode.idle))
     commands, controller = control.joint_commands(
-        table, period, controller, current.joint_positions, current.joint_velocities,
-        state.steps.astype(dtype) * dt, dt, implicit,
+        table, period, controller, current.joint_positions, current.joint_velocities, steps.astype(dtype) * dt, dt, implicit,
     )
     commands = commands._replace(torques=torques + commands.torques)
     return commands.limited(jnp.abs(commands.torques) < model.effort_limit), controller
@@ -307,17 +321,6 @@ def _exact_velocity(
     return jnp.clip(commands.torques + jnp.where(follower, extra, 0.0), table[:, control.EFFORT_MIN], table[:, control.EFFORT_MAX])
 
 
-def _link_model(world: WorldModel) -> np.ndarray:
-    """``(L,)``: the model of each global link (static)."""
-    return np.repeat(np.arange(len(world.models)), [m.number_of_links for m in world.models])
-
-
-def _split(world: WorldModel, values: jax.Array) -> list[jax.Array]:
-    """Per-model slices of global per-link ``values (L, ...)``."""
-    offsets = np.cumsum([0] + [m.number_of_links for m in world.models])
-    return [values[offsets[m] : offsets[m + 1]] for m in range(len(world.models))]
-
-
 def _material_velocity(W_v: jax.Array, link: jax.Array, arms: jax.Array) -> jax.Array:
     """``(C, 3)``: the velocity of the material points of links ``link (C,)`` at ``arms (C, 3)``
     from their model's ``G`` origin, given the global inertial link velocities ``W_v (L, 6)``."""
@@ -333,25 +336,39 @@ def _on_links(force_a: jax.Array, force_b: jax.Array, contacts: Contacts, arms_a
     return jax.ops.segment_sum(on_a, contacts.link_a, links) + jax.ops.segment_sum(on_b, contacts.link_b, links)
 
 
-def _pair_law(world: WorldModel, contacts: Contacts) -> tuple[ContactParams, jax.Array]:
+def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
     """The law ``(C,)`` of each contact (:meth:`.collision.forces.PairLaw.contact_params`, with the
     larger friction of the two models, as MuJoCo combines friction) and its effective mass
     ``(C,)`` [kg] (infinite between two links welded to the world)."""
-    model_of = jnp.asarray(_link_model(world), jnp.int32)
-    friction = jnp.stack([jnp.asarray(p.contact.friction).reshape(()) for p in world.model_params])
     dtype = contacts.depth.dtype
+    friction = to_global([b.group for b in batches], "links", [
+        jnp.broadcast_to(jnp.reshape(b.params.contact.friction, (-1, 1)), b.group.links.shape) for b in batches
+    ]).astype(dtype)
     weight = world.inverse_weight.astype(dtype)
     total = weight[contacts.link_a] + weight[contacts.link_b]
     mass = 1 / jnp.where(total > 0, total, 1.0)
-    law = world.pair_law.contact_params(mass, jnp.maximum(friction[model_of[contacts.link_a]], friction[model_of[contacts.link_b]]).astype(dtype))
+    law = world.pair_law.contact_params(mass, jnp.maximum(friction[contacts.link_a], friction[contacts.link_b]))
     return law, jnp.where(total > 0, mass, jnp.inf)
+
+
+class _Batch(NamedTuple):
+    """The models of one :class:`.groups.ModelGroup`, stacked along a leading axis ``(G,)``: the
+    models, their parameters and inputs, and whether they track velocity_follower_dart joints
+    exactly (their states travel in :class:`_Carried`)."""
+
+    group: ModelGroup
+    model: Model
+    params: ModelParams
+    inputs: ModelInputs
+    exact: bool
 
 
 class _Pairs(NamedTuple):
     """The contacts between links at the start of a step: the ``contacts`` (welded pairs made
     inactive), the arms of their positions from the ``G`` origins of links a and b ``(C, 3)``,
-    the relative ``velocity (C, 3)``, their ``law`` and effective ``mass (C,)``, and their
-    tangential ``deformation (C, 3)`` from the world state."""
+    the relative ``velocity (C, 3)``, their ``law`` and effective ``mass (C,)``, their
+    tangential ``deformation (C, 3)`` from the world state and the broad phase's ``overflow (K,)``
+    per pair group of the table."""
 
     contacts: Contacts
     arms_a: jax.Array
@@ -360,97 +377,115 @@ class _Pairs(NamedTuple):
     law: ContactParams
     mass: jax.Array
     deformation: jax.Array
+    overflow: jax.Array
 
 
-def _pairs(world: WorldModel, prepared: Sequence[Prepared], pair_deformation: jax.Array) -> _Pairs:
-    """The :class:`_Pairs` of the ``prepared`` models, with the candidate slots' ``pair_deformation (K, 3)``."""
-    link_model = _link_model(world)
-    origins = jnp.stack([p.kin.origin for p in prepared])[link_model]
-    W_v = jnp.concatenate([p.kin.G_v for p in prepared])
-    poses = [p.kin.G_H_L.at[:, :3, 3].add(p.kin.origin) for p in prepared]
-    contacts = collide(world.collision, world.models, poses)
-    law, mass = _pair_law(world, contacts)
+def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prepared], pair_deformation: jax.Array) -> _Pairs:
+    """The :class:`_Pairs` of the ``prepared`` batches, with the candidate slots' ``pair_deformation (K, 3)``."""
+    groups = [b.group for b in batches]
+    origins = to_global(groups, "links", [jnp.broadcast_to(p.kin.origin[:, None], p.kin.G_H_L.shape[:2] + (3,)) for p in prepared])
+    W_v = to_global(groups, "links", [p.kin.G_v for p in prepared])
+    poses = to_global(groups, "links", [p.kin.G_H_L.at[..., :3, 3].add(p.kin.origin[:, None]) for p in prepared])
+    geometry = Geometry(*(to_global(groups, field, [getattr(b.model, name) for b in batches]) for field, name in (
+        ("shapes", "shape_transform"), ("shapes", "shape_size"), ("points", "collidable_points"), ("points", "point_radius"))))
+    contacts, overflow = query(world.collision, geometry, poses)
+    law, mass = _pair_law(world, batches, contacts)
     contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]
     velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
-    return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0), pair_deformation[contacts.slot])
+    return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
+                  pair_deformation[contacts.slot], overflow)
 
 
 def _world_rates(
     world: WorldModel,
+    batches: Sequence[_Batch],
     states: Sequence[State],
     commanded: Sequence[control.Commands],
-    inputs: Sequence[ModelInputs],
     steps: jax.Array,
     implicit: bool,
     pair_deformation: jax.Array,
 ) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array], jax.Array]:
-    """The solved step of every model at ``states``, what :func:`prepare` made of them, the
-    contacts between links, the user and timed wrenches ``(N, 6)`` of each model and the
-    tangential deformation of the candidate slots after the step (from ``pair_deformation``)."""
+    """Per batch, the solved step of its models at ``states`` (stacked), what :func:`prepare` made
+    of them and the user and timed wrenches ``(G, N, 6)`` that act on them; the contacts between
+    links and the tangential deformation of the candidate slots after the step (from
+    ``pair_deformation``)."""
     params = world.params
     prepared, user = [], []
-    for m, (model, state) in enumerate(zip(world.models, states)):
-        slopes = (commanded[m].stiffness, commanded[m].damping)
-        p = prepare(model, state, params, world.model_params[m], commanded[m].torques, None, False, implicit, slopes)
-        acting = _user_wrenches(model, state, inputs[m], steps, p.kin.G_H_L[:, :3, :3])
-        if inputs[m].link_wrenches is not None or inputs[m].timed_wrenches is not None:
-            p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
+    for b, current, command in zip(batches, states, commanded):
+        def prepared_model(model, model_params, state, inputs, command):
+            slopes = (command.stiffness, command.damping)
+            p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes)
+            acting = _user_wrenches(model, state, inputs, steps, p.kin.G_H_L[:, :3, :3])
+            if inputs.link_wrenches is not None or inputs.timed_wrenches is not None:
+                p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
+            return p, acting
+
+        p, acting = jax.vmap(prepared_model)(b.model, b.params, current, b.inputs, command)
         prepared.append(p)
         user.append(acting)
-    if world.collision is None:
-        solved = [solve(m, s, params, mp, p, implicit) for m, s, mp, p in zip(world.models, states, world.model_params, prepared)]
-        return solved, prepared, None, user, pair_deformation
 
-    links = _link_model(world).size
-    pairs = _pairs(world, prepared, pair_deformation)
+    def solved_batch(k: int, wrench: jax.Array | None, inertia: jax.Array | None, with_implicit: bool) -> Solved:
+        b = batches[k]
+        at = (lambda values: None if values is None else from_global(b.group, "links", values))
+        return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, with_implicit, w, i))(
+            b.model, b.params, states[k], prepared[k], at(wrench), at(inertia))
+
+    if world.collision is None:
+        return [solved_batch(k, None, None, implicit) for k in range(len(batches))], prepared, None, user, pair_deformation
+
+    groups = [b.group for b in batches]
+    links = world.collision.links
+    pairs = _pairs(world, batches, prepared, pair_deformation)
     contacts, arms_a, arms_b = pairs.contacts, pairs.arms_a, pairs.arms_b
     dtype = pairs.velocity.dtype
     dt = params.dt.astype(dtype)
     stored = jnp.zeros_like(pair_deformation)
     if not implicit:
         forces, rate = explicit_pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation)
-        wrench = _split(world, _on_links(forces, -forces, contacts, arms_a, arms_b, links))
-        solved = [
-            solve(model, state, params, mp, p, False, w)._replace(G_f_applied=p.G_f_ext + w)
-            for model, state, mp, p, w in zip(world.models, states, world.model_params, prepared, wrench)
-        ]
+        wrench = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
+        solved = [solved_batch(k, wrench, None, False) for k in range(len(batches))]
+        solved = [s._replace(G_f_applied=p.G_f_ext + from_global(b.group, "links", wrench)) for s, p, b in zip(solved, prepared, batches)]
         deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate)
-        return solved, prepared, PairContacts(contacts, forces), user, deformation
+        return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation
     linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
-    start_wrench = _split(world, _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links))
+    start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
     matrices = linear.matrices
-    inertia = _split(world, dt * (
+    inertia = dt * (
         jax.ops.segment_sum(point_inertias(arms_a, matrices), contacts.link_a, links)
         + jax.ops.segment_sum(point_inertias(arms_b, matrices), contacts.link_b, links)
-    ))
+    )
+    colours = COLOURS if any(len(g.members) > 1 for g in groups) else 1
 
-    def sweep(G_dv: list[jax.Array]) -> list[Solved]:
-        # Block Gauss-Seidel: each model is solved with the latest velocity change of the links it
-        # touches, its own links' terms being in its added inertias.
-        G_dv, solved = list(G_dv), []
-        for m, (model, state, mp, p) in enumerate(zip(world.models, states, world.model_params, prepared)):
-            every = jnp.concatenate(G_dv)
+    def half_sweep(i: jax.Array, current: list[Solved]) -> list[Solved]:
+        # Block Gauss-Seidel: each batch is solved with the latest velocity change of the links it
+        # touches, its own links' terms being in its added inertias; a batch of several models
+        # keeps the solution of its members of this half-sweep's colour.
+        current = list(current)
+        for k, group in enumerate(groups):
+            every = to_global(groups, "links", [s.G_dv for s in current])
             dv_a = _material_velocity(every, contacts.link_a, arms_a)
             dv_b = _material_velocity(every, contacts.link_b, arms_b)
-            coupling = _split(world, _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links))[m]
-            solved.append(solve(model, state, params, mp, p, True, start_wrench[m] + coupling, inertia[m]))
-            G_dv[m] = solved[-1].G_dv
-        return solved
+            coupling = _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links)
+            fresh = solved_batch(k, start_wrench + coupling, inertia, True)
+            if len(group.members) > 1:
+                turn = jnp.asarray(group.colour) == i % colours
+                fresh = jax.tree.map(lambda new, old: jnp.where(turn.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
+            current[k] = fresh
+        return current
 
     # The first sweep takes the other sides at rest; one sweep in the graph, whatever their number.
-    at_rest = [jnp.zeros_like(p.kin.G_v) for p in prepared]
-    blank = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(sweep, at_rest))
-    blank = [s._replace(G_dv=zero) for s, zero in zip(blank, at_rest)]
-    solved = jax.lax.fori_loop(0, world.pair_sweeps, lambda _, current: sweep([s.G_dv for s in current]), blank)
-    G_dv = jnp.concatenate([s.G_dv for s in solved])
+    blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
+             for k in range(len(batches))]
+    solved = jax.lax.fori_loop(0, world.pair_sweeps * colours, half_sweep, blank)
+    G_dv = to_global(groups, "links", [s.G_dv for s in solved])
     dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
     forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
-    applied = _split(world, _on_links(forces, -forces, contacts, arms_a, arms_b, links))
-    solved = [s._replace(G_f_applied=s.G_f_applied + w) for s, w in zip(solved, applied)]
+    applied = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
+    solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
-    return solved, prepared, PairContacts(contacts, forces), user, stored.at[contacts.slot].set(after)
+    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after)
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
@@ -501,75 +536,136 @@ def _inputs(world: WorldModel, inputs: Sequence[ModelInputs | None] | None) -> t
     return inputs
 
 
+class _Carried(NamedTuple):
+    """What a step changes, per batch (stacked over its models): their ``states``, ``controllers``
+    and torque ``histories``; and the world's ``steps`` and ``pair_deformation``."""
+
+    states: tuple[State, ...]
+    controllers: tuple[control.ControllerState, ...]
+    histories: tuple[jax.Array, ...]
+    steps: jax.Array
+    pair_deformation: jax.Array
+
+
+def _grouped(world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None) -> tuple[list[_Batch], _Carried]:
+    """The batches of ``world`` under ``inputs`` and ``state`` carried by batch."""
+    params = world.params
+    if params.integrator not in INTEGRATORS:
+        raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
+    inputs = _inputs(world, inputs)
+    per_model = (world.model_params, state.states, state.controllers, state.histories, inputs)
+    groups = group_models(world.models, per_model, world.exact_velocity)
+    batches = [
+        _Batch(group, stack_models(group, world.models), stack(group, world.model_params), stack(group, inputs),
+               world.exact_velocity[group.members[0]])
+        for group in groups
+    ]
+    carried = _Carried(*(tuple(stack(group, values) for group in groups) for values in (state.states, state.controllers, state.histories)),
+                       state.steps, state.pair_deformation)
+    return batches, carried
+
+
+def _ungrouped(world: WorldModel, batches: Sequence[_Batch], carried: _Carried) -> WorldState:
+    """The :class:`WorldState` of ``carried``, per model."""
+    groups, count = [b.group for b in batches], len(world.models)
+    states, controllers, histories = (tuple(unstack(groups, values, count)) for values in carried[:3])
+    return WorldState(states, controllers, histories, carried.steps, carried.pair_deformation)
+
+
+def _outputs(world: WorldModel, batches: Sequence[_Batch], outputs: Sequence[StepOutput], reports: Sequence[ModelReport],
+             pairs: PairContacts | None, finite: jax.Array, axis: int) -> WorldOutputs:
+    """The :class:`WorldOutputs` of outputs and reports per batch, stacked over its models along ``axis``."""
+    groups, count = [b.group for b in batches], len(world.models)
+    return WorldOutputs(tuple(unstack(groups, outputs, count, axis)), tuple(unstack(groups, reports, count, axis)), pairs, finite)
+
+
+def _advance(world: WorldModel, batches: Sequence[_Batch], carried: _Carried):
+    """One step of the batched world from ``carried``: the next :class:`_Carried`, the
+    :class:`.step.StepOutput` and :class:`ModelReport` of every batch, the contacts between links
+    and whether every next state is finite."""
+    params = world.params
+    implicit = params.integrator == "implicit_euler"
+    steps = carried.steps
+    commanded, controllers = [], []
+    for b, current, controller in zip(batches, carried.states, carried.controllers):
+        commands, controller = jax.vmap(lambda model, current, controller, i: _commands(
+            model, params, current, controller, i, steps, implicit))(b.model, current, controller, b.inputs)
+        if b.exact:
+            if b.inputs.table is None:
+                raise ValueError("exact velocity tracking needs the model's control table")
+
+            def exact(model, model_params, current, i, commands):
+                acting = _user_wrenches(model, current, i, steps)
+                return _exact_velocity(model, current, SimulationParams.combine(params, model_params), i.table, commands, acting)
+
+            commands = commands._replace(torques=jax.vmap(exact)(b.model, b.params, current, b.inputs, commands))
+        commanded.append(commands)
+        controllers.append(controller)
+    if params.integrator == "rk4":
+        next_states, solved, prepared, pairs, user, deformation = _rk4(world, batches, carried.states, commanded, steps, carried.pair_deformation)
+    else:
+        solved, prepared, pairs, user, deformation = _world_rates(
+            world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation
+        )
+        next_states = [jax.vmap(lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
+                       for b, s, k in zip(batches, carried.states, solved)]
+
+    def finish(model, current, following, commands, controller, history, p, k, acting):
+        dt = params.dt.astype(commands.torques.dtype)
+        tau, controller = commands.settle(controller, current.joint_velocities, following.joint_velocities, dt)
+        history = history.at[steps % history.shape[0]].set(tau) if history.shape[0] else history
+        report = _report(model, current, params, p, k, tau, acting)
+        return k.outputs._replace(finite=is_finite(following)), report, controller, history
+
+    finished = [jax.vmap(finish)(b.model, s, n, c, ctrl, h, p, k, u) for b, s, n, c, ctrl, h, p, k, u in zip(
+        batches, carried.states, next_states, commanded, controllers, carried.histories, prepared, solved, user)]
+    outputs, reports, controllers, histories = ([f[i] for f in finished] for i in range(4))
+    finite = jnp.all(jnp.concatenate([o.finite for o in outputs])) if outputs else jnp.asarray(True)
+    following = _Carried(tuple(next_states), tuple(controllers), tuple(histories), steps + 1, deformation)
+    return following, outputs, reports, pairs, finite
+
+
 def world_step(
     world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None = None
 ) -> tuple[WorldState, WorldOutputs]:
     """Advance every model of ``world`` by ``world.params.dt`` from ``state`` under ``inputs``
     (one :class:`ModelInputs` or None per model), with the step of :func:`.step.step` per model
     (``world.params.integrator``) and the contacts between links (see the module docstring).
+    Models of one structure are stepped together (:mod:`.groups`).
 
     Returns the next :class:`WorldState` and the :class:`WorldOutputs` of the step.
     """
-    params = world.params
-    if params.integrator not in INTEGRATORS:
-        raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
-    inputs = _inputs(world, inputs)
-    implicit = params.integrator == "implicit_euler"
-    commanded, controllers = [], []
-    for m in range(len(world.models)):
-        commands, controller = _commands(world, m, state, inputs[m], implicit)
-        if world.exact_velocity[m]:
-            if inputs[m].table is None:
-                raise ValueError("exact velocity tracking needs the model's control table")
-            single = SimulationParams.combine(params, world.model_params[m])
-            acting = _user_wrenches(world.models[m], state.states[m], inputs[m], state.steps)
-            torques = _exact_velocity(world.models[m], state.states[m], single, inputs[m].table, commands, acting)
-            commands = commands._replace(torques=torques)
-        commanded.append(commands)
-        controllers.append(controller)
-    states = list(state.states)
-    if params.integrator == "rk4":
-        next_states, solved, prepared, pairs, user, deformation = _rk4(world, states, commanded, inputs, state.steps, state.pair_deformation)
-    else:
-        solved, prepared, pairs, user, deformation = _world_rates(
-            world, states, commanded, inputs, state.steps, implicit, state.pair_deformation
-        )
-        next_states = [euler_advance(model, s, r.rates, params.dt) for model, s, r in zip(world.models, states, solved)]
-    outputs, reports, applied = [], [], []
-    for m, model in enumerate(world.models):
-        finite = is_finite(next_states[m])
-        outputs.append(solved[m].outputs._replace(finite=finite))
-        dt = params.dt.astype(commanded[m].torques.dtype)
-        tau, controllers[m] = commanded[m].settle(controllers[m], states[m].joint_velocities, next_states[m].joint_velocities, dt)
-        applied.append(tau)
-        reports.append(_report(model, states[m], params, prepared[m], solved[m], tau, user[m]))
-    histories = tuple(
-        h.at[state.steps % h.shape[0]].set(tau) if h.shape[0] else h for h, tau in zip(state.histories, applied)
-    )
-    finite = jnp.all(jnp.stack([o.finite for o in outputs])) if outputs else jnp.asarray(True)
-    next_world = WorldState(tuple(next_states), tuple(controllers), histories, state.steps + 1, deformation)
-    return next_world, WorldOutputs(tuple(outputs), tuple(reports), pairs, finite)
+    batches, carried = _grouped(world, state, inputs)
+    following, outputs, reports, pairs, finite = _advance(world, batches, carried)
+    return _ungrouped(world, batches, following), _outputs(world, batches, outputs, reports, pairs, finite, 0)
 
 
-def _rk4(world, states, commanded, inputs, steps, pair_deformation):
+def _rk4(world, batches, states, commanded, steps, pair_deformation):
     """Classic Runge-Kutta on the explicit rates; the contacts between links keep their
     tangential deformation of the step's start in every stage and advance it by the first."""
     dt = world.params.dt
 
     def rates(at):
-        return _world_rates(world, at, commanded, inputs, steps, False, pair_deformation)
+        return _world_rates(world, batches, at, commanded, steps, False, pair_deformation)
+
+    def moved(by, fraction):
+        return [jax.vmap(lambda s, r: advance(s, r, fraction * dt))(s, k.rates) for s, k in zip(states, by)]
 
     k1, prepared, pairs, user, deformation = rates(states)
-    k2 = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k1)])[0]
-    k3 = rates([advance(s, k.rates, dt / 2) for s, k in zip(states, k2)])[0]
-    k4 = rates([advance(s, k.rates, dt) for s, k in zip(states, k3)])[0]
+    k2 = rates(moved(k1, 0.5))[0]
+    k3 = rates(moved(k2, 0.5))[0]
+    k4 = rates(moved(k3, 1.0))[0]
     next_states, solved = [], []
-    for m, state in enumerate(states):
-        combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1[m].rates, k2[m].rates, k3[m].rates, k4[m].rates)
-        advanced = advance(state, combined, dt)
-        next_states.append(advanced.replace(base_quaternion=spatial.normalize(advanced.base_quaternion)))
-        outputs = k1[m].outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
-        solved.append(k1[m]._replace(outputs=outputs))
+    for b, state, r1, r2, r3, r4 in zip(batches, states, k1, k2, k3, k4):
+        combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, r1.rates, r2.rates, r3.rates, r4.rates)
+
+        def advanced(state, rates):
+            following = advance(state, rates, dt)
+            return following.replace(base_quaternion=spatial.normalize(following.base_quaternion))
+
+        next_states.append(jax.vmap(advanced)(state, combined))
+        outputs = r1.outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
+        solved.append(r1._replace(outputs=outputs))
     return next_states, solved, prepared, pairs, user, deformation
 
 
@@ -577,10 +673,15 @@ def world_rollout(
     world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None, steps: int, *, checkpoint: bool = False
 ) -> tuple[WorldState, WorldOutputs]:
     """``steps`` world steps under constant ``inputs`` in one ``lax.scan``; returns the final
-    state and the stacked outputs. ``checkpoint=True`` rematerialises each step in the backward pass."""
+    state and the stacked outputs. ``checkpoint=True`` rematerialises each step in the backward pass.
+    The scan carries the models batched by structure (:mod:`.groups`), so that its body does
+    not grow with the number of identical models."""
+    batches, carried = _grouped(world, state, inputs)
 
     def one_step(current, _):
-        return world_step(world, current, inputs)
+        following, outputs, reports, pairs, finite = _advance(world, batches, current)
+        return following, (outputs, reports, pairs, finite)
 
     body = jax.checkpoint(one_step) if checkpoint else one_step
-    return jax.lax.scan(body, state, None, length=steps)
+    final, (outputs, reports, pairs, finite) = jax.lax.scan(body, carried, None, length=steps)
+    return _ungrouped(world, batches, final), _outputs(world, batches, outputs, reports, pairs, finite, 1)

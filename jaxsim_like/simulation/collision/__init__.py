@@ -2,13 +2,13 @@
 
 One mechanism for both: a static pair table (:class:`CollisionTable`, built once from the models'
 structure), a broad phase inside the jitted call that keeps a static budget of the nearest pairs
-of each kind, narrow phases that fill a fixed number of contact slots per pair (:class:`Contacts`),
+of each kind (and counts the overlapping pairs it had no room for), narrow phases that fill a fixed number of contact slots per pair (:class:`Contacts`),
 and the contact law with tangential memory, sized per contact, in its linearly implicit form
 (:func:`pair_forces`). Everything jits, vmaps
 and differentiates; shapes never change the compiled graph.
 """
 
-from .collide import Contacts, collide
+from .collide import Contacts, Geometry, collide, query
 from .forces import PairLaw, explicit_pair_forces, pair_forces
 from .kinds import KINDS
 from .table import DEFAULT_BUDGET, CollisionTable, PairGroup
@@ -19,11 +19,13 @@ __all__ = [
     "KINDS",
     "CollisionTable",
     "Contacts",
+    "Geometry",
     "PairLaw",
     "PairGroup",
     "collide",
     "explicit_pair_forces",
     "link_wrenches",
     "pair_forces",
+    "query",
     "relative_velocity",
 ]

@@ -1,4 +1,5 @@
-"""The broad phase: bounding spheres and the cull that keeps a static number of nearest pairs."""
+"""The broad phase: bounding spheres and the cull that keeps a static number of nearest pairs,
+counting the overlapping pairs it had no room for."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ def bounding_radius(code: np.ndarray, size: jax.Array) -> jax.Array:
 
 def nearest(
     first_centre: jax.Array, first_radius: jax.Array, second_centre: jax.Array, second_radius: jax.Array, keep: int
-) -> jax.Array:
+) -> tuple[jax.Array, jax.Array]:
     """Indices ``(keep,)`` of the candidate pairs ``(K,)`` whose bounding spheres (centres ``(K, 3)``,
-    radii ``(K,)``) have the smallest gaps (overlapping ones first), by ``lax.top_k``."""
+    radii ``(K,)``) have the smallest gaps (overlapping ones first), by ``lax.top_k``, and the
+    overflow ``()`` (int32): how many overlapping pairs (those that may touch) were left out."""
     offset = first_centre - second_centre
     distance = jnp.sqrt(jnp.sum(offset**2, axis=-1) + 1e-30)
-    gap = distance - first_radius - second_radius
-    return jax.lax.top_k(-jax.lax.stop_gradient(gap), keep)[1]
+    gap = jax.lax.stop_gradient(distance - first_radius - second_radius)
+    closeness, kept = jax.lax.top_k(-gap, keep)
+    overflow = jnp.sum(gap <= 0, dtype=jnp.int32) - jnp.sum(closeness >= 0, dtype=jnp.int32)
+    return kept, overflow

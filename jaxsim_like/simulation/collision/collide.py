@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import Any, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -39,10 +39,30 @@ class Contacts:
 
 
 
+class Geometry(NamedTuple):
+    """The collision geometry of a world's models, in the table's global order: each shape's
+    ``L_H_S (S, 4, 4)`` in its link and ``size (S, 3)`` [m]; each collidable point's centre
+    ``(P, 3)`` [m] in its link frame and ``radius (P,)`` [m]."""
+
+    shape_transform: jax.Array
+    shape_size: jax.Array
+    points: jax.Array
+    point_radius: jax.Array
+
+    @staticmethod
+    def of(models: Sequence[Model], dtype: Any) -> "Geometry":
+        """The geometry of ``models`` (those of the table, in order) in ``dtype``."""
+        return Geometry(
+            _concatenate([m.shape_transform for m in models], (0, 4, 4), dtype),
+            _concatenate([m.shape_size for m in models], (0, 3), dtype),
+            _concatenate([m.collidable_points for m in models], (0, 3), dtype),
+            _concatenate([m.point_radius for m in models], (0,), dtype),
+        )
+
+
 def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.Array]) -> Contacts:
     """The :class:`Contacts` of the world of ``models`` (those of ``table``) with link poses
-    ``W_H_L[m] (N_m, 4, 4)`` in the world frame. Shapes and points are read from the models; each
-    pair kind keeps the ``keep`` pairs with the nearest bounding spheres (all when it has no more)."""
+    ``W_H_L[m] (N_m, 4, 4)`` in the world frame (:func:`query` of their :class:`Geometry`)."""
     if len(models) != len(W_H_L) or len(models) != len(table.link_offsets):
         raise ValueError(f"collide needs one pose array per model of the table ({len(table.link_offsets)}), got "
                          f"{len(models)} models and {len(W_H_L)} pose arrays")
@@ -54,24 +74,24 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
                 f"table was built for ({table.counts(m)})"
             )
     dtype = jnp.result_type(*W_H_L)
-    W_H_S = _concatenate(
-        [H[np.asarray(m.shape_link, dtype=int)] @ m.shape_transform for m, H in zip(models, W_H_L)], (0, 4, 4), dtype
-    )
-    sizes = _concatenate([m.shape_size for m in models], (0, 3), dtype)
-    points = _concatenate(
-        [
-            jnp.einsum("pij,pj->pi", H[np.asarray(m.point_link, dtype=int), :3, :3], m.collidable_points)
-            + H[np.asarray(m.point_link, dtype=int), :3, 3]
-            for m, H in zip(models, W_H_L)
-        ],
-        (0, 3),
-        dtype,
-    )
-    point_radius = _concatenate([m.point_radius for m in models], (0,), dtype)
-    code = np.asarray(table.shape_code, dtype=np.int32)
-    radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
+    return query(table, Geometry.of(models, dtype), _concatenate(list(W_H_L), (0, 4, 4), dtype))[0]
+
+
+def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[Contacts, jax.Array]:
+    """The :class:`Contacts` of the world of ``table`` with its ``geometry`` and every link's pose
+    ``W_H_L (L, 4, 4)`` (global link order, world frame), and the overflow ``(G,)`` (int32) of each
+    of the table's pair groups: its candidate pairs whose bounding spheres overlap (that may touch)
+    and that did not fit its budget (``keep``; zero: none was dropped). Each pair kind keeps the
+    ``keep`` pairs with the nearest bounding spheres (all when it has no more)."""
+    dtype = W_H_L.dtype
     shape_link = np.asarray(table.shape_link, dtype=np.int32)
     point_link = np.asarray(table.point_link, dtype=np.int32)
+    W_H_S = W_H_L[shape_link] @ geometry.shape_transform.astype(dtype)
+    sizes = geometry.shape_size.astype(dtype)
+    points = jnp.einsum("pij,pj->pi", W_H_L[point_link, :3, :3], geometry.points.astype(dtype)) + W_H_L[point_link, :3, 3]
+    point_radius = geometry.point_radius.astype(dtype)
+    code = np.asarray(table.shape_code, dtype=np.int32)
+    radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
     starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
     parts = [
         _group(group, start, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link)
@@ -80,9 +100,10 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
     if not parts:
         empty = jnp.zeros((0,), dtype)
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
-                        jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32))
+                        jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32)), jnp.zeros((0,), jnp.int32)
     names = [field.name for field in dataclasses.fields(Contacts)]
-    return Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
+    contacts = Contacts(**{name: jnp.concatenate([getattr(p, name) for p, _ in parts], axis=0) for name in names})
+    return contacts, jnp.stack([overflow for _, overflow in parts])
 
 
 def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -> jax.Array:
@@ -90,7 +111,7 @@ def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -
     return jnp.concatenate(arrays, axis=0) if arrays else jnp.zeros(empty_shape, dtype)
 
 
-def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link) -> Contacts:
+def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link) -> tuple[Contacts, jax.Array]:
     kind = KINDS[group.kind]
     kernel, slots = kind.kernel, kind.slots
     second = np.asarray(group.second, dtype=np.int32)
@@ -106,9 +127,9 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, rad
         first = np.asarray(group.first, dtype=np.int32)
         real = np.ones(first.shape, bool)
         first_centre, first_radius = W_H_S[first, :3, 3], radius[first]
-    kept = np.arange(group.candidates, dtype=np.int32)
+    kept, overflow = np.arange(group.candidates, dtype=np.int32), jnp.zeros((), jnp.int32)
     if group.keep < group.candidates:
-        kept = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
+        kept, overflow = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
         first, second, real = jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept]
     if group.kind == POINTS:
         per_point = jax.vmap(kernel, in_axes=(0, 0, None, None, None))
@@ -132,4 +153,4 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, rad
         depth=depth,
         active=valid & (depth > 0),
         slot=jnp.asarray(slot, jnp.int32),
-    )
+    ), overflow

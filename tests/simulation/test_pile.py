@@ -1,0 +1,124 @@
+"""Many bodies in one world: the broad phase keeps every touching pair its budget holds and counts
+those it cannot, static geometry (a bin in the terrain) takes no budget, identical bodies are
+stepped as one batch, and a small pile of mixed bodies dropped into a bin comes to rest."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from collision_worlds import pose, solid
+
+import jaxsim_like as js
+from jaxsim_like.simulation.collision import CollisionTable, Geometry, query
+from jaxsim_like.simulation.groups import group_models
+from jaxsim_like.simulation.world import WorldModel, world_rollout
+
+RADIUS = 0.05
+ROW = 6  # spheres in a row, each overlapping the next by 1 mm: ROW - 1 touching pairs
+BALL = f'<sphere radius="{RADIUS}"/>'
+MAX_PENETRATION = 0.001
+
+
+@pytest.fixture(scope="module")
+def row():
+    """``ROW`` balls and the world poses ``(L, 4, 4)`` of a row of them along x, touching their
+    neighbours; two more far away, touching nothing."""
+    balls = [solid(f"ball{i}", BALL, 1.0, 0.001) for i in range(ROW + 2)]
+    x = [i * (2 * RADIUS - 0.001) for i in range(ROW)] + [10.0, 20.0]
+    poses = np.concatenate([pose((xi, 0.0, 0.0)) for xi in x])
+    return balls, jnp.asarray(poses)
+
+
+def _touching(contacts) -> set[tuple[int, int]]:
+    active = np.asarray(contacts.active)
+    return {tuple(sorted((int(a), int(b)))) for a, b in zip(np.asarray(contacts.link_a)[active], np.asarray(contacts.link_b)[active])}
+
+
+@pytest.mark.parametrize("budget", [ROW - 1, ROW + 3, ROW - 3])
+def test_the_broad_phase_keeps_every_touching_pair_that_fits_and_counts_the_others(row, budget):
+    """With a budget of at least the touching pairs, every one is found and nothing overflows;
+    with less, the budget is filled with touching pairs and the overflow counts the rest."""
+    balls, poses = row
+    table = CollisionTable.build(balls, budget={"sphere-sphere": budget})
+    contacts, overflow = jax.jit(query, static_argnums=0)(table, Geometry.of(balls, poses.dtype), poses)
+    touching = _touching(contacts)
+    expected = {(i, i + 1) for i in range(ROW - 1)}
+    if budget >= ROW - 1:
+        assert touching == expected and overflow.tolist() == [0]
+    else:
+        assert touching < expected and len(touching) == budget
+        assert overflow.tolist() == [ROW - 1 - budget]
+
+
+# The pile: a 2 x 2 x 2 grid of 0.2 kg bodies in a bin of 4 static walls in the terrain, spheres
+# wedged between the walls on the floor, boxes above them (two kinds: a test compiles few narrow
+# phases; benchmarks/pile.py drops all four kinds).
+CELL, HALF_WIDTH, WALL = 0.065, 0.065, 0.01
+KINDS = {
+    "sphere": ('<sphere radius="0.03"/>', 0.4 * 0.2 * 0.03**2),
+    "box": ('<box size="0.06 0.06 0.06"/>', 0.2 * 0.06**2 / 6),
+}
+LAYOUT = ["sphere"] * 4 + ["box"] * 4
+SETTLE = 2.0  # [s]
+DT = 0.002
+
+
+def _bin() -> js.Terrain:
+    transforms, extents = [], []
+    for axis in (0, 1):
+        for sign in (-1.0, 1.0):
+            H = np.eye(4)
+            H[axis, 3], H[2, 3] = sign * (HALF_WIDTH + WALL), 0.1
+            transforms.append(H)
+            extents.append([WALL, HALF_WIDTH + 2 * WALL, 0.1] if axis == 0 else [HALF_WIDTH + 2 * WALL, WALL, 0.1])
+    return js.Terrain.plane().with_boxes(np.stack(transforms), np.asarray(extents))
+
+
+@pytest.fixture(scope="module")
+def pile():
+    """The pile's world, its start state and its state and outputs after ``SETTLE`` seconds."""
+    shapes = {kind: solid(kind, geometry, 0.2, inertia) for kind, (geometry, inertia) in KINDS.items()}
+    models = [shapes[kind] for kind in LAYOUT]
+    world = WorldModel.build(models, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION)
+    rng = np.random.default_rng(1)
+    states = []
+    for i, model in enumerate(models):
+        cell = np.array([i % 2 - 0.5, (i // 2) % 2 - 0.5, 0.0]) * CELL + [0.0, 0.0, 0.032 + 0.07 * (i // 4)]
+        turn = rng.uniform(-0.2, 0.2, 3) if i >= 4 else np.zeros(3)
+        quaternion = np.concatenate([[np.cos(np.linalg.norm(turn) / 2)], np.sinc(np.linalg.norm(turn) / 2 / np.pi) * turn / 2])
+        states.append(js.State.build(model, base_position=cell, base_quaternion=quaternion))
+    start = world.initial_state(states)
+    final, outputs = jax.jit(world_rollout, static_argnames="steps")(world, start, None, steps=int(SETTLE / DT))
+    return world, start, final, outputs
+
+
+def test_static_geometry_takes_no_budget_and_identical_bodies_are_one_batch(pile):
+    """The bin is terrain: the pair table holds the pairs of the moving bodies only, and the eight
+    bodies of two kinds are stepped as two batches."""
+    world, start, _, _ = pile
+    table = world.collision
+    bodies = len(LAYOUT)
+    assert table.links == bodies and np.all(np.asarray(world.inverse_weight) > 0)
+    solid_pairs = sum(g.candidates for g in table.groups if g.kind != "point-shape")
+    assert solid_pairs == bodies * (bodies - 1) // 2  # one shape per body: every pair of bodies, once
+    groups = group_models(world.models, (world.model_params, start.states), (False,) * bodies)
+    assert [g.members for g in groups] == [(0, 1, 2, 3), (4, 5, 6, 7)]
+
+
+def test_a_small_pile_in_a_bin_comes_to_rest(pile):
+    """After the settling time every body moves slower than 5 mm/s, no contact (with the bin or
+    between bodies) is deeper than twice ``max_penetration``, every body is inside the bin and
+    no touching pair was left out of the budget."""
+    _, _, final, outputs = pile
+    assert bool(outputs.finite.all())
+    speeds = [float(jnp.linalg.norm(s.base_velocity[:3])) for s in final.states]
+    assert max(speeds) < 5e-3, speeds
+    terrain = max(float(o.penetration[-1].max()) for o in outputs.models)
+    pairs = outputs.pairs.contacts
+    between = float(jnp.max(jnp.where(pairs.active[-1], pairs.depth[-1], 0.0)))
+    assert max(terrain, between) < 2 * MAX_PENETRATION
+    assert int(outputs.pairs.overflow.max()) == 0
+    positions = np.stack([np.asarray(s.base_position) for s in final.states])
+    assert np.all(np.abs(positions[:, :2]) < HALF_WIDTH) and np.all(positions[:, 2] > 0)
