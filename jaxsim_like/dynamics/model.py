@@ -75,9 +75,11 @@ class Model:
     - ``position_limit_lower/upper``, ``effort_limit``, ``velocity_limit``, ``joint_damping``,
       ``joint_friction``: ``(n,)``;
     - ``joint_armature (n,)`` [kg m^2 or kg]: rotor inertias (MJCF ``armature``; zero from URDF and
-      SDF), added to the joint diagonal of the mass matrix (``M = M_rigid + diag(0, armature)``) and
-      to the inverse dynamics (``tau += armature * qdd``); forward dynamics (ABA) and the
-      simulation step do not include them yet;
+      SDF), added to the joint diagonal of the mass matrix (``M = M_rigid + diag(0, armature)``),
+      in every algorithm and the simulation step;
+    - ``joint_stiffness (n,)`` [N m/rad or N/m] and ``joint_spring_reference (n,)`` [rad or m]:
+      joint springs ``tau = -stiffness (q - spring_reference)`` (SDF ``spring_stiffness``, MJCF
+      ``stiffness``; zero from URDF), which the simulation step applies;
     - ``frame_transform (F, 4, 4)``: ``L_H_F`` of each frame in its link ``frame_link``;
     - ``collidable_points (P, 3)`` in the frame of link ``point_link``: the centres of swept points
       of radii ``point_radius (P,)`` [m] (0 for a corner; see :mod:`jaxsim_like.parsers.shapes`);
@@ -110,6 +112,8 @@ class Model:
     joint_damping: jax.Array
     joint_friction: jax.Array
     joint_armature: jax.Array
+    joint_stiffness: jax.Array
+    joint_spring_reference: jax.Array
     frame_transform: jax.Array
     collidable_points: jax.Array
     point_radius: jax.Array
@@ -283,6 +287,8 @@ def model_from_tree(
         joint_damping=per_joint(tree.damping),
         joint_friction=per_joint(tree.friction),
         joint_armature=per_joint(tree.armature),
+        joint_stiffness=per_joint(tree.stiffness),
+        joint_spring_reference=per_joint(tree.spring_reference),
         frame_transform=jnp.asarray(
             np.stack([H for _, _, H in tree.frames]) if tree.frames else np.zeros((0, 4, 4)), dtype=dtype
         ),
@@ -476,6 +482,8 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
         damping=per_link(model.joint_damping, 0.0),
         friction=per_link(model.joint_friction, 0.0),
         armature=per_link(model.joint_armature, 0.0),
+        stiffness=per_link(model.joint_stiffness, 0.0),
+        spring_reference=per_link(model.joint_spring_reference, 0.0),
         mimic=[mimic.get(n) for n in names],
         points=[values["collidable_points"][point_link == i] for i in range(size)],
         radii=[values["point_radius"][point_link == i] for i in range(size)],

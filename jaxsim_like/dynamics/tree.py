@@ -108,6 +108,8 @@ class RigidTree:
     damping: np.ndarray
     friction: np.ndarray
     armature: np.ndarray
+    stiffness: np.ndarray
+    spring_reference: np.ndarray
     mimic: list[Mimic | None]
     points: list[np.ndarray]
     radii: list[np.ndarray]
@@ -168,6 +170,8 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         damping=np.zeros(size),
         friction=np.zeros(size),
         armature=np.zeros(size),
+        stiffness=np.zeros(size),
+        spring_reference=np.zeros(size),
         mimic=[None] * size,
         points=[np.zeros((0, 3))] * size,
         radii=[np.zeros(0)] * size,
@@ -203,6 +207,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
             tree.lower[i], tree.upper[i] = joint.limits.lower, joint.limits.upper
         tree.effort[i], tree.velocity[i] = joint.limits.effort, joint.limits.velocity
         tree.damping[i], tree.friction[i], tree.armature[i] = joint.damping, joint.friction, joint.armature
+        tree.stiffness[i], tree.spring_reference[i] = joint.stiffness, joint.spring_reference
         tree.mimic[i] = joint.mimic
     for frame in description.frames:
         tree.frames.append((frame.name, index[frame.link], np.asarray(frame.L_H_F, dtype=float)))

@@ -159,7 +159,9 @@ class JointDescription:
     """A joint from ``parent`` to ``child``; see the module docstring for the frames.
 
     ``damping`` [N m s/rad or N s/m], ``friction`` (Coulomb) [N m or N] and ``armature``, a rotor
-    inertia added to the joint's diagonal entry of the mass matrix [kg m^2 or kg] (MJCF only).
+    inertia added to the joint's diagonal entry of the mass matrix [kg m^2 or kg] (MJCF only); a
+    spring of ``stiffness`` [N m/rad or N/m] pulls the joint towards ``spring_reference`` [rad or
+    m] (SDF ``spring_stiffness`` and ``spring_reference``, MJCF ``stiffness`` and ``springref``).
     """
 
     name: str
@@ -175,6 +177,8 @@ class JointDescription:
     mimic: Mimic | None = None
     location: SourceLocation = field(default_factory=SourceLocation)
     armature: float = 0.0
+    stiffness: float = 0.0
+    spring_reference: float = 0.0
 
 
 @dataclass

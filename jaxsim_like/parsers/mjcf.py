@@ -16,7 +16,8 @@ What is read:
   in the body frame as MuJoCo applies them, one after the other. Joint positions are measured
   from MuJoCo's ``qpos0`` (the joints' ``ref``): ``q = qpos - qpos0``;
 - joint ranges (of limited joints, minus ``qpos0``), damping, ``frictionloss`` (as Coulomb
-  friction), ``armature`` (``Model.joint_armature``) and ``actuatorfrcrange`` (as effort limit);
+  friction), ``armature`` (``Model.joint_armature``), ``stiffness`` towards ``springref`` (joint
+  springs, the reference minus ``qpos0``) and ``actuatorfrcrange`` (as effort limit);
 - body inertias as compiled (including those MuJoCo infers from geoms);
 - geoms that collide (``contype`` or ``conaffinity`` non-zero) of the bodies as collision shapes:
   sphere, capsule, ellipsoid, cylinder, box, plane, and meshes with MuJoCo's vertices; the
@@ -41,8 +42,8 @@ What is read:
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
 spatial tendons (through sites, with wrapping), tendons, equalities, connects or welds across
 trees, equality constraints other than linear joint and tendon equalities, connects and welds
-(each with its line). Joint stiffness (springs), fluid forces, contact pairs and excludes, and
-the damping and friction loss of free joints are not represented and warn. Motor, position and
+(each with its line). Fluid forces, contact pairs and excludes, and the damping and friction
+loss of free joints are not represented and warn. Motor, position and
 velocity actuators on joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`;
 others warn and are dropped); sensors and contact options are not read. Locations name the file
 and the element; lines are those of the main file's elements.
@@ -383,7 +384,7 @@ def _mimics(reader: _Reader) -> dict[str, Mimic]:
 
 def _unsupported(reader: _Reader) -> None:
     """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
-    the first, each other with its line); warn about joint springs and inactive equalities."""
+    the first, each other with its line); warn about inactive equalities."""
     m = reader.m
     problems = _tendon_problems(reader) + _equality_problems(reader)
     for j in range(m.njnt):
@@ -394,16 +395,6 @@ def _unsupported(reader: _Reader) -> None:
         listed = "".join(f"; {message} ({_line(where)}{where.element})" for where, message in others)
         total = f" [{len(problems)} unsupported elements]" if others else ""
         raise ModelLoadError(reason + listed + total, file=first.file, line=first.line, element=first.element)
-    springs = [j for j in range(m.njnt) if m.jnt_stiffness[j] > 0.0]
-    if springs:
-        where = reader.where("joint", reader.joint(springs[0]))
-        listed = ", ".join(f"'{reader.joint(j)}' ({m.jnt_stiffness[j]:g})" for j in springs)
-        warn(
-            f"joint stiffness (springs) is not represented: ignored on {len(springs)} joint(s) {listed}",
-            file=where.file,
-            line=where.line,
-            element=where.element,
-        )
 
 
 def _warn_at(reader: _Reader, tag: str, message: str) -> None:
@@ -490,6 +481,8 @@ def _joint(reader: _Reader, j: int, parent: str, child: str, P_H_C: np.ndarray) 
         damping=float(m.dof_damping[dof]),
         friction=float(m.dof_frictionloss[dof]),
         armature=float(m.dof_armature[dof]),
+        stiffness=float(m.jnt_stiffness[j]),
+        spring_reference=float(m.qpos_spring[address]) - qpos0,
         mimic=reader.mimics.get(name),
         location=reader.where("joint", name),
     )

@@ -196,6 +196,8 @@ class _ModelBuilder:
         dynamics = child(axis, "dynamics", file)
         description.damping = child_number(dynamics, "damping", 0.0, file)
         description.friction = child_number(dynamics, "friction", 0.0, file)
+        description.stiffness = child_number(dynamics, "spring_stiffness", 0.0, file)
+        description.spring_reference = child_number(dynamics, "spring_reference", 0.0, file)
         mimic = child(axis, "mimic", file)
         if mimic is not None:
             leader = (mimic.get("joint") or "").strip()

@@ -40,7 +40,9 @@ def joint_effects(
     the first ``LIMIT_BLEND`` of the excess (``w = 3 r^2 - 2 r^3``, ``r = min(1, |e| /
     LIMIT_BLEND)``, as are the slopes, so that torques and slopes are smooth in the state); the description's viscous
     damping ``-b q_dot`` and Coulomb friction ``-F tanh(q_dot / friction_velocity)`` (smooth, so
-    gradients stay finite) oppose motion.
+    gradients stay finite) oppose motion; the joint springs pull with ``-k (q - q_ref)`` (its
+    slope ``k`` in ``stiffness``: the implicit step takes them at the end of the step, as the
+    limits).
     """
     clipped = jnp.clip(commanded, -model.effort_limit, model.effort_limit)
     below = jnp.minimum(positions - model.position_limit_lower, 0.0)
@@ -53,6 +55,7 @@ def joint_effects(
     spring = -limit_stiffness * excess
     damper = -blend * limit_damping * velocities
     viscous = -model.joint_damping * velocities
+    joint_springs = -model.joint_stiffness * (positions - model.joint_spring_reference)
     slip = jnp.tanh(velocities / friction_velocity)
     coulomb = -model.joint_friction * slip
     # The secant slope of the friction, F tanh(x) / q_dot (F / v_s at rest): taken implicitly it can
@@ -61,4 +64,4 @@ def joint_effects(
     small = jnp.abs(x) < 1e-4
     secant = jnp.where(small, 1 - x**2 / 3, slip / jnp.where(small, 1.0, x)) / friction_velocity
     damping = blend * limit_damping + model.joint_damping + model.joint_friction * secant
-    return JointEffects(clipped + spring + damper + viscous + coulomb, damping, blend * limit_stiffness)
+    return JointEffects(clipped + spring + damper + viscous + joint_springs + coulomb, damping, blend * limit_stiffness + model.joint_stiffness)

@@ -58,7 +58,7 @@ def path_of(name: str) -> Path:
 
 def load(name: str) -> js.Model:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", js.ModelLoadWarning)  # springs of the humanoid
+        warnings.simplefilter("ignore", js.ModelLoadWarning)  # contact pairs of the humanoid
         return js.load_model(path_of(name))
 
 
@@ -238,12 +238,23 @@ def test_a_weld_between_two_trees_is_named(tmp_path: Path):
         js.load_world(path)
 
 
-def test_springs_warn_once_and_strict_raises():
-    with pytest.warns(js.ModelLoadWarning, match=r"joint stiffness \(springs\) is not represented: ignored on 19 joint") as record:
-        js.load_model(DATA / "humanoid/humanoid.xml")
+def test_joint_springs_load_and_strict_raises_on_what_is_left():
+    """The humanoid's 19 joint springs load with MuJoCo's stiffness and reference (``qpos_spring
+    - qpos0``); its contact pairs still warn, and ``strict=True`` raises on them."""
+    m = mujoco.MjModel.from_xml_path(str(DATA / "humanoid/humanoid.xml"))
+    with pytest.warns(js.ModelLoadWarning) as record:
+        model = js.load_model(DATA / "humanoid/humanoid.xml")
     reasons = [w.message.reason for w in record if issubclass(w.category, js.ModelLoadWarning)]
-    assert [reason[:15] for reason in reasons] == ["joint stiffness", "contact pairs ("]
-    with pytest.raises(js.ModelLoadError, match="joint stiffness"):
+    assert [reason[:15] for reason in reasons] == ["contact pairs ("]
+    springs = 0
+    for k, name in enumerate(model.joint_names):
+        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
+        address = m.jnt_qposadr[j]
+        assert float(model.joint_stiffness[k]) == m.jnt_stiffness[j]
+        assert float(model.joint_spring_reference[k]) == pytest.approx(m.qpos_spring[address] - m.qpos0[address], abs=1e-15)
+        springs += m.jnt_stiffness[j] > 0
+    assert springs == 19
+    with pytest.raises(js.ModelLoadError, match="contact pairs"):
         js.load_model(DATA / "humanoid/humanoid.xml", strict=True)
 
 
