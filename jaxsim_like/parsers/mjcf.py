@@ -43,10 +43,10 @@ What the model cannot represent raises one :class:`ModelLoadError` listing all o
 spatial tendons (through sites, with wrapping), tendons, equalities, connects or welds across
 trees, equality constraints other than linear joint and tendon equalities, connects and welds
 (each with its line). Fluid forces, contact pairs and excludes, and the damping and friction
-loss of free joints are not represented and warn. Motor, position and
-velocity actuators on joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`;
-others warn and are dropped); sensors and contact options are not read. Locations name the file
-and the element; lines are those of the main file's elements.
+loss of free joints are not represented and warn. Motor, position and velocity actuators on
+joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`; others warn and are
+dropped); sensors and contact options are not read. Locations name the file and the element;
+lines are those of the main file's elements.
 """
 
 from __future__ import annotations
