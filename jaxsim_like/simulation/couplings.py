@@ -53,10 +53,8 @@ from ..dynamics.kinematics import Kinematics
 from ..dynamics.loops import WORLD, loop_rows
 from ..dynamics.model import Model, topology
 from ..dynamics.state import State
-from .constraint_rows import Rows, row_forces, solve_spd
+from .constraint_rows import Rows, row_forces
 from .params import ModelParams
-
-__all__ = ["enforce", "reference_velocity", "solve_spd"]
 
 
 def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant: jax.Array, damping_ratio: jax.Array, dt: jax.Array) -> jax.Array:

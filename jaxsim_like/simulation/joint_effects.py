@@ -23,6 +23,17 @@ class JointEffects(NamedTuple):
     stiffness: jax.Array
 
 
+def coulomb_slip(velocity: jax.Array, friction_velocity: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The smoothed Coulomb friction's ``tanh(v / v_s)`` and its secant slope ``tanh(v / v_s) / v``
+    [s/rad or s/m] (``1 / v_s`` at rest), for velocities ``v`` and ``friction_velocity`` ``v_s``
+    (same shapes). The friction ``F`` times the secant, taken implicitly, can stop a joint (or a
+    tendon) within a step but never reverses it, so the friction never chatters."""
+    x = velocity / friction_velocity
+    slip = jnp.tanh(x)
+    small = jnp.abs(x) < 1e-4
+    return slip, jnp.where(small, 1 - x**2 / 3, slip / jnp.where(small, 1.0, x)) / friction_velocity
+
+
 def joint_effects(
     model: Model,
     positions: jax.Array,
@@ -56,12 +67,7 @@ def joint_effects(
     damper = -blend * limit_damping * velocities
     viscous = -model.joint_damping * velocities
     joint_springs = -model.joint_stiffness * (positions - model.joint_spring_reference)
-    slip = jnp.tanh(velocities / friction_velocity)
+    slip, secant = coulomb_slip(velocities, friction_velocity)
     coulomb = -model.joint_friction * slip
-    # The secant slope of the friction, F tanh(x) / q_dot (F / v_s at rest): taken implicitly it can
-    # stop a joint within a step but never reverses it, so the friction never chatters.
-    x = velocities / friction_velocity
-    small = jnp.abs(x) < 1e-4
-    secant = jnp.where(small, 1 - x**2 / 3, slip / jnp.where(small, 1.0, x)) / friction_velocity
     damping = blend * limit_damping + model.joint_damping + model.joint_friction * secant
     return JointEffects(clipped + spring + damper + viscous + joint_springs + coulomb, damping, blend * limit_stiffness + model.joint_stiffness)

@@ -32,14 +32,7 @@ from ..dynamics.model import Model
 from ..dynamics.state import State
 from .constraint_rows import Rows
 from .couplings import reference_velocity
-
-
-def _secant(velocity: jax.Array, friction_velocity: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``tanh(v / v_s)`` and its secant slope ``tanh(v / v_s) / v`` (``1 / v_s`` at rest)."""
-    x = velocity / friction_velocity
-    slip = jnp.tanh(x)
-    small = jnp.abs(x) < 1e-4
-    return slip, jnp.where(small, 1 - x**2 / 3, slip / jnp.where(small, 1.0, x)) / friction_velocity
+from .joint_effects import coulomb_slip
 
 
 def _passive(model: Model, state: State, friction_velocity: jax.Array, dt: jax.Array, implicit: bool) -> Rows:
@@ -52,7 +45,7 @@ def _passive(model: Model, state: State, friction_velocity: jax.Array, dt: jax.A
     stiffness = tendons.stiffness[p]
     # A tendon's friction velocity: the smallest of its joints'.
     velocity_scale = jnp.min(jnp.where(C != 0.0, friction_velocity[None, :], jnp.inf), axis=1)
-    slip, secant = _secant(rate, velocity_scale)
+    slip, secant = coulomb_slip(rate, velocity_scale)
     friction, damping, inertia = tendons.friction[p], tendons.damping[p], tendons.armature[p] / dt
     if implicit:
         slope = damping + friction * secant + inertia

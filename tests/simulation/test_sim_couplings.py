@@ -17,7 +17,7 @@ from collision_worlds import cube
 
 import jaxsim_like as js
 from jaxsim_like.simulation import control
-from jaxsim_like.simulation.couplings import solve_spd
+from jaxsim_like.simulation.constraint_rows import solve_spd
 from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_step
 
 # Two rods hanging from hinges about x on a palm welded to the world (loaded with a fixed base); 'right' mimics 'left': q_r = -0.5 q_l + 0.1.
