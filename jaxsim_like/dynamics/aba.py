@@ -114,7 +114,7 @@ def articulated_body_factorised(
     for :func:`articulated_body_responses` to solve more right-hand sides with."""
     dtype = kin.G_H_L.dtype
     S, v, M = kin.G_S, kin.G_v, kin.G_M
-    c = spatial.cross_motion(v, S * kin.qd[:, None])
+    c = kin_module.velocity_products(model, v, S, kin.qd)
     pA = spatial.cross_force(v, spatial.matvec(M, v)) - G_f_ext
     if added_inertia is not None:
         # The recursion's link accelerations are J_L a + J_L_dot nu - [g; 0]: cancel what the

@@ -9,13 +9,14 @@ static ancestor matrix of the tree, with no recursion at all.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import levels
+from . import configuration, levels
 from . import representations as rep
 from . import spatial
 from .model import Model, topology
@@ -42,14 +43,16 @@ def to_joint_order(model: Model, link_values: jax.Array) -> jax.Array:
 
 
 def joint_transforms(model: Model, joint_positions: jax.Array) -> jax.Array:
-    """``P_H_C(q) (N, 4, 4)``: each link in its parent at the given joint positions ``(n,)``.
+    """``P_H_C(q) (N, 4, 4)``: each link in its parent at the given joint positions ``(nq,)``.
 
     ``P_H_C(q) = P_H_C0 @ (I + G(q))`` with ``G(q) = [R(q) - I, (I - R(q)) p; 0, 0]`` for a
     revolute joint (Rodrigues: ``R(q) - I = sin(q) K + (1 - cos(q)) K^2``, ``K`` the cross-product
     matrix of the axis, ``p`` a point on it) and ``[0, q a; 0, 0]`` for a prismatic one along ``a``.
     Everything is elementwise (``K^2 = a a^T - |a|^2 I``), so XLA computes all links in one kernel.
+    A ball joint's first link turns by its quaternion's ``R`` about the anchor ``p``: ``G = [R - I,
+    (I - R) p; 0, 0]``; its other two links stay where their zero pose puts them (identity).
     """
-    q = to_link_order(model, joint_positions)[:, None]
+    q = to_link_order(model, configuration.scalar_positions(model, joint_positions))[:, None]
     revolute = jnp.asarray(np.asarray(model.joint_type) == 1)[:, None]
     prismatic = jnp.asarray(np.asarray(model.joint_type) == 2)[:, None]
     a, point = model.joint_axis, model.joint_axis_point
@@ -60,7 +63,22 @@ def joint_transforms(model: Model, joint_positions: jax.Array) -> jax.Array:
     rotation = sine[:, :, None] * K + one_minus_cosine[:, :, None] * K2
     translation = jnp.where(prismatic, q * a, 0.0) - sine * Kp - one_minus_cosine * jnp.cross(a, Kp)
     G = jnp.concatenate([rotation, translation[:, :, None]], axis=-1)
+    if model.ball_dofs:
+        G = G.at[_ball_links(model)].set(_ball_motions(model, joint_positions))
     return model.joint_transform + spatial.matmul(model.joint_transform[:, :, :3], G)
+
+
+def _ball_links(model: Model) -> np.ndarray:
+    """``(b,)``: the first link (the one the quaternion turns) of each ball joint."""
+    return np.asarray(model.joint_link, dtype=int)[np.asarray(model.ball_dofs, dtype=int)]
+
+
+def _ball_motions(model: Model, joint_positions: jax.Array) -> jax.Array:
+    """``G (b, 3, 4)`` of each ball joint: ``[R - I, (I - R) p]`` for its quaternion's ``R`` about its anchor ``p``."""
+    R = spatial.quaternion_to_rotation(configuration.ball_quaternions(model, joint_positions))
+    point = model.joint_axis_point[_ball_links(model)]
+    eye = jnp.eye(3, dtype=R.dtype)
+    return jnp.concatenate([R - eye, (point - spatial.rotate(R, point))[:, :, None]], axis=-1)
 
 
 def forward_kinematics(model: Model, state: State) -> jax.Array:
@@ -85,10 +103,11 @@ def frame_poses(model: Model, W_H_L: jax.Array) -> jax.Array:
 
 def _motion_subspaces(W_H: jax.Array, axis: jax.Array, point: jax.Array, joint_type: np.ndarray) -> jax.Array:
     """World motion subspaces ``(..., 6)`` of joints with the given axes and points in the moved
-    frames ``W_H (..., 4, 4)`` and static type codes ``joint_type (...)`` (1 revolute, 2 prismatic)."""
+    frames ``W_H (..., 4, 4)`` and static type codes ``joint_type (...)`` (1 revolute, 2 prismatic,
+    3 a rotation of a ball joint)."""
     R, o = W_H[..., :3, :3], W_H[..., :3, 3]
     W_axis = spatial.rotate(R, axis)
-    revolute, prismatic = (np.asarray(joint_type) == 1)[..., None], (np.asarray(joint_type) == 2)[..., None]
+    revolute, prismatic = np.isin(np.asarray(joint_type), (1, 3))[..., None], (np.asarray(joint_type) == 2)[..., None]
     linear = jnp.zeros_like(W_axis)
     if revolute.any():
         linear = jnp.where(revolute, jnp.cross(spatial.rotate(R, point) + o, W_axis), linear)
@@ -111,6 +130,31 @@ def world_motion_subspaces(model: Model, W_H_L: jax.Array) -> jax.Array:
 def world_inertias(model: Model, W_H_L: jax.Array) -> jax.Array:
     """``W_M (N, 6, 6)``: each link's 6D inertia about the world origin, world axes."""
     return _world_inertias(model.link_mass, model.link_com, model.link_inertia, W_H_L)
+
+
+def velocity_products(model: Model, G_v: jax.Array, G_S: jax.Array, qd: jax.Array) -> jax.Array:
+    """``c (N, 6)``: the bias acceleration ``v_i x S_i qd_i`` of each link's joint (``S_i`` moves with the link).
+
+    The three rotations of a ball joint are about axes fixed in its child, so each takes the
+    velocity of the ball's parent: ``v_P x S omega``, which equals ``v_C x S omega`` for the
+    child's ``v_C = v_P + S omega``. (The chained links' own velocities would add the products
+    of one rotation with the next, those of a gimbal, not of a ball.)"""
+    anchor = _product_links(model.parent, model.joint_link, model.ball_dofs, bool(jax.config.jax_enable_x64))
+    v = G_v if anchor is None else G_v[anchor]
+    return spatial.cross_motion(v, G_S * qd[:, None])
+
+
+@functools.lru_cache(maxsize=256)
+def _product_links(parent: tuple[int, ...], joint_link: tuple[int, ...], ball_dofs: tuple[int, ...], x64: bool) -> np.ndarray | None:
+    """Per link, the link whose velocity its joint's bias product takes (None: each its own);
+    cached per JAX x64 mode (see :func:`.model.topology`)."""
+    del x64
+    if not ball_dofs:
+        return None
+    anchor = np.arange(len(parent))
+    for start in ball_dofs:
+        anchor[[joint_link[start + k] for k in range(3)]] = parent[joint_link[start]]
+    return anchor
 
 
 def ancestors_sum(model: Model, link_values: jax.Array) -> jax.Array:
@@ -180,7 +224,7 @@ def kinematics(model: Model, state: State) -> Kinematics:
 def link_accelerations_inertial(model: Model, kin: Kinematics, W_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
     """``d/dt W_v (N, 6)`` of every link from the base's ``W_a_B (6,)`` and ``qdd (n,)``."""
     qdd = to_link_order(model, joint_accelerations)
-    terms = kin.G_S * qdd[:, None] + spatial.cross_motion(kin.G_v, kin.G_S * kin.qd[:, None])
+    terms = kin.G_S * qdd[:, None] + velocity_products(model, kin.G_v, kin.G_S, kin.qd)
     return W_a_B + ancestors_sum(model, terms)
 
 

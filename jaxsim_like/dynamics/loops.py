@@ -102,7 +102,7 @@ def _path_bias_accelerations(model: Model, kin: kin_module.Kinematics, euler: bo
     nu``, plus with ``euler`` and a floating base ``[o_dot x omega; 0]``: along an Euler step's
     path the base origin moves at the constant velocity ``o_dot`` while the base turns at
     ``omega``, so the base's spatial velocity (about ``G``'s fixed origin) changes at that rate."""
-    c = spatial.cross_motion(kin.G_v, kin.G_S * kin.qd[:, None])
+    c = kin_module.velocity_products(model, kin.G_v, kin.G_S, kin.qd)
     bias = kin_module.ancestors_sum(model, c)
     if euler and model.floating_base:
         base = jnp.concatenate([jnp.cross(kin.G_v_B[:3], kin.G_v_B[3:]), jnp.zeros(3, bias.dtype)])

@@ -4,6 +4,11 @@ Links are numbered by depth, so level ``l`` of the tree is the slice ``levels[l]
 ``parent[i] < i``. Link ``i > 0`` is moved by the joint that connects it to ``parent[i]``;
 joints are serialised in ``joint_names`` order (the description's, or the user's after
 :func:`reduce`), and ``joint_link[k]`` is the link moved by joint ``k``.
+
+A ball joint ``b`` is three degrees of freedom ``b:x, b:y, b:z`` (rotations about the child
+frame's axes, consecutive in the joint order; see :func:`.tree.expand_ball_joints`) whose
+position is one quaternion: joint positions ``(nq,)`` hold it inline (wxyz, as MuJoCo), joint
+velocities ``(n,)`` its angular velocity in the child frame (see :mod:`.configuration`).
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
 from .loops import WORLD, LoopClosures
 from .tendons import FixedTendons, build_tendons
-from .tree import PRISMATIC, REVOLUTE, RigidTree
+from .tree import BALL, PRISMATIC, REVOLUTE, RigidTree
 
-JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2}
+JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2, BALL: 3}
 
 _STATIC_FIELDS = (
     "name",
@@ -45,6 +50,7 @@ _STATIC_FIELDS = (
     "shape_source",
     "floating_base",
     "semantics",
+    "ball_dofs",
 )
 
 
@@ -65,6 +71,7 @@ class Semantics:
 class Model:
     """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points,
     ``S`` solid collision shapes (the spheres, boxes, capsules and cylinders that collisions use).
+    ``ball_dofs`` (static): the first degree of freedom (``b:x``) of each ball joint.
 
     Traced fields (SI units; per-link arrays in link order, per-joint ones in joint order):
 
@@ -140,11 +147,22 @@ class Model:
     shape_source: tuple[str, ...]
     floating_base: bool
     semantics: Semantics = Semantics()
+    ball_dofs: tuple[int, ...] = ()
 
     @property
     def dofs(self) -> int:
         """Number of joint coordinates ``n``."""
         return len(self.joint_names)
+
+    @property
+    def joint_position_size(self) -> int:
+        """Number of joint positions ``nq``: ``n`` plus one per ball joint (its quaternion has 4)."""
+        return self.dofs + len(self.ball_dofs)
+
+    @property
+    def ball_joint_names(self) -> tuple[str, ...]:
+        """The names of the ball joints, in the joint order."""
+        return tuple(self.joint_names[k][: -len(":x")] for k in self.ball_dofs)
 
     @property
     def number_of_links(self) -> int:
@@ -316,7 +334,24 @@ def model_from_tree(
         shape_source=tuple(s.source for _, s in shapes),
         floating_base=floating_base,
         semantics=Semantics(semantics),
+        ball_dofs=_ball_dofs(tree, joint_names),
     )
+
+
+def _ball_dofs(tree: RigidTree, joint_names: Sequence[str]) -> tuple[int, ...]:
+    """The index in ``joint_names`` of each ball joint's first degree of freedom; ValueError when
+    its three are not consecutive there."""
+    starts = []
+    for i, kind in enumerate(tree.joint_kind):
+        name = tree.joint_names[i]
+        if kind != BALL or not name.endswith(":x"):
+            continue
+        names = list(tree_module.ball_dof_names(name[: -len(":x")]))
+        start = joint_names.index(name)
+        if list(joint_names[start : start + 3]) != names:
+            raise ValueError(f"the degrees of freedom {names} of a ball joint must be consecutive in the joint order")
+        starts.append(start)
+    return tuple(sorted(starts))
 
 
 def _couplings(tree: RigidTree, joint_names: Sequence[str], dtype: Any) -> JointCouplings:
@@ -420,8 +455,10 @@ def build_model(
         raise ModelLoadError(
             "a floating-base model needs a positive total mass", file=description.source, element=f"<model name={description.name!r}>"
         )
-    lumped = consistency.make_consistent(lumped, description, floating=floating)
-    joint_order = [j.name for j in description.joints if j.type != "fixed"]
+    lumped = consistency.make_consistent(tree_module.expand_ball_joints(lumped), description, floating=floating)
+    joint_order = [
+        name for j in description.joints if j.type != "fixed" for name in (tree_module.ball_dof_names(j.name) if j.type == BALL else (j.name,))
+    ]
     return model_from_tree(
         lumped,
         name=description.name,
@@ -516,6 +553,8 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
     whose leader is locked keeps its rule with the leader at its locked position; locking a
     mimic joint but not its leader is a ValueError.
     """
+    if model.ball_dofs:
+        raise ValueError(f"reduce() does not support ball joints yet; model {model.name!r} has {list(model.ball_joint_names)}")
     joint_names = list(joint_names)
     for name in joint_names:
         model.joint_index(name)

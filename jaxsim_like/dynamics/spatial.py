@@ -105,6 +105,18 @@ def quaternion_exp(rotation_vector: Array) -> Array:
     return jnp.concatenate([jnp.cos(half)[..., None], sinc_half[..., None] * rotation_vector], axis=-1)
 
 
+def quaternion_log(quaternion: Array) -> Array:
+    """Rotation vector ``theta * axis (..., 3)``, ``theta`` in ``[0, pi]``, of a unit wxyz
+    quaternion ``(..., 4)`` (the inverse of :func:`quaternion_exp`); exact and smooth at zero."""
+    q = jnp.where(quaternion[..., :1] < 0, -quaternion, quaternion)
+    w, v = q[..., 0], q[..., 1:]
+    s = safe_norm(v)
+    # atan2(s, w) / s, with its Taylor series near zero to keep gradients finite.
+    small = s < 1e-4
+    ratio = jnp.where(small, 1 / w - s**2 / (3 * w**3), jnp.arctan2(s, w) / jnp.where(small, 1.0, s))
+    return 2 * ratio[..., None] * v
+
+
 def integrate_quaternion(quaternion: Array, omega: Array, dt: Array, *, omega_in_body: bool = False) -> Array:
     """Quaternion after rotating at constant ``omega`` (world or body frame) for ``dt`` seconds; unit norm."""
     delta = quaternion_exp(omega * dt)

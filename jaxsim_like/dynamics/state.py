@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..pytree import pytree_dataclass
-from . import spatial
+from . import configuration, spatial
 from .model import Model
 
 VELOCITY_REPRESENTATIONS = ("body", "inertial", "mixed")
@@ -25,7 +25,8 @@ def check_representation(representation: str) -> str:
 @pytree_dataclass(static=["velocity_representation"])
 class State:
     """Base position ``W_o_B (3,)`` [m], base quaternion ``W_Q_B (4,)`` wxyz, base velocity ``(6,)``
-    ``[linear; angular]`` in ``velocity_representation``, joint positions and velocities ``(n,)``.
+    ``[linear; angular]`` in ``velocity_representation``, joint positions ``(nq,)`` and velocities
+    ``(n,)`` (``nq = n`` without ball joints; see :mod:`.configuration`).
 
     ``body``: ``B_v_WB``; ``inertial``: ``W_v_WB``; ``mixed``: ``[d/dt W_o_B; W_omega_WB]``.
     A fixed-base model keeps the base pose (where it is welded) and a zero base velocity.
@@ -53,7 +54,8 @@ class State:
         contact_deformation: Any = None,
         velocity_representation: str = "mixed",
     ) -> "State":
-        """A state of ``model``; missing values are zero and the base pose defaults to the file's.
+        """A state of ``model``; missing values are zero (ball joints: the identity quaternion)
+        and the base pose defaults to the file's.
 
         Raises ValueError naming the argument whose shape is wrong.
         """
@@ -76,7 +78,9 @@ class State:
             base_position=value("base_position", base_position, W_H_B[:3, 3], 3),
             base_quaternion=spatial.normalize(quaternion),
             base_velocity=base_velocity,
-            joint_positions=value("joint_positions", joint_positions, jnp.zeros(model.dofs), model.dofs),
+            joint_positions=value(
+                "joint_positions", joint_positions, configuration.neutral_positions(model, dtype), model.joint_position_size
+            ),
             joint_velocities=value("joint_velocities", joint_velocities, jnp.zeros(model.dofs), model.dofs),
             contact_deformation=value(
                 "contact_deformation", contact_deformation, jnp.zeros((len(model.point_link), 3)), len(model.point_link), 3

@@ -6,7 +6,9 @@ merges bodies welded by fixed joints (mass, COM and inertia by the parallel-axis
 keeps the merged links as frames, and orders the remaining links by depth so that each level
 of the tree is a contiguous slice. Collidable points and solid collision shapes (spheres, boxes,
 capsules, cylinders: what collisions test points and shapes against) follow their link into its body, and keep
-the name of the description link they came from (their ``source``).
+the name of the description link they came from (their ``source``). A ball joint becomes three
+rotational degrees of freedom on a chain of two massless links and its child (see
+:func:`expand_ball_joints`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from ..parsers.description import LinkDescription, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
 from ..parsers.shapes import SweptPoints
 
-ROOT, REVOLUTE, PRISMATIC, FIXED = "root", "revolute", "prismatic", "fixed"
+ROOT, REVOLUTE, PRISMATIC, FIXED, BALL = "root", "revolute", "prismatic", "fixed", "ball"
+BALL_AXES = ("x", "y", "z")
+"""The three degrees of freedom of a ball joint: rotations about the child frame's axes."""
 SPHERE, BOX, CAPSULE, CYLINDER = "sphere", "box", "capsule", "cylinder"
 
 
@@ -298,6 +302,53 @@ def sort_by_depth(tree: RigidTree) -> RigidTree:
     """The same tree renumbered by depth (stable), so that each level is a contiguous slice."""
     depth = tree.depth()
     return _select(tree, sorted(range(tree.size), key=lambda i: (depth[i], i)))
+
+
+def ball_dof_names(joint: str) -> tuple[str, str, str]:
+    """The names of the three degrees of freedom of ball joint ``joint``: ``joint:x``, ``:y``, ``:z``."""
+    return tuple(f"{joint}:{axis}" for axis in BALL_AXES)
+
+
+def expand_ball_joints(tree: RigidTree) -> RigidTree:
+    """The same tree with each ball joint as three rotational degrees of freedom about the child
+    frame's x, y and z axes through the joint's anchor (``axis_point``, child frame): two massless
+    links ``child::joint:x`` and ``child::joint:y`` (no points, shapes or frames) and the child,
+    chained with identity transforms, all of kind ``ball``. The first holds the joint's zero pose
+    ``P_H_C``; the model rotates it by the joint's quaternion. Each degree of freedom keeps the
+    joint's damping, friction, armature, stiffness, effort and velocity limits; its position
+    limits are infinite. A tree without ball joints is returned as it is."""
+    if BALL not in tree.joint_kind:
+        return tree
+    source, new_index = [], {}
+    for i, kind in enumerate(tree.joint_kind):
+        source.extend([i, i, i] if kind == BALL else [i])
+        new_index[i] = len(source) - 1
+    changes = {}
+    for field_ in dataclasses.fields(RigidTree):
+        values = getattr(tree, field_.name)
+        if field_.name == "frames":
+            changes["frames"] = [(name, new_index[link], H) for name, link, H in values]
+        elif field_.name != "parent":
+            changes[field_.name] = values[source] if isinstance(values, np.ndarray) else [values[i] for i in source]
+    expanded = RigidTree(parent=[new_index[tree.parent[i]] if tree.parent[i] >= 0 else -1 for i in source], **changes)
+    for k, i in enumerate(source):
+        if tree.joint_kind[i] != BALL:
+            continue
+        axis = k - (new_index[i] - 2)
+        names = ball_dof_names(tree.joint_names[i])
+        expanded.joint_names[k] = names[axis]
+        expanded.axis[k] = np.eye(3)[axis]
+        expanded.lower[k], expanded.upper[k], expanded.spring_reference[k] = -np.inf, np.inf, 0.0
+        if axis > 0:
+            expanded.parent[k] = k - 1
+            expanded.P_H_C[k] = np.eye(4)
+        if axis < 2:
+            expanded.link_names[k] = f"{tree.link_names[i]}::{names[axis]}"
+            expanded.mass[k], expanded.com[k], expanded.inertia[k] = 0.0, np.zeros(3), np.zeros((3, 3))
+            expanded.points[k], expanded.radii[k], expanded.point_source[k] = np.zeros((0, 3)), np.zeros(0), ()
+            expanded.shapes[k] = []
+            expanded.mimic[k] = None
+    return expanded
 
 
 def lock_joints(tree: RigidTree, positions: dict[str, float]) -> RigidTree:

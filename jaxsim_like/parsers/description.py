@@ -151,7 +151,7 @@ class LoopClosure:
     location: SourceLocation = field(default_factory=SourceLocation)
 
 
-JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
 
 
 @dataclass

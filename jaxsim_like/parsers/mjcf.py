@@ -11,7 +11,10 @@ What is read:
   :func:`parse_mjcf` gives the largest tree (with a warning naming it when there are several),
   :func:`parse_mjcf_world` all of them as the models of a world, with ``<option>``'s gravity,
   timestep and the nearest integrator;
-- ``hinge`` and ``slide`` joints, in MuJoCo's order. A body with several joints becomes a chain
+- ``hinge``, ``slide`` and ``ball`` joints, in MuJoCo's order (a ball's position is its ``qpos``
+  quaternion, its velocity the angular velocity in the body frame, see
+  :mod:`jaxsim_like.dynamics.configuration`; its damping, armature and friction loss act on each
+  of its three degrees of freedom, its stiffness pulls towards the identity). A body with several joints becomes a chain
   of massless links ``body::joint`` (one per joint but the last), each joint's axis and anchor
   in the body frame as MuJoCo applies them, one after the other. Joint positions are measured
   from MuJoCo's ``qpos0`` (the joints' ``ref``): ``q = qpos - qpos0``;
@@ -39,7 +42,8 @@ What is read:
   as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
   ``solimp`` is not read: the step holds them with an impedance of one.
 
-What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
+What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints
+with a range (cone limits),
 spatial tendons (through sites, with wrapping), tendons, equalities, connects or welds across
 trees, equality constraints other than linear joint and tendon equalities, connects and welds
 (each with its line). Fluid forces, contact pairs and excludes, and the damping and friction
@@ -388,8 +392,9 @@ def _unsupported(reader: _Reader) -> None:
     m = reader.m
     problems = _tendon_problems(reader) + _equality_problems(reader)
     for j in range(m.njnt):
-        if m.jnt_type[j] == _BALL:
-            problems.append((reader.where("joint", reader.joint(j)), f"ball joint '{reader.joint(j)}' is not supported"))
+        if m.jnt_type[j] == _BALL and m.jnt_limited[j]:
+            message = f"the range (a cone limit) of ball joint '{reader.joint(j)}' is not supported"
+            problems.append((reader.where("joint", reader.joint(j)), message))
     if problems:
         (first, reason), others = problems[0], problems[1:]
         listed = "".join(f"; {message} ({_line(where)}{where.element})" for where, message in others)
@@ -471,12 +476,12 @@ def _joint(reader: _Reader, j: int, parent: str, child: str, P_H_C: np.ndarray) 
     axis = np.asarray(m.jnt_axis[j], dtype=float)
     return JointDescription(
         name=name,
-        type="revolute" if m.jnt_type[j] == _HINGE else "prismatic",
+        type={_HINGE: "revolute", _SLIDE: "prismatic", _BALL: "ball"}[int(m.jnt_type[j])],
         parent=parent,
         child=child,
         P_H_C=P_H_C,
         axis=axis / np.linalg.norm(axis),
-        axis_point=np.asarray(m.jnt_pos[j], dtype=float) if m.jnt_type[j] == _HINGE else np.zeros(3),
+        axis_point=np.asarray(m.jnt_pos[j], dtype=float) if m.jnt_type[j] in (_HINGE, _BALL) else np.zeros(3),
         limits=JointLimits(lower=lower, upper=upper, effort=effort),
         damping=float(m.dof_damping[dof]),
         friction=float(m.dof_frictionloss[dof]),

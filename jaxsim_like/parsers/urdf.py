@@ -52,6 +52,7 @@ WORLD = "world"
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INFINITY = re.compile(r"[+-]?inf(?:inity)?", re.IGNORECASE)
 _MOVING_TYPES = ("revolute", "continuous", "prismatic", "planar")
+_URDF_TYPES = tuple(kind for kind in JOINT_TYPES if kind != "ball")
 
 
 def rpy_to_rotation(rpy) -> np.ndarray:
@@ -296,8 +297,8 @@ class _Reader:
     def joint(self, element: etree._Element) -> JointDescription:
         name = self.required(element, "name")
         joint_type = self.required(element, "type")
-        if joint_type not in JOINT_TYPES:
-            raise self.error(element, f"unknown joint type '{joint_type}' (expected one of {', '.join(JOINT_TYPES)})")
+        if joint_type not in _URDF_TYPES:
+            raise self.error(element, f"unknown joint type '{joint_type}' (expected one of {', '.join(_URDF_TYPES)})")
         parent = self.required(self.child(element, "parent", required=True), "link")
         child = self.required(self.child(element, "child", required=True), "link")
         dynamics = self.child(element, "dynamics")

@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..dynamics.configuration import dof_positions
 from ..dynamics import kinematics as kin_module
 from ..dynamics.aba import ArticulatedFactor, articulated_body_responses
 from ..dynamics.kinematics import Kinematics
@@ -107,7 +108,7 @@ def equality_rows(model: Model, params: ModelParams, state: State, kin: Kinemati
     parts = []
     if couplings.rows:
         torques = couplings.jacobian(model.dofs).astype(dtype)
-        parts.append((couplings.violation(state.joint_positions), couplings.rate(state.joint_velocities), jnp.zeros(couplings.rows, dtype)))
+        parts.append((couplings.violation(dof_positions(model, state.joint_positions)), couplings.rate(state.joint_velocities), jnp.zeros(couplings.rows, dtype)))
     if loops.rows:
         rows = loop_rows(model, kin, euler=euler)
         closure = loops.row_closure

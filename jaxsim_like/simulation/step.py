@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..dynamics import configuration
 from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
@@ -239,7 +240,7 @@ def prepare(
         G_f_ext = G_f_ext + G_f_self
     effects = joint_effects(
         model,
-        state.joint_positions,
+        configuration.dof_positions(model, state.joint_positions),
         state.joint_velocities,
         commanded,
         limit_stiffness=params.limit_stiffness,
@@ -326,7 +327,7 @@ def solve(
         base_position=position_rate,
         base_quaternion=quaternion_rate,
         base_velocity=base_acceleration,
-        joint_positions=state.joint_velocities,
+        joint_positions=configuration.position_rates(model, state.joint_positions, state.joint_velocities),
         joint_velocities=qdd,
         contact_deformation=deformation_rate,
     )
@@ -370,6 +371,14 @@ def advance(state: State, rates: _Rates, dt: jax.Array) -> State:
     return state.replace(**{name: getattr(state, name) + dt * value for name, value in rates._asdict().items()})
 
 
+def normalized(model: Model, state: State) -> State:
+    """``state`` with its base and ball joint quaternions of unit norm (after an explicit integrator)."""
+    return state.replace(
+        base_quaternion=spatial.normalize(state.base_quaternion),
+        joint_positions=configuration.normalize_positions(model, state.joint_positions),
+    )
+
+
 def is_finite(state: State) -> jax.Array:
     """Whether every numeric field of ``state`` is finite (a scalar)."""
     leaves = jax.tree.leaves(state)
@@ -391,7 +400,7 @@ def euler_advance(model: Model, state: State, rates: _Rates, dt: jax.Array) -> S
         base_position=position,
         base_quaternion=quaternion,
         base_velocity=base_velocity,
-        joint_positions=state.joint_positions + dt * joint_velocities,
+        joint_positions=configuration.integrate_positions(model, state.joint_positions, joint_velocities, dt),
         joint_velocities=joint_velocities,
         contact_deformation=state.contact_deformation + dt * rates.contact_deformation,
     )
@@ -411,8 +420,7 @@ def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State,
     k3, _ = _rates(model, advance(state, k2, dt / 2), params, commanded, link_wrenches, at_com)
     k4, _ = _rates(model, advance(state, k3, dt), params, commanded, link_wrenches, at_com)
     combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, k1, k2, k3, k4)
-    next_state = advance(state, combined, dt)
-    next_state = next_state.replace(base_quaternion=spatial.normalize(next_state.base_quaternion))
+    next_state = normalized(model, advance(state, combined, dt))
     outputs = outputs._replace(
         base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities, finite=is_finite(next_state)
     )

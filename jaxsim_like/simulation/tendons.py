@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..dynamics.configuration import dof_positions
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from .constraint_rows import Rows
@@ -39,7 +40,7 @@ def _passive(model: Model, state: State, friction_velocity: jax.Array, dt: jax.A
     tendons = model.tendons
     p = np.asarray(tendons.passive, dtype=int)
     C = tendons.coefficients[p]
-    length, rate = tendons.length(state.joint_positions)[p], tendons.rate(state.joint_velocities)[p]
+    length, rate = tendons.length(dof_positions(model, state.joint_positions))[p], tendons.rate(state.joint_velocities)[p]
     lower, upper = tendons.spring_lower[p], tendons.spring_upper[p]
     excess = jnp.where(length > upper, length - upper, 0.0) + jnp.where(length < lower, length - lower, 0.0)
     stiffness = tendons.stiffness[p]
@@ -61,7 +62,7 @@ def _limits(model: Model, state: State, dt: jax.Array) -> Rows:
     tendons = model.tendons
     i = np.asarray(tendons.limited, dtype=int)
     C = tendons.coefficients[i]
-    length, rate = tendons.length(state.joint_positions)[i], tendons.rate(state.joint_velocities)[i]
+    length, rate = tendons.length(dof_positions(model, state.joint_positions))[i], tendons.rate(state.joint_velocities)[i]
     margin = tendons.margin[i]
     psi = jnp.concatenate([length - tendons.range_lower[i] - margin, tendons.range_upper[i] - length - margin])
     velocity = jnp.concatenate([rate, -rate])
@@ -74,7 +75,7 @@ def _limits(model: Model, state: State, dt: jax.Array) -> Rows:
 def _equalities(model: Model, state: State, dt: jax.Array) -> Rows:
     tendons = model.tendons
     G = tendons.equality_rows
-    violation = G @ state.joint_positions - tendons.equality_offset
+    violation = G @ dof_positions(model, state.joint_positions) - tendons.equality_offset
     velocity = G @ state.joint_velocities
     target = reference_velocity(violation, velocity, tendons.equality_time_constant, tendons.equality_damping_ratio, dt)
     return Rows.bilateral(G, target)

@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..dynamics import configuration
 from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
@@ -47,7 +48,7 @@ from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from ..pytree import pytree_dataclass
 from . import control, wrenches
-from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, point_inertias, prepare, solve, step
+from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, step
 from ..dynamics.jacobians import link_jacobians
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.forces import PairLaw, explicit_pair_forces, pair_forces
@@ -272,7 +273,8 @@ def _commands(
     if model.couplings.rows:
         table = table.at[np.asarray(model.couplings.follower), control.MODE].set(int(control.JointControlMode.idle))
     commands, controller = control.joint_commands(
-        table, period, controller, current.joint_positions, current.joint_velocities, steps.astype(dtype) * dt, dt, implicit,
+        table, period, controller, configuration.dof_positions(model, current.joint_positions), current.joint_velocities,
+        steps.astype(dtype) * dt, dt, implicit,
     )
     commands = commands._replace(torques=torques + commands.torques)
     return commands.limited(jnp.abs(commands.torques) < model.effort_limit), controller
@@ -659,11 +661,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation):
     for b, state, r1, r2, r3, r4 in zip(batches, states, k1, k2, k3, k4):
         combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, r1.rates, r2.rates, r3.rates, r4.rates)
 
-        def advanced(state, rates):
-            following = advance(state, rates, dt)
-            return following.replace(base_quaternion=spatial.normalize(following.base_quaternion))
-
-        next_states.append(jax.vmap(advanced)(state, combined))
+        next_states.append(jax.vmap(lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
         outputs = r1.outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
         solved.append(r1._replace(outputs=outputs))
     return next_states, solved, prepared, pairs, user, deformation
