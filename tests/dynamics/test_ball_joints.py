@@ -240,3 +240,29 @@ def test_configuration_helpers_invert_each_other(ball_case):
     starts = configuration.position_layout(model).ball_positions
     flipped = q.at[starts[:, None] + np.arange(4)].multiply(-1.0)
     assert_close(D.link_poses(model, jnp.eye(4), flipped), D.link_poses(model, jnp.eye(4), q), "ball: opposite quaternions")
+
+
+def test_an_sdf_ball_joint_is_the_mjcf_one():
+    """SDF ``ball``: the rotation about the joint frame's origin (in the child link), the angular
+    velocity in the child's axes; the same mass matrix and bias forces as the MJCF model."""
+    sdf = """<sdf version="1.9"><model name="m"><link name="base"/>
+      <link name="bob"><pose>0.1 0.2 1.0 0.3 0.2 0.1</pose>
+        <inertial><pose>0.2 0.1 -0.1 0 0 0</pose><mass>2</mass>
+          <inertia><ixx>0.02</ixx><iyy>0.03</iyy><izz>0.04</izz></inertia></inertial></link>
+      <joint name="base_weld" type="fixed"><parent>world</parent><child>base</child></joint>
+      <joint name="ball" type="ball"><pose>0 0 0.5 0 0 0</pose><parent>base</parent><child>bob</child></joint>
+      </model></sdf>"""
+    rotation = np.asarray(spatial.rpy_to_rotation(jnp.array([0.3, 0.2, 0.1])))
+    w, x, y, z = np.asarray(spatial.rotation_to_quaternion(jnp.asarray(rotation)))
+    mjcf = f"""<mujoco><worldbody><body name="bob" pos="0.1 0.2 1.0" quat="{w} {x} {y} {z}">
+      <joint name="ball" type="ball" pos="0 0 0.5"/>
+      <inertial pos="0.2 0.1 -0.1" mass="2" diaginertia="0.02 0.03 0.04"/></body></worldbody></mujoco>"""
+    ours, reference = js.load_model(sdf), js.load_model(mjcf)
+    assert ours.ball_joint_names == ("ball",) and ours.joint_names == ("ball:x", "ball:y", "ball:z")
+    quaternion = np.array([0.8, 0.2, -0.4, 0.3]) / np.linalg.norm([0.8, 0.2, -0.4, 0.3])
+    values = []
+    for model in (ours, reference):
+        state = js.State.build(model, joint_positions=quaternion, joint_velocities=[0.3, -1.2, 0.7])
+        values.append((D.mass_matrix(model, state), D.bias_forces(model, state)))
+    assert_close(values[0][0], values[1][0], "ball: SDF mass matrix vs MJCF")
+    assert_close(values[0][1], values[1][1], "ball: SDF bias forces vs MJCF")

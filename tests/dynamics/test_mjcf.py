@@ -18,6 +18,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import dynamics as D
+from jaxsim_like.dynamics import configuration
 from jaxsim_like.parsers import parse_mjcf
 
 from .conftest import assert_close
@@ -36,6 +37,7 @@ CASES = {
     "dm_control/fish.xml": "dm_control's suite: a free body whose fins are coupled by fixed tendons, one with a spring",
     "dm_control/manipulator.xml": "dm_control's suite: a planar arm whose fingers are coupled by a tendon equality",
     "gymnasium/humanoid.xml": "gymnasium's humanoid: free base, fixed tendons between hips and knees",
+    "sensor/model.xml": "fixed base, hinges, slides and two ball joints (one with an anchor off the body origin)",
 }
 _DM_CONTROL = importlib.util.find_spec("dm_control")  # its files only: the package is not imported
 _GYMNASIUM = importlib.util.find_spec("gymnasium")
@@ -86,9 +88,16 @@ class MuJoCo:
         self.m.opt.disableflags &= ~int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)  # fish.xml turns it off
         self.d = mujoco.MjData(self.m)
         self.model = model
-        ids = [joint_id(self.m, name) for name in model.joint_names]
-        self.qpos_adr = np.array([self.m.jnt_qposadr[j] for j in ids], dtype=int)
-        self.dof_adr = np.array([self.m.jnt_dofadr[j] for j in ids], dtype=int)
+        # A ball joint's degrees of freedom (name:x, :y, :z) are its joint's three; its quaternion is stored as is.
+        ball_of = {start + k: (start, k) for start in model.ball_dofs for k in range(3)}
+        ids = [joint_id(self.m, name[:-2] if k in ball_of else name) for k, name in enumerate(model.joint_names)]
+        offsets = [ball_of[k][1] if k in ball_of else 0 for k in range(model.dofs)]
+        self.dof_adr = np.array([self.m.jnt_dofadr[j] + o for j, o in zip(ids, offsets)], dtype=int)
+        layout = configuration.position_layout(model)
+        self.scalar_qpos = np.array([self.m.jnt_qposadr[ids[k]] for k in layout.scalar_dofs], dtype=int)
+        self.scalar_positions = layout.scalar_positions
+        self.ball_qpos = np.array([self.m.jnt_qposadr[ids[start]] for start in model.ball_dofs], dtype=int)
+        self.ball_positions = layout.ball_positions
 
     def velocity_map(self, R: np.ndarray) -> np.ndarray:
         """``P (nv, nv)``: MuJoCo's ``qvel = P nu`` for our ``nu`` (base velocity mixed: [p_dot; W_omega])."""
@@ -105,7 +114,9 @@ class MuJoCo:
         d.qpos[:] = self.m.qpos0
         if self.model.floating_base:
             d.qpos[:3], d.qpos[3:7] = position, quaternion
-        d.qpos[self.qpos_adr] = self.m.qpos0[self.qpos_adr] + q
+        d.qpos[self.scalar_qpos] = self.m.qpos0[self.scalar_qpos] + q[self.scalar_positions]
+        for adr, start in zip(self.ball_qpos, self.ball_positions):
+            d.qpos[adr : adr + 4] = q[start : start + 4]
         R = np.zeros(9)
         mujoco.mju_quat2Mat(R, np.asarray(quaternion, dtype=float))
         P = self.velocity_map(R.reshape(3, 3))
@@ -140,7 +151,8 @@ def test_dynamics_agree_with_mujoco(name: str):
         position = rng.normal(size=3)
         lower = np.maximum(np.asarray(model.position_limit_lower), -np.pi)
         upper = np.minimum(np.asarray(model.position_limit_upper), np.pi)
-        q = rng.uniform(lower, upper)
+        # Each ball joint turned by a random rotation vector (its three "limits" are infinite).
+        q = np.asarray(configuration.integrate_positions(model, configuration.neutral_positions(model, float), rng.uniform(lower, upper), 1.0))
         nu, nu_dot = rng.normal(size=(2, model.generalized_velocity_size))
         tau = rng.normal(size=model.dofs)
         state = js.State.build(  # a fixed base stays where the file welds it
@@ -217,7 +229,7 @@ def test_collision_shapes_are_the_model_geoms():
 @pytest.mark.parametrize(
     ("name", "match"),
     [
-        ("sensor/model.xml", r"model\.xml:\d+: <joint name=\"ballquat2\">: ball joint 'ballquat2' is not supported"),
+        ("pendula.xml", r"pendula\.xml:\d+: <joint name=\"joint1\">: the range \(a cone limit\) of ball joint 'joint1' is not supported"),
         ("tendon/site.xml", r"site\.xml:\d+: <spatial>: spatial tendon 'tendon0' \(through sites, with wrapping\) is not supported yet"),
         ("constraints.xml", r"tendon equality 'tendon' with a nonlinear polycoef \(0\.5 -1 0\.1 0\.15 0\.2\) is not supported yet"),
     ],
@@ -287,7 +299,7 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
     path = tmp_path / "many.xml"
     path.write_text(
         "<mujoco>\n<worldbody>\n"
-        '<body name="a"><joint name="ball" type="ball"/><geom size="0.1"/><site name="s1"/>\n'
+        '<body name="a"><joint name="ball" type="ball" range="0 30"/><geom size="0.1"/><site name="s1"/>\n'
         '<body name="b"><joint name="ball2" type="ball"/><geom size="0.1"/></body></body>\n'
         '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/><site name="s2" pos="0 0 1"/></body>\n'
         "</worldbody>\n"
@@ -298,8 +310,8 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
         js.load_model(path)
     assert (error.value.line, error.value.element) == (8, '<spatial name="rope">')
     assert error.value.reason == (
-        "spatial tendon 'rope' (through sites, with wrapping) is not supported yet; ball joint 'ball' is not supported "
-        "(line 3, <joint name=\"ball\">); ball joint 'ball2' is not supported (line 4, <joint name=\"ball2\">) [3 unsupported elements]"
+        "spatial tendon 'rope' (through sites, with wrapping) is not supported yet; the range (a cone limit) of ball joint 'ball' "
+        "is not supported (line 3, <joint name=\"ball\">) [2 unsupported elements]"
     )
 
 
