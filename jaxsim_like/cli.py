@@ -60,6 +60,9 @@ def _model_source(name_or_path: str) -> str:
 
 
 def _tree_lines(model) -> list[str]:
+    from .dynamics.model import JOINT_TYPE_CODES
+
+    kinds = {code: kind for kind, code in JOINT_TYPE_CODES.items()}
     children: dict[int, list[int]] = {}
     for link, parent in enumerate(model.parent):
         children.setdefault(parent, []).append(link)
@@ -68,7 +71,7 @@ def _tree_lines(model) -> list[str]:
 
     def visit(link: int, depth: int) -> None:
         joint = joint_of_link.get(link)
-        via = "" if joint is None else f"  <- {model.joint_names[joint]} ({'revolute' if model.joint_type[link] == 1 else 'prismatic'})"
+        via = "" if joint is None else f"  <- {model.joint_names[joint]} ({kinds[model.joint_type[link]]})"
         lines.append(f"{'  ' * depth}{model.link_names[link]}  [{float(model.link_mass[link]):.3f} kg]{via}")
         for child in children.get(link, []):
             visit(child, depth + 1)

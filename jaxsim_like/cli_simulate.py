@@ -194,6 +194,7 @@ def _initial_states(model, args: argparse.Namespace):
     import jax
     import jax.numpy as jnp
 
+    from .dynamics import configuration
     from .dynamics.state import State
     from .simulation.step import contact_point_positions
 
@@ -204,7 +205,8 @@ def _initial_states(model, args: argparse.Namespace):
     offsets[0] = 0.0
     joint_positions = np.clip(offsets, lower, upper)
 
-    def initial(q):
+    def initial(offset):  # a ball joint turned by the rotation vector of its three offsets
+        q = configuration.integrate_positions(model, configuration.neutral_positions(model, offset.dtype), offset, 1.0)
         state = State.build(model, joint_positions=q)
         if not model.floating_base or not model.point_link:
             return state
@@ -264,6 +266,7 @@ def simulate(
     if outputs is not None:
         per_sample = {
             "base_position": 3, "base_quaternion": 4, "base_velocity": 6, "contact_forces": 3 * len(model.point_link),
+            "joint_positions": model.joint_position_size,
         }
         # XLA's output buffers hold every world's samples before the kept worlds are picked.
         bytes_per_sample = args.batch * dtype.itemsize * sum(per_sample.get(f, model.dofs) for f in outputs.fields)

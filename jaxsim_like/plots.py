@@ -76,6 +76,8 @@ def plot_recording(
         overview.append(("total contact force [N]", "total contact force (world axes)", [(total[:, k], f"f_{a}") for k, a in enumerate("xyz")]))
     names = recording.joint_names
     n = len(names)
+    if q is not None and q.shape[-1] != n:
+        raise ValueError(f"the recording's {q.shape[-1]} joint positions hold ball-joint quaternions ({n} joints): plotting them is not supported yet")
     groups = [range(start, min(start + joints_per_panel, n)) for start in range(0, n, joints_per_panel)] if (q is not None or tau is not None) else []
     pages = [groups[i : i + groups_per_page] for i in range(0, len(groups), groups_per_page)] or [[]]
     every = recording.metadata.get("every", 1)

@@ -96,10 +96,15 @@ def recorded_poses(model: Model, recording: Recording, indices: np.ndarray, worl
     the worlds ``worlds`` of a batched recording (``[0]`` for one world)."""
     batched = np.ndim(recording.base_position) == 3
     columns = joint_columns(model, recording)
+    if model.ball_dofs and not np.array_equal(columns, np.arange(model.dofs)):
+        raise ValueError(f"model {model.name!r} has ball joints: its recording must hold the model's joints, in its order")
+
     def pick(array: np.ndarray) -> np.ndarray:
         return _batched(np.asarray(array), batched)[worlds][:, indices]
 
-    return link_poses(model, pick(recording.base_position), pick(recording.base_quaternion), pick(recording.joint_positions)[..., columns])
+    positions = pick(recording.joint_positions)
+    positions = positions if model.ball_dofs else positions[..., columns]
+    return link_poses(model, pick(recording.base_position), pick(recording.base_quaternion), positions)
 
 
 def recorded_forces(model: Model, recording: Recording, indices: np.ndarray, worlds: np.ndarray) -> np.ndarray:
