@@ -226,20 +226,36 @@ def test_jacobians_equal_central_differences_on_the_manifold(ball_case, results)
     assert_close(results[0]["jacobians"][links], expected[links], "ball: Jacobians vs central differences", tolerance=1e-8)
 
 
+@jax.jit
+def helpers(model: js.Model, q: jax.Array, v: jax.Array) -> dict:
+    """The configuration helpers at positions ``q (nq,)`` and velocities ``v (n,)``."""
+    moved = configuration.integrate_positions(model, q, v, 0.3)
+    neutral = configuration.neutral_positions(model, q.dtype)
+    starts = configuration.position_layout(model).ball_positions
+    flipped = q.at[starts[:, None] + np.arange(4)].multiply(-1.0)
+    return {
+        "difference": configuration.position_difference(model, q, moved),
+        "rotation_vectors": configuration.dof_positions(model, configuration.integrate_positions(model, neutral, v, 1.0)),
+        "poses": D.link_poses(model, jnp.eye(4, dtype=q.dtype), q),
+        "flipped_poses": D.link_poses(model, jnp.eye(4, dtype=q.dtype), flipped),
+    }
+
+
 def test_configuration_helpers_invert_each_other(ball_case):
     model = ball_case.model
     qpos, qvel, _, _ = ball_case.samples[0]
     q = jnp.asarray(qpos[7:] if ball_case.floating else qpos)
     v = jnp.asarray(qvel[6:] if ball_case.floating else qvel)
-    moved = configuration.integrate_positions(model, q, v, 0.3)
-    assert_close(configuration.position_difference(model, q, moved), 0.3 * v, "ball: difference of integrated positions")
-    neutral = configuration.neutral_positions(model, q.dtype)
-    rotation_vectors = configuration.dof_positions(model, configuration.integrate_positions(model, neutral, v, 1.0))
-    assert_close(rotation_vectors, v, "ball: rotation vectors from the identity")
+    out = helpers(model, q, v)
+    assert_close(out["difference"], 0.3 * v, "ball: difference of integrated positions")
+    assert_close(out["rotation_vectors"], v, "ball: rotation vectors from the identity")
     # A quaternion and its opposite are the same rotation: the same poses.
-    starts = configuration.position_layout(model).ball_positions
-    flipped = q.at[starts[:, None] + np.arange(4)].multiply(-1.0)
-    assert_close(D.link_poses(model, jnp.eye(4), flipped), D.link_poses(model, jnp.eye(4), q), "ball: opposite quaternions")
+    assert_close(out["flipped_poses"], out["poses"], "ball: opposite quaternions")
+
+
+@jax.jit
+def mass_and_bias(model: js.Model, state: js.State) -> tuple[jax.Array, jax.Array]:
+    return D.mass_matrix(model, state), D.bias_forces(model, state)
 
 
 def test_an_sdf_ball_joint_is_the_mjcf_one():
@@ -262,7 +278,6 @@ def test_an_sdf_ball_joint_is_the_mjcf_one():
     quaternion = np.array([0.8, 0.2, -0.4, 0.3]) / np.linalg.norm([0.8, 0.2, -0.4, 0.3])
     values = []
     for model in (ours, reference):
-        state = js.State.build(model, joint_positions=quaternion, joint_velocities=[0.3, -1.2, 0.7])
-        values.append((D.mass_matrix(model, state), D.bias_forces(model, state)))
+        values.append(mass_and_bias(model, js.State.build(model, joint_positions=quaternion, joint_velocities=[0.3, -1.2, 0.7])))
     assert_close(values[0][0], values[1][0], "ball: SDF mass matrix vs MJCF")
     assert_close(values[0][1], values[1][1], "ball: SDF bias forces vs MJCF")
