@@ -47,9 +47,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..dynamics.configuration import dof_positions
 from ..dynamics import kinematics as kin_module
 from ..dynamics.aba import ArticulatedFactor, articulated_body_responses
+from ..dynamics.configuration import dof_positions
 from ..dynamics.kinematics import Kinematics
 from ..dynamics.loops import WORLD, loop_rows
 from ..dynamics.model import Model, topology
