@@ -21,6 +21,7 @@ from .convert import (
 from .description import (
     ActuatorDescription,
     Collision,
+    FluidDescription,
     FrameDescription,
     Geometry,
     Inertial,
@@ -34,6 +35,7 @@ from .description import (
     SourceLocation,
     TendonDescription,
     TendonEqualityDescription,
+    TendonSegment,
     Visual,
     WorldDescription,
 )
@@ -48,6 +50,7 @@ from .xml import error_at, load_xml
 __all__ = [
     "ActuatorDescription",
     "Collision",
+    "FluidDescription",
     "FrameDescription",
     "Geometry",
     "Inertial",
@@ -63,6 +66,7 @@ __all__ = [
     "SourceLocation",
     "TendonDescription",
     "TendonEqualityDescription",
+    "TendonSegment",
     "Visual",
     "WorldDescription",
     "find_sdf_file",
