@@ -12,6 +12,7 @@ from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
 from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
+from ..dynamics.fluid import fluid_wrenches
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
@@ -153,7 +154,7 @@ class Prepared(NamedTuple):
     the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
     by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
-    the start (terrain contacts, user wrenches, self-contacts), the terrain contacts' added link
+    the start (terrain contacts, user wrenches, the fluid's, self-contacts), the terrain contacts' added link
     inertias ``(N, 6, 6)`` (implicit step; else None) and the joint effects."""
 
     kin: kin_module.Kinematics
@@ -232,6 +233,8 @@ def prepare(
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
+    if model.fluid.count:
+        G_f_ext = G_f_ext + fluid_wrenches(model.fluid, model.number_of_links, kin.G_H_L, kin.G_v)
     if params.self_collision is not None:
         G_f_self, _, _ = self_collision.link_wrenches(
             model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
@@ -343,7 +346,7 @@ def _couplings(
     ``euler``: the step is Euler's (else RK4's stages)."""
     if not (model.couplings.rows or model.loops.rows or model.tendons.rows):
         return G_a_B, qdd, tau
-    extra = tendon_rows(model, state, params.friction_velocity, dt, implicit) if model.tendons.rows else None
+    extra = tendon_rows(model, state, kin, params.friction_velocity, dt, implicit) if model.tendons.rows else None
     G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
     return G_a_B, qdd, tau + tau_couplings
 
@@ -442,7 +445,7 @@ def step(
       articulated-body pass with augmented link inertias (``H_L = sum_p X_p^T (W + h C) X_p`` of
       the link's contact points, see :class:`.contacts.ImplicitContacts`) and joint armature: no
       factorisation, a fixed amount of work. The tangential deformation is updated implicitly in
-      closed form. Self-collision forces stay explicit. The joint couplings and the tendons'
+      closed form. Self-collision and fluid forces (:mod:`jaxsim_like.dynamics.fluid`) stay explicit. The joint couplings and the tendons'
       rows (passive forces, limits, equalities; :mod:`.tendons`) follow the solve, with their
       exact effective masses (:func:`.couplings.enforce`).
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
