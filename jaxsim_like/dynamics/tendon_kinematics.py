@@ -5,9 +5,11 @@ A spatial tendon's length is the sum over its segments (:class:`.tendons.TendonP
 scale. With ``u = (p_b - p_a) / |p_b - p_a|``, its rate is ``sum s u . (v_b - v_a)``: the
 velocities of the material points at ``p_b`` and ``p_a`` of their links, each the dot of the
 unit wrench ``[u; p x u]`` (world axes, about ``G``'s origin) with the link's spatial velocity. A
-row ``dL/dnu`` is therefore a set of link wrenches: on the joints, each joint's motion subspace
-dotted with the wrenches on the links it moves; on a floating base, their sum. A force ``f``
-along the tendon pulls each site towards its neighbours on the path, ``f s u`` at ``p_a``.
+row ``dL/dq`` is therefore a set of link wrenches: each joint's motion subspace dotted with the
+wrenches on the links it moves. A tendon's sites are on one tree (the loader refuses others),
+so its length does not change as the whole tree moves: a floating base has no column in its
+row. A force ``f`` along the tendon pulls each site towards its neighbours on the path, ``f s
+u`` at ``p_a``.
 """
 
 from __future__ import annotations
@@ -24,18 +26,12 @@ from .model import Model
 
 
 class TendonKinematics(NamedTuple):
-    """The ``t`` tendons at a state: ``length (t,)`` [m], and the rows of their rates ``L_dot =
-    joints @ q_dot + base . G_v_B``: ``joints (t, n)`` (``dL/dq``, MuJoCo's ``ten_J`` of a fixed
-    base) and ``base (t, 6)``, the sum of the tendons' unit wrenches on the links (world axes,
-    about ``G``'s origin; zero for fixed tendons and with a fixed base)."""
+    """The ``t`` tendons at a state: ``length (t,)`` [m] and ``joints (t, n)``, the rows ``dL/dq``
+    of their rates ``L_dot = joints @ q_dot`` (MuJoCo's ``ten_J``, whose free-joint columns are
+    zero)."""
 
     length: jax.Array
     joints: jax.Array
-    base: jax.Array
-
-    def rate(self, kin: Kinematics, joint_velocities: jax.Array) -> jax.Array:
-        """``L_dot (t,)`` at the base velocity of ``kin`` and ``joint_velocities (n,)``."""
-        return self.joints @ joint_velocities + self.base @ kin.G_v_B
 
 
 def _segment_wrenches(model: Model, G_H_L: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -90,10 +86,9 @@ def tendon_kinematics(model: Model, kin: Kinematics, joint_positions: jax.Array)
     C = tendons.coefficients.astype(dtype)
     length = tendons.length0.astype(dtype) + C @ joint_positions
     if not tendons.paths.count:
-        return TendonKinematics(length, C, jnp.zeros((tendons.count, 6), dtype))
+        return TendonKinematics(length, C)
     path_lengths, link_wrenches = path_link_wrenches(model, kin.G_H_L)
     # The wrenches on each link and its descendants, dotted with its joint's motion subspace.
     below = subtree_sum(model, jnp.swapaxes(link_wrenches, 0, 1))  # (N, t, 6)
     joints = to_joint_order(model, jnp.einsum("ltk,lk->lt", below, kin.G_S)).T
-    base = below[0] if model.floating_base else jnp.zeros((tendons.count, 6), dtype)
-    return TendonKinematics(length + path_lengths, C + joints, base)
+    return TendonKinematics(length + path_lengths, C + joints)

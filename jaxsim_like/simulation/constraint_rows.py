@@ -37,10 +37,8 @@ UNILATERAL_PASSES = 4
 class Rows(NamedTuple):
     """``r`` rows: ``jacobian G (r, n)``, ``target (r,)`` (end velocity of the hard rows, force of
     the soft ones), ``slope (r,)`` of the soft rows (zero on the others), ``engaged (r,)``
-    (bool; whether a row acts: True on all but the unilateral rows away from their bound), the
-    static kinds ``soft`` and ``unilateral`` ``(r,)`` (NumPy bools), and ``base (r, 6)``: the
-    rows' columns of a floating base, as the unit wrench of each row on the base link (world
-    axes, about ``G``'s origin; None: no base columns)."""
+    (bool; whether a row acts: True on all but the unilateral rows away from their bound), and
+    the static kinds ``soft`` and ``unilateral`` ``(r,)`` (NumPy bools)."""
 
     jacobian: jax.Array
     target: jax.Array
@@ -48,7 +46,6 @@ class Rows(NamedTuple):
     engaged: jax.Array
     soft: np.ndarray
     unilateral: np.ndarray
-    base: jax.Array | None = None
 
     @staticmethod
     def bilateral(jacobian: jax.Array, target: jax.Array) -> "Rows":
@@ -57,17 +54,10 @@ class Rows(NamedTuple):
         flags = np.zeros(count, dtype=bool)
         return Rows(jacobian, target, jnp.zeros_like(target), jnp.ones(count, dtype=bool), flags, flags)
 
-    def base_columns(self) -> jax.Array:
-        """``(r, 6)``: the rows' base columns (zero without any)."""
-        return jnp.zeros((self.target.shape[0], 6), self.target.dtype) if self.base is None else self.base
-
     def stack(self, other: "Rows") -> "Rows":
-        """These rows followed by ``other``'s (zero base columns where one side has none)."""
+        """These rows followed by ``other``'s."""
         traced = [jnp.concatenate([a, b]) for a, b in zip(self[:4], other[:4])]
-        base = None
-        if self.base is not None or other.base is not None:
-            base = jnp.concatenate([rows.base_columns() for rows in (self, other)])
-        return Rows(*traced, np.concatenate([self.soft, other.soft]), np.concatenate([self.unilateral, other.unilateral]), base)
+        return Rows(*traced, np.concatenate([self.soft, other.soft]), np.concatenate([self.unilateral, other.unilateral]))
 
 
 def solve_spd(A: jax.Array, b: jax.Array) -> jax.Array:

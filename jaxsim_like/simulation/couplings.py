@@ -82,23 +82,15 @@ class EqualityRows(NamedTuple):
     time_constant: jax.Array
     damping_ratio: jax.Array
 
-    def with_joint_rows(self, jacobian: jax.Array, dofs: int, base: jax.Array | None = None) -> "EqualityRows":
-        """These rows followed by the rows ``jacobian (k, n)`` on the joints and, if given, ``base
-        (k, 6)`` on the base link (its wrenches, world axes about ``G``'s origin)."""
+    def with_joint_rows(self, jacobian: jax.Array, dofs: int) -> "EqualityRows":
+        """These rows followed by the joint-space rows ``jacobian (k, n)``."""
         dtype = jacobian.dtype
         equalities = self.violation.shape[0]
         torques = jnp.zeros((equalities, dofs), dtype) if self.torques is None else self.torques
-        wrenches, links = self.wrenches, self.links
-        if base is not None and 0 not in links:
-            # The base link (index 0) takes the first slot, before the closures' links.
-            previous = jnp.zeros((equalities, 0, 6), dtype) if wrenches is None else wrenches
-            wrenches, links = jnp.concatenate([jnp.zeros((equalities, 1, 6), dtype), previous], axis=1), (0,) + links
-        if wrenches is not None:
-            added = jnp.zeros((jacobian.shape[0],) + wrenches.shape[1:], dtype)
-            if base is not None:
-                added = added.at[:, links.index(0)].set(base.astype(dtype))
-            wrenches = jnp.concatenate([wrenches, added])
-        return self._replace(torques=jnp.concatenate([torques, jacobian]), wrenches=wrenches, links=links)
+        wrenches = None
+        if self.wrenches is not None:
+            wrenches = jnp.concatenate([self.wrenches, jnp.zeros((jacobian.shape[0],) + self.wrenches.shape[1:], dtype)])
+        return self._replace(torques=jnp.concatenate([torques, jacobian]), wrenches=wrenches)
 
 
 def equality_rows(model: Model, params: ModelParams, state: State, kin: Kinematics, euler: bool = True) -> EqualityRows:
@@ -184,13 +176,12 @@ def enforce(
     torques ``(n,)`` of the joint-space rows (the closures' forces act on links, not at joints).
     ``euler=False`` (RK4's stages): the rates are derivatives, ``d = 0``, and the rows'
     accelerations ``G a = (w+ - w) / h - b`` with the oscillator's ``w+`` from ``w``.
-    ``extra``: more rows (:class:`.constraint_rows.Rows`: the tendons', on the joints and, with
-    base columns, the base), solved together with the equality rows by
-    :func:`.constraint_rows.row_forces`."""
+    ``extra``: more constant joint-space rows (:class:`.constraint_rows.Rows`: the tendons'),
+    solved together with the equality rows by :func:`.constraint_rows.row_forces`."""
     dtype = joint_accelerations.dtype
     rows = equality_rows(model, params, state, kin, euler)
     if extra is not None:
-        rows = rows.with_joint_rows(extra.jacobian.astype(dtype), model.dofs, extra.base)
+        rows = rows.with_joint_rows(extra.jacobian.astype(dtype), model.dofs)
     wrenches = None
     if rows.wrenches is not None:
         wrenches = jnp.zeros((rows.wrenches.shape[0], model.number_of_links, 6), dtype).at[:, list(rows.links)].set(rows.wrenches)

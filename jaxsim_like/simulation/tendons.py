@@ -2,7 +2,8 @@
 the step to solve with its joint couplings (:func:`.couplings.enforce`, as
 :class:`.constraint_rows.Rows`). Each tendon's row is its ``J_i = dL_i/dnu`` at the state
 (:func:`~jaxsim_like.dynamics.tendon_kinematics.tendon_kinematics`): the constant ``C_i`` of a
-fixed tendon, a row built at each step for a spatial one (with base columns on a floating base).
+fixed tendon, a row built at each step for a spatial one (no base columns: a tendon within one
+tree keeps its length as the whole tree moves).
 
 - **passive** (soft), one per passive tendon along ``J_i``: its spring (towards MuJoCo's dead
   band ``[spring_lower, spring_upper]``), damper, Coulomb friction ``-F tanh(L_dot / v_s)`` and
@@ -39,9 +40,7 @@ from .couplings import reference_velocity
 from .joint_effects import coulomb_slip
 
 
-def _passive(
-    model: Model, geometry: TendonKinematics, rates: jax.Array, base: jax.Array | None, friction_velocity: jax.Array, dt: jax.Array, implicit: bool
-) -> Rows:
+def _passive(model: Model, geometry: TendonKinematics, rates: jax.Array, friction_velocity: jax.Array, dt: jax.Array, implicit: bool) -> Rows:
     tendons = model.tendons
     p = np.asarray(tendons.passive, dtype=int)
     C = geometry.joints[p]
@@ -60,10 +59,10 @@ def _passive(
         slope = inertia
         force = -stiffness * excess - damping * rate - friction * slip + inertia * rate
     flags = np.ones(len(p), dtype=bool)
-    return Rows(C, force, slope, jnp.ones(len(p), dtype=bool), flags, ~flags, None if base is None else base[p])
+    return Rows(C, force, slope, jnp.ones(len(p), dtype=bool), flags, ~flags)
 
 
-def _limits(model: Model, geometry: TendonKinematics, rates: jax.Array, base: jax.Array | None, dt: jax.Array) -> Rows:
+def _limits(model: Model, geometry: TendonKinematics, rates: jax.Array, dt: jax.Array) -> Rows:
     tendons = model.tendons
     i = np.asarray(tendons.limited, dtype=int)
     C = geometry.joints[i]
@@ -74,8 +73,7 @@ def _limits(model: Model, geometry: TendonKinematics, rates: jax.Array, base: ja
     time_constant, ratio = (jnp.tile(getattr(tendons, f)[i], 2) for f in ("limit_time_constant", "limit_damping_ratio"))
     target = reference_velocity(psi, velocity, time_constant, ratio, dt)
     flags = np.ones(2 * len(i), dtype=bool)
-    base_rows = None if base is None else jnp.concatenate([base[i], -base[i]])
-    return Rows(jnp.concatenate([C, -C]), target, jnp.zeros_like(target), psi < 0.0, ~flags, flags, base_rows)
+    return Rows(jnp.concatenate([C, -C]), target, jnp.zeros_like(target), psi < 0.0, ~flags, flags)
 
 
 def _equalities(model: Model, state: State, dt: jax.Array) -> Rows:
@@ -91,11 +89,9 @@ def tendon_rows(model: Model, state: State, kin: Kinematics, friction_velocity: 
     """The passive, limit and equality rows of ``model``'s tendons at ``state`` (its kinematics
     ``kin``; see the module docstring) for a step of ``dt`` [s], the friction smoothed over the
     joints' ``friction_velocity (n,)`` [rad/s or m/s]; ``implicit``: the passive forces at the
-    end of the step. The rows carry base columns (:attr:`.Rows.base`) when a spatial tendon
-    moves with a floating base."""
+    end of the step."""
     dtype = state.joint_positions.dtype
     geometry = tendon_kinematics(model, kin, state.joint_positions)
-    rates = geometry.rate(kin, state.joint_velocities)
-    base = geometry.base if model.floating_base and model.tendons.spatial else None
-    rows = _passive(model, geometry, rates, base, friction_velocity.astype(dtype), dt, implicit)
-    return rows.stack(_limits(model, geometry, rates, base, dt)).stack(_equalities(model, state, dt))
+    rates = geometry.joints @ state.joint_velocities
+    rows = _passive(model, geometry, rates, friction_velocity.astype(dtype), dt, implicit)
+    return rows.stack(_limits(model, geometry, rates, dt)).stack(_equalities(model, state, dt))
