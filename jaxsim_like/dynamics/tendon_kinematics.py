@@ -21,8 +21,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import spatial
-from .kinematics import Kinematics, subtree_sum, to_joint_order
+from .kinematics import Kinematics, kinematics, subtree_sum, to_joint_order
 from .model import Model
+from .state import State
 
 
 class TendonKinematics(NamedTuple):
@@ -92,3 +93,15 @@ def tendon_kinematics(model: Model, kin: Kinematics, joint_positions: jax.Array)
     below = subtree_sum(model, jnp.swapaxes(link_wrenches, 0, 1))  # (N, t, 6)
     joints = to_joint_order(model, jnp.einsum("ltk,lk->lt", below, kin.G_S)).T
     return TendonKinematics(length + path_lengths, C + joints)
+
+
+def tendon_joint_torques(model: Model, state: State, forces: jax.Array) -> jax.Array:
+    """``J^T f (n,)`` [N m or N]: the joint torques of ``forces (t,)`` [N] along ``model``'s
+    tendons at ``state`` (``J = dL/dq``; a positive force lengthens its tendon)."""
+    forces = jnp.asarray(forces, state.joint_positions.dtype)
+    if forces.shape != (model.tendons.count,):
+        raise ValueError(f"tendon_forces must have shape ({model.tendons.count},) for model {model.name!r}, got {tuple(forces.shape)}")
+    if not model.tendons.paths.count:
+        return forces @ model.tendons.coefficients.astype(forces.dtype)
+    kin = kinematics(model, state)
+    return forces @ tendon_kinematics(model, kin, state.joint_positions).joints

@@ -266,8 +266,8 @@ class ActuatorDescription:
     ``gear * clip(f, *force_range)`` for the control ``u`` in ``ctrl_range`` with, by ``kind``,
     ``f = gain u`` (``motor``), ``f = kp (u - gear q) - kv gear q_dot`` (``position``) or
     ``f = kv (u - gear q_dot)`` (``velocity``). Unbounded ranges are ``(-inf, inf)``. A motor on
-    a fixed tendon names the ``tendon`` (and no ``joint``): the force ``gear * clip(gain u)``
-    acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``."""
+    a tendon (fixed or spatial) names the ``tendon`` (and no ``joint``): the force ``gear *
+    clip(gain u)`` acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``."""
 
     name: str
     joint: str

@@ -50,7 +50,7 @@ across trees, equality constraints other than linear joint and tendon equalities
 on spatial tendons), connects and welds, geoms of the ellipsoid fluid model (each with its
 line). Contact pairs and excludes, and the damping and friction loss of free joints are not
 represented and warn. Motor, position and velocity actuators on
-joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`; others warn and are
+joints and motors on tendons are read (:mod:`.mjcf_actuators`; others warn and are
 dropped); sensors and contact options are not read. Locations name the file and the element;
 lines are those of the main file's elements.
 """
@@ -139,10 +139,6 @@ class _Reader:
 
     def tendon(self, index: int) -> str:
         return self.name("tendon", index) or f"tendon{index}"
-
-    def fixed_tendon(self, index: int) -> bool:
-        """Whether tendon ``index`` is fixed (its joints only), not spatial."""
-        return _is_fixed(self.m, index)
 
     def tendon_where(self, index: int) -> SourceLocation:
         """The location of tendon ``index``: its ``<fixed>`` or ``<spatial>`` element by name, else

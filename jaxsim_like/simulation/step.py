@@ -16,6 +16,7 @@ from ..dynamics.fluid import fluid_wrenches
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
+from ..dynamics.tendon_kinematics import tendon_joint_torques
 from . import contacts, couplings, self_collision, terrain, wrenches
 from .tendons import tendon_rows
 from .contact_slots import contact_slots, link_one_hot
@@ -430,10 +431,13 @@ def step(
     link_wrenches: jax.Array | None = None,
     params: SimulationParams | None = None,
     link_wrenches_at_com: bool = False,
+    tendon_forces: jax.Array | None = None,
 ) -> tuple[State, StepOutput]:
     """Advance ``state`` by ``params.dt`` under commanded ``joint_torques (n,)`` and external
     ``link_wrenches (N, 6)`` ([force; torque], world axes, about each link's origin, or its COM
     with ``link_wrenches_at_com``), with soft contacts against the terrain and joint effects.
+    ``tendon_forces (t,)`` [N] pull along the model's tendons (motors on tendons): they add the
+    joint torques ``J^T f`` of the tendons at ``state`` to the command, held over the step.
 
     ``params.integrator``:
 
@@ -456,6 +460,8 @@ def step(
     """
     params = SimulationParams.build(model) if params is None else params
     commanded = check_joint_vector(model, "joint_torques", joint_torques, state.joint_positions.dtype)
+    if tendon_forces is not None:
+        commanded = commanded + tendon_joint_torques(model, state, tendon_forces)
     if params.integrator not in INTEGRATORS:
         raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
     if params.integrator == "rk4":
@@ -473,8 +479,10 @@ def rollout(
     link_wrenches: jax.Array | None = None,
     link_wrenches_at_com: bool = False,
     checkpoint: bool = False,
+    tendon_forces: jax.Array | None = None,
 ) -> tuple[State, tuple[State, StepOutput]]:
-    """Run ``T`` steps with ``joint_torques (T, n)`` (and ``link_wrenches (T, N, 6)``) in one ``lax.scan``.
+    """Run ``T`` steps with ``joint_torques (T, n)`` (and ``link_wrenches (T, N, 6)``, ``tendon_forces
+    (T, t)``, see :func:`step`) in one ``lax.scan``.
 
     Returns the final state and the stacked ``(states, outputs)``: ``states`` holds the state
     after each step. ``checkpoint=True`` rematerialises each step in the backward pass, so the
@@ -486,11 +494,12 @@ def rollout(
         raise ValueError(f"joint_torques must have shape (T, {model.dofs}), got {tuple(torques.shape)}")
 
     def one_step(current, inputs):
-        tau, wrenches = inputs
+        tau, wrenches, pulls = inputs
         next_state, outputs = step(
-            model, current, joint_torques=tau, link_wrenches=wrenches, params=params, link_wrenches_at_com=link_wrenches_at_com
+            model, current, joint_torques=tau, link_wrenches=wrenches, params=params, link_wrenches_at_com=link_wrenches_at_com,
+            tendon_forces=pulls,
         )
         return next_state, (next_state, outputs)
 
     body = jax.checkpoint(one_step) if checkpoint else one_step
-    return jax.lax.scan(body, state, (torques, link_wrenches))
+    return jax.lax.scan(body, state, (torques, link_wrenches, tendon_forces))

@@ -1,7 +1,8 @@
 """MJCF spatial tendons in the step (issues 30 and 31): dm_control's ball_in_cup, whose ball
 hangs from the cup on a limited spatial tendon (the string, a rope: unilateral), and two
-pendulums joined by a spatial spring-damper move as MuJoCo moves them (mj_step, its Euler);
-gradients through the string agree with central differences. One compilation per program."""
+pendulums joined by a spatial spring-damper and driven by a motor on it move as MuJoCo moves them
+(mj_step, its Euler); gradients through the string agree with central differences. One
+compilation per program."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import numpy as np
 import pytest
 
 import jaxsim_like as js
+from jaxsim_like import tasks
+from jaxsim_like.parsers import parse_mjcf
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
 _DM_CONTROL = importlib.util.find_spec("dm_control")  # its files only
@@ -27,7 +30,8 @@ PENDULUMS = """<mujoco model="pendulums"><option timestep="0.001"/><worldbody>
     <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="0.5" contype="0" conaffinity="0"/><site name="right" pos="0 0 -0.5"/></body>
   <site name="pulley" pos="0.25 0 0.2"/></worldbody>
   <tendon><spatial name="spring" stiffness="40" damping="0.3" springlength="0.8">
-    <site site="left"/><site site="pulley"/><site site="right"/></spatial></tendon></mujoco>"""
+    <site site="left"/><site site="pulley"/><site site="right"/></spatial></tendon>
+  <actuator><motor name="winch" tendon="spring" gear="10"/></actuator></mujoco>"""
 
 
 def string_length(q: np.ndarray) -> np.ndarray:
@@ -37,13 +41,15 @@ def string_length(q: np.ndarray) -> np.ndarray:
     return np.hypot(q[:, 2] - q[:, 0], 0.2 + q[:, 3] - (0.6 - 0.108 + q[:, 1]))
 
 
-def mujoco_run(m, qvel: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """MuJoCo's joint positions (from ``qpos0``) after each of ``steps`` steps and its tendon
-    lengths at each step's start."""
+def mujoco_run(m, qvel: np.ndarray, steps: int, controls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """MuJoCo's joint positions (from ``qpos0``) after each of ``steps`` steps (under
+    ``controls (T, u)``) and its tendon lengths at each step's start."""
     data = mujoco.MjData(m)
     data.qvel[:] = qvel
     q, L = np.zeros((steps, m.nq)), np.zeros((steps, m.ntendon))
     for k in range(steps):
+        if controls is not None:
+            data.ctrl[:] = controls[k]
         mujoco.mj_step(m, data)
         q[k], L[k] = data.qpos - m.qpos0, data.ten_length
     return q, L
@@ -69,16 +75,27 @@ def test_ball_in_cup_moves_as_in_mujoco(sim, figures):
     assert string_length(q).max() < 0.3 + 0.01 and bool(np.all(outputs.finite))
 
 
-def test_pendulums_joined_by_a_spatial_spring_move_as_in_mujoco(sim, figures, tmp_path):
-    """1 s at 1 ms through a site on the world, explicit as MuJoCo's Euler takes tendon forces."""
-    model = js.load_model(PENDULUMS)
+def test_pendulums_joined_by_a_spatial_spring_move_as_in_mujoco(figures):
+    """1 s at 1 ms through a site on the world, under the motor on the tendon (its force mapped
+    by the file's action map, its joint torques ``J^T f`` at each step's start), explicit as
+    MuJoCo's Euler takes tendon and actuator forces."""
+    description = parse_mjcf(PENDULUMS)
+    model = js.dynamics.build_model(description)
+    mapping = tasks.ActionMap.of_actuators(model, description.actuators)
+    assert mapping.joints == (-1,) and np.asarray(mapping.tendon_moments).tolist() == [[1.0]]
     m = mujoco.MjModel.from_xml_string(PENDULUMS)
-    qvel = np.array([2.0, -1.0])
-    reference, reference_length = mujoco_run(m, qvel, 1000)
+    qvel, steps = np.array([2.0, -1.0]), 1000
+    controls = 0.8 * np.sin(5.0 * 0.001 * np.arange(steps))[:, None]  # actions: within [-1, 1]
+    reference, reference_length = mujoco_run(m, qvel, steps, controls)
     params = js.SimulationParams.build(model, dt=0.001, gravity=m.opt.gravity.copy(), integrator="semi_implicit_euler")
-    _, states, _ = sim(model, js.State.build(model, joint_velocities=qvel), params, steps=1000)
-    distance = figures("spatial spring-damper: max |q - q_MuJoCo| over 1 s [rad]", float(np.abs(np.asarray(states.joint_positions) - reference).max()))
+    inputs = jax.vmap(mapping.inputs)(jnp.asarray(controls))
+    _, (states, _) = jax.jit(lambda s: js.rollout(model, s, inputs.joint_torques, params=params, tendon_forces=inputs.tendon_forces))(
+        js.State.build(model, joint_velocities=qvel)
+    )
+    distance = figures("spatial spring-damper and motor: max |q - q_MuJoCo| over 1 s [rad]", float(np.abs(np.asarray(states.joint_positions) - reference).max()))
     assert np.ptp(reference_length) > 0.05 and distance < 1e-9
+    unpowered, _ = mujoco_run(m, qvel, steps)
+    assert np.abs(unpowered - reference).max() > 0.05  # the motor matters
 
 
 @pytest.mark.skipif(BALL_IN_CUP is None, reason="dm_control's files come with the dm_control package (test extra)")
