@@ -119,3 +119,23 @@ def test_gradients_through_the_string_match_central_differences():
     central = (values[1:3] - values[3:]) / (2 * eps[:, None])
     assert np.all(np.isfinite(jacobians[0])) and np.abs(jacobians[0][:, 0]).max() > 0.1
     np.testing.assert_allclose(np.asarray(jacobians[0]), np.asarray(central).T, rtol=1e-5, atol=1e-8)
+
+
+def test_the_world_step_commands_mujocos_actuator_forces_of_a_spatial_tendon_motor():
+    """One world step of the pendulums under the action map's ``tendon_forces``: the commanded
+    joint torques are MuJoCo's ``qfrc_actuator`` at the step's start."""
+    from jaxsim_like.simulation import world as world_module
+
+    description = parse_mjcf(PENDULUMS)
+    model = js.dynamics.build_model(description)
+    mapping = tasks.ActionMap.of_actuators(model, description.actuators)
+    q, action = np.array([0.4, -0.3]), 0.7
+    m = mujoco.MjModel.from_xml_string(PENDULUMS)
+    data = mujoco.MjData(m)
+    data.qpos[:], data.ctrl[:] = q, action
+    mujoco.mj_forward(m, data)
+    world = world_module.WorldModel.build([model], dt=0.001)
+    start = world.initial_state([js.State.build(model, joint_positions=q)])
+    _, outputs = jax.jit(world_module.world_step)(world, start, [mapping.inputs(jnp.asarray([action]))])
+    np.testing.assert_allclose(np.asarray(outputs.reports[0].commanded), data.qfrc_actuator, rtol=0, atol=1e-12)
+    assert np.abs(data.qfrc_actuator).min() > 0.1
