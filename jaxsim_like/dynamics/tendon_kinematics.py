@@ -59,7 +59,7 @@ def _segment_wrenches(model: Model, G_H_L: jax.Array) -> tuple[jax.Array, jax.Ar
     return scale * distance, jnp.stack([wrench_a, wrench_b], axis=1)
 
 
-def path_link_wrenches(model: Model, G_H_L: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _path_link_wrenches(model: Model, G_H_L: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The lengths of the tendons' paths ``(t,)`` [m] (zero for fixed tendons) and the unit
     wrenches of their rates on every link ``(t, N, 6)`` (world axes, about ``G``'s origin), at
     the link poses ``G_H_L (N, 4, 4)``."""
@@ -88,7 +88,7 @@ def tendon_kinematics(model: Model, kin: Kinematics, joint_positions: jax.Array)
     length = tendons.length0.astype(dtype) + C @ joint_positions
     if not tendons.paths.count:
         return TendonKinematics(length, C)
-    path_lengths, link_wrenches = path_link_wrenches(model, kin.G_H_L)
+    path_lengths, link_wrenches = _path_link_wrenches(model, kin.G_H_L)
     # The wrenches on each link and its descendants, dotted with its joint's motion subspace.
     below = subtree_sum(model, jnp.swapaxes(link_wrenches, 0, 1))  # (N, t, 6)
     joints = to_joint_order(model, jnp.einsum("ltk,lk->lt", below, kin.G_S)).T

@@ -62,13 +62,14 @@ class Tendons:
     the passive force along a tendon ``-stiffness (L - spring_upper)`` above ``spring_upper``,
     ``-stiffness (L - spring_lower)`` below ``spring_lower`` (zero between: MuJoCo's
     ``springlength`` dead band), ``- damping L_dot`` and the Coulomb ``friction`` (``(t,)``
-    [N/m], [m], [N s/m], [N]); ``armature (t,)`` [kg], the inertia ``armature C^T C`` along a
-    tendon; the limits ``range_lower <= L <= range_upper`` ``(t,)`` [m] (infinite when
+    [N/m], [m], [N s/m], [N]); ``armature (t,)`` [kg], the inertia ``armature J^T J`` along a
+    tendon (``J = dL/dq``); the limits ``range_lower <= L <= range_upper`` ``(t,)`` [m] (infinite when
     unlimited), engaged within ``margin (t,)`` [m] of a bound, with the reference
     ``limit_time_constant`` [s] and ``limit_damping_ratio`` ``(t,)``; the equality rows
     ``equality_rows (e, n)`` and ``equality_offset (e,)`` [m] of the constraint
     ``equality_rows q = equality_offset``, with ``equality_time_constant`` [s] and
-    ``equality_damping_ratio`` ``(e,)``.
+    ``equality_damping_ratio`` ``(e,)``; the spatial tendons' ``paths`` (:class:`TendonPaths`,
+    their segments' scales traced, their sites static).
 
     Static: the tendon ``names (t,)``, the indices of the ``passive`` tendons (a force or an
     armature in the file: only these feel them in the step) and of the ``limited`` ones, and
