@@ -437,7 +437,8 @@ def build_model(
         semantics=semantics,
         loops=description.loops,
         tendons=build_tendons(
-            description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float), [name for name, _, _ in lumped.frames]
+            description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float),
+            [name for name, _, _ in lumped.frames], lumped.link_names,
         ),
     )
     return model.replace(fluid=build_fluid(description, model.link_names, _frames(model), jnp.result_type(float)))

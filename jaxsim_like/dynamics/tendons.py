@@ -21,21 +21,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..parsers.description import TendonDescription, TendonEqualityDescription
+from ..parsers.description import TendonDescription, TendonEqualityDescription, TendonSegment
 from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
 
 
-@pytree_dataclass(static=["tendon", "frame_a", "frame_b"])
+@pytree_dataclass(static=["tendon", "frame_a", "frame_b", "wrap_body", "wrap_kind"])
 class TendonPaths:
-    """``s`` straight segments of spatial tendons: segment ``k`` of tendon ``tendon[k]`` runs from
-    the origin of the model's frame named ``frame_a[k]`` to that of ``frame_b[k]`` (sites; static)
-    and counts ``scale[k]`` times its length (traced; ``1 / divisor`` after a pulley)."""
+    """``s`` segments of spatial tendons: segment ``k`` of tendon ``tendon[k]`` runs from the origin
+    of the model's frame named ``frame_a[k]`` to that of ``frame_b[k]`` (sites; static), straight
+    or, with a ``wrap_kind[k]`` (``"sphere"`` or ``"cylinder"``; ``""``: none), around the shape
+    of radius ``wrap_radius[k]`` [m] at ``wrap_pose[k]`` ``(4, 4)`` in the link or frame named
+    ``wrap_body[k]`` (see :mod:`.tendon_wraps`), and counts ``scale[k]`` times its length
+    (``1 / divisor`` after a pulley). Traced: ``scale``, ``wrap_pose``, ``wrap_radius``."""
 
     scale: jax.Array
+    wrap_pose: jax.Array
+    wrap_radius: jax.Array
     tendon: tuple[int, ...] = ()
     frame_a: tuple[str, ...] = ()
     frame_b: tuple[str, ...] = ()
+    wrap_body: tuple[str, ...] = ()
+    wrap_kind: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
@@ -45,11 +52,16 @@ class TendonPaths:
     def renumbered(self, renumber: dict[int, int]) -> "TendonPaths":
         """The segments of the tendons in ``renumber`` (old index: new index), renumbered."""
         keep = [k for k, t in enumerate(self.tendon) if t in renumber]
+        index = np.asarray(keep, dtype=int)
         return TendonPaths(
-            scale=self.scale[np.asarray(keep, dtype=int)],
+            scale=self.scale[index],
+            wrap_pose=self.wrap_pose[index],
+            wrap_radius=self.wrap_radius[index],
             tendon=tuple(renumber[self.tendon[k]] for k in keep),
             frame_a=tuple(self.frame_a[k] for k in keep),
             frame_b=tuple(self.frame_b[k] for k in keep),
+            wrap_body=tuple(self.wrap_body[k] for k in keep),
+            wrap_kind=tuple(self.wrap_kind[k] for k in keep),
         )
 
 
@@ -166,7 +178,7 @@ def _from_arrays(
     ``_PER_TENDON`` order, ``G (e, n)``, the per-row offset, time constant and ratio ``(e, 3)``
     and the ``paths`` of the spatial tendons (default: none)."""
     arrays = {name: jnp.asarray(per_tendon[:, k], dtype=dtype) for k, name in enumerate(_PER_TENDON)}
-    paths = TendonPaths(scale=jnp.asarray(np.zeros(0), dtype=dtype)) if paths is None else paths
+    paths = _paths([], dtype) if paths is None else paths
     return Tendons(
         coefficients=jnp.asarray(C, dtype=dtype),
         equality_rows=jnp.asarray(G, dtype=dtype),
@@ -179,17 +191,35 @@ def _from_arrays(
     )
 
 
+def _paths(segments: Sequence[tuple[int, TendonSegment]], dtype: Any) -> TendonPaths:
+    """The :class:`TendonPaths` of ``(tendon index, segment)`` pairs."""
+    wraps = [segment.wrap for _, segment in segments]
+    poses = [np.eye(4) if wrap is None else np.asarray(wrap.B_H_G, dtype=float) for wrap in wraps]
+    return TendonPaths(
+        scale=jnp.asarray(np.array([segment.scale for _, segment in segments], dtype=float), dtype=dtype),
+        wrap_pose=jnp.asarray(np.array(poses, dtype=float).reshape(-1, 4, 4), dtype=dtype),
+        wrap_radius=jnp.asarray(np.array([0.0 if wrap is None else wrap.radius for wrap in wraps], dtype=float), dtype=dtype),
+        tendon=tuple(i for i, _ in segments),
+        frame_a=tuple(segment.frame_a for _, segment in segments),
+        frame_b=tuple(segment.frame_b for _, segment in segments),
+        wrap_body=tuple("" if wrap is None else wrap.body for wrap in wraps),
+        wrap_kind=tuple("" if wrap is None else wrap.kind for wrap in wraps),
+    )
+
+
 def build_tendons(
     tendons: Sequence[TendonDescription],
     equalities: Sequence[TendonEqualityDescription],
     joint_names: Sequence[str],
     dtype: Any,
     frame_names: Sequence[str] = (),
+    link_names: Sequence[str] = (),
 ) -> Tendons:
     """The :class:`Tendons` of a description's ``tendons`` and ``equalities`` over the joints
     ``joint_names`` (the model's serialisation), the spatial ones through its frames
-    ``frame_names``. A tendon naming a joint the model does not move, or a frame it does not
-    have, is a :class:`ModelLoadError` at the tendon."""
+    ``frame_names`` and around shapes on its links ``link_names`` or frames. A tendon naming a
+    joint the model does not move, or a frame or link it does not have, is a
+    :class:`ModelLoadError` at the tendon."""
     dofs = len(joint_names)
     if not tendons:
         return Tendons.none(dofs, dtype)
@@ -201,12 +231,12 @@ def build_tendons(
                 where = tendons[i].location
                 message = f"spatial tendon '{tendons[i].name}' passes through '{frame}', which is not a frame of the model"
                 raise ModelLoadError(message, file=where.file, line=where.line, element=where.element)
-    paths = TendonPaths(
-        scale=jnp.asarray(np.array([segment.scale for _, segment in segments], dtype=float), dtype=dtype),
-        tendon=tuple(i for i, _ in segments),
-        frame_a=tuple(segment.frame_a for _, segment in segments),
-        frame_b=tuple(segment.frame_b for _, segment in segments),
-    )
+    for i, segment in segments:
+        if segment.wrap is not None and segment.wrap.body not in frame_names and segment.wrap.body not in link_names:
+            where = tendons[i].location
+            message = f"spatial tendon '{tendons[i].name}' wraps around a shape on '{segment.wrap.body}', which is not a link or frame of the model"
+            raise ModelLoadError(message, file=where.file, line=where.line, element=where.element)
+    paths = _paths(segments, dtype)
     for i, tendon in enumerate(tendons):
         for joint, coefficient in tendon.coefficients.items():
             if joint not in joint_names:

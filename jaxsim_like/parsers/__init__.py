@@ -36,6 +36,7 @@ from .description import (
     TendonDescription,
     TendonEqualityDescription,
     TendonSegment,
+    TendonWrap,
     Visual,
     WorldDescription,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "TendonDescription",
     "TendonEqualityDescription",
     "TendonSegment",
+    "TendonWrap",
     "Visual",
     "WorldDescription",
     "find_sdf_file",

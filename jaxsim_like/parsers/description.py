@@ -192,14 +192,28 @@ class FrameDescription:
 
 
 @dataclass
+class TendonWrap:
+    """A sphere or cylinder (``kind``) of ``radius`` [m] fixed to link ``body`` at ``B_H_G (4, 4)``
+    (the cylinder along its z axis), which a spatial tendon's segment wraps around when its
+    straight line would cross it (MJCF ``<spatial><geom geom="...">``)."""
+
+    body: str
+    kind: str
+    B_H_G: np.ndarray
+    radius: float
+
+
+@dataclass
 class TendonSegment:
-    """A straight piece of a spatial tendon from the origin of frame ``frame_a`` to that of
-    ``frame_b`` (frames of the description: MJCF sites), its length counted ``scale`` times
-    (``1 / divisor`` of the pulley it follows, 1 before any)."""
+    """A piece of a spatial tendon from the origin of frame ``frame_a`` to that of ``frame_b``
+    (frames of the description: MJCF sites): straight, or around its ``wrap`` where the straight
+    line would cross it; its length counted ``scale`` times (``1 / divisor`` of the pulley it
+    follows, 1 before any)."""
 
     frame_a: str
     frame_b: str
     scale: float = 1.0
+    wrap: TendonWrap | None = None
 
 
 @dataclass

@@ -35,9 +35,10 @@ What is read:
   armature, range, margin and ``solreflimit``; tendon equalities ``<equality><tendon
   tendon1="a" tendon2="b" polycoef="c0 c1 0 0 0"/>`` (:class:`TendonEqualityDescription`):
   MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``;
-- spatial tendons ``<tendon><spatial>`` through sites and pulleys: their straight segments
-  between consecutive sites (:class:`TendonSegment`, each counted ``1 / divisor`` of the pulley
-  before it), with the fixed tendons' passive forces and limits;
+- spatial tendons ``<tendon><spatial>`` through sites and pulleys, wrapping around spheres and
+  cylinders: their segments between consecutive sites, or between the sites on either side of
+  a wrapping geom (:class:`TendonSegment`, :class:`TendonWrap`; each counted ``1 / divisor`` of
+  the pulley before it), with the fixed tendons' passive forces, limits and motors;
 - the medium of ``<option density viscosity wind>`` (:class:`FluidDescription`), on the bodies
   with mass, for MuJoCo's inertia-box fluid model;
 - connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``)
@@ -45,7 +46,7 @@ What is read:
   ``solimp`` is not read: the step holds them with an impedance of one.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints,
-spatial tendons wrapping around spheres or cylinders, tendons, equalities, connects or welds
+spatial tendons wrapping with side sites, tendons, equalities, connects or welds
 across trees, equality constraints other than linear joint and tendon equalities (and those
 on spatial tendons), connects and welds, geoms of the ellipsoid fluid model (each with its
 line). Contact pairs and excludes, and the damping and friction loss of free joints are not
@@ -78,6 +79,7 @@ from .description import (
     TendonDescription,
     TendonEqualityDescription,
     TendonSegment,
+    TendonWrap,
     WorldDescription,
 )
 from .errors import ModelLoadError, warn
@@ -197,7 +199,8 @@ def _tendon_bodies(m, t: int) -> list[int]:
     wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t]))
     if _is_fixed(m, t):
         return [int(m.jnt_bodyid[j]) for j, _ in _tendon_joints(m, t)]
-    return [int(m.site_bodyid[m.wrap_objid[w]]) for w in wraps if m.wrap_type[w] == _WRAP_SITE]
+    sites = [int(m.site_bodyid[m.wrap_objid[w]]) for w in wraps if m.wrap_type[w] == _WRAP_SITE]
+    return sites + [int(m.geom_bodyid[m.wrap_objid[w]]) for w in wraps if int(m.wrap_type[w]) in _WRAPS]
 
 
 def _tendon_tree(m, t: int) -> int | None:
@@ -215,10 +218,11 @@ def _tendon_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
         kind = "fixed" if _is_fixed(m, t) else "spatial"
         wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t]))
         for w in wraps:
-            if int(m.wrap_type[w]) in _WRAPS:
+            if int(m.wrap_type[w]) in _WRAPS and m.wrap_prm[w] >= 0:
                 geom = reader.name("geom", int(m.wrap_objid[w])) or f"#{int(m.wrap_objid[w])}"
-                shape = _WRAPS[int(m.wrap_type[w])]
-                problems.append((reader.tendon_where(t), f"spatial tendon {label} wraps around {shape} geom '{geom}': wrapping is not supported yet"))
+                side = reader.name("site", int(m.wrap_prm[w])) or f"#{int(m.wrap_prm[w])}"
+                message = f"spatial tendon {label} wraps around geom '{geom}' with the side site '{side}': side sites are not supported yet"
+                problems.append((reader.tendon_where(t), message))
         if m.tendon_num[t] and _tendon_tree(m, t) is None:
             problems.append((reader.tendon_where(t), f"{kind} tendon {label} across bodies of two trees is not supported yet"))
     return problems
@@ -336,16 +340,22 @@ def _tendon_equality_problems(reader: _Reader, e: int, label: str, where: Source
 
 
 def _segments(reader: _Reader, t: int, frames: dict[int, str]) -> list[TendonSegment]:
-    """The straight segments of spatial tendon ``t`` between the frames of its sites (``frames``
-    by site id), as MuJoCo's ``mj_tendon`` takes them: between consecutive sites, each counted
-    ``1 / divisor`` of the last pulley before it."""
+    """The segments of spatial tendon ``t`` between the frames of its sites (``frames`` by site
+    id), as MuJoCo's ``mj_tendon`` takes them: between consecutive sites, or between the sites on
+    either side of a sphere or cylinder (its wrap), each counted ``1 / divisor`` of the last
+    pulley before it."""
     m, segments, scale = reader.m, [], 1.0
     wraps = list(range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t])))
-    for w, following in zip(wraps, wraps[1:]):
+    for k, w in enumerate(wraps[:-1]):
+        following = wraps[k + 1]
         if m.wrap_type[w] == _WRAP_PULLEY:
             scale = 1.0 / float(m.wrap_prm[w])
-        elif m.wrap_type[following] == _WRAP_SITE:
+        elif m.wrap_type[w] == _WRAP_SITE and m.wrap_type[following] == _WRAP_SITE:
             segments.append(TendonSegment(frames[int(m.wrap_objid[w])], frames[int(m.wrap_objid[following])], scale))
+        elif m.wrap_type[w] == _WRAP_SITE and int(m.wrap_type[following]) in _WRAPS:
+            g = int(m.wrap_objid[following])
+            wrap = TendonWrap(reader.body(int(m.geom_bodyid[g])), _WRAPS[int(m.wrap_type[following])], _pose(m.geom_pos[g], m.geom_quat[g]), float(m.geom_size[g][0]))
+            segments.append(TendonSegment(frames[int(m.wrap_objid[w])], frames[int(m.wrap_objid[wraps[k + 2]])], scale, wrap))
     return segments
 
 

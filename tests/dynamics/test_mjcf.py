@@ -218,7 +218,7 @@ def test_collision_shapes_are_the_model_geoms():
     ("name", "match"),
     [
         ("sensor/model.xml", r"model\.xml:\d+: <joint name=\"ballquat2\">: ball joint 'ballquat2' is not supported"),
-        ("tendon/site_wrap.xml", r"site_wrap\.xml:\d+: <spatial>: spatial tendon 'tendon0' wraps around sphere geom 'sphere0': wrapping is not supported yet"),
+        ("tendon/wrap_sidesite.xml", r"wrap_sidesite\.xml:\d+: <spatial>: spatial tendon 'tendon0' wraps around geom 'sphere0' with the side site 'inside_sidesite0': side sites are not supported yet"),
         ("constraints.xml", r"tendon equality 'tendon' with a nonlinear polycoef \(0\.5 -1 0\.1 0\.15 0\.2\) is not supported yet"),
     ],
 )
@@ -291,14 +291,14 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
         '<body name="b"><joint name="ball2" type="ball"/><geom size="0.1"/></body></body>\n'
         '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/><geom name="w" size="0.05" pos="0.5 0 0"/><site name="s2" pos="0 0 1"/></body>\n'
         "</worldbody>\n"
-        '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed>\n<spatial name="rope"><site site="s1"/><geom geom="w"/><site site="s2"/></spatial></tendon>\n'
+        '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed>\n<spatial name="rope"><site site="s1"/><geom geom="w" sidesite="s1"/><site site="s2"/></spatial></tendon>\n'
         '<equality><connect name="coupling" body1="a" body2="c" anchor="0 0 0"/></equality>\n</mujoco>'
     )
     with pytest.raises(js.ModelLoadError) as error:
         js.load_model(path)
     assert (error.value.line, error.value.element) == (8, '<spatial name="rope">')
     assert error.value.reason == (
-        "spatial tendon 'rope' wraps around sphere geom 'w': wrapping is not supported yet; ball joint 'ball' is not supported "
+        "spatial tendon 'rope' wraps around geom 'w' with the side site 's1': side sites are not supported yet; ball joint 'ball' is not supported "
         "(line 3, <joint name=\"ball\">); ball joint 'ball2' is not supported (line 4, <joint name=\"ball2\">) [3 unsupported elements]"
     )
 

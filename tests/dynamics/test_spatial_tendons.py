@@ -1,8 +1,10 @@
-"""MJCF spatial tendons through sites and pulleys (issues 30 and 31): their lengths and rows
-``dL/dnu`` equal MuJoCo's ``ten_length``, ``ten_J`` and ``ten_velocity`` at random states (1e-9)
-on a fixed-base chain (sites on the world, on a body lumped into its parent, named like a body,
-behind a pulley; beside a fixed tendon) and on a free body (wraps around geoms are errors
-naming the geom: tests/dynamics/test_mjcf.py); ``reduce`` keeps a spatial tendon on the sites of the bodies it lumps."""
+"""MJCF spatial tendons through sites and pulleys, around spheres and cylinders (issues 30 and
+31): their lengths and rows ``dL/dnu`` equal MuJoCo's ``ten_length``, ``ten_J`` and
+``ten_velocity`` at random states (1e-9) on a fixed-base chain (sites on the world, on a body
+lumped into its parent, named like a body, behind a pulley; beside a fixed tendon), on a free
+body and on MJX's wrapping chains (side sites are errors naming them:
+tests/dynamics/test_mjcf.py); ``reduce`` keeps a spatial tendon on the sites of the bodies it
+lumps."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import jaxsim_like as js
 from jaxsim_like.dynamics import kinematics
 from jaxsim_like.dynamics.tendon_kinematics import tendon_kinematics
 
-from .test_mjcf import MuJoCo
+from .test_mjcf import DATA, MuJoCo
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
 
@@ -105,6 +107,28 @@ def test_lengths_and_rows_equal_mujocos(files, name: str):
         np.testing.assert_allclose(joints, J[:, -model.dofs :], rtol=0, atol=1e-9)
         np.testing.assert_allclose(J[:, : J.shape[1] - model.dofs], 0.0, rtol=0, atol=1e-12)  # a free base: no column
         assert np.abs(d.ten_velocity).min() > 1e-3  # every tendon moves
+
+
+def test_wrapped_lengths_and_rows_equal_mujocos():
+    """MJX's chain of four hinges whose tendons wrap around spheres and a cylinder, behind
+    pulleys: at random states (most with a wrap engaged) the lengths and rows as MuJoCo's."""
+    path = DATA / "tendon" / "pulley_site_wrap.xml"
+    model = js.load_model(path)
+    assert set(model.tendons.paths.wrap_kind) == {"", "sphere", "cylinder"}
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(5)
+    engaged = 0
+    for _ in range(8):
+        q = rng.uniform(-1.5, 1.5, model.dofs)
+        d.qpos[:] = m.qpos0 + q
+        mujoco.mj_forward(m, d)
+        state = js.State.build(model, joint_positions=q)
+        length, joints, _ = (np.asarray(x) for x in evaluate(model, state))
+        np.testing.assert_allclose(length, d.ten_length, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(joints, dense_jacobian(m, d), rtol=0, atol=1e-9)
+        engaged += int(np.any(d.wrap_obj.reshape(-1)[: d.ten_wrapnum.sum()] >= 0))  # MuJoCo's path through a geom's tangent points
+    assert engaged >= 4
 
 
 def test_reduce_keeps_a_spatial_tendon_on_lumped_sites(files):

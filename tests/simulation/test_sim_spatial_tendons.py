@@ -28,9 +28,10 @@ PENDULUMS = """<mujoco model="pendulums"><option timestep="0.001"/><worldbody>
     <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="1" contype="0" conaffinity="0"/><site name="left" pos="0 0 -0.4"/></body>
   <body name="right" pos="0.5 0 1"><joint name="right" type="hinge" axis="0 1 0"/>
     <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="0.5" contype="0" conaffinity="0"/><site name="right" pos="0 0 -0.5"/></body>
-  <site name="pulley" pos="0.25 0 0.2"/></worldbody>
+  <site name="pulley" pos="0.25 0 0.2"/>
+  <geom name="drum" type="sphere" pos="0.14 0 0.43" size="0.05" contype="0" conaffinity="0"/></worldbody>
   <tendon><spatial name="spring" stiffness="40" damping="0.3" springlength="0.8">
-    <site site="left"/><site site="pulley"/><site site="right"/></spatial></tendon>
+    <site site="left"/><geom geom="drum"/><site site="pulley"/><site site="right"/></spatial></tendon>
   <actuator><motor name="winch" tendon="spring" gear="10"/></actuator></mujoco>"""
 
 
@@ -41,18 +42,20 @@ def string_length(q: np.ndarray) -> np.ndarray:
     return np.hypot(q[:, 2] - q[:, 0], 0.2 + q[:, 3] - (0.6 - 0.108 + q[:, 1]))
 
 
-def mujoco_run(m, qvel: np.ndarray, steps: int, controls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def mujoco_run(m, qvel: np.ndarray, steps: int, controls: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """MuJoCo's joint positions (from ``qpos0``) after each of ``steps`` steps (under
-    ``controls (T, u)``) and its tendon lengths at each step's start."""
+    ``controls (T, u)``), its tendon lengths at each step's start and the number of steps whose
+    tendons wrap around a geom."""
     data = mujoco.MjData(m)
     data.qvel[:] = qvel
-    q, L = np.zeros((steps, m.nq)), np.zeros((steps, m.ntendon))
+    q, L, wrapped = np.zeros((steps, m.nq)), np.zeros((steps, m.ntendon)), 0
     for k in range(steps):
         if controls is not None:
             data.ctrl[:] = controls[k]
         mujoco.mj_step(m, data)
         q[k], L[k] = data.qpos - m.qpos0, data.ten_length
-    return q, L
+        wrapped += int(np.any(data.wrap_obj.reshape(-1)[: data.ten_wrapnum.sum()] >= 0))
+    return q, L, wrapped
 
 
 @pytest.mark.skipif(BALL_IN_CUP is None, reason="dm_control's files come with the dm_control package (test extra)")
@@ -64,7 +67,7 @@ def test_ball_in_cup_moves_as_in_mujoco(sim, figures):
     assert model.tendons.names == ("string",) and model.tendons.limited == (0,) and model.tendons.spatial == (0,)
     m = mujoco.MjModel.from_xml_path(str(BALL_IN_CUP))
     steps = 750
-    reference, reference_length = mujoco_run(m, START, steps)
+    reference, reference_length, _ = mujoco_run(m, START, steps)
     params = js.SimulationParams.build(model, dt=m.opt.timestep, gravity=m.opt.gravity.copy())
     _, states, outputs = sim(model, js.State.build(model, joint_velocities=START), params, steps=steps)
     q = np.asarray(states.joint_positions)
@@ -76,9 +79,10 @@ def test_ball_in_cup_moves_as_in_mujoco(sim, figures):
 
 
 def test_pendulums_joined_by_a_spatial_spring_move_as_in_mujoco(figures):
-    """1 s at 1 ms through a site on the world, under the motor on the tendon (its force mapped
-    by the file's action map, its joint torques ``J^T f`` at each step's start), explicit as
-    MuJoCo's Euler takes tendon and actuator forces."""
+    """1 s at 1 ms around a sphere and through a site on the world (the wrap engaged part of the
+    time), under the motor on the tendon (its force mapped by the file's action map, its joint
+    torques ``J^T f`` at each step's start), explicit as MuJoCo's Euler takes tendon and
+    actuator forces."""
     description = parse_mjcf(PENDULUMS)
     model = js.dynamics.build_model(description)
     mapping = tasks.ActionMap.of_actuators(model, description.actuators)
@@ -86,7 +90,8 @@ def test_pendulums_joined_by_a_spatial_spring_move_as_in_mujoco(figures):
     m = mujoco.MjModel.from_xml_string(PENDULUMS)
     qvel, steps = np.array([2.0, -1.0]), 1000
     controls = 0.8 * np.sin(5.0 * 0.001 * np.arange(steps))[:, None]  # actions: within [-1, 1]
-    reference, reference_length = mujoco_run(m, qvel, steps, controls)
+    reference, reference_length, wrapped = mujoco_run(m, qvel, steps, controls)
+    assert 0.1 * steps < wrapped < 0.9 * steps
     params = js.SimulationParams.build(model, dt=0.001, gravity=m.opt.gravity.copy(), integrator="semi_implicit_euler")
     inputs = jax.vmap(mapping.inputs)(jnp.asarray(controls))
     _, (states, _) = jax.jit(lambda s: js.rollout(model, s, inputs.joint_torques, params=params, tendon_forces=inputs.tendon_forces))(
@@ -94,7 +99,7 @@ def test_pendulums_joined_by_a_spatial_spring_move_as_in_mujoco(figures):
     )
     distance = figures("spatial spring-damper and motor: max |q - q_MuJoCo| over 1 s [rad]", float(np.abs(np.asarray(states.joint_positions) - reference).max()))
     assert np.ptp(reference_length) > 0.05 and distance < 1e-9
-    unpowered, _ = mujoco_run(m, qvel, steps)
+    unpowered, _, _ = mujoco_run(m, qvel, steps)
     assert np.abs(unpowered - reference).max() > 0.05  # the motor matters
 
 
