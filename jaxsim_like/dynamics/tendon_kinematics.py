@@ -2,16 +2,17 @@
 
 A spatial tendon's length is the sum over its segments (:class:`.tendons.TendonPaths`) of
 ``s |p_b - p_a|`` with ``p_a, p_b`` the origins of its sites' frames and ``s`` the segment's
-scale (around a sphere or a cylinder, ``s (|t0 - p_a| + arc + |p_b - t1|)`` through the tangent
-points ``t0, t1``, :mod:`.tendon_wraps`; its rate as for the straight pieces ``p_a -> t0`` and
-``t1 -> p_b``, the tangent points moving with the shape's link). With ``u = (p_b - p_a) / |p_b - p_a|``, its rate is ``sum s u . (v_b - v_a)``: the
-velocities of the material points at ``p_b`` and ``p_a`` of their links, each the dot of the
-unit wrench ``[u; p x u]`` (world axes, about ``G``'s origin) with the link's spatial velocity. A
-row ``dL/dq`` is therefore a set of link wrenches: each joint's motion subspace dotted with the
-wrenches on the links it moves. A tendon's sites are on one tree (the loader refuses others),
-so its length does not change as the whole tree moves: a floating base has no column in its
-row. A force ``f`` along the tendon pulls each site towards its neighbours on the path, ``f s
-u`` at ``p_a``.
+scale; around a sphere or a cylinder (:mod:`.tendon_wraps`), ``s (|t0 - p_a| + arc + |p_b -
+t1|)`` through the tangent points ``t0, t1``. With ``u = (p_b - p_a) / |p_b - p_a|``, a straight
+segment's rate is ``s u . (v_b - v_a)``: the velocities of the material points at ``p_b`` and
+``p_a`` of their links, each the dot of the unit wrench ``[u; p x u]`` (world axes, about
+``G``'s origin) with the link's spatial velocity; a wrapped one's is that of its straight pieces
+``p_a -> t0`` and ``t1 -> p_b``, the tangent points moving with the shape's link (MuJoCo's rows).
+A row ``dL/dq`` is therefore a set of link wrenches: each joint's motion subspace dotted with
+the wrenches on the links it moves. A tendon's sites are on one tree (the loader refuses
+others), so its length does not change as the whole tree moves: a floating base has no column
+in its row. A force ``f`` along the tendon pulls each site towards its neighbours on the path,
+``f s u`` at ``p_a``.
 """
 
 from __future__ import annotations
