@@ -28,7 +28,8 @@ from . import consistency
 from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
 from .loops import WORLD, LoopClosures
-from .tendons import FixedTendons, build_tendons
+from .fluid import FluidDrag, build_fluid
+from .tendons import Tendons, build_tendons
 from .tree import BALL, PRISMATIC, REVOLUTE, RigidTree
 
 JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2, BALL: 3}
@@ -96,8 +97,11 @@ class Model:
     - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root);
     - ``couplings``: the mimic joints, :class:`.couplings.JointCouplings` (traced multipliers
       and offsets, static joint indices), which the simulation step enforces;
-    - ``tendons``: the fixed tendons and their equalities, :class:`.tendons.FixedTendons`,
-      whose passive forces, limits and equalities the simulation step applies;
+    - ``tendons``: the fixed and spatial tendons and the equalities of fixed ones,
+      :class:`.tendons.Tendons`, whose passive forces, limits and equalities the simulation
+      step applies;
+    - ``fluid``: the medium the links move in (MJCF density, viscosity, wind) and their inertia
+      boxes, :class:`.fluid.FluidDrag`, whose forces the simulation step applies;
     - ``loops``: the loop closures (MJCF connect and weld), :class:`.loops.LoopClosures`
       (traced frames, static links), which the simulation step enforces.
 
@@ -129,7 +133,8 @@ class Model:
     base_transform: jax.Array
     couplings: JointCouplings
     loops: LoopClosures
-    tendons: FixedTendons
+    tendons: Tendons
+    fluid: FluidDrag
 
     name: str
     link_names: tuple[str, ...]
@@ -273,12 +278,12 @@ def model_from_tree(
     base_transform: np.ndarray,
     joint_order: Sequence[str] | None = None,
     semantics: Any = None,
-    tendons: FixedTendons | None = None,
+    tendons: Tendons | None = None,
     loops: Sequence[LoopClosure] = (),
 ) -> Model:
     """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`), its
     ``tendons`` over the joints in the order ``joint_order`` (none by default) and its ``loops``
-    (their frames on links or on frames of ``tree``: links lumped into their body)."""
+    (their frames on links or on frames of ``tree``: links lumped into their body); no fluid."""
     tree = tree_module.sort_by_depth(tree)
     link_of_joint = {jn: i for i, jn in enumerate(tree.joint_names) if jn is not None}
     joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
@@ -317,7 +322,8 @@ def model_from_tree(
         base_transform=jnp.asarray(base_transform, dtype=dtype),
         couplings=_couplings(tree, joint_names, dtype),
         loops=_loops(tree, loops, dtype),
-        tendons=FixedTendons.none(len(joint_names), dtype) if tendons is None else tendons,
+        tendons=Tendons.none(len(joint_names), dtype) if tendons is None else tendons,
+        fluid=FluidDrag.none(dtype),
         name=name,
         link_names=tuple(tree.link_names),
         joint_names=tuple(joint_names),
@@ -459,7 +465,7 @@ def build_model(
     joint_order = [
         name for j in description.joints if j.type != "fixed" for name in (tree_module.ball_dof_names(j.name) if j.type == BALL else (j.name,))
     ]
-    return model_from_tree(
+    model = model_from_tree(
         lumped,
         name=description.name,
         floating_base=floating,
@@ -467,8 +473,17 @@ def build_model(
         joint_order=joint_order,
         semantics=semantics,
         loops=description.loops,
-        tendons=build_tendons(description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float)),
+        tendons=build_tendons(
+            description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float),
+            [name for name, _, _ in lumped.frames], lumped.link_names,
+        ),
     )
+    return model.replace(fluid=build_fluid(description, model.link_names, _frames(model), jnp.result_type(float)))
+
+
+def _frames(model: Model) -> list[tuple[str, int, np.ndarray]]:
+    """The frames of ``model`` as ``(name, link, L_H_F)`` (concrete values)."""
+    return [(name, link, np.asarray(model.frame_transform[f])) for f, (name, link) in enumerate(zip(model.frame_names, model.frame_link))]
 
 
 def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
@@ -582,7 +597,7 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
     tendons = model.tendons.reduce(
         [model.joint_index(name) for name in joint_names], {model.joint_index(name): value for name, value in locked.items()}
     )
-    return model_from_tree(
+    reduced = model_from_tree(
         tree_module.lump_fixed_joints(tree),
         name=model.name,
         floating_base=model.floating_base,
@@ -592,3 +607,6 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
         loops=model_loops(model),
         tendons=tendons,
     )
+    # The bodies in the fluid, by the names of their links here, on the reduced model's links.
+    fluid = model.fluid.replace(names=tuple(model.link_names[link] for link in model.fluid.links))
+    return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)))

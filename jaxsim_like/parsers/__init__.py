@@ -21,6 +21,7 @@ from .convert import (
 from .description import (
     ActuatorDescription,
     Collision,
+    FluidDescription,
     FrameDescription,
     Geometry,
     Inertial,
@@ -34,6 +35,8 @@ from .description import (
     SourceLocation,
     TendonDescription,
     TendonEqualityDescription,
+    TendonSegment,
+    TendonWrap,
     Visual,
     WorldDescription,
 )
@@ -48,6 +51,7 @@ from .xml import error_at, load_xml
 __all__ = [
     "ActuatorDescription",
     "Collision",
+    "FluidDescription",
     "FrameDescription",
     "Geometry",
     "Inertial",
@@ -63,6 +67,8 @@ __all__ = [
     "SourceLocation",
     "TendonDescription",
     "TendonEqualityDescription",
+    "TendonSegment",
+    "TendonWrap",
     "Visual",
     "WorldDescription",
     "find_sdf_file",

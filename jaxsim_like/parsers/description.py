@@ -192,10 +192,37 @@ class FrameDescription:
 
 
 @dataclass
+class TendonWrap:
+    """A sphere or cylinder (``kind``) of ``radius`` [m] fixed to link ``body`` at ``B_H_G (4, 4)``
+    (the cylinder along its z axis), which a spatial tendon's segment wraps around when its
+    straight line would cross it (MJCF ``<spatial><geom geom="...">``)."""
+
+    body: str
+    kind: str
+    B_H_G: np.ndarray
+    radius: float
+
+
+@dataclass
+class TendonSegment:
+    """A piece of a spatial tendon from the origin of frame ``frame_a`` to that of ``frame_b``
+    (frames of the description: MJCF sites): straight, or around its ``wrap`` where the straight
+    line would cross it; its length counted ``scale`` times (``1 / divisor`` of the pulley it
+    follows, 1 before any)."""
+
+    frame_a: str
+    frame_b: str
+    scale: float = 1.0
+    wrap: TendonWrap | None = None
+
+
+@dataclass
 class TendonDescription:
     """A fixed tendon (MJCF ``<tendon><fixed>``): the length ``L = length0 + sum_j coefficients[j]
     q_j`` [m or rad] of the joint positions ``q`` (measured from MuJoCo's ``qpos0``, so that
-    ``length0`` is the length there), by joint name. Its passive force along ``L`` [N or N m]:
+    ``length0`` is the length there), by joint name; or a spatial tendon (``<tendon><spatial>``
+    through sites), with no coefficients and ``length0`` zero: ``L = sum_k scale_k |p_b - p_a|``
+    over its ``segments``. Its passive force along ``L`` [N or N m]:
     ``stiffness`` [N/m] towards the dead band ``spring_length (lower, upper)`` [m] (zero inside),
     viscous ``damping`` [N s/m] and Coulomb ``friction`` [N]; ``armature`` [kg] adds inertia
     along ``L``. ``limited``: ``lower <= L <= upper`` (``range``), engaged within ``margin`` [m],
@@ -215,6 +242,19 @@ class TendonDescription:
     time_constant: float = 0.02
     damping_ratio: float = 1.0
     location: SourceLocation = field(default_factory=SourceLocation)
+    segments: list[TendonSegment] = field(default_factory=list)
+
+
+@dataclass
+class FluidDescription:
+    """A medium of ``density`` [kg/m^3] and ``viscosity`` [Pa s] moving at ``wind (3,)`` [m/s]
+    (world axes), acting on the ``bodies`` (link names of the description) by MuJoCo's
+    inertia-box model (MJCF ``<option density viscosity wind>``)."""
+
+    density: float
+    viscosity: float
+    wind: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    bodies: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -240,8 +280,8 @@ class ActuatorDescription:
     ``gear * clip(f, *force_range)`` for the control ``u`` in ``ctrl_range`` with, by ``kind``,
     ``f = gain u`` (``motor``), ``f = kp (u - gear q) - kv gear q_dot`` (``position``) or
     ``f = kv (u - gear q_dot)`` (``velocity``). Unbounded ranges are ``(-inf, inf)``. A motor on
-    a fixed tendon names the ``tendon`` (and no ``joint``): the force ``gear * clip(gain u)``
-    acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``."""
+    a tendon (fixed or spatial) names the ``tendon`` (and no ``joint``): the force ``gear *
+    clip(gain u)`` acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``."""
 
     name: str
     joint: str
@@ -264,9 +304,9 @@ class ModelDescription:
     ``W_H_M: (4, 4)`` the model frame in the world (the SDF ``<model><pose>``, or the pose
     given by a world file). ``fixed_to_world`` is True when the file welds the root to the
     world (URDF root named ``world``, SDF ``<static>`` or a joint to ``world``). ``actuators``
-    are the file's joint and tendon actuators, ``tendons`` its fixed tendons,
-    ``tendon_equalities`` the equalities between their lengths and ``loops`` its
-    :class:`LoopClosure` constraints (MJCF only).
+    are the file's joint and tendon actuators, ``tendons`` its fixed and spatial tendons,
+    ``tendon_equalities`` the equalities between their lengths, ``loops`` its
+    :class:`LoopClosure` constraints and ``fluid`` the medium its bodies move in (MJCF only).
     """
 
     name: str
@@ -283,6 +323,7 @@ class ModelDescription:
     loops: list[LoopClosure] = field(default_factory=list)
     tendons: list[TendonDescription] = field(default_factory=list)
     tendon_equalities: list[TendonEqualityDescription] = field(default_factory=list)
+    fluid: FluidDescription | None = None
 
     def link(self, name: str) -> LinkDescription:
         """The link called ``name`` (KeyError if none)."""

@@ -38,17 +38,23 @@ What is read:
   armature, range, margin and ``solreflimit``; tendon equalities ``<equality><tendon
   tendon1="a" tendon2="b" polycoef="c0 c1 0 0 0"/>`` (:class:`TendonEqualityDescription`):
   MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``;
+- spatial tendons ``<tendon><spatial>`` through sites and pulleys, wrapping around spheres and
+  cylinders: their segments between consecutive sites, or between the sites on either side of
+  a wrapping geom (:class:`TendonSegment`, :class:`TendonWrap`; each counted ``1 / divisor`` of
+  the pulley before it), with the fixed tendons' passive forces, limits and motors;
+- the medium of ``<option density viscosity wind>`` (:class:`FluidDescription`), on the bodies
+  with mass, for MuJoCo's inertia-box fluid model;
 - connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``)
   as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
   ``solimp`` is not read: the step holds them with an impedance of one.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints
-with a range (cone limits),
-spatial tendons (through sites, with wrapping), tendons, equalities, connects or welds across
-trees, equality constraints other than linear joint and tendon equalities, connects and welds
-(each with its line). Fluid forces, contact pairs and excludes, and the damping and friction
-loss of free joints are not represented and warn. Motor, position and velocity actuators on
-joints and motors on fixed tendons are read (:mod:`.mjcf_actuators`; others warn and are
+with a range (cone limits), spatial tendons wrapping with side sites, tendons, equalities,
+connects or welds across trees, equality constraints other than linear joint and tendon
+equalities (and those on spatial tendons), connects and welds, geoms of the ellipsoid fluid
+model (each with its line). Contact pairs and excludes, and the damping and friction loss of
+free joints are not represented and warn. Motor, position and velocity actuators on
+joints and motors on tendons are read (:mod:`.mjcf_actuators`; others warn and are
 dropped); sensors and contact options are not read. Locations name the file and the element;
 lines are those of the main file's elements.
 """
@@ -61,6 +67,7 @@ import numpy as np
 
 from .description import (
     Collision,
+    FluidDescription,
     FrameDescription,
     Geometry,
     Inertial,
@@ -74,6 +81,8 @@ from .description import (
     SourceLocation,
     TendonDescription,
     TendonEqualityDescription,
+    TendonSegment,
+    TendonWrap,
     WorldDescription,
 )
 from .errors import ModelLoadError, warn
@@ -88,7 +97,9 @@ _EULER, _RK4 = 0, 1
 _INTEGRATORS = {0: "semi_implicit_euler", 1: "rk4", 2: "implicit_euler", 3: "implicit_euler"}  # by mjtIntegrator
 _CONNECT, _WELD, _JOINT_EQUALITY, _TENDON_EQUALITY = 0, 1, 2, 3  # mjtEq
 _SITE = 6  # mjtObj: an equality between sites (else bodies)
-_WRAP_JOINT = 1  # mjtWrap: the one wrap of fixed tendons
+_WRAP_JOINT, _WRAP_PULLEY, _WRAP_SITE = 1, 2, 3  # mjtWrap: fixed tendons' joints; spatial tendons' pulleys and sites
+_WRAPS = {4: "sphere", 5: "cylinder"}  # mjtWrap: the geoms a spatial tendon wraps around
+_MINVAL = 1e-15  # MuJoCo's mjMINVAL: a body lighter than this feels no fluid
 _SHAPES = {2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 0: "plane"}
 
 
@@ -133,10 +144,6 @@ class _Reader:
 
     def tendon(self, index: int) -> str:
         return self.name("tendon", index) or f"tendon{index}"
-
-    def fixed_tendon(self, index: int) -> bool:
-        """Whether tendon ``index`` is fixed (its joints only), not spatial."""
-        return _is_fixed(self.m, index)
 
     def tendon_where(self, index: int) -> SourceLocation:
         """The location of tendon ``index``: its ``<fixed>`` or ``<spatial>`` element by name, else
@@ -190,21 +197,51 @@ def _tendon_joints(m, t: int) -> list[tuple[int, float]]:
     return [(int(m.wrap_objid[w]), float(m.wrap_prm[w])) for w in wraps]
 
 
+def _tendon_bodies(m, t: int) -> list[int]:
+    """The bodies tendon ``t`` moves with: its joints' (fixed), its sites' (spatial)."""
+    wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t]))
+    if _is_fixed(m, t):
+        return [int(m.jnt_bodyid[j]) for j, _ in _tendon_joints(m, t)]
+    sites = [int(m.site_bodyid[m.wrap_objid[w]]) for w in wraps if m.wrap_type[w] == _WRAP_SITE]
+    return sites + [int(m.geom_bodyid[m.wrap_objid[w]]) for w in wraps if int(m.wrap_type[w]) in _WRAPS]
+
+
 def _tendon_tree(m, t: int) -> int | None:
-    """The tree (see :func:`_tree_key`) of fixed tendon ``t``'s joints; None across trees."""
-    trees = {_tree_key(m, int(m.jnt_bodyid[j])) for j, _ in _tendon_joints(m, t)}
+    """The tree (see :func:`_tree_key`) of tendon ``t``'s joints or sites; None across trees."""
+    trees = {_tree_key(m, b) for b in _tendon_bodies(m, t)}
     return trees.pop() if len(trees) == 1 else None
 
 
 def _tendon_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
-    """The tendons the model cannot represent: spatial ones, fixed ones across trees."""
+    """The tendons the model cannot represent: spatial ones wrapping around geoms, tendons across
+    trees."""
     m, problems = reader.m, []
     for t in range(m.ntendon):
         label = f"'{reader.tendon(t)}'"
-        if not _is_fixed(m, t):
-            problems.append((reader.tendon_where(t), f"spatial tendon {label} (through sites, with wrapping) is not supported yet"))
-        elif m.tendon_num[t] and _tendon_tree(m, t) is None:
-            problems.append((reader.tendon_where(t), f"fixed tendon {label} across joints of two trees is not supported yet"))
+        kind = "fixed" if _is_fixed(m, t) else "spatial"
+        wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t]))
+        for w in wraps:
+            if int(m.wrap_type[w]) in _WRAPS and m.wrap_prm[w] >= 0:
+                geom = reader.name("geom", int(m.wrap_objid[w])) or f"#{int(m.wrap_objid[w])}"
+                side = reader.name("site", int(m.wrap_prm[w])) or f"#{int(m.wrap_prm[w])}"
+                message = f"spatial tendon {label} wraps around geom '{geom}' with the side site '{side}': side sites are not supported yet"
+                problems.append((reader.tendon_where(t), message))
+        if m.tendon_num[t] and _tendon_tree(m, t) is None:
+            problems.append((reader.tendon_where(t), f"{kind} tendon {label} across bodies of two trees is not supported yet"))
+    return problems
+
+
+def _fluid_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
+    """The geoms of MuJoCo's ellipsoid fluid model (``fluidshape="ellipsoid"``), when the file
+    has a medium: only the inertia-box model is represented."""
+    m = reader.m
+    if not (m.opt.density > 0.0 or m.opt.viscosity > 0.0):
+        return []
+    problems = []
+    for g in range(m.ngeom):
+        if m.geom_fluid[g][0] > 0.0:
+            name = reader.name("geom", g) or f"#{g}"
+            problems.append((reader.where("geom", name), f"geom '{name}' uses the ellipsoid fluid model (fluidshape=\"ellipsoid\"), which is not supported yet"))
     return problems
 
 
@@ -305,12 +342,36 @@ def _tendon_equality_problems(reader: _Reader, e: int, label: str, where: Source
     return []
 
 
-def _tendons(reader: _Reader, joints: set[str]) -> list[TendonDescription]:
-    """The fixed tendons on the named ``joints`` (after :func:`_unsupported`), in MuJoCo's order."""
+def _segments(reader: _Reader, t: int, frames: dict[int, str]) -> list[TendonSegment]:
+    """The segments of spatial tendon ``t`` between the frames of its sites (``frames`` by site
+    id), as MuJoCo's ``mj_tendon`` takes them: between consecutive sites, or between the sites on
+    either side of a sphere or cylinder (its wrap), each counted ``1 / divisor`` of the last
+    pulley before it."""
+    m, segments, scale = reader.m, [], 1.0
+    wraps = list(range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t])))
+    for k, w in enumerate(wraps[:-1]):
+        following = wraps[k + 1]
+        if m.wrap_type[w] == _WRAP_PULLEY:
+            scale = 1.0 / float(m.wrap_prm[w])
+        elif m.wrap_type[w] == _WRAP_SITE and m.wrap_type[following] == _WRAP_SITE:
+            segments.append(TendonSegment(frames[int(m.wrap_objid[w])], frames[int(m.wrap_objid[following])], scale))
+        elif m.wrap_type[w] == _WRAP_SITE and int(m.wrap_type[following]) in _WRAPS:
+            g = int(m.wrap_objid[following])
+            wrap = TendonWrap(reader.body(int(m.geom_bodyid[g])), _WRAPS[int(m.wrap_type[following])], _pose(m.geom_pos[g], m.geom_quat[g]), float(m.geom_size[g][0]))
+            segments.append(TendonSegment(frames[int(m.wrap_objid[w])], frames[int(m.wrap_objid[wraps[k + 2]])], scale, wrap))
+    return segments
+
+
+def _tendons(reader: _Reader, joints: set[str], bodies: set[int], frames: dict[int, str]) -> list[TendonDescription]:
+    """The fixed tendons on the named ``joints`` and the spatial tendons through sites of
+    ``bodies`` (their frames by site id, ``frames``), in MuJoCo's order (after :func:`_unsupported`)."""
     m, tendons = reader.m, []
     for t in range(m.ntendon):
-        coefficients = {reader.joint(j): coefficient for j, coefficient in _tendon_joints(m, t)}
-        if not coefficients or not set(coefficients) <= joints:
+        spatial = not _is_fixed(m, t)
+        coefficients = {} if spatial else {reader.joint(j): coefficient for j, coefficient in _tendon_joints(m, t)}
+        if spatial and not set(_tendon_bodies(m, t)) <= bodies:
+            continue
+        if not spatial and (not coefficients or not set(coefficients) <= joints):
             continue
         time_constant, damping_ratio = _reference(m.tendon_solref_lim[t])
         limited = bool(m.tendon_limited[t])
@@ -318,7 +379,7 @@ def _tendons(reader: _Reader, joints: set[str]) -> list[TendonDescription]:
             TendonDescription(
                 name=reader.tendon(t),
                 coefficients=coefficients,
-                length0=float(m.tendon_length0[t]),
+                length0=0.0 if spatial else float(m.tendon_length0[t]),
                 stiffness=float(m.tendon_stiffness[t]),
                 spring_length=(float(m.tendon_lengthspring[t][0]), float(m.tendon_lengthspring[t][1])),
                 damping=float(m.tendon_damping[t]),
@@ -330,9 +391,20 @@ def _tendons(reader: _Reader, joints: set[str]) -> list[TendonDescription]:
                 time_constant=time_constant,
                 damping_ratio=damping_ratio,
                 location=reader.tendon_where(t),
+                segments=_segments(reader, t, frames) if spatial else [],
             )
         )
     return tendons
+
+
+def _fluid(reader: _Reader, bodies: list[int]) -> FluidDescription | None:
+    """The medium of ``<option>`` (None when it has neither density nor viscosity) on the
+    ``bodies`` of a tree that have mass (MuJoCo skips lighter ones than ``mjMINVAL``)."""
+    option = reader.m.opt
+    if not (option.density > 0.0 or option.viscosity > 0.0):
+        return None
+    massive = [reader.body(b) for b in bodies if reader.m.body_mass[b] >= _MINVAL]
+    return FluidDescription(float(option.density), float(option.viscosity), np.array(option.wind, dtype=float), massive)
 
 
 def _tendon_equalities(reader: _Reader, tendons: set[str]) -> list[TendonEqualityDescription]:
@@ -390,7 +462,7 @@ def _unsupported(reader: _Reader) -> None:
     """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
     the first, each other with its line); warn about inactive equalities."""
     m = reader.m
-    problems = _tendon_problems(reader) + _equality_problems(reader)
+    problems = _tendon_problems(reader) + _equality_problems(reader) + _fluid_problems(reader)
     for j in range(m.njnt):
         if m.jnt_type[j] == _BALL and m.jnt_limited[j]:
             message = f"the range (a cone limit) of ball joint '{reader.joint(j)}' is not supported"
@@ -410,11 +482,9 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 
 
 def _warn_dropped(reader: _Reader) -> None:
-    """Located warnings for what MuJoCo would simulate and this model leaves out: fluid forces,
-    contact pairs and excludes, and the damping and friction loss of free joints."""
+    """Located warnings for what MuJoCo would simulate and this model leaves out: contact pairs
+    and excludes, and the damping and friction loss of free joints."""
     m = reader.m
-    if m.opt.density > 0.0 or m.opt.viscosity > 0.0:
-        _warn_at(reader, "option", f"fluid forces (density {m.opt.density:g} kg/m^3, viscosity {m.opt.viscosity:g} Pa s) are not represented: ignored")
     if m.npair or m.nexclude:
         _warn_at(reader, "contact", f"contact pairs ({m.npair}) and excludes ({m.nexclude}) are not represented: ignored")
     for j in range(m.njnt):
@@ -556,16 +626,16 @@ def _body_joints(reader: _Reader, b: int) -> tuple[list[LinkDescription], list[J
     return links, joints
 
 
-def _frames(reader: _Reader, bodies: set[int], links: set[str]) -> list[FrameDescription]:
-    """The named sites of ``bodies`` as frames; a site named like a link is the frame ``name::site``
-    (MuJoCo keeps bodies and sites in separate namespaces)."""
-    m, frames = reader.m, []
+def _frames(reader: _Reader, bodies: set[int], links: set[str]) -> dict[int, FrameDescription]:
+    """The named sites of ``bodies`` as frames, by site id; a site named like a link is the frame
+    ``name::site`` (MuJoCo keeps bodies and sites in separate namespaces)."""
+    m, frames = reader.m, {}
     for s in range(m.nsite):
         name = reader.name("site", s)
         if name and int(m.site_bodyid[s]) in bodies:
             label = f"{name}::site" if name in links else name
             pose = _pose(m.site_pos[s], m.site_quat[s])
-            frames.append(FrameDescription(label, reader.body(m.site_bodyid[s]), pose, location=reader.where("site", name)))
+            frames[s] = FrameDescription(label, reader.body(m.site_bodyid[s]), pose, location=reader.where("site", name))
     return frames
 
 
@@ -583,13 +653,14 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
             joints += body_joints
     members = set(bodies) | ({0} if root == 0 else set())
     joint_names = {joint.name for joint in joints}
-    tendons = _tendons(reader, joint_names)
+    frames = _frames(reader, members, {link.name for link in links})
+    tendons = _tendons(reader, joint_names, members, {s: frame.name for s, frame in frames.items()})
     tendon_names = {tendon.name for tendon in tendons}
     description = ModelDescription(
         name=name,
         links=links,
         joints=joints,
-        frames=_frames(reader, members, {link.name for link in links}),
+        frames=list(frames.values()),
         root=reader.body(root),
         M_H_root=M_H_root,
         fixed_to_world=not free,
@@ -598,6 +669,7 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
         tendons=tendons,
         tendon_equalities=_tendon_equalities(reader, tendon_names),
         loops=[closure for pair, closure in reader.loops if any(b in bodies for b in pair)],
+        fluid=_fluid(reader, bodies),
     )
     validate_description(description)
     return description

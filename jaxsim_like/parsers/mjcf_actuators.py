@@ -5,9 +5,9 @@ joint transmission. A fixed gain and no or affine bias on a hinge or slide joint
 activation dynamics, is one of three kinds: ``motor`` (no bias), ``position`` (``b1 = -gain``:
 ``kp = gain``, ``kv = -b2``) and ``velocity`` (``b1 = 0``, ``b2 = -gain``: ``kv = gain``); what
 ``position`` and ``velocity`` elements and ``general`` ones of these forms compile to. A
-``motor`` on a fixed tendon (``length = gear L``) is read too. Any other actuator (position and
-velocity ones on tendons, site transmissions, filters, muscles) is dropped with one located
-warning.
+``motor`` on a tendon (``length = gear L``; fixed or spatial) is read too. Any other actuator
+(position and velocity ones on tendons, site transmissions, filters, muscles) is dropped with
+one located warning.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _read(reader, a: int) -> ActuatorDescription | None:
     )
     kind = _kind(gain, m.actuator_biasprm[a]) if simple else None
     on_joint = m.actuator_trntype[a] == _JOINT_TRANSMISSION and m.jnt_type[target] in _HINGE_OR_SLIDE
-    on_tendon = m.actuator_trntype[a] == _TENDON_TRANSMISSION and kind == "motor" and reader.fixed_tendon(target)
+    on_tendon = m.actuator_trntype[a] == _TENDON_TRANSMISSION and kind == "motor"
     if kind is None or not (on_joint or on_tendon):
         return None
     name = reader.name("actuator", a) or f"actuator{a}"
@@ -92,7 +92,7 @@ def warn_unrepresented(reader) -> None:
         names = ", ".join(f"'{reader.name('actuator', a)}'" if reader.name("actuator", a) else f"#{a}" for a in dropped)
         warn(
             f"{len(dropped)} actuator(s) of a kind not represented (only motor, position and velocity actuators on a "
-            f"hinge or slide joint, and motors on a fixed tendon, are) are dropped: {names}",
+            f"hinge or slide joint, and motors on a tendon, are) are dropped: {names}",
             file=where.file,
             line=where.line,
             element=where.element,

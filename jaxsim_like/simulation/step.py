@@ -13,9 +13,11 @@ from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
 from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
+from ..dynamics.fluid import fluid_wrenches
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
+from ..dynamics.tendon_kinematics import tendon_joint_torques
 from . import contacts, couplings, self_collision, terrain, wrenches
 from .tendons import tendon_rows
 from .contact_slots import contact_slots, link_one_hot
@@ -154,7 +156,7 @@ class Prepared(NamedTuple):
     the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
     by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
-    the start (terrain contacts, user wrenches, self-contacts), the terrain contacts' added link
+    the start (terrain contacts, user wrenches, the fluid's, self-contacts), the terrain contacts' added link
     inertias ``(N, 6, 6)`` (implicit step; else None) and the joint effects."""
 
     kin: kin_module.Kinematics
@@ -233,6 +235,8 @@ def prepare(
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
+    if model.fluid.count:
+        G_f_ext = G_f_ext + fluid_wrenches(model.fluid, model.number_of_links, kin.G_H_L, kin.G_v)
     if params.self_collision is not None:
         G_f_self, _, _ = self_collision.link_wrenches(
             model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
@@ -344,7 +348,7 @@ def _couplings(
     ``euler``: the step is Euler's (else RK4's stages)."""
     if not (model.couplings.rows or model.loops.rows or model.tendons.rows):
         return G_a_B, qdd, tau
-    extra = tendon_rows(model, state, params.friction_velocity, dt, implicit) if model.tendons.rows else None
+    extra = tendon_rows(model, state, kin, params.friction_velocity, dt, implicit) if model.tendons.rows else None
     G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
     return G_a_B, qdd, tau + tau_couplings
 
@@ -435,10 +439,13 @@ def step(
     link_wrenches: jax.Array | None = None,
     params: SimulationParams | None = None,
     link_wrenches_at_com: bool = False,
+    tendon_forces: jax.Array | None = None,
 ) -> tuple[State, StepOutput]:
     """Advance ``state`` by ``params.dt`` under commanded ``joint_torques (n,)`` and external
     ``link_wrenches (N, 6)`` ([force; torque], world axes, about each link's origin, or its COM
     with ``link_wrenches_at_com``), with soft contacts against the terrain and joint effects.
+    ``tendon_forces (t,)`` [N] pull along the model's tendons (motors on tendons): they add the
+    joint torques ``J^T f`` of the tendons at ``state`` to the command, held over the step.
 
     ``params.integrator``:
 
@@ -450,7 +457,7 @@ def step(
       articulated-body pass with augmented link inertias (``H_L = sum_p X_p^T (W + h C) X_p`` of
       the link's contact points, see :class:`.contacts.ImplicitContacts`) and joint armature: no
       factorisation, a fixed amount of work. The tangential deformation is updated implicitly in
-      closed form. Self-collision forces stay explicit. The joint couplings and the tendons'
+      closed form. Self-collision and fluid forces (:mod:`jaxsim_like.dynamics.fluid`) stay explicit. The joint couplings and the tendons'
       rows (passive forces, limits, equalities; :mod:`.tendons`) follow the solve, with their
       exact effective masses (:func:`.couplings.enforce`).
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
@@ -461,6 +468,8 @@ def step(
     """
     params = SimulationParams.build(model) if params is None else params
     commanded = check_joint_vector(model, "joint_torques", joint_torques, state.joint_positions.dtype)
+    if tendon_forces is not None:
+        commanded = commanded + tendon_joint_torques(model, state, tendon_forces)
     if params.integrator not in INTEGRATORS:
         raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
     if params.integrator == "rk4":
@@ -478,8 +487,10 @@ def rollout(
     link_wrenches: jax.Array | None = None,
     link_wrenches_at_com: bool = False,
     checkpoint: bool = False,
+    tendon_forces: jax.Array | None = None,
 ) -> tuple[State, tuple[State, StepOutput]]:
-    """Run ``T`` steps with ``joint_torques (T, n)`` (and ``link_wrenches (T, N, 6)``) in one ``lax.scan``.
+    """Run ``T`` steps with ``joint_torques (T, n)`` (and ``link_wrenches (T, N, 6)``, ``tendon_forces
+    (T, t)``, see :func:`step`) in one ``lax.scan``.
 
     Returns the final state and the stacked ``(states, outputs)``: ``states`` holds the state
     after each step. ``checkpoint=True`` rematerialises each step in the backward pass, so the
@@ -491,11 +502,12 @@ def rollout(
         raise ValueError(f"joint_torques must have shape (T, {model.dofs}), got {tuple(torques.shape)}")
 
     def one_step(current, inputs):
-        tau, wrenches = inputs
+        tau, wrenches, pulls = inputs
         next_state, outputs = step(
-            model, current, joint_torques=tau, link_wrenches=wrenches, params=params, link_wrenches_at_com=link_wrenches_at_com
+            model, current, joint_torques=tau, link_wrenches=wrenches, params=params, link_wrenches_at_com=link_wrenches_at_com,
+            tendon_forces=pulls,
         )
         return next_state, (next_state, outputs)
 
     body = jax.checkpoint(one_step) if checkpoint else one_step
-    return jax.lax.scan(body, state, (torques, link_wrenches))
+    return jax.lax.scan(body, state, (torques, link_wrenches, tendon_forces))

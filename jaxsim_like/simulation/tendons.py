@@ -1,25 +1,28 @@
-"""The rows of a model's fixed tendons (:class:`~jaxsim_like.dynamics.tendons.FixedTendons`) at a
-state, for the step to solve with its joint couplings (:func:`.couplings.enforce`, as
-:class:`.constraint_rows.Rows`):
+"""The rows of a model's tendons (:class:`~jaxsim_like.dynamics.tendons.Tendons`) at a state, for
+the step to solve with its joint couplings (:func:`.couplings.enforce`, as
+:class:`.constraint_rows.Rows`). Each tendon's row is its ``J_i = dL_i/dnu`` at the state
+(:func:`~jaxsim_like.dynamics.tendon_kinematics.tendon_kinematics`): the constant ``C_i`` of a
+fixed tendon, a row built at each step for a spatial one (no base columns: a tendon within one
+tree keeps its length as the whole tree moves).
 
-- **passive** (soft), one per passive tendon along ``C_i``: its spring (towards MuJoCo's dead
+- **passive** (soft), one per passive tendon along ``J_i``: its spring (towards MuJoCo's dead
   band ``[spring_lower, spring_upper]``), damper, Coulomb friction ``-F tanh(L_dot / v_s)`` and
   armature. With the implicit integrator the dissipative forces are taken at the end of the
   step, the spring at its start (as MuJoCo's implicit integrators do: a linearly implicit
   spring loses energy at the rate ``h omega^2``): ``f = -k e - (d + F s) w+ - (armature /
   h)(w+ - w)`` with ``e`` the spring's excess at the start, ``w = L_dot``, ``w+`` at the end
   and ``s`` the friction's secant slope (as the joints', :mod:`.joint_effects`). A tendon
-  couples its joints, so its damping is a rank-one ``h d C_i^T C_i`` in the step's matrix,
+  couples its joints, so its damping is a rank-one ``h d J_i^T J_i`` in the step's matrix,
   which the diagonal armature of ABA cannot hold: as a soft row, solved with the rows' exact
-  effective mass, the step equals the dense solve of ``M~ + h d C^T C`` (and the inertia
-  ``armature C^T C``). Explicit integrators take every force at the start (the armature stays
+  effective mass, the step equals the dense solve of ``M~ + h d J^T J`` (and the inertia
+  ``armature J^T J``). Explicit integrators take every force at the start (the armature stays
   an inertia);
 - **limits** (unilateral), two per limited tendon: ``psi = L - range_lower - margin >= 0`` along
-  ``C_i`` and ``psi = range_upper - L - margin >= 0`` along ``-C_i``, engaged while ``psi < 0``
+  ``J_i`` and ``psi = range_upper - L - margin >= 0`` along ``-J_i``, engaged while ``psi < 0``
   (MuJoCo's ``dist < margin``), their end velocity at least the reference of
   :func:`.couplings.reference_velocity` from ``psi`` (``solreflimit``, impedance one);
-- **equalities** (bilateral): ``G q = offset``, following the same reference from ``G q -
-  offset`` (the equality's ``solref``).
+- **equalities** (bilateral, between fixed tendons): ``G q = offset``, following the same
+  reference from ``G q - offset`` (the equality's ``solref``).
 """
 
 from __future__ import annotations
@@ -29,18 +32,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.configuration import dof_positions
+from ..dynamics.kinematics import Kinematics
 from ..dynamics.model import Model
 from ..dynamics.state import State
+from ..dynamics.tendon_kinematics import TendonKinematics, tendon_kinematics
 from .constraint_rows import Rows
 from .couplings import reference_velocity
 from .joint_effects import coulomb_slip
 
 
-def _passive(model: Model, state: State, friction_velocity: jax.Array, dt: jax.Array, implicit: bool) -> Rows:
+def _passive(model: Model, geometry: TendonKinematics, rates: jax.Array, friction_velocity: jax.Array, dt: jax.Array, implicit: bool) -> Rows:
     tendons = model.tendons
     p = np.asarray(tendons.passive, dtype=int)
-    C = tendons.coefficients[p]
-    length, rate = tendons.length(dof_positions(model, state.joint_positions))[p], tendons.rate(state.joint_velocities)[p]
+    C = geometry.joints[p]
+    length, rate = geometry.length[p], rates[p]
     lower, upper = tendons.spring_lower[p], tendons.spring_upper[p]
     excess = jnp.where(length > upper, length - upper, 0.0) + jnp.where(length < lower, length - lower, 0.0)
     stiffness = tendons.stiffness[p]
@@ -58,11 +63,11 @@ def _passive(model: Model, state: State, friction_velocity: jax.Array, dt: jax.A
     return Rows(C, force, slope, jnp.ones(len(p), dtype=bool), flags, ~flags)
 
 
-def _limits(model: Model, state: State, dt: jax.Array) -> Rows:
+def _limits(model: Model, geometry: TendonKinematics, rates: jax.Array, dt: jax.Array) -> Rows:
     tendons = model.tendons
     i = np.asarray(tendons.limited, dtype=int)
-    C = tendons.coefficients[i]
-    length, rate = tendons.length(dof_positions(model, state.joint_positions))[i], tendons.rate(state.joint_velocities)[i]
+    C = geometry.joints[i]
+    length, rate = geometry.length[i], rates[i]
     margin = tendons.margin[i]
     psi = jnp.concatenate([length - tendons.range_lower[i] - margin, tendons.range_upper[i] - length - margin])
     velocity = jnp.concatenate([rate, -rate])
@@ -81,11 +86,13 @@ def _equalities(model: Model, state: State, dt: jax.Array) -> Rows:
     return Rows.bilateral(G, target)
 
 
-def tendon_rows(model: Model, state: State, friction_velocity: jax.Array, dt: jax.Array, implicit: bool) -> Rows:
-    """The passive, limit and equality rows of ``model``'s tendons at ``state`` (see the module
-    docstring) for a step of ``dt`` [s], the friction smoothed over the joints'
-    ``friction_velocity (n,)`` [rad/s or m/s]; ``implicit``: the passive forces at the end of
-    the step."""
+def tendon_rows(model: Model, state: State, kin: Kinematics, friction_velocity: jax.Array, dt: jax.Array, implicit: bool) -> Rows:
+    """The passive, limit and equality rows of ``model``'s tendons at ``state`` (its kinematics
+    ``kin``; see the module docstring) for a step of ``dt`` [s], the friction smoothed over the
+    joints' ``friction_velocity (n,)`` [rad/s or m/s]; ``implicit``: the passive forces at the
+    end of the step."""
     dtype = state.joint_positions.dtype
-    rows = _passive(model, state, friction_velocity.astype(dtype), dt, implicit)
-    return rows.stack(_limits(model, state, dt)).stack(_equalities(model, state, dt))
+    geometry = tendon_kinematics(model, kin, dof_positions(model, state.joint_positions))
+    rates = geometry.joints @ state.joint_velocities
+    rows = _passive(model, geometry, rates, friction_velocity.astype(dtype), dt, implicit)
+    return rows.stack(_limits(model, geometry, rates, dt)).stack(_equalities(model, state, dt))

@@ -46,6 +46,7 @@ from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
+from ..dynamics.tendon_kinematics import tendon_joint_torques
 from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, step
@@ -202,13 +203,16 @@ class ModelInputs(NamedTuple):
     """What acts on one model during a step, each optional: ``joint_torques (n,)`` [N m or N]
     added to the controllers' command, ``link_wrenches (N, 6)`` (world axes, about each link
     origin, see :mod:`.wrenches`), the control ``table (n, control.COLUMNS)`` with its controller
-    ``period`` [s] (None: no controllers), and ``timed_wrenches (K, wrenches.COLUMNS)``."""
+    ``period`` [s] (None: no controllers), ``timed_wrenches (K, wrenches.COLUMNS)`` and
+    ``tendon_forces (t,)`` [N] along the model's tendons (their joint torques ``J^T f`` at the
+    step's start join the command)."""
 
     joint_torques: jax.Array | None = None
     link_wrenches: jax.Array | None = None
     table: jax.Array | None = None
     period: jax.Array | None = None
     timed_wrenches: jax.Array | None = None
+    tendon_forces: jax.Array | None = None
 
 
 class ModelReport(NamedTuple):
@@ -265,6 +269,8 @@ def _commands(
     joint couplings (mimic joints) are idle: their leaders drive them, as DART's mimic actuators."""
     dtype = current.joint_positions.dtype
     torques = check_joint_vector(model, "joint_torques", inputs.joint_torques, dtype)
+    if inputs.tendon_forces is not None:
+        torques = torques + tendon_joint_torques(model, current, inputs.tendon_forces)
     if inputs.table is None:
         return control.Commands.explicit(torques), controller
     dt = params.dt.astype(dtype)

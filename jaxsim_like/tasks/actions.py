@@ -32,9 +32,13 @@ class ActionMap:
     static) of a model with ``dofs`` joints, ``offset (A,)`` and ``scale (A,)`` [N m, N, rad,
     m, rad/s or m/s] of the map ``a -> offset + scale a``, and for the controlled kinds the
     control ``table (n, control.COLUMNS)`` and controller ``period`` [s] (None for torques).
-    ``moments (A, n)``: a torque map with motors on fixed tendons gives the joint torques
+    ``moments (A, n)``: a torque map with motors on tendons gives the joint torques
     ``moments^T (offset + scale a)``, row ``k`` the unit vector of actuator ``k``'s joint or its
-    tendon's coefficients ``dL/dq`` (its entry of ``joints`` is then -1); None otherwise."""
+    fixed tendon's coefficients ``dL/dq`` (its entry of ``joints`` is then -1; zero for a
+    spatial tendon); None otherwise. ``tendon_moments (A, t)``: with motors on spatial tendons,
+    whose ``dL/dq`` depends on the state, the forces ``tendon_moments^T (offset + scale a)``
+    along the tendons (:attr:`.ModelInputs.tendon_forces`), row ``k`` the unit vector of actuator
+    ``k``'s spatial tendon; None otherwise."""
 
     offset: jax.Array
     scale: jax.Array
@@ -44,6 +48,7 @@ class ActionMap:
     joints: tuple[int, ...]
     dofs: int
     moments: jax.Array | None = None
+    tendon_moments: jax.Array | None = None
 
     @staticmethod
     def build(
@@ -98,7 +103,7 @@ class ActionMap:
         ``gear^2 (kp, 0, kv)``, a ``velocity`` one the velocity target ``u / gear`` with gains
         ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
         mixed kinds, a joint driven twice, and a motor whose force range clips its controls. A
-        motor on a fixed tendon (``actuator.tendon``) gives the torques ``gear gain u dL/dq``
+        motor on a tendon (``actuator.tendon``) gives the torques ``gear gain u dL/dq``
         (see :attr:`moments`)."""
         kinds = {actuator.kind for actuator in actuators}
         if len(kinds) != 1:
@@ -138,10 +143,15 @@ class ActionMap:
 
     @staticmethod
     def _on_tendons(model: Model, motors: Sequence[ActuatorDescription], *, scale: np.ndarray, offset: np.ndarray) -> "ActionMap":
-        """The torque map of ``motors`` on joints and fixed tendons (see :attr:`moments`)."""
-        C = np.asarray(model.tendons.coefficients)
+        """The torque map of ``motors`` on joints and tendons (see :attr:`moments` and :attr:`tendon_moments`)."""
+        C = np.asarray(model.tendons.coefficients)  # zero rows for the spatial tendons
         eye = np.eye(model.dofs)
         moments = np.stack([C[model.tendons.index(a.tendon)] if a.tendon else eye[model.joint_index(a.joint)] for a in motors])
+        spatial = [a.tendon and model.tendons.index(a.tendon) in model.tendons.spatial for a in motors]
+        tendon_moments = None
+        if any(spatial):
+            pulls = np.eye(model.tendons.count)
+            tendon_moments = np.stack([pulls[model.tendons.index(a.tendon)] if s else np.zeros(model.tendons.count) for a, s in zip(motors, spatial)])
         return ActionMap(
             offset=jnp.asarray(offset),
             scale=jnp.asarray(scale),
@@ -151,6 +161,7 @@ class ActionMap:
             joints=tuple(-1 if a.tendon else model.joint_index(a.joint) for a in motors),
             dofs=model.dofs,
             moments=jnp.asarray(moments),
+            tendon_moments=None if tendon_moments is None else jnp.asarray(tendon_moments),
         )
 
     @property
@@ -170,7 +181,8 @@ class ActionMap:
         values = self.values(action)
         rows = np.asarray(self.joints, dtype=int)
         if self.moments is not None:
-            return ModelInputs(joint_torques=values @ self.moments.astype(values.dtype))
+            pulls = None if self.tendon_moments is None else values @ self.tendon_moments.astype(values.dtype)
+            return ModelInputs(joint_torques=values @ self.moments.astype(values.dtype), tendon_forces=pulls)
         if self.kind == "torque":
             return ModelInputs(joint_torques=jnp.zeros(self.dofs, values.dtype).at[rows].set(values))
         table = self.table.astype(values.dtype).at[rows, _TARGET[self.kind]].set(values)

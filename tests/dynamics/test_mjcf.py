@@ -230,7 +230,7 @@ def test_collision_shapes_are_the_model_geoms():
     ("name", "match"),
     [
         ("pendula.xml", r"pendula\.xml:\d+: <joint name=\"joint1\">: the range \(a cone limit\) of ball joint 'joint1' is not supported"),
-        ("tendon/site.xml", r"site\.xml:\d+: <spatial>: spatial tendon 'tendon0' \(through sites, with wrapping\) is not supported yet"),
+        ("tendon/wrap_sidesite.xml", r"wrap_sidesite\.xml:\d+: <spatial>: spatial tendon 'tendon0' wraps around geom 'sphere0' with the side site 'inside_sidesite0': side sites are not supported yet"),
         ("constraints.xml", r"tendon equality 'tendon' with a nonlinear polycoef \(0\.5 -1 0\.1 0\.15 0\.2\) is not supported yet"),
     ],
 )
@@ -301,17 +301,17 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
         "<mujoco>\n<worldbody>\n"
         '<body name="a"><joint name="ball" type="ball" range="0 30"/><geom size="0.1"/><site name="s1"/>\n'
         '<body name="b"><joint name="ball2" type="ball"/><geom size="0.1"/></body></body>\n'
-        '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/><site name="s2" pos="0 0 1"/></body>\n'
+        '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/><geom name="w" size="0.05" pos="0.5 0 0"/><site name="s2" pos="0 0 1"/></body>\n'
         "</worldbody>\n"
-        '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed>\n<spatial name="rope"><site site="s1"/><site site="s2"/></spatial></tendon>\n'
+        '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed>\n<spatial name="rope"><site site="s1"/><geom geom="w" sidesite="s1"/><site site="s2"/></spatial></tendon>\n'
         '<equality><connect name="coupling" body1="a" body2="c" anchor="0 0 0"/></equality>\n</mujoco>'
     )
     with pytest.raises(js.ModelLoadError) as error:
         js.load_model(path)
     assert (error.value.line, error.value.element) == (8, '<spatial name="rope">')
     assert error.value.reason == (
-        "spatial tendon 'rope' (through sites, with wrapping) is not supported yet; the range (a cone limit) of ball joint 'ball' "
-        "is not supported (line 3, <joint name=\"ball\">) [2 unsupported elements]"
+        "spatial tendon 'rope' wraps around geom 'w' with the side site 's1': side sites are not supported yet; the range (a cone limit) "
+        "of ball joint 'ball' is not supported (line 3, <joint name=\"ball\">) [2 unsupported elements]"
     )
 
 
@@ -371,7 +371,6 @@ def test_what_mujoco_would_simulate_and_the_model_leaves_out_warns_located():
         js.load_world(xml)
     found = [(w.message.line, w.message.element, w.message.reason) for w in caught if issubclass(w.category, js.ModelLoadWarning)]
     assert found == [
-        (2, "<option>", "fluid forces (density 1.2 kg/m^3, viscosity 0.002 Pa s) are not represented: ignored"),
         (4, "<contact>", "contact pairs (0) and excludes (1) are not represented: ignored"),
         (3, '<joint name="float">', "the damping and friction loss of free joint 'float' are not represented: ignored"),
         (2, "<option>", "MuJoCo's integrator 'euler' is read as the nearest here, 'semi_implicit_euler' (which forces each takes implicitly differs)"),
