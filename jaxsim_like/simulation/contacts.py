@@ -238,6 +238,14 @@ def _isotropic_plus_excesses(
     return isotropic[:, None] * v + (normal_excess * spatial.dot(n, v))[:, None] * n + (sliding_excess * spatial.dot(t, v))[:, None] * t
 
 
+def _pressing(K: jax.Array, p: jax.Array, q: jax.Array, depth: jax.Array, law: _Evaluation) -> jax.Array:
+    """``(S,)``: ``f_n / K d^(1+p)`` of the touching points clipped to [0, 1] (zero elsewhere): 1
+    while a point approaches or rests, down to 0 where a fast separation clips its force to zero."""
+    d = jnp.maximum(depth, 0.0)
+    elastic = K * d * _power(d, p - q)
+    return jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+
+
 def implicit_contact_forces(
     params: ContactParams,
     depth: jax.Array,
@@ -259,10 +267,7 @@ def implicit_contact_forces(
     law = _evaluate(params, take(depth), normal, velocity, take(deformation), slots.mask(take(enabled)))
     K, D, mu, p, q = _law(params)
     touching, sliding, trial_norm = law.touching, law.sliding, law.trial_norm
-    d = jnp.maximum(take(depth), 0.0)
-    # 1 while approaching or at rest, down to 0 where a fast separation clips the force to zero.
-    elastic = K * d * _power(d, p - q)
-    pressing = jnp.where(touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+    pressing = _pressing(K, p, q, take(depth), law)
     normal_damping = pressing * D * law.d_q
     normal_stiffness = pressing * (1 + p) * K * law.d_p
     f_n = law.d_q * law.normal_per_dq
@@ -308,3 +313,45 @@ def implicit_deformation(
     sliding = (law.tangent_deformation - (dt * mu * law.normal_per_dq / D)[:, None] * law.direction) / (1 + dt * law.relaxation)[:, None]
     touching = slots.scatter(jnp.where(law.touching[:, None], jnp.where(law.sliding[:, None], sliding, sticking), 0.0), deformation.shape[0])
     return jnp.where(contacts.carried[:, None], touching, free)
+
+
+class Separating(NamedTuple):
+    """Per slot ``(S,)``, what the law linearised without the separation's scaling adds to the
+    normal force at the end of a step, as a soft row ``target - slope (n . v+)`` [N] with
+    ``slope`` [N s/m] (zero on the other slots), and ``gain`` [N], that addition at the end velocity
+    ``v+`` of a first solve where the unscaled law still pushes there (zero elsewhere)."""
+
+    target: jax.Array
+    slope: jax.Array
+    gain: jax.Array
+
+
+def separating(
+    params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, predicted: jax.Array, dt: jax.Array
+) -> Separating:
+    """The :class:`Separating` rows of the ``contacts`` (linearised by :func:`implicit_contact_forces`
+    with the per-point law ``params`` at ``depth (P,)`` [m] and point ``velocity (P, 3)`` [m/s])
+    given the point velocities ``predicted (P, 3)`` [m/s] at the end of the step of ``dt`` [s].
+
+    A separating point's slopes are scaled by ``pressing = f_n / K d^(1+p) < 1``, so that a point
+    leaving fast is not held. Where the unscaled linearisation ``f + W v_n - (W + h C) v_n+`` (its
+    force ``K d^(1+p) - D d^q v_n``, negative while the damping pulls, and its full damping ``W``
+    and stiffness ``C``) still pushes at the end of the step, the point is not leaving: the scaled
+    law lets it fall back into the ground within the step and the next step pushes it out again,
+    a cycle of a few steps of a light link at large steps. The rows are the unscaled law's excess
+    over the scaled one: the active set of the normal force, decided on the first solve's ``v+``."""
+    slots, law = contacts.slots, contacts.law
+    take = slots.take
+    K, D, _, p, q = _law(ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams))))
+    pressing = _pressing(K, p, q, take(depth), law)
+    n = contacts.normal
+    speed, speed_next = spatial.dot(n, take(velocity)), spatial.dot(n, take(predicted))
+    d = jnp.maximum(take(depth), 0.0)
+    damping, stiffness = D * law.d_q, (1 + p) * K * law.d_p
+    unscaled = law.d_q * (K * d * _power(d, p - q) - D * speed)
+    release = 1 - pressing
+    target = unscaled - law.d_q * law.normal_per_dq + release * damping * speed
+    slope = release * (damping + dt * stiffness)
+    pushes = unscaled + damping * speed - (damping + dt * stiffness) * speed_next > 0
+    upgrade = slots.mask(law.touching & (pressing < 1) & pushes)
+    return Separating(jnp.where(upgrade, target, 0.0), jnp.where(upgrade, slope, 0.0), jnp.where(upgrade, target - slope * speed_next, 0.0))

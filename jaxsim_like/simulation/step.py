@@ -18,7 +18,7 @@ from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
-from . import contacts, couplings, self_collision, terrain, wrenches
+from . import contacts, couplings, self_collision, separating_rows, terrain, wrenches
 from .tendons import tendon_rows
 from .contact_slots import contact_slots, link_one_hot
 from .joint_effects import joint_effects
@@ -283,12 +283,16 @@ def solve(
         G_a_B, qdd, factor = articulated_body_factorised(
             model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
         )
+        linear = prepared.linear
+        released = separating_rows.release(
+            model, linear, prepared.contact, prepared.depth, points, prepared.velocities, kin.G_S, factor, G_a_B, qdd, dt
+        )
+        G_a_B, qdd = released.G_a_B, released.joint_accelerations
         G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, G_dv, points)
-        linear = prepared.linear
         slots = linear.slots
-        slot_forces = linear.step_forces - linear.resist(slots.take(dv_points))
+        slot_forces = linear.step_forces - linear.resist(slots.take(dv_points)) + released.slot_forces
         forces = slots.scatter(slot_forces, len(point_link))
         deformation_next = contacts.implicit_deformation(
             prepared.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
