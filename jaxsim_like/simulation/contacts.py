@@ -238,14 +238,6 @@ def _isotropic_plus_excesses(
     return isotropic[:, None] * v + (normal_excess * spatial.dot(n, v))[:, None] * n + (sliding_excess * spatial.dot(t, v))[:, None] * t
 
 
-def _pressing(K: jax.Array, p: jax.Array, q: jax.Array, depth: jax.Array, law: _Evaluation) -> jax.Array:
-    """``(S,)``: ``f_n / K d^(1+p)`` of the touching points clipped to [0, 1] (zero elsewhere): 1
-    while a point approaches or rests, down to 0 where a fast separation clips its force to zero."""
-    d = jnp.maximum(depth, 0.0)
-    elastic = K * d * _power(d, p - q)
-    return jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
-
-
 def implicit_contact_forces(
     params: ContactParams,
     depth: jax.Array,
@@ -267,7 +259,10 @@ def implicit_contact_forces(
     law = _evaluate(params, take(depth), normal, velocity, take(deformation), slots.mask(take(enabled)))
     K, D, mu, p, q = _law(params)
     touching, sliding, trial_norm = law.touching, law.sliding, law.trial_norm
-    pressing = _pressing(K, p, q, take(depth), law)
+    d = jnp.maximum(take(depth), 0.0)
+    # 1 while approaching or at rest, down to 0 where a fast separation clips the force to zero.
+    elastic = K * d * _power(d, p - q)
+    pressing = jnp.where(touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
     normal_damping = pressing * D * law.d_q
     normal_stiffness = pressing * (1 + p) * K * law.d_p
     f_n = law.d_q * law.normal_per_dq
@@ -316,10 +311,10 @@ def implicit_deformation(
 
 
 class Separating(NamedTuple):
-    """Per slot ``(S,)``, what the law linearised without the separation's scaling adds to the
-    normal force at the end of a step, as a soft row ``target - slope (n . v+)`` [N] with
-    ``slope`` [N s/m] (zero on the other slots), and ``gain`` [N], that addition at the end velocity
-    ``v+`` of a first solve where the unscaled law still pushes there (zero elsewhere)."""
+    """Per slot ``(S,)``, the normal force ``target - slope (n . v+)`` [N] that a slot whose force
+    is clipped at the start of a step would have at the end velocity ``v+`` by its law linearised
+    without the clip (``slope`` [N s/m]), and ``gain`` [N], that force at the end velocity of a
+    first solve; all three zero where it is not clipped or would not push there."""
 
     target: jax.Array
     slope: jax.Array
@@ -327,31 +322,24 @@ class Separating(NamedTuple):
 
 
 def separating(
-    params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, predicted: jax.Array, dt: jax.Array
+    params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, predicted: jax.Array, dt: jax.Array
 ) -> Separating:
-    """The :class:`Separating` rows of the ``contacts`` (linearised by :func:`implicit_contact_forces`
-    with the per-point law ``params`` at ``depth (P,)`` [m] and point ``velocity (P, 3)`` [m/s])
-    given the point velocities ``predicted (P, 3)`` [m/s] at the end of the step of ``dt`` [s].
+    """The :class:`Separating` forces of the ``contacts`` (linearised by :func:`implicit_contact_forces`
+    with the per-point law ``params`` at ``depth (P,)`` [m]) given the point velocities ``predicted (P, 3)`` [m/s] at the end of the step of ``dt`` [s].
 
-    A separating point's slopes are scaled by ``pressing = f_n / K d^(1+p) < 1``, so that a point
-    leaving fast is not held. Where the unscaled linearisation ``f + W v_n - (W + h C) v_n+`` (its
-    force ``K d^(1+p) - D d^q v_n``, negative while the damping pulls, and its full damping ``W``
-    and stiffness ``C``) still pushes at the end of the step, the point is not leaving: the scaled
-    law lets it fall back into the ground within the step and the next step pushes it out again,
-    a cycle of a few steps of a light link at large steps. The rows are the unscaled law's excess
-    over the scaled one: the active set of the normal force, decided on the first solve's ``v+``."""
+    A touching point that separates faster than ``K d^(1+p-q) / D`` has its force clipped to zero
+    by its own damping, and no slopes: it is left to fall for the whole step. Where the law
+    linearised without the clip, ``K d^(1+p) - (D d^q + h (1 + p) K d^p) n . v+``, still pushes
+    at the end of the step, the point is not leaving: released, a light link falls back into the
+    ground within the step, the next step pushes it out again, and it rests in a cycle of a few
+    steps at large steps. This is the active set of the normal force, decided on a first solve's
+    ``v+``; the force is continuous where it starts to push."""
     slots, law = contacts.slots, contacts.law
     take = slots.take
     K, D, _, p, q = _law(ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams))))
-    pressing = _pressing(K, p, q, take(depth), law)
-    n = contacts.normal
-    speed, speed_next = spatial.dot(n, take(velocity)), spatial.dot(n, take(predicted))
     d = jnp.maximum(take(depth), 0.0)
-    damping, stiffness = D * law.d_q, (1 + p) * K * law.d_p
-    unscaled = law.d_q * (K * d * _power(d, p - q) - D * speed)
-    release = 1 - pressing
-    target = unscaled - law.d_q * law.normal_per_dq + release * damping * speed
-    slope = release * (damping + dt * stiffness)
-    pushes = unscaled + damping * speed - (damping + dt * stiffness) * speed_next > 0
-    upgrade = slots.mask(law.touching & (pressing < 1) & pushes)
-    return Separating(jnp.where(upgrade, target, 0.0), jnp.where(upgrade, slope, 0.0), jnp.where(upgrade, target - slope * speed_next, 0.0))
+    elastic = law.d_q * K * d * _power(d, p - q)
+    slope = D * law.d_q + dt * (1 + p) * K * law.d_p
+    gain = elastic - slope * spatial.dot(contacts.normal, take(predicted))
+    clipped = slots.mask(law.touching & (law.normal_per_dq <= 0.0) & (gain > 0.0))
+    return Separating(jnp.where(clipped, elastic, 0.0), jnp.where(clipped, slope, 0.0), jnp.where(clipped, gain, 0.0))

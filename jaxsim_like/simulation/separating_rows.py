@@ -1,17 +1,18 @@
-"""The active set of the terrain contacts' normal forces, as a few soft constraint rows on a
-model's solve.
+"""The active set of the terrain contacts' normal forces, as a soft constraint row on a model's
+solve.
 
 The implicit step linearises each terrain contact at the start of the step; a point that
-separates there has its slopes scaled down (:func:`.contacts.implicit_contact_forces`), and at
-large steps a light link it belongs to falls back into the ground within the step, is pushed
-out by the next and rests in a cycle of a few steps. Where the first solve's end velocity shows
-that the unscaled law still pushes (:func:`.contacts.separating`), the law's excess is added to
-the solve as soft rows (:mod:`.constraint_rows`): a force ``target - slope (n . v+)`` along the
-contact normal at the point, with the exact effective mass ``G M~^-1 G^T`` of the rows on the
-solve's own factor (one articulated-body pass per row,
-:func:`~jaxsim_like.dynamics.aba.articulated_body_responses`). This equals solving the step again
-with those slots' unscaled linearisation, for ``ROWS`` slots per model (those whose force the
-unscaled law changes most), at the cost of a few vector traversals of the tree.
+separates fast there has its force clipped to zero by its own damping, and no slopes
+(:func:`.contacts.implicit_contact_forces`). At large steps a light link it belongs to falls back
+into the ground within the step, is pushed out by the next and rests in a cycle of a few steps.
+Where the first solve's end velocity shows that the law linearised without the clip still
+pushes (:func:`.contacts.separating`), that law is added to the solve as a soft row
+(:mod:`.constraint_rows`): a force ``target - slope (n . v+)`` along the contact normal at the
+point, with the exact effective mass ``G M~^-1 G^T`` of the rows on the solve's own factor (one
+articulated-body pass per row, :func:`~jaxsim_like.dynamics.aba.articulated_body_responses`).
+This equals solving the step again with those slots' unclipped linearisation, for ``ROWS``
+slots per model (those that would push hardest), at the cost of a few vector traversals of the
+tree.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from . import contacts
 from .constraint_rows import Rows, row_forces
 
 ROWS = 1
-"""The separating slots a model's solve takes in its active set, those whose force the unscaled law
-changes most (a fixed amount of work; the cycle of a resting robot involves one light point at a time)."""
+"""The clipped slots a model's solve takes in its active set, those that would push hardest (a
+fixed amount of work; the cycle of a resting robot involves one light point at a time)."""
 
 
 class Released(NamedTuple):
@@ -73,11 +74,11 @@ def release(
     G_dv = dt * _link_accelerations(model, G_a_B, joint_accelerations, G_S)
     point_link = np.asarray(model.point_link, dtype=int)
     predicted = velocities + G_dv[point_link, :3] + jnp.cross(G_dv[point_link, 3:], points)
-    rows = contacts.separating(law, linear, depth, velocities, predicted, dt)
+    rows = contacts.separating(law, linear, depth, predicted, dt)
     gain, pick = jax.lax.top_k(rows.gain, count)
     chosen = gain > 0
-    slot_points = slots.take(points)[pick]
-    links = jnp.asarray(point_link)[pick if slots.points is None else slots.points[pick]]
+    picked = pick if slots.points is None else slots.points[pick]
+    slot_points, links = points[picked], jnp.asarray(point_link)[picked]
     normal = linear.normal[pick]
     wrench = jnp.concatenate([normal, jnp.cross(slot_points, normal)], axis=-1)
     one_hot = jax.nn.one_hot(links, model.number_of_links, dtype=dtype)
@@ -90,10 +91,10 @@ def release(
 
     effective = jax.vmap(normal_rates)(base_responses, joint_responses)
     effective = 0.5 * (effective + effective.T)
-    start = jnp.sum(normal * predicted[pick if slots.points is None else slots.points[pick]], axis=-1)
+    start = jnp.sum(normal * predicted[picked], axis=-1)
     soft = np.ones(count, dtype=bool)
     target = jnp.where(chosen, rows.target[pick], 0.0)
     slope = jnp.where(chosen, rows.slope[pick], 0.0)
-    forces = row_forces(Rows(jnp.zeros((count, 0), dtype), target, slope, chosen, soft, ~soft), effective, start, dt)
+    forces = row_forces(Rows(jnp.zeros((count, model.dofs), dtype), target, slope, chosen, soft, ~soft), effective, start, dt)
     slot_forces = jnp.zeros_like(linear.normal).at[pick].add(forces[:, None] * normal)
     return Released(G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, slot_forces)

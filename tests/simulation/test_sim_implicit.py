@@ -211,9 +211,9 @@ def _ours_and_dense(model, state, tau, params):
     generalized = jnp.concatenate([jnp.zeros(6), effects.torques - h * effects.stiffness * state.joint_velocities])
     forces = chosen.scatter(linear.step_forces, points)
     rhs = generalized - rnea.bias_forces(model, state, gravity=params.gravity) + J.T @ forces.reshape(-1)
-    # The separating slot whose unscaled law pushes most at the end of this solve, a soft row.
+    # The clipped slot whose unclipped law pushes most at the end of this solve, a soft row.
     predicted = (J @ (nu + h * jnp.linalg.solve(lhs, rhs))).reshape(points, 3)
-    rows = contacts.separating(law, linear, depth, W_v, predicted, h)
+    rows = contacts.separating(law, linear, depth, predicted, h)
     k = jnp.argmax(rows.gain)
     row = linear.normal[k] @ J_s[k]
     lhs = lhs + h * rows.slope[k] * jnp.outer(row, row)
@@ -251,9 +251,9 @@ def test_one_pass_solves_the_linearised_system(humanoid, slots):
 
 def test_a_separating_point_that_would_push_at_the_end_of_the_step_keeps_its_force():
     """A 5 kg cube 1 mm deep leaving the ground at 6 cm/s, at dt 10 ms: its corners separate fast
-    enough that their slopes are scaled down, but gravity turns the cube back within the step, so
-    the unscaled law pushes at its end. The step adds the corner whose force that changes most as a
-    soft row (:mod:`~jaxsim_like.simulation.separating_rows`): its accelerations equal the dense
+    enough that their damping clips their forces to zero, but gravity turns the cube back within
+    the step, so the unclipped law pushes at its end. The step adds the corner that would push
+    hardest as a soft row (:mod:`~jaxsim_like.simulation.separating_rows`): its accelerations equal the dense
     system with that row, and no corner pulls."""
     cube = js.load_model(CUBE)
     lowest = float(np.min(np.asarray(step_module.contact_point_positions(cube, js.State.build(cube, base_position=jnp.zeros(3))))[:, 2]))
