@@ -103,7 +103,7 @@ def run(task_name: str = "cart_pole", quick: bool = False, plot: str | None = No
     gamma, lam, clip, epochs, minibatches = 0.99, 0.95, 0.2, 4, 4
     key = jax.random.PRNGKey(seed)
     k_pi, k_v, k_env, key = jax.random.split(key, 4)
-    params = Params(mlp_init(k_pi, [O, 64, 64, A], 0.01), jnp.full(A, -0.5), mlp_init(k_v, [O, 64, 64, 1]))
+    params = Params(mlp_init(k_pi, [O, 64, 64, A], 0.01), jnp.full(A, -0.5, dtype=float), mlp_init(k_v, [O, 64, 64, 1]))
     optimizer = optax.chain(optax.clip_by_global_norm(0.5), optax.adam(config["learning_rate"]))
     opt_state = optimizer.init(params)
     normaliser = Normaliser(jnp.zeros(O), jnp.ones(O), jnp.asarray(1e-4))

@@ -83,6 +83,11 @@ def get(inputs, where):
 
 
 def put(inputs, where, value):
+    """``inputs`` with the group ``where`` replaced by ``value``, typed as the leaf it replaces: a
+    parameter built from a Python float (the friction) is weakly typed, and a strongly typed
+    replacement would compile the loss a second time."""
+    if getattr(get(inputs, where), "weak_type", False):
+        value = jnp.asarray(float(value))
     index, field = where
     changed = list(inputs)
     changed[index] = inputs[index].replace(**{field: value}) if field else value

@@ -122,7 +122,7 @@ def test_a_stiff_pid_is_taken_at_the_end_of_an_implicit_step(models, states):
     takes, settle with the implicit step, where the command is the PID of the end-of-step state,
     ``-p q' - d (q' - q) / dt``, and blow up with the explicit one."""
     pendulum, _ = models
-    pendulum = pendulum.replace(effort_limit=jnp.full(2, 1e9))
+    pendulum = pendulum.replace(effort_limit=jnp.full(2, 1e9, dtype=float))  # strongly typed, as parsed: nothing traced again
     table = control.default_table(np.full(2, 1e9), np.full(2, 10.0), gains=(1e5, 0.0, 50.0, -np.inf, np.inf, -np.inf, np.inf, 0.0))
     table[:, control.MODE] = int(control.JointControlMode.position)
     table[:, control.POSITION_TARGET] = 0.0
