@@ -81,7 +81,16 @@ def group_models(models: Sequence[Model], trees: Sequence[Sequence[Any]], flags:
 
 def stack(group: ModelGroup, values: Sequence[Any]) -> Any:
     """The pytrees ``values`` (one per model of the world) of the group's members, stacked."""
-    return jax.tree.map(lambda *x: jnp.stack(x), *[values[m] for m in group.members])
+    return jax.tree.map(_stacked, *[values[m] for m in group.members])
+
+
+def _stacked(*leaves: Any) -> jax.Array:
+    # Concrete leaves (a world closed over by a jitted function) are stacked now: one constant in
+    # the traced program instead of an operation per member to compile.
+    if any(isinstance(x, jax.core.Tracer) for x in leaves):
+        return jnp.stack(leaves)
+    with jax.ensure_compile_time_eval():
+        return jnp.stack(leaves)
 
 
 def stack_models(group: ModelGroup, models: Sequence[Model]) -> Model:

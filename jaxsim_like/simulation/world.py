@@ -395,7 +395,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     arms_b = contacts.position - origins[contacts.link_b]
     velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
     return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
-                  pair_deformation[contacts.slot], overflow)
+                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow)
 
 
 def _world_rates(
@@ -447,7 +447,7 @@ def _world_rates(
         wrench = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
         solved = [solved_batch(k, wrench, None, False) for k in range(len(batches))]
         solved = [s._replace(G_f_applied=p.G_f_ext + from_global(b.group, "links", wrench)) for s, p, b in zip(solved, prepared, batches)]
-        deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate)
+        deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate, mode="drop")
         return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation
     linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
@@ -485,7 +485,7 @@ def _world_rates(
     applied = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
-    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after)
+    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop")
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
