@@ -26,7 +26,8 @@ class Contacts:
     a real contact (``depth > 0``); ``slot (C,)``: the place of the slot's contact among the
     tangential memories of every candidate pair (``table.candidate_slots`` of them, in table
     order: the same pair and contact feature keep it from one call to the next, culled or not,
-    whichever slot holds it; :attr:`.slots.Slots.feature`). Inactive slots have ``depth <= 0`` and
+    whichever slot holds it; :attr:`.slots.Slots.feature`; ``table.candidate_slots`` or more: an
+    entry of a budget that no overlapping pair filled). Inactive slots have ``depth <= 0`` and
     finite values."""
 
     link_a: jax.Array
@@ -81,8 +82,9 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[
     """The :class:`Contacts` of the world of ``table`` with its ``geometry`` and every link's pose
     ``W_H_L (L, 4, 4)`` (global link order, world frame), and the overflow ``(G,)`` (int32) of each
     of the table's pair groups: its candidate pairs whose bounding spheres overlap (that may touch)
-    and that did not fit its budget (``keep``; zero: none was dropped). Each pair kind keeps the
-    ``keep`` pairs with the nearest bounding spheres (all when it has no more)."""
+    and that did not fit its budget (``keep``; zero: none was dropped). Each pair kind keeps at
+    most ``keep`` of its pairs whose bounding spheres overlap (:func:`.broad.overlapping`; all
+    of its pairs when it has no more)."""
     dtype = W_H_L.dtype
     shape_link = np.asarray(table.shape_link, dtype=np.int32)
     point_link = np.asarray(table.point_link, dtype=np.int32)
