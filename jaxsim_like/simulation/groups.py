@@ -61,21 +61,26 @@ def group_models(models: Sequence[Model], trees: Sequence[Sequence[Any]], flags:
         anonymous = template(model, models[0])
         key = (_signature(anonymous), flags[m], *(_signature(values[m]) for values in trees))
         keys.setdefault(key, []).append(m)
+    return groups_of(models, tuple(tuple(members) for members in keys.values()))
+
+
+def groups_of(models: Sequence[Model], members: Sequence[tuple[int, ...]]) -> tuple[ModelGroup, ...]:
+    """The :class:`ModelGroup` of each tuple of ``members`` (world indices, ascending) of ``models``."""
     offsets = [np.cumsum([0] + [count(m) for m in models]) for count in
                (lambda m: m.number_of_links, lambda m: len(m.shape_kind), lambda m: len(m.point_link))]
 
-    def indices(offset: np.ndarray, members: list[int]) -> np.ndarray:
+    def indices(offset: np.ndarray, members: tuple[int, ...]) -> np.ndarray:
         return np.stack([np.arange(offset[m], offset[m + 1]) for m in members]).astype(np.int32)
 
     return tuple(
         ModelGroup(
-            members=tuple(members),
-            links=indices(offsets[0], members),
-            shapes=indices(offsets[1], members),
-            points=indices(offsets[2], members),
-            colour=np.arange(len(members)) % COLOURS if len(members) > 1 else np.zeros(1, int),
+            members=tuple(group),
+            links=indices(offsets[0], group),
+            shapes=indices(offsets[1], group),
+            points=indices(offsets[2], group),
+            colour=np.arange(len(group)) % COLOURS if len(group) > 1 else np.zeros(1, int),
         )
-        for members in keys.values()
+        for group in members
     )
 
 
