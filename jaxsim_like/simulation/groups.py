@@ -61,27 +61,41 @@ def group_models(models: Sequence[Model], trees: Sequence[Sequence[Any]], flags:
         anonymous = template(model, models[0])
         key = (_signature(anonymous), flags[m], *(_signature(values[m]) for values in trees))
         keys.setdefault(key, []).append(m)
+    return groups_of(models, tuple(tuple(members) for members in keys.values()))
+
+
+def groups_of(models: Sequence[Model], members: Sequence[tuple[int, ...]]) -> tuple[ModelGroup, ...]:
+    """The :class:`ModelGroup` of each tuple of ``members`` (world indices, ascending) of ``models``."""
     offsets = [np.cumsum([0] + [count(m) for m in models]) for count in
                (lambda m: m.number_of_links, lambda m: len(m.shape_kind), lambda m: len(m.point_link))]
 
-    def indices(offset: np.ndarray, members: list[int]) -> np.ndarray:
+    def indices(offset: np.ndarray, members: tuple[int, ...]) -> np.ndarray:
         return np.stack([np.arange(offset[m], offset[m + 1]) for m in members]).astype(np.int32)
 
     return tuple(
         ModelGroup(
-            members=tuple(members),
-            links=indices(offsets[0], members),
-            shapes=indices(offsets[1], members),
-            points=indices(offsets[2], members),
-            colour=np.arange(len(members)) % COLOURS if len(members) > 1 else np.zeros(1, int),
+            members=tuple(group),
+            links=indices(offsets[0], group),
+            shapes=indices(offsets[1], group),
+            points=indices(offsets[2], group),
+            colour=np.arange(len(group)) % COLOURS if len(group) > 1 else np.zeros(1, int),
         )
-        for members in keys.values()
+        for group in members
     )
 
 
 def stack(group: ModelGroup, values: Sequence[Any]) -> Any:
     """The pytrees ``values`` (one per model of the world) of the group's members, stacked."""
-    return jax.tree.map(lambda *x: jnp.stack(x), *[values[m] for m in group.members])
+    return jax.tree.map(_stacked, *[values[m] for m in group.members])
+
+
+def _stacked(*leaves: Any) -> jax.Array:
+    # Concrete leaves (a world closed over by a jitted function) are stacked now: one constant in
+    # the traced program instead of an operation per member to compile.
+    if any(isinstance(x, jax.core.Tracer) for x in leaves):
+        return jnp.stack(leaves)
+    with jax.ensure_compile_time_eval():
+        return jnp.stack(leaves)
 
 
 def stack_models(group: ModelGroup, models: Sequence[Model]) -> Model:

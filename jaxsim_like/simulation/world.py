@@ -54,7 +54,7 @@ from ..dynamics.jacobians import link_jacobians
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.forces import PairLaw, explicit_pair_forces, pair_forces
 from .contacts import ContactParams, implicit_deformation
-from .groups import COLOURS, ModelGroup, from_global, group_models, stack, stack_models, to_global, unstack
+from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .terrain import Terrain
 
@@ -160,6 +160,15 @@ class WorldModel:
             pair_deformation=self.pair_deformation_zeros(dtypes[0]),
         )
 
+    def pack(self, state: WorldState, inputs: Sequence["ModelInputs | None"] | None = None) -> "PackedWorldState":
+        """``state`` with the models of each group of one structure stacked (under ``inputs``, which
+        take part in the grouping: pass those the rollouts will get)."""
+        return _grouped(self, state, inputs)[1]
+
+    def unpack(self, packed: "PackedWorldState") -> WorldState:
+        """The :class:`WorldState` of ``packed``, per model."""
+        return _ungrouped(self, packed)
+
     def pair_deformation_zeros(self, dtype: Any) -> jax.Array:
         """``(K, 3)``: no tangential deformation at any candidate slot of the collision table."""
         count = 0 if self.collision is None else self.collision.candidate_slots
@@ -192,6 +201,24 @@ class WorldState(NamedTuple):
     ``steps * dt``); ``pair_deformation (K, 3)`` [m]: the tangential deformation (world axes) of
     every candidate contact slot of the collision table (:attr:`.collision.Contacts.slot`)."""
 
+    states: tuple[State, ...]
+    controllers: tuple[control.ControllerState, ...]
+    histories: tuple[jax.Array, ...]
+    steps: jax.Array
+    pair_deformation: jax.Array
+
+
+@pytree_dataclass(static=["members"])
+class PackedWorldState:
+    """A :class:`WorldState` with the models of each group of one structure (:mod:`.groups`)
+    stacked: ``members``, the world indices of each group's models (static); per group, the
+    ``states``, ``controllers`` and ``histories`` of its models stacked along a leading axis;
+    ``steps`` and ``pair_deformation`` as in :class:`WorldState`. :func:`world_rollout` and
+    :func:`world_step` take either form and return the form they were given; from this one, their
+    compiled program does not grow with the number of models of a group (see
+    :meth:`WorldModel.pack` and :meth:`WorldModel.unpack`)."""
+
+    members: tuple[tuple[int, ...], ...]
     states: tuple[State, ...]
     controllers: tuple[control.ControllerState, ...]
     histories: tuple[jax.Array, ...]
@@ -362,7 +389,7 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
 class _Batch(NamedTuple):
     """The models of one :class:`.groups.ModelGroup`, stacked along a leading axis ``(G,)``: the
     models, their parameters and inputs, and whether they track velocity_follower_dart joints
-    exactly (their states travel in :class:`_Carried`)."""
+    exactly (their states travel in :class:`PackedWorldState`)."""
 
     group: ModelGroup
     model: Model
@@ -403,7 +430,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     arms_b = contacts.position - origins[contacts.link_b]
     velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
     return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
-                  pair_deformation[contacts.slot], overflow)
+                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow)
 
 
 def _world_rates(
@@ -455,7 +482,7 @@ def _world_rates(
         wrench = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
         solved = [solved_batch(k, wrench, None, False) for k in range(len(batches))]
         solved = [s._replace(G_f_applied=p.G_f_ext + from_global(b.group, "links", wrench)) for s, p, b in zip(solved, prepared, batches)]
-        deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate)
+        deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate, mode="drop")
         return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation
     linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
@@ -493,7 +520,7 @@ def _world_rates(
     applied = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
-    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after)
+    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop")
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
@@ -544,51 +571,56 @@ def _inputs(world: WorldModel, inputs: Sequence[ModelInputs | None] | None) -> t
     return inputs
 
 
-class _Carried(NamedTuple):
-    """What a step changes, per batch (stacked over its models): their ``states``, ``controllers``
-    and torque ``histories``; and the world's ``steps`` and ``pair_deformation``."""
-
-    states: tuple[State, ...]
-    controllers: tuple[control.ControllerState, ...]
-    histories: tuple[jax.Array, ...]
-    steps: jax.Array
-    pair_deformation: jax.Array
-
-
-def _grouped(world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None) -> tuple[list[_Batch], _Carried]:
-    """The batches of ``world`` under ``inputs`` and ``state`` carried by batch."""
+def _grouped(
+    world: WorldModel, state: WorldState | PackedWorldState, inputs: Sequence[ModelInputs | None] | None
+) -> tuple[list[_Batch], PackedWorldState]:
+    """The batches of ``world`` under ``inputs`` and ``state`` packed by batch (as given, if packed)."""
     params = world.params
     if params.integrator not in INTEGRATORS:
         raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
     inputs = _inputs(world, inputs)
-    per_model = (world.model_params, state.states, state.controllers, state.histories, inputs)
-    groups = group_models(world.models, per_model, world.exact_velocity)
-    batches = [
-        _Batch(group, stack_models(group, world.models), stack(group, world.model_params), stack(group, inputs),
-               world.exact_velocity[group.members[0]])
-        for group in groups
-    ]
-    carried = _Carried(*(tuple(stack(group, values) for group in groups) for values in (state.states, state.controllers, state.histories)),
-                       state.steps, state.pair_deformation)
-    return batches, carried
+    if isinstance(state, PackedWorldState):
+        groups = groups_of(world.models, state.members)
+        packed = state
+    else:
+        per_model = (world.model_params, state.states, state.controllers, state.histories, inputs)
+        groups = group_models(world.models, per_model, world.exact_velocity)
+        packed = PackedWorldState(tuple(g.members for g in groups), *(
+            tuple(stack(group, values) for group in groups) for values in (state.states, state.controllers, state.histories)),
+            state.steps, state.pair_deformation)
+    try:
+        batches = [
+            _Batch(group, stack_models(group, world.models), stack(group, world.model_params), stack(group, inputs),
+                   world.exact_velocity[group.members[0]])
+            for group in groups
+        ]
+    except ValueError as error:
+        raise ValueError(f"the inputs of the models of a packed group differ in structure; pack the state under "
+                         f"these inputs (WorldModel.pack): {error}") from None
+    return batches, packed
 
 
-def _ungrouped(world: WorldModel, batches: Sequence[_Batch], carried: _Carried) -> WorldState:
-    """The :class:`WorldState` of ``carried``, per model."""
+def _ungrouped(world: WorldModel, packed: PackedWorldState) -> WorldState:
+    """The :class:`WorldState` of ``packed``, per model."""
+    groups, count = groups_of(world.models, packed.members), len(world.models)
+    states, controllers, histories = (tuple(unstack(groups, values, count)) for values in (packed.states, packed.controllers, packed.histories))
+    return WorldState(states, controllers, histories, packed.steps, packed.pair_deformation)
+
+
+def _finished(world: WorldModel, state: WorldState | PackedWorldState, batches: Sequence[_Batch], following: PackedWorldState,
+              outputs: Sequence[StepOutput], reports: Sequence[ModelReport], pairs: PairContacts | None, finite: jax.Array,
+              axis: int) -> tuple[WorldState | PackedWorldState, WorldOutputs]:
+    """The next state in the form ``state`` came in and the :class:`WorldOutputs` of the outputs and
+    reports per batch (stacked over its models along ``axis``): per model, or per batch if packed."""
+    if isinstance(state, PackedWorldState):
+        return following, WorldOutputs(tuple(outputs), tuple(reports), pairs, finite)
     groups, count = [b.group for b in batches], len(world.models)
-    states, controllers, histories = (tuple(unstack(groups, values, count)) for values in carried[:3])
-    return WorldState(states, controllers, histories, carried.steps, carried.pair_deformation)
+    return _ungrouped(world, following), WorldOutputs(
+        tuple(unstack(groups, outputs, count, axis)), tuple(unstack(groups, reports, count, axis)), pairs, finite)
 
 
-def _outputs(world: WorldModel, batches: Sequence[_Batch], outputs: Sequence[StepOutput], reports: Sequence[ModelReport],
-             pairs: PairContacts | None, finite: jax.Array, axis: int) -> WorldOutputs:
-    """The :class:`WorldOutputs` of outputs and reports per batch, stacked over its models along ``axis``."""
-    groups, count = [b.group for b in batches], len(world.models)
-    return WorldOutputs(tuple(unstack(groups, outputs, count, axis)), tuple(unstack(groups, reports, count, axis)), pairs, finite)
-
-
-def _advance(world: WorldModel, batches: Sequence[_Batch], carried: _Carried):
-    """One step of the batched world from ``carried``: the next :class:`_Carried`, the
+def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldState):
+    """One step of the batched world from ``carried``: the next :class:`PackedWorldState`, the
     :class:`.step.StepOutput` and :class:`ModelReport` of every batch, the contacts between links
     and whether every next state is finite."""
     params = world.params
@@ -629,23 +661,25 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: _Carried):
         batches, carried.states, next_states, commanded, controllers, carried.histories, prepared, solved, user)]
     outputs, reports, controllers, histories = ([f[i] for f in finished] for i in range(4))
     finite = jnp.all(jnp.concatenate([o.finite for o in outputs])) if outputs else jnp.asarray(True)
-    following = _Carried(tuple(next_states), tuple(controllers), tuple(histories), steps + 1, deformation)
+    following = carried.replace(states=tuple(next_states), controllers=tuple(controllers), histories=tuple(histories),
+                                steps=steps + 1, pair_deformation=deformation)
     return following, outputs, reports, pairs, finite
 
 
 def world_step(
-    world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None = None
-) -> tuple[WorldState, WorldOutputs]:
+    world: WorldModel, state: WorldState | PackedWorldState, inputs: Sequence[ModelInputs | None] | None = None
+) -> tuple[WorldState | PackedWorldState, WorldOutputs]:
     """Advance every model of ``world`` by ``world.params.dt`` from ``state`` under ``inputs``
     (one :class:`ModelInputs` or None per model), with the step of :func:`.step.step` per model
     (``world.params.integrator``) and the contacts between links (see the module docstring).
     Models of one structure are stepped together (:mod:`.groups`).
 
-    Returns the next :class:`WorldState` and the :class:`WorldOutputs` of the step.
+    Returns the next state, in the form of ``state``, and the :class:`WorldOutputs` of the step
+    (from a :class:`PackedWorldState`, their ``models`` and ``reports`` are per group, stacked).
     """
     batches, carried = _grouped(world, state, inputs)
     following, outputs, reports, pairs, finite = _advance(world, batches, carried)
-    return _ungrouped(world, batches, following), _outputs(world, batches, outputs, reports, pairs, finite, 0)
+    return _finished(world, state, batches, following, outputs, reports, pairs, finite, 0)
 
 
 def _rk4(world, batches, states, commanded, steps, pair_deformation):
@@ -674,12 +708,15 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation):
 
 
 def world_rollout(
-    world: WorldModel, state: WorldState, inputs: Sequence[ModelInputs | None] | None, steps: int, *, checkpoint: bool = False
-) -> tuple[WorldState, WorldOutputs]:
+    world: WorldModel, state: WorldState | PackedWorldState, inputs: Sequence[ModelInputs | None] | None, steps: int, *,
+    checkpoint: bool = False,
+) -> tuple[WorldState | PackedWorldState, WorldOutputs]:
     """``steps`` world steps under constant ``inputs`` in one ``lax.scan``; returns the final
-    state and the stacked outputs. ``checkpoint=True`` rematerialises each step in the backward pass.
-    The scan carries the models batched by structure (:mod:`.groups`), so that its body does
-    not grow with the number of identical models."""
+    state (in the form of ``state``) and the stacked outputs (``(T, ...)``; from a
+    :class:`PackedWorldState`, ``models`` and ``reports`` per group, ``(T, G, ...)``).
+    ``checkpoint=True`` rematerialises each step in the backward pass. The scan carries the
+    models batched by structure (:mod:`.groups`), so that its body does not grow with the
+    number of identical models; from a packed state, neither does the whole program."""
     batches, carried = _grouped(world, state, inputs)
 
     def one_step(current, _):
@@ -688,4 +725,4 @@ def world_rollout(
 
     body = jax.checkpoint(one_step) if checkpoint else one_step
     final, (outputs, reports, pairs, finite) = jax.lax.scan(body, carried, None, length=steps)
-    return _ungrouped(world, batches, final), _outputs(world, batches, outputs, reports, pairs, finite, 1)
+    return _finished(world, state, batches, final, outputs, reports, pairs, finite, 1)

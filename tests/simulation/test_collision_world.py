@@ -14,11 +14,12 @@ from collision_worlds import body, pose
 
 import jaxsim_like as js
 from jaxsim_like.simulation import ContactParams
-from jaxsim_like.simulation.collision import CollisionTable, collide, link_wrenches, pair_forces, relative_velocity
+from jaxsim_like.simulation.collision import CollisionTable, Geometry, collide, link_wrenches, pair_forces, query, relative_velocity
 from jaxsim_like.simulation.self_collision import collision_pairs
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COLLIDE = jax.jit(collide)
+QUERY = jax.jit(query, static_argnums=0)
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,7 @@ def _sampled_kinds(model, p, L_H_S) -> set[str]:
     return kinds
 
 
-def test_the_budget_keeps_the_nearest_pairs(objects):
+def test_the_budget_keeps_the_overlapping_pairs_and_counts_the_others(objects):
     ball = objects[0]
     table = CollisionTable.build([ball] * 4, budget={"sphere-sphere": 2})
     (group,) = table.groups
@@ -128,16 +129,21 @@ def test_the_budget_keeps_the_nearest_pairs(objects):
     assert sorted(zip(np.asarray(contacts.link_a).tolist(), np.asarray(contacts.link_b).tolist())) == [(0, 1), (0, 3)]
     np.testing.assert_allclose(sorted(np.asarray(contacts.depth)), [0.01, 0.05], atol=1e-12)
     assert np.asarray(contacts.active).all()
-    # Points are culled by chunks: a can standing on a slab keeps the chunk of its bottom rim.
+    # Points are culled by chunks: a can standing on a slab, the slab's corners and the can's two
+    # rims overlap (three chunks). With room for them the bottom rim touches; with room for one,
+    # the two left out are counted.
     slab, can = body("slab"), objects[3]
     models = [slab, can, slab]
-    culled = CollisionTable.build(models, budget={"point-shape": 1})
-    assert [g.keep for g in culled.groups if g.kind == "point-shape"] == [1]
-    poses = [jnp.asarray(p) for p in (pose(), pose((0.05, 0.0, 0.198)), pose((3.0, 0.0, 0.0)))]
-    contacts = COLLIDE(culled, models, poses)
-    active = np.asarray(contacts.active)
-    assert active.sum() == 8 and set(np.asarray(contacts.link_a)[active]) == {1} and set(np.asarray(contacts.link_b)[active]) == {0}
-    np.testing.assert_allclose(np.asarray(contacts.depth)[active], 0.002, atol=1e-12)
+    poses = jnp.concatenate([jnp.asarray(p) for p in (pose(), pose((0.05, 0.0, 0.198)), pose((3.0, 0.0, 0.0)))])
+    for budget, overflow in ((3, 0), (1, 2)):
+        culled = CollisionTable.build(models, budget={"point-shape": budget})
+        assert [g.keep for g in culled.groups if g.kind == "point-shape"] == [budget]
+        contacts, spilled = QUERY(culled, Geometry.of(models, poses.dtype), poses)
+        assert int(spilled[-1]) == overflow
+        if budget == 3:
+            active = np.asarray(contacts.active)
+            assert active.sum() == 8 and set(np.asarray(contacts.link_a)[active]) == {1} and set(np.asarray(contacts.link_b)[active]) == {0}
+            np.testing.assert_allclose(np.asarray(contacts.depth)[active], 0.002, atol=1e-12)
     with pytest.raises(ValueError, match="budget names unknown pair kinds"):
         CollisionTable.build([ball] * 2, budget={"ball-ball": 1})
 

@@ -5,6 +5,7 @@ stepped as one batch, and a small pile of mixed bodies dropped into a bin comes 
 from __future__ import annotations
 
 import jax
+import jax.extend.core as jax_core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -122,3 +123,42 @@ def test_a_small_pile_in_a_bin_comes_to_rest(pile):
     assert int(outputs.pairs.overflow.max()) == 0
     positions = np.stack([np.asarray(s.base_position) for s in final.states])
     assert np.all(np.abs(positions[:, :2]) < HALF_WIDTH) and np.all(positions[:, 2] > 0)
+
+
+def _equations(jaxpr) -> int:
+    """The equations of ``jaxpr`` and of the programs nested in it (scan bodies, loops, calls)."""
+    count = 0
+    for equation in jaxpr.eqns:
+        count += 1
+        for value in equation.params.values():
+            for inner in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(inner, jax_core.ClosedJaxpr):
+                    count += _equations(inner.jaxpr)
+                elif isinstance(inner, jax_core.Jaxpr):
+                    count += _equations(inner)
+    return count
+
+
+def test_the_rollout_of_a_packed_world_does_not_grow_with_its_identical_bodies():
+    """From a packed state, the traced 2-step rollout of a pile of spheres and boxes has as many
+    equations with twice the bodies (every pair kind culled to the same budget in both; traced
+    only, nothing compiled); it returns a packed state and outputs per group, and unpacking a
+    packed state gives back the state per model."""
+    shapes = {kind: solid(kind, geometry, 0.2, inertia) for kind, (geometry, inertia) in KINDS.items()}
+    sizes = []
+    for count in (3, 6):
+        models = [shapes[kind] for kind in ("sphere", "box") for _ in range(count)]
+        world = WorldModel.build(models, dt=DT, terrain=_bin(), budget=2)
+        assert all(group.keep < group.candidates for group in world.collision.groups)
+        states = [js.State.build(m, base_position=[0.07 * i, 0.0, 0.05]) for i, m in enumerate(models)]
+        start = world.initial_state(states)
+        packed = world.pack(start)
+        assert packed.members == (tuple(range(count)), tuple(range(count, 2 * count)))
+        sizes.append(_equations(jax.make_jaxpr(lambda s: world_rollout(world, s, None, 2))(packed).jaxpr))
+    assert sizes[0] == sizes[1], sizes
+    final, outputs = jax.eval_shape(lambda s: world_rollout(world, s, None, 2), packed)
+    assert jax.tree.structure(final) == jax.tree.structure(packed)
+    assert [o.penetration.shape for o in outputs.models] == [(2, count, 1), (2, count, 8)]  # (T, G, P) per group
+    assert jax.tree.structure(world.unpack(packed)) == jax.tree.structure(start)
+    for got, want in zip(jax.tree.leaves(world.unpack(packed)), jax.tree.leaves(start)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -1,5 +1,10 @@
-"""The broad phase: bounding spheres and the cull that keeps a static number of nearest pairs,
-counting the overlapping pairs it had no room for."""
+"""The broad phase: bounding spheres, and the cull that keeps a static budget of the candidate
+pairs whose spheres overlap, counting those it had no room for.
+
+The cull is one pass over a pair kind's candidates (a prefix sum of their overlap flags and a
+scatter of the overlapping ones into the budget): its cost is linear in the candidates and it
+sorts nothing.
+"""
 
 from __future__ import annotations
 
@@ -19,15 +24,18 @@ def bounding_radius(code: np.ndarray, size: jax.Array) -> jax.Array:
     return jnp.where(code == KIND_CODES["box"], box, jnp.where(code == KIND_CODES["cylinder"], cylinder, round_))
 
 
-def nearest(
+def overlapping(
     first_centre: jax.Array, first_radius: jax.Array, second_centre: jax.Array, second_radius: jax.Array, keep: int
-) -> tuple[jax.Array, jax.Array]:
-    """Indices ``(keep,)`` of the candidate pairs ``(K,)`` whose bounding spheres (centres ``(K, 3)``,
-    radii ``(K,)``) have the smallest gaps (overlapping ones first), by ``lax.top_k``, and the
-    overflow ``()`` (int32): how many overlapping pairs (those that may touch) were left out."""
-    offset = first_centre - second_centre
-    distance = jnp.sqrt(jnp.sum(offset**2, axis=-1) + 1e-30)
-    gap = jax.lax.stop_gradient(distance - first_radius - second_radius)
-    closeness, kept = jax.lax.top_k(-gap, keep)
-    overflow = jnp.sum(gap <= 0, dtype=jnp.int32) - jnp.sum(closeness >= 0, dtype=jnp.int32)
-    return kept, overflow
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The candidate pairs ``(K,)`` whose bounding spheres (centres ``(K, 3)`` [m], radii ``(K,)``
+    [m]) overlap, packed into a budget of ``keep``: their indices ``(keep,)`` in candidate order
+    (int32; the rest of the budget repeats candidate 0), which entries hold one ``(keep,)``
+    (bool), and the overflow ``()`` (int32): the overlapping pairs left out."""
+    offset = jax.lax.stop_gradient(first_centre - second_centre)
+    reach = jax.lax.stop_gradient(first_radius + second_radius)
+    touching = jnp.sum(offset**2, axis=-1) <= reach**2
+    rank = jnp.cumsum(touching, dtype=jnp.int32) - 1
+    place = jnp.where(touching, rank, keep)  # past the budget: dropped by the scatter
+    kept = jnp.zeros(keep, jnp.int32).at[place].set(jnp.arange(touching.shape[0], dtype=jnp.int32), mode="drop")
+    count = jnp.sum(touching, dtype=jnp.int32)
+    return kept, jnp.arange(keep) < count, jnp.maximum(count - keep, 0)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...dynamics.model import Model
 from ...pytree import pytree_dataclass
-from .broad import bounding_radius, nearest
+from .broad import bounding_radius, overlapping
 from .kinds import KINDS, POINTS
 from .table import CollisionTable, PairGroup
 
@@ -26,7 +26,8 @@ class Contacts:
     a real contact (``depth > 0``); ``slot (C,)``: the place of the slot's contact among the
     tangential memories of every candidate pair (``table.candidate_slots`` of them, in table
     order: the same pair and contact feature keep it from one call to the next, culled or not,
-    whichever slot holds it; :attr:`.slots.Slots.feature`). Inactive slots have ``depth <= 0`` and
+    whichever slot holds it; :attr:`.slots.Slots.feature`; ``table.candidate_slots`` or more: an
+    entry of a budget that no overlapping pair filled). Inactive slots have ``depth <= 0`` and
     finite values."""
 
     link_a: jax.Array
@@ -81,8 +82,9 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[
     """The :class:`Contacts` of the world of ``table`` with its ``geometry`` and every link's pose
     ``W_H_L (L, 4, 4)`` (global link order, world frame), and the overflow ``(G,)`` (int32) of each
     of the table's pair groups: its candidate pairs whose bounding spheres overlap (that may touch)
-    and that did not fit its budget (``keep``; zero: none was dropped). Each pair kind keeps the
-    ``keep`` pairs with the nearest bounding spheres (all when it has no more)."""
+    and that did not fit its budget (``keep``; zero: none was dropped). Each pair kind keeps at
+    most ``keep`` of its pairs whose bounding spheres overlap (:func:`.broad.overlapping`; all
+    of its pairs when it has no more)."""
     dtype = W_H_L.dtype
     shape_link = np.asarray(table.shape_link, dtype=np.int32)
     point_link = np.asarray(table.point_link, dtype=np.int32)
@@ -94,7 +96,7 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
     starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
     parts = [
-        _group(group, start, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link)
+        _group(group, start, table.candidate_slots - start, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link)
         for group, start in zip(table.groups, starts)
     ]
     if not parts:
@@ -111,7 +113,7 @@ def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -
     return jnp.concatenate(arrays, axis=0) if arrays else jnp.zeros(empty_shape, dtype)
 
 
-def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link) -> tuple[Contacts, jax.Array]:
+def _group(group: PairGroup, start: int, memories: int, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link) -> tuple[Contacts, jax.Array]:
     kind = KINDS[group.kind]
     kernel, slots = kind.kernel, kind.slots
     second = np.asarray(group.second, dtype=np.int32)
@@ -119,29 +121,28 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, rad
         first = np.asarray(group.first, dtype=np.int32).reshape(-1, slots)
         real = first >= 0
         first = np.where(real, first, first[:, :1])  # pad with the chunk's first point, masked below
-        chunk = points[first]  # (K, slots, 3)
-        centre = jnp.sum(jnp.where(real[..., None], chunk, 0.0), axis=1) / real.sum(axis=1, keepdims=True)
-        spread = jnp.sqrt(jnp.sum((chunk - centre[:, None]) ** 2, axis=-1) + 1e-30) + point_radius[first]
-        first_centre, first_radius = centre, jnp.max(jnp.where(real, spread, 0.0), axis=1)
     else:
         first = np.asarray(group.first, dtype=np.int32)
-        real = np.ones(first.shape, bool)
-        first_centre, first_radius = W_H_S[first, :3, 3], radius[first]
+        real = np.ones(first.shape + (slots,), bool)
     kept, overflow = np.arange(group.candidates, dtype=np.int32), jnp.zeros((), jnp.int32)
+    slot_kept = kept
     if group.keep < group.candidates:
-        kept, overflow = nearest(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
-        first, second, real = jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept]
+        first_centre, first_radius = _first_spheres(group, first, real, W_H_S, points, point_radius, radius)
+        kept, held, overflow = overlapping(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
+        first, second = jnp.asarray(first)[kept], jnp.asarray(second)[kept]
+        real = jnp.asarray(real)[kept] & held[:, None]
+        slot_kept = jnp.where(held, kept, -(-memories // kind.memory))  # an empty entry: past every memory
     if group.kind == POINTS:
         per_point = jax.vmap(kernel, in_axes=(0, 0, None, None, None))
         result = jax.vmap(per_point)(points[first], point_radius[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
-        result = result._replace(valid=result.valid & real[..., None])
         link_a = jnp.asarray(point_link)[first].reshape(-1)
     else:
         result = jax.vmap(kernel)(W_H_S[first], sizes[first], W_H_S[second], sizes[second])
         link_a = jnp.repeat(jnp.asarray(shape_link)[first], slots)
+    result = result._replace(valid=result.valid & jnp.reshape(real, result.valid.shape))
     link_b = jnp.repeat(jnp.asarray(shape_link)[second], slots)
     feature = np.arange(slots, dtype=np.int32)[None, :] if result.feature is None else result.feature
-    slot = start + (jnp.asarray(kept)[:, None] * kind.memory + feature).reshape(-1)
+    slot = start + (jnp.asarray(slot_kept)[:, None] * kind.memory + feature).reshape(-1)
     valid = result.valid.reshape(-1)
     depth = result.depth.reshape(-1)
     depth = jnp.where(valid, depth, jnp.minimum(depth, 0.0))
@@ -154,3 +155,19 @@ def _group(group: PairGroup, start: int, W_H_S, sizes, points, point_radius, rad
         active=valid & (depth > 0),
         slot=jnp.asarray(slot, jnp.int32),
     ), overflow
+
+
+def _first_spheres(group: PairGroup, first: np.ndarray, real: np.ndarray, W_H_S, points, point_radius, radius) -> tuple[jax.Array, jax.Array]:
+    """The bounding spheres (centres ``(K, 3)`` [m], radii ``(K,)``) of the first members of the
+    ``group``'s candidates: its shapes', or those of its chunks of points, each distinct chunk's
+    computed once (a link's chunk meets many shapes)."""
+    if group.kind != POINTS:
+        return W_H_S[first, :3, 3], radius[first]
+    chunks, which = np.unique(np.where(real, first, -1), axis=0, return_inverse=True)
+    mask = chunks >= 0
+    chunks = np.where(mask, chunks, chunks[:, :1])
+    members = points[chunks]  # (D, slots, 3)
+    centre = jnp.sum(jnp.where(mask[..., None], members, 0.0), axis=1) / mask.sum(axis=1, keepdims=True)
+    spread = jnp.sqrt(jnp.sum((members - centre[:, None]) ** 2, axis=-1) + 1e-30) + point_radius[chunks]
+    which = which.reshape(-1)
+    return centre[which], jnp.max(jnp.where(mask, spread, 0.0), axis=1)[which]

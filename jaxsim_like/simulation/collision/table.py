@@ -16,8 +16,8 @@ geometry, read once to tell which collidable points sample a solid shape):
   :data:`.kinds.PARTIAL`). Meshes, ellipsoids and the like thus touch solid shapes through
   their points; points never touch points.
 
-Each pair kind keeps at most a static budget of candidates per call (the nearest by their
-bounding spheres): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
+Each pair kind keeps at most a static budget of candidates per call (those whose
+bounding spheres overlap, in table order): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .points import KIND_CODES
 
 DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 128}
 """Pairs kept per kind by default (point-shape: chunks of :data:`.kinds.POINT_CHUNK` points, 1024
-points): all of them up to these counts, the nearest ones beyond."""
+points): all of them up to these counts, the overlapping ones beyond."""
 
 _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a solid shape's surface samples it
 
