@@ -310,11 +310,16 @@ def implicit_deformation(
     return jnp.where(contacts.carried[:, None], touching, free)
 
 
+RELEASE_BLEND = 0.25
+"""The fraction ``f_n / K d^(1+p)`` below which a separating point's unscaled law is blended in
+(fully at a clipped force, not at all from this fraction up: see :func:`separating`)."""
+
+
 class Separating(NamedTuple):
-    """Per slot ``(S,)``, the normal force ``target - slope (n . v+)`` [N] that a slot whose force
-    is clipped at the start of a step would have at the end velocity ``v+`` by its law linearised
-    without the clip (``slope`` [N s/m]), and ``gain`` [N], that force at the end velocity of a
-    first solve; all three zero where it is not clipped or would not push there."""
+    """Per slot ``(S,)``, the normal force ``target - slope (n . v+)`` [N] that a separating slot's
+    law linearised without the separation's scaling adds at the end velocity ``v+`` (``slope``
+    [N s/m]), and ``gain`` [N], that addition at the end velocity of a first solve; all three zero
+    where it is not separating fast or would not push there."""
 
     target: jax.Array
     slope: jax.Array
@@ -322,24 +327,36 @@ class Separating(NamedTuple):
 
 
 def separating(
-    params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, predicted: jax.Array, dt: jax.Array
+    params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, predicted: jax.Array, dt: jax.Array
 ) -> Separating:
     """The :class:`Separating` forces of the ``contacts`` (linearised by :func:`implicit_contact_forces`
-    with the per-point law ``params`` at ``depth (P,)`` [m]) given the point velocities ``predicted (P, 3)`` [m/s] at the end of the step of ``dt`` [s].
+    with the per-point law ``params`` at ``depth (P,)`` [m] and point ``velocity (P, 3)`` [m/s])
+    given the point velocities ``predicted (P, 3)`` [m/s] at the end of the step of ``dt`` [s].
 
-    A touching point that separates faster than ``K d^(1+p-q) / D`` has its force clipped to zero
-    by its own damping, and no slopes: it is left to fall for the whole step. Where the law
-    linearised without the clip, ``K d^(1+p) - (D d^q + h (1 + p) K d^p) n . v+``, still pushes
-    at the end of the step, the point is not leaving: released, a light link falls back into the
-    ground within the step, the next step pushes it out again, and it rests in a cycle of a few
-    steps at large steps. This is the active set of the normal force, decided on a first solve's
-    ``v+``; the force is continuous where it starts to push."""
+    A separating point's slopes are scaled by ``pressing = f_n / K d^(1+p)``, down to zero where
+    its own damping clips its force to zero: it is left to fall for the whole step. Where the law
+    linearised without the scaling, ``K d^(1+p) - D d^q v_n - (D d^q + h (1 + p) K d^p)(v_n+ -
+    v_n) - h (1 + p) K d^p v_n``, still pushes at the end of the step, the point is not leaving:
+    released, a light link falls back into the ground within the step, the next step pushes it out
+    again, and it rests in a cycle of a few steps at large steps. The forces are that law's excess
+    over the scaled one, weighted by ``1 - pressing / RELEASE_BLEND`` (clipped to [0, 1]), so that
+    they vanish continuously as a separation slows (a slowly separating point, as in a settling
+    stack, keeps its scaled law). This is the active set of the normal force, decided on a first
+    solve's ``v+``."""
     slots, law = contacts.slots, contacts.law
     take = slots.take
     K, D, _, p, q = _law(ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams))))
     d = jnp.maximum(take(depth), 0.0)
-    elastic = law.d_q * K * d * _power(d, p - q)
-    slope = D * law.d_q + dt * (1 + p) * K * law.d_p
-    gain = elastic - slope * spatial.dot(contacts.normal, take(predicted))
-    clipped = slots.mask(law.touching & (law.normal_per_dq <= 0.0) & (gain > 0.0))
-    return Separating(jnp.where(clipped, elastic, 0.0), jnp.where(clipped, slope, 0.0), jnp.where(clipped, gain, 0.0))
+    elastic = K * d * _power(d, p - q)
+    pressing = jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+    n = contacts.normal
+    speed, speed_next = spatial.dot(n, take(velocity)), spatial.dot(n, take(predicted))
+    damping, stiffness = D * law.d_q, (1 + p) * K * law.d_p
+    unscaled = law.d_q * (elastic - D * speed)
+    pushes = unscaled + damping * speed - (damping + dt * stiffness) * speed_next > 0
+    weight = jnp.clip(1 - pressing / RELEASE_BLEND, 0.0, 1.0)
+    release = 1 - pressing
+    target = weight * (unscaled - law.d_q * law.normal_per_dq + release * damping * speed)
+    slope = weight * release * (damping + dt * stiffness)
+    upgrade = slots.mask(law.touching & pushes & (weight > 0))
+    return Separating(jnp.where(upgrade, target, 0.0), jnp.where(upgrade, slope, 0.0), jnp.where(upgrade, target - slope * speed_next, 0.0))

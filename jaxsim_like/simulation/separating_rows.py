@@ -74,7 +74,7 @@ def release(
     G_dv = dt * _link_accelerations(model, G_a_B, joint_accelerations, G_S)
     point_link = np.asarray(model.point_link, dtype=int)
     predicted = velocities + G_dv[point_link, :3] + jnp.cross(G_dv[point_link, 3:], points)
-    rows = contacts.separating(law, linear, depth, predicted, dt)
+    rows = contacts.separating(law, linear, depth, velocities, predicted, dt)
     gain, pick = jax.lax.top_k(rows.gain, count)
     chosen = gain > 0
     picked = pick if slots.points is None else slots.points[pick]

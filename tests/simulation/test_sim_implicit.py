@@ -213,7 +213,7 @@ def _ours_and_dense(model, state, tau, params):
     rhs = generalized - rnea.bias_forces(model, state, gravity=params.gravity) + J.T @ forces.reshape(-1)
     # The clipped slot whose unclipped law pushes most at the end of this solve, a soft row.
     predicted = (J @ (nu + h * jnp.linalg.solve(lhs, rhs))).reshape(points, 3)
-    rows = contacts.separating(law, linear, depth, predicted, h)
+    rows = contacts.separating(law, linear, depth, W_v, predicted, h)
     k = jnp.argmax(rows.gain)
     row = linear.normal[k] @ J_s[k]
     lhs = lhs + h * rows.slope[k] * jnp.outer(row, row)
