@@ -82,9 +82,11 @@ def test_slots_are_the_deepest_enabled_points_and_sum_into_their_links(humanoid)
 def test_the_step_is_the_same_while_no_link_has_more_points_touching_than_slots(humanoid, sim):
     """A perturbed humanoid dropped from 0.3 m, 120 steps of 5 ms through the impact: no link
     ever has more points touching than its slots, and the default slots (83 of the 163 points)
-    give the states and forces of every point a slot, to rounding (with the perturbation of seed
-    3, a foot lands on 5 corners for two steps; with that of 4, the two runs differ by 1e-7
-    after 90 steps)."""
+    give the states and forces of every point a slot, to rounding amplified by the impacts (with
+    the perturbation of seed 3, a foot lands on 5 corners for two steps; with that of 4, the two
+    runs differ by 1e-7 after 90 steps; with that of 5, by 1.7e-8 after 111 steps, where the
+    separating row of :mod:`~jaxsim_like.simulation.separating_rows` goes to one of two corners
+    whose gains differ by rounding)."""
     q = np.random.default_rng(5).uniform(-0.5, 0.5, humanoid.dofs)
     state = js.State.build(humanoid, base_position=[0.0, 0.0, 0.0], joint_positions=q)
     lowest = float(contact_point_positions(humanoid, state)[:, 2].min())
@@ -98,7 +100,7 @@ def test_the_step_is_the_same_while_no_link_has_more_points_touching_than_slots(
     assert touching.sum(axis=1).max() > 5
     assert np.all(touching <= np.asarray(auto.contact_slots))
     for got, want in zip(jax.tree.leaves(states_auto), jax.tree.leaves(states_every)):
-        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(out_auto.contact_forces, out_every.contact_forces, rtol=1e-9, atol=1e-6)
     np.testing.assert_array_equal(out_auto.in_contact, out_every.in_contact)
 
