@@ -657,3 +657,22 @@ class Lab:
 @pytest.fixture(scope="session")
 def lab() -> Lab:
     return Lab()
+
+
+def random_mixed_state(model: js.Model, rng: np.random.Generator):
+    """A random state in the mixed representation (a random base pose and velocity on a floating
+    base, joints in +-1 rad) and its values ``(position, quaternion, q, nu)`` for a reference."""
+    quaternion = rng.normal(size=4)
+    quaternion /= np.linalg.norm(quaternion)
+    position, q = rng.normal(size=3), rng.uniform(-1.0, 1.0, model.dofs)
+    nu = rng.normal(size=model.generalized_velocity_size)
+    state = js.State.build(
+        model,
+        base_position=position if model.floating_base else None,
+        base_quaternion=quaternion if model.floating_base else None,
+        base_velocity=nu[:6] if model.floating_base else None,
+        joint_positions=q,
+        joint_velocities=nu[-model.dofs :],
+        velocity_representation="mixed",
+    )
+    return state, (position, quaternion, q, nu)

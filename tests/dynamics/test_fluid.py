@@ -16,6 +16,7 @@ import jaxsim_like as js
 from jaxsim_like.dynamics import kinematics, representations, spatial
 from jaxsim_like.dynamics.fluid import fluid_wrenches
 
+from .conftest import random_mixed_state
 from .test_mjcf import MuJoCo, path_of
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
@@ -34,23 +35,6 @@ def generalised_forces(model: js.Model, state: js.State) -> jax.Array:
     return jnp.concatenate([base, torques])
 
 
-def random_state(model: js.Model, rng: np.random.Generator):
-    quaternion = rng.normal(size=4)
-    quaternion /= np.linalg.norm(quaternion)
-    position, q = rng.normal(size=3), rng.uniform(-1.0, 1.0, model.dofs)
-    nu = rng.normal(size=model.generalized_velocity_size)
-    state = js.State.build(
-        model,
-        base_position=position if model.floating_base else None,
-        base_quaternion=quaternion if model.floating_base else None,
-        base_velocity=nu[:6] if model.floating_base else None,
-        joint_positions=q,
-        joint_velocities=nu[-model.dofs :],
-        velocity_representation="mixed",
-    )
-    return state, (position, quaternion, q, nu)
-
-
 @pytest.mark.parametrize(("name", "bodies"), [("gymnasium/swimmer.xml", 3), ("dm_control/fish.xml", 5)])
 def test_fluid_forces_equal_mujocos(name: str, bodies: int):
     with warnings.catch_warnings():
@@ -63,7 +47,7 @@ def test_fluid_forces_equal_mujocos(name: str, bodies: int):
         model = model.replace(fluid=model.fluid.replace(wind=jnp.asarray(WIND)))
     rng = np.random.default_rng(1)
     for _ in range(3):
-        state, sample = random_state(model, rng)
+        state, sample = random_mixed_state(model, rng)
         P = reference.set(*sample)
         expected = P.T @ reference.d.qfrc_fluid
         ours = np.asarray(generalised_forces(model, state))

@@ -18,6 +18,7 @@ import jaxsim_like as js
 from jaxsim_like.dynamics import kinematics
 from jaxsim_like.dynamics.tendon_kinematics import tendon_kinematics
 
+from .conftest import random_mixed_state
 from .test_mjcf import DATA, MuJoCo
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
@@ -86,19 +87,7 @@ def test_lengths_and_rows_equal_mujocos(files, name: str):
     m, d = reference.m, reference.d
     rng = np.random.default_rng(3)
     for _ in range(3):
-        quaternion = rng.normal(size=4)
-        quaternion /= np.linalg.norm(quaternion)
-        position, q = rng.normal(size=3), rng.uniform(-1.0, 1.0, model.dofs)
-        nu = rng.normal(size=model.generalized_velocity_size)
-        state = js.State.build(
-            model,
-            base_position=position if model.floating_base else None,
-            base_quaternion=quaternion if model.floating_base else None,
-            base_velocity=nu[:6] if model.floating_base else None,
-            joint_positions=q,
-            joint_velocities=nu[-model.dofs :],
-            velocity_representation="mixed",
-        )
+        state, (position, quaternion, q, nu) = random_mixed_state(model, rng)
         P = reference.set(position, quaternion, q, nu)
         length, joints, rate = (np.asarray(x) for x in evaluate(model, state))
         np.testing.assert_allclose(length, d.ten_length, rtol=0, atol=1e-9)
