@@ -25,6 +25,7 @@ from ..parsers.description import LoopClosure, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
 from . import consistency
+from .ball_cones import BallCones, build_ball_cones
 from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
 from .loops import WORLD, LoopClosures
@@ -103,7 +104,9 @@ class Model:
     - ``fluid``: the medium the links move in (MJCF density, viscosity, wind) and their inertia
       boxes, :class:`.fluid.FluidDrag`, whose forces the simulation step applies;
     - ``loops``: the loop closures (MJCF connect and weld), :class:`.loops.LoopClosures`
-      (traced frames, static links), which the simulation step enforces.
+      (traced frames, static links), which the simulation step enforces;
+    - ``ball_cones``: the cone limits of ball joints, :class:`.ball_cones.BallCones`, which the
+      simulation step holds.
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there);
@@ -135,6 +138,7 @@ class Model:
     loops: LoopClosures
     tendons: Tendons
     fluid: FluidDrag
+    ball_cones: BallCones
 
     name: str
     link_names: tuple[str, ...]
@@ -324,6 +328,7 @@ def model_from_tree(
         loops=_loops(tree, loops, dtype),
         tendons=Tendons.none(len(joint_names), dtype) if tendons is None else tendons,
         fluid=FluidDrag.none(dtype),
+        ball_cones=BallCones.none(dtype),
         name=name,
         link_names=tuple(tree.link_names),
         joint_names=tuple(joint_names),
@@ -478,7 +483,11 @@ def build_model(
             [name for name, _, _ in lumped.frames], lumped.link_names,
         ),
     )
-    return model.replace(fluid=build_fluid(description, model.link_names, _frames(model), jnp.result_type(float)))
+    dtype = jnp.result_type(float)
+    return model.replace(
+        fluid=build_fluid(description, model.link_names, _frames(model), dtype),
+        ball_cones=build_ball_cones(description.joints, model.ball_joint_names, dtype),
+    )
 
 
 def _frames(model: Model) -> list[tuple[str, int, np.ndarray]]:

@@ -20,6 +20,7 @@ from .convert import (
 )
 from .description import (
     ActuatorDescription,
+    BallCone,
     Collision,
     FluidDescription,
     FrameDescription,
@@ -50,6 +51,7 @@ from .xml import error_at, load_xml
 
 __all__ = [
     "ActuatorDescription",
+    "BallCone",
     "Collision",
     "FluidDescription",
     "FrameDescription",

@@ -151,6 +151,18 @@ class LoopClosure:
     location: SourceLocation = field(default_factory=SourceLocation)
 
 
+@dataclass
+class BallCone:
+    """The cone limit of a ball joint (MJCF ``range`` of a ``ball``): the rotation angle of its
+    quaternion stays at most ``angle`` [rad] (in ``(0, pi]``), engaged within ``margin`` [rad],
+    with the reference ``time_constant`` [s] and ``damping_ratio`` of its ``solreflimit``."""
+
+    angle: float
+    margin: float = 0.0
+    time_constant: float = 0.02
+    damping_ratio: float = 1.0
+
+
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
 
 
@@ -162,6 +174,7 @@ class JointDescription:
     inertia added to the joint's diagonal entry of the mass matrix [kg m^2 or kg] (MJCF only); a
     spring of ``stiffness`` [N m/rad or N/m] pulls the joint towards ``spring_reference`` [rad or
     m] (SDF ``spring_stiffness`` and ``spring_reference``, MJCF ``stiffness`` and ``springref``).
+    ``cone``: a ball joint's cone limit (None: unlimited; its ``limits`` are infinite).
     """
 
     name: str
@@ -179,6 +192,7 @@ class JointDescription:
     armature: float = 0.0
     stiffness: float = 0.0
     spring_reference: float = 0.0
+    cone: BallCone | None = None
 
 
 @dataclass

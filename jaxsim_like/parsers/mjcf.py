@@ -18,6 +18,9 @@ What is read:
   of massless links ``body::joint`` (one per joint but the last), each joint's axis and anchor
   in the body frame as MuJoCo applies them, one after the other. Joint positions are measured
   from MuJoCo's ``qpos0`` (the joints' ``ref``): ``q = qpos - qpos0``;
+- the range of a limited ball joint as its cone limit (:class:`BallCone`: MuJoCo's ball limit on
+  the rotation angle, the larger end of the range, with the joint's ``margin`` and
+  ``solreflimit``; its ``solimplimit`` is not read: the step holds it with an impedance of one);
 - joint ranges (of limited joints, minus ``qpos0``), damping, ``frictionloss`` (as Coulomb
   friction), ``armature`` (``Model.joint_armature``), ``stiffness`` towards ``springref`` (joint
   springs, the reference minus ``qpos0``) and ``actuatorfrcrange`` (as effort limit);
@@ -48,12 +51,11 @@ What is read:
   as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
   ``solimp`` is not read: the step holds them with an impedance of one.
 
-What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints
-with a range (cone limits), spatial tendons wrapping with side sites, tendons, equalities,
-connects or welds across trees, equality constraints other than linear joint and tendon
+What the model cannot represent raises one :class:`ModelLoadError` listing all of it: spatial
+tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality constraints other than linear joint and tendon
 equalities (and those on spatial tendons), connects and welds, geoms of the ellipsoid fluid
-model (each with its line). Contact pairs and excludes, and the damping and friction loss of
-free joints are not represented and warn. Motor, position and velocity actuators on
+model (each with its line). Contact pairs and excludes, the damping and friction loss of free
+joints and gravity compensation (``gravcomp``) are not represented and warn. Motor, position and velocity actuators on
 joints and motors on tendons are read (:mod:`.mjcf_actuators`; others warn and are
 dropped); sensors and contact options are not read. Locations name the file and the element;
 lines are those of the main file's elements.
@@ -66,6 +68,7 @@ import os
 import numpy as np
 
 from .description import (
+    BallCone,
     Collision,
     FluidDescription,
     FrameDescription,
@@ -136,14 +139,23 @@ class _Reader:
         obj = getattr(self.mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
         return self.mujoco.mj_id2name(self.m, obj, index) or ""
 
+    def unnamed(self, kind: str, index: int) -> str:
+        """The name of unnamed element ``index`` of ``kind``: ``kind{index}``, with underscores
+        appended while the file names another element so."""
+        obj = getattr(self.mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
+        name = f"{kind}{index}"
+        while self.mujoco.mj_name2id(self.m, obj, name) >= 0:
+            name += "_"
+        return name
+
     def body(self, index: int) -> str:
-        return WORLD if index == 0 else self.name("body", index) or f"body{index}"
+        return WORLD if index == 0 else self.name("body", index) or self.unnamed("body", index)
 
     def joint(self, index: int) -> str:
-        return self.name("joint", index) or f"joint{index}"
+        return self.name("joint", index) or self.unnamed("joint", index)
 
     def tendon(self, index: int) -> str:
-        return self.name("tendon", index) or f"tendon{index}"
+        return self.name("tendon", index) or self.unnamed("tendon", index)
 
     def tendon_where(self, index: int) -> SourceLocation:
         """The location of tendon ``index``: its ``<fixed>`` or ``<spatial>`` element by name, else
@@ -463,10 +475,6 @@ def _unsupported(reader: _Reader) -> None:
     the first, each other with its line); warn about inactive equalities."""
     m = reader.m
     problems = _tendon_problems(reader) + _equality_problems(reader) + _fluid_problems(reader)
-    for j in range(m.njnt):
-        if m.jnt_type[j] == _BALL and m.jnt_limited[j]:
-            message = f"the range (a cone limit) of ball joint '{reader.joint(j)}' is not supported"
-            problems.append((reader.where("joint", reader.joint(j)), message))
     if problems:
         (first, reason), others = problems[0], problems[1:]
         listed = "".join(f"; {message} ({_line(where)}{where.element})" for where, message in others)
@@ -483,10 +491,14 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 
 def _warn_dropped(reader: _Reader) -> None:
     """Located warnings for what MuJoCo would simulate and this model leaves out: contact pairs
-    and excludes, and the damping and friction loss of free joints."""
+    and excludes, the damping and friction loss of free joints, and bodies' gravity compensation."""
     m = reader.m
     if m.npair or m.nexclude:
         _warn_at(reader, "contact", f"contact pairs ({m.npair}) and excludes ({m.nexclude}) are not represented: ignored")
+    for b in np.flatnonzero(np.asarray(m.body_gravcomp) != 0.0):
+        where = reader.where("body", reader.body(int(b)))
+        message = f"the gravity compensation (gravcomp={float(m.body_gravcomp[b]):g}) of body '{reader.body(int(b))}' is not represented: ignored"
+        warn(message, file=where.file, line=where.line, element=where.element)
     for j in range(m.njnt):
         dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
         if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
@@ -541,7 +553,9 @@ def _joint(reader: _Reader, j: int, parent: str, child: str, P_H_C: np.ndarray) 
     m = reader.m
     name, dof, address = reader.joint(j), int(m.jnt_dofadr[j]), int(m.jnt_qposadr[j])
     qpos0 = float(m.qpos0[address])
-    lower, upper = (float(m.jnt_range[j][0]) - qpos0, float(m.jnt_range[j][1]) - qpos0) if m.jnt_limited[j] else (-np.inf, np.inf)
+    ball = m.jnt_type[j] == _BALL
+    limited = bool(m.jnt_limited[j]) and not ball
+    lower, upper = (float(m.jnt_range[j][0]) - qpos0, float(m.jnt_range[j][1]) - qpos0) if limited else (-np.inf, np.inf)
     effort = float(np.abs(m.jnt_actfrcrange[j]).max()) if m.jnt_actfrclimited[j] else np.inf
     axis = np.asarray(m.jnt_axis[j], dtype=float)
     return JointDescription(
@@ -560,7 +574,15 @@ def _joint(reader: _Reader, j: int, parent: str, child: str, P_H_C: np.ndarray) 
         spring_reference=float(m.qpos_spring[address]) - qpos0,
         mimic=reader.mimics.get(name),
         location=reader.where("joint", name),
+        cone=_cone(m, j) if ball and m.jnt_limited[j] else None,
     )
+
+
+def _cone(m, j: int) -> BallCone:
+    """The cone limit of limited ball joint ``j``: MuJoCo uses the larger end of its range (the
+    compiler requires the smaller to be 0)."""
+    time_constant, damping_ratio = _reference(m.jnt_solref[j])
+    return BallCone(float(np.max(m.jnt_range[j])), float(m.jnt_margin[j]), time_constant, damping_ratio)
 
 
 def _lines(root) -> dict[tuple[str, str | None], int]:
