@@ -130,22 +130,24 @@ def unpack_controller(packed: jax.Array) -> control.ControllerState:
 
 class Layout(NamedTuple):
     """The sizes of a model's packed :class:`ModelSim`: DoFs ``n``, collidable points ``P``, links
-    ``N`` and history rows ``H`` (static: a layout is part of the compiled run's key)."""
+    ``N``, history rows ``H`` and joint positions ``nq`` (``n`` plus one per ball joint; static:
+    a layout is part of the compiled run's key)."""
 
     dofs: int
     points: int
     links: int
     history: int
+    positions: int
 
     @staticmethod
     def of(model: Model, history: int) -> Layout:
-        return Layout(model.dofs, len(model.point_link), model.number_of_links, history)
+        return Layout(model.dofs, len(model.point_link), model.number_of_links, history, model.joint_position_size)
 
     def fields(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """The packed fields, in order, and their shapes."""
-        n, P, N, H = self
+        n, P, N, H, nq = self
         return (
-            ("base_position", (3,)), ("base_quaternion", (4,)), ("base_velocity", (6,)), ("joint_positions", (n,)),
+            ("base_position", (3,)), ("base_quaternion", (4,)), ("base_velocity", (6,)), ("joint_positions", (nq,)),
             ("joint_velocities", (n,)), ("contact_deformation", (P, 3)), ("controller", (5, n)), ("history", (H, n)),
             ("points", (P, POINT_COLUMNS)), ("joints", (3, n)), ("joint_wrenches", (n, 6)), ("links", (N, LINK_COLUMNS)),
             ("step", ()),

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..dynamics import configuration, spatial
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from ..parsers.description import ModelDescription
@@ -76,6 +77,26 @@ ACCEPTED_MODES = {
     "acceleration": (_M.idle, _M.force),
     "force": (_M.force, _M.position, _M.position_interpolated, _M.velocity),
 }
+# The control modes of a ball joint: torques only (its controllers would act on the components of
+# a rotation vector, which is no orientation controller).
+BALL_MODES = (_M.idle, _M.force)
+# The targets a ball joint takes.
+BALL_TARGETS = ("acceleration", "force")
+
+
+def joint_dofs(model: Model) -> dict[str, tuple[int, ...]]:
+    """The degrees of freedom of each joint of the object API, by name, in the model's order: a
+    scalar joint's one, a ball joint's three (``b:x``, ``b:y``, ``b:z`` in the model)."""
+    balls = dict(zip(model.ball_dofs, model.ball_joint_names))
+    joints, k = {}, 0
+    while k < model.dofs:
+        if k in balls:
+            joints[balls[k]] = (k, k + 1, k + 2)
+            k += 3
+        else:
+            joints[model.joint_names[k]] = (k,)
+            k += 1
+    return joints
 
 
 class ModelEntry:
@@ -99,6 +120,9 @@ class ModelEntry:
         self.params = params
         self.dt = dt
         self.srdf = srdf
+        self.joints = joint_dofs(model)
+        self.dof_joint = {k: name for name, dofs in self.joints.items() for k in dofs}
+        self.balls = {name: dofs for name, dofs in self.joints.items() if len(dofs) == 3}
         self.layout = engine.Layout.of(model, HISTORY_CAPACITY)
         self.sim = engine.pack(engine.initial_sim(model, State.build(model), HISTORY_CAPACITY, step))
         self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
@@ -122,10 +146,18 @@ class ModelEntry:
 
     # ----- names and indices -------------------------------------------------------------
 
+    def joint_names(self, joint_names: Any = ()) -> list[str]:
+        """The joints ``joint_names`` (all joints when empty); JointNotFound for unknown names."""
+        names = tuple(self.joints)
+        return [names[i] for i in _indices(names, joint_names, "joint", lambda name, known: errors.JointNotFound(
+            name, f"model '{self.name}' has joints {list(known)}"))]
+
     def joint_indices(self, joint_names: Any = ()) -> list[int]:
-        """Indices of ``joint_names`` (all joints when empty); JointNotFound for unknown names."""
-        return _indices(self.model.joint_names, joint_names, "joint", lambda name, names: errors.JointNotFound(
-            name, f"model '{self.name}' has joints {list(names)}"))
+        """The degrees of freedom of ``joint_names`` (all joints when empty), in their order: three
+        per ball joint; JointNotFound for unknown names."""
+        if isinstance(joint_names, (tuple, list)) and not joint_names:
+            return list(range(self.model.dofs))
+        return [k for name in self.joint_names(joint_names) for k in self.joints[name]]
 
     def link_indices(self, link_names: Any = ()) -> list[int]:
         """Indices of ``link_names`` (all links when empty); LinkNotFound for unknown names."""
@@ -133,8 +165,8 @@ class ModelEntry:
             name, f"model '{self.name}' has links {list(names)}"))
 
     def scoped_joint(self, index: int) -> str:
-        """``model::joint`` of joint ``index``."""
-        return f"{self.name}::{self.model.joint_names[index]}"
+        """``model::joint`` of the joint of degree of freedom ``index``."""
+        return f"{self.name}::{self.dof_joint[index]}"
 
     def values(self, data: Any, size: int, what: str) -> np.ndarray:
         """``data`` as a float array of ``size`` values; DOFMismatch otherwise."""
@@ -189,12 +221,45 @@ class ModelEntry:
         """Mark the control inputs as changed (uploaded before the next run)."""
         self._inputs = None
 
+    def positions(self) -> np.ndarray:
+        """The position ``(n,)`` of each degree of freedom after the last run: a scalar joint's, and
+        the rotation vector ``log Q`` [rad] (child frame, angle in ``[0, pi]``) of a ball joint's
+        quaternion ``Q`` (cached until the next run)."""
+        if not self.balls:
+            return self.state("joint_positions")
+        if "positions" not in self.cache:
+            raw = jnp.asarray(self.state("joint_positions"))
+            self.cache["positions"] = np.asarray(configuration.dof_positions(self.model, raw))
+        return self.cache["positions"]
+
     def current_positions(self) -> np.ndarray:
-        """Joint positions as the next step will see them: the state with pending resets applied."""
-        positions = self.state("joint_positions").copy()
+        """The positions ``(n,)`` of :meth:`positions` as the next step will see them: with the
+        pending resets applied."""
+        positions = self.positions().copy()
         for index, value in self.pending["joint_positions"].items():
             positions[index] = value
         return positions
+
+    def current_configuration(self) -> np.ndarray:
+        """The joint positions ``(nq,)`` of the state (ball joints as quaternions) as the next step
+        will see them: with the pending resets applied (a ball's pending rotation vector as the
+        quaternion ``exp``)."""
+        raw = self.state("joint_positions").copy()
+        pending = self.pending["joint_positions"]
+        if not pending:
+            return raw
+        layout = configuration.position_layout(self.model)
+        entry_of = dict(zip(layout.scalar_dofs.tolist(), layout.scalar_positions.tolist()))
+        for index, value in pending.items():
+            if index in entry_of:
+                raw[entry_of[index]] = value
+        if self.balls:
+            current = self.current_positions()
+            for b, start in enumerate(self.model.ball_dofs):
+                if any(start + k in pending for k in range(3)):
+                    first = layout.ball_positions[b]
+                    raw[first : first + 4] = np.asarray(spatial.quaternion_exp(jnp.asarray(current[start : start + 3])))
+        return raw
 
     def current_velocities(self) -> np.ndarray:
         velocities = self.state("joint_velocities").copy()
@@ -213,6 +278,7 @@ class ModelEntry:
             raise errors.JointError(f"unknown control mode {mode!r}", self.scoped_joint(index)) from None
         if mode == JointControlMode.invalid:
             raise errors.JointError("the invalid control mode cannot be set", self.scoped_joint(index))
+        self.check_mode(index, mode)
         if mode == JointControlMode.velocity_follower_dart and not self.features.exact_velocity:
             self.features = self.features._replace(exact_velocity=True)
         row = self.table[index]
@@ -233,11 +299,26 @@ class ModelEntry:
         self._pid_resets = True
         self.touch()
 
+    def check_mode(self, index: int, mode: JointControlMode) -> None:
+        """JointError if degree of freedom ``index`` cannot be controlled in ``mode`` (a ball joint:
+        only :data:`BALL_MODES`)."""
+        if self.dof_joint[index] in self.balls and mode not in BALL_MODES:
+            raise errors.JointError(
+                f"a ball joint cannot be controlled in mode '{mode.name}': its position is a rotation, whose PIDs on the "
+                f"components of a rotation vector would be no orientation controller; use {' or '.join(m.name for m in BALL_MODES)} "
+                "(torques about the child frame's axes)",
+                self.scoped_joint(index),
+            )
+
     def set_target(self, kind: str, index: int, value: float, time: float) -> None:
         """Set the ``kind`` target of joint ``index``; JointError if its mode does not accept it.
         A mimic joint's target is kept, with one logged warning per joint, and acts on nothing:
         the step's controllers leave the followers of joint couplings idle."""
         mode = self.mode(index)
+        if kind not in BALL_TARGETS and self.dof_joint[index] in self.balls:
+            raise errors.JointError(
+                f"a ball joint takes no {kind} target (its controllers are torques only: force control)", self.scoped_joint(index)
+            )
         if mode not in ACCEPTED_MODES[kind]:
             accepted = ", ".join(m.name for m in ACCEPTED_MODES[kind])
             raise errors.JointError(
@@ -318,11 +399,12 @@ class ModelEntry:
         pending = self.pending
         if not (pending["joint_positions"] or pending["joint_velocities"] or len(pending) > 2):
             return False
+        configuration_now = self.current_configuration()
         packed = np.array(self.sim)
         state = engine.unpack(packed, self.layout).state  # views: writing them writes ``packed``
-        for key in ("joint_positions", "joint_velocities"):
-            for index, value in pending[key].items():
-                getattr(state, key)[index] = value
+        state.joint_positions[:] = configuration_now
+        for index, value in pending["joint_velocities"].items():
+            state.joint_velocities[index] = value
         for key in ("base_position", "base_quaternion", "base_velocity"):
             if key in pending:
                 getattr(state, key)[:] = pending[key]

@@ -1,7 +1,8 @@
 """``Model``: ScenarIO's model (core and Gazebo methods) and its SRDF.
 
 Joint-vector methods take an optional ``joint_names`` that selects the joints and defines the
-serialisation (default: every moving joint, in the description's order); a vector of the wrong
+serialisation (default: every moving joint, in the description's order), with one value per
+DoF: three consecutive ones for a ball joint (see :mod:`.joint`); a vector of the wrong
 size makes a setter return False (with a logged error), an unknown name raises JointNotFound.
 Getters return tuples of floats. The base is the root link of the model; ``world`` velocities
 are mixed (world axes, at the base origin), ``body`` ones in base axes.
@@ -20,7 +21,7 @@ from .handle import Handle
 from .joint import Joint
 from .link import Link, link_contacts
 from .semantics import Semantics
-from .types import Contact, JointLimit, as_tuple, unit_quaternion, vector
+from .types import Contact, JointControlMode, JointLimit, as_tuple, unit_quaternion, vector
 
 if TYPE_CHECKING:
     from .world import World
@@ -54,7 +55,8 @@ class Model(Semantics, Handle):
         return self._entry.model.number_of_links
 
     def nr_of_joints(self) -> int:
-        return self._entry.model.dofs
+        """The moving joints (a ball joint is one joint of three DoFs)."""
+        return len(self._entry.joints)
 
     def link_names(self, scoped: bool = False) -> tuple[str, ...]:
         """The links (bodies after lumping fixed joints), ``model::link`` when ``scoped``."""
@@ -63,7 +65,7 @@ class Model(Semantics, Handle):
 
     def joint_names(self, scoped: bool = False) -> tuple[str, ...]:
         """The moving joints, ``model::joint`` when ``scoped``."""
-        names = tuple(self._entry.model.joint_names)
+        names = tuple(self._entry.joints)
         return tuple(f"{self._model_name}::{name}" for name in names) if scoped else names
 
     def get_link(self, link_name: str) -> Link:
@@ -74,7 +76,7 @@ class Model(Semantics, Handle):
     def get_joint(self, joint_name: str) -> Joint:
         """The joint called ``joint_name``; JointNotFound if there is none."""
         entry = self._entry
-        return Joint(self._world, entry, entry.joint_indices([joint_name])[0])
+        return Joint(self._world, entry, entry.joint_names([joint_name])[0])
 
     def links(self, link_names: Any = ()) -> tuple[Link, ...]:
         entry = self._entry
@@ -82,7 +84,7 @@ class Model(Semantics, Handle):
 
     def joints(self, joint_names: Any = ()) -> tuple[Joint, ...]:
         entry = self._entry
-        return tuple(Joint(self._world, entry, index) for index in entry.joint_indices(joint_names))
+        return tuple(Joint(self._world, entry, name) for name in entry.joint_names(joint_names))
 
     def total_mass(self, link_names: Any = ()) -> float:
         """The mass [kg] of ``link_names`` (the whole model when empty)."""
@@ -116,9 +118,13 @@ class Model(Semantics, Handle):
         return True
 
     def set_joint_control_mode(self, mode: int, joint_names: Any = ()) -> bool:
-        """Switch ``joint_names`` (all when empty) to ``mode``; see :meth:`Joint.set_control_mode`."""
+        """Switch ``joint_names`` (all when empty) to ``mode``; see :meth:`Joint.set_control_mode`
+        (nothing is switched when a joint cannot take the mode)."""
         entry = self._entry
-        for index in entry.joint_indices(joint_names):
+        indices = entry.joint_indices(joint_names)
+        for index in indices:
+            entry.check_mode(index, JointControlMode(int(mode)))
+        for index in indices:
             entry.set_mode(index, mode, self._world.time())
         return True
 
@@ -152,10 +158,11 @@ class Model(Semantics, Handle):
 
     def _read(self, key: str, joint_names: Any) -> tuple[float, ...]:
         entry = self._entry
-        values = entry.state(key)
+        values = entry.positions() if key == "joint_positions" else entry.state(key)
         return tuple(values.tolist()) if _every(joint_names) else as_tuple(values[entry.joint_indices(joint_names)])
 
     def joint_positions(self, joint_names: Any = ()) -> tuple[float, ...]:
+        """The positions of every DoF (a ball joint's rotation vector [rad], see :mod:`.joint`)."""
         return self._read("joint_positions", joint_names)
 
     def joint_velocities(self, joint_names: Any = ()) -> tuple[float, ...]:
@@ -217,7 +224,8 @@ class Model(Semantics, Handle):
         return self._targets("force", joint_names)
 
     def reset_joint_positions(self, positions: Any, joint_names: Any = ()) -> bool:
-        """Set joint positions at the next run (paused or not); their PIDs are reset."""
+        """Set joint positions at the next run (paused or not), one per DoF (a ball joint's
+        rotation vector [rad]); their PIDs are reset."""
         return self._reset_joints("joint_positions", positions, joint_names)
 
     def reset_joint_velocities(self, velocities: Any, joint_names: Any = ()) -> bool:

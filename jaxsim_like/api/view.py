@@ -23,7 +23,7 @@ def world_page(world: World) -> str:
             entry.model,
             base_position=entry.state("base_position"),
             base_quaternion=entry.state("base_quaternion"),
-            joint_positions=entry.current_positions(),
+            joint_positions=entry.current_configuration(),
         )
         models.append((entry.model, entry.description, state))
     return world_html(models, time=world.time(), title=f"world '{world.name()}' at t = {world.time():.3f} s")

@@ -257,12 +257,6 @@ class World:
             entry.set_params(self._params(entry.model))
 
     def _add(self, description: ModelDescription, name: str, srdf: Any) -> ModelEntry:
-        balls = [joint for joint in description.joints if joint.type == "ball"]
-        if balls:
-            where = "; ".join(f"'{joint.name}' ({joint.location.within(description.source)})" for joint in balls)
-            raise errors.ModelError(
-                f"ball joints are not supported by the object API yet: {where} (the functional core simulates them: jaxsim_like.step)", name
-            )
         model = build_model(
             description, floating_base=False if description.static else None, collidable_points=ContactSampling().points
         )
