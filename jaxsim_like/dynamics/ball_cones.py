@@ -28,12 +28,17 @@ from . import spatial
 class BallCones:
     """``c`` cone limits: ball joint ``balls[k]`` (static, its index in ``Model.ball_dofs``) keeps
     its rotation angle at most ``angle[k]`` [rad], engaged within ``margin[k]`` [rad], with the
-    reference ``time_constant[k]`` [s] and ``damping_ratio[k]`` (``solreflimit``; traced ``(c,)``)."""
+    reference ``time_constant[k]`` [s] and ``damping_ratio[k]`` (``solreflimit``; traced ``(c,)``)
+    and the impedance parameters ``solimp (c, 5)`` (``solimplimit``, see
+    :func:`jaxsim_like.simulation.constraint_rows.impedance`) with the approximate inverse mass
+    ``inverse_weight (c,)`` [1/(kg m^2)] of their compliance (MuJoCo's ``dof_invweight0``)."""
 
     angle: jax.Array
     margin: jax.Array
     time_constant: jax.Array
     damping_ratio: jax.Array
+    solimp: jax.Array
+    inverse_weight: jax.Array
     balls: tuple[int, ...] = ()
 
     @property
@@ -45,7 +50,7 @@ class BallCones:
     def none(dtype: Any) -> "BallCones":
         """No cone limits."""
         empty = jnp.asarray(np.zeros(0), dtype=dtype)
-        return BallCones(empty, empty, empty, empty)
+        return BallCones(empty, empty, empty, empty, jnp.asarray(np.zeros((0, 5)), dtype=dtype), empty)
 
 
 def build_ball_cones(joints: Sequence[JointDescription], ball_joint_names: Sequence[str], dtype: Any) -> BallCones:
@@ -64,6 +69,8 @@ def build_ball_cones(joints: Sequence[JointDescription], ball_joint_names: Seque
         margin=column("margin"),
         time_constant=column("time_constant"),
         damping_ratio=column("damping_ratio"),
+        solimp=column("solimp"),
+        inverse_weight=column("inverse_weight"),
         balls=tuple(b for b, _ in limited),
     )
 

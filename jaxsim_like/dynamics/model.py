@@ -453,8 +453,8 @@ def build_model(
 
     The bodies left after lumping are made physically consistent by the documented rules of
     :mod:`.consistency`, each change with a :class:`~jaxsim_like.parsers.errors.ModelLoadWarning`;
-    mimic joints become the model's :attr:`Model.couplings`.
-    ``floating_base`` defaults to the file's choice (floating unless welded to the world).
+    mimic joints become the model's :attr:`Model.couplings` and the ball joints' cone limits its
+    :attr:`Model.ball_cones`. ``floating_base`` defaults to the file's choice (floating unless welded to the world).
     ``collidable_points(link)`` gives each link's contact points (none by default): swept points
     (:class:`~jaxsim_like.parsers.shapes.SweptPoints`) or centres ``(P, 3)`` of radius 0.
     """

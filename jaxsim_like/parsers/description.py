@@ -155,12 +155,16 @@ class LoopClosure:
 class BallCone:
     """The cone limit of a ball joint (MJCF ``range`` of a ``ball``): the rotation angle of its
     quaternion stays at most ``angle`` [rad] (in ``(0, pi]``), engaged within ``margin`` [rad],
-    with the reference ``time_constant`` [s] and ``damping_ratio`` of its ``solreflimit``."""
+    with the reference ``time_constant`` [s] and ``damping_ratio`` of its ``solreflimit`` and the
+    impedance ``solimp`` of its ``solimplimit`` (MuJoCo's defaults), whose compliance scales with
+    ``inverse_weight`` [1/(kg m^2)] (MuJoCo's ``dof_invweight0`` of the joint; 0: none)."""
 
     angle: float
     margin: float = 0.0
     time_constant: float = 0.02
     damping_ratio: float = 1.0
+    solimp: tuple[float, float, float, float, float] = (0.9, 0.95, 0.001, 0.5, 2.0)
+    inverse_weight: float = 0.0
 
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")

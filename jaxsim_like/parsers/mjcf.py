@@ -19,8 +19,8 @@ What is read:
   in the body frame as MuJoCo applies them, one after the other. Joint positions are measured
   from MuJoCo's ``qpos0`` (the joints' ``ref``): ``q = qpos - qpos0``;
 - the range of a limited ball joint as its cone limit (:class:`BallCone`: MuJoCo's ball limit on
-  the rotation angle, the larger end of the range, with the joint's ``margin`` and
-  ``solreflimit``; its ``solimplimit`` is not read: the step holds it with an impedance of one);
+  the rotation angle, the larger end of the range, with the joint's ``margin``, ``solreflimit``,
+  ``solimplimit`` and the compiled ``dof_invweight0``);
 - joint ranges (of limited joints, minus ``qpos0``), damping, ``frictionloss`` (as Coulomb
   friction), ``armature`` (``Model.joint_armature``), ``stiffness`` towards ``springref`` (joint
   springs, the reference minus ``qpos0``) and ``actuatorfrcrange`` (as effort limit);
@@ -582,7 +582,9 @@ def _cone(m, j: int) -> BallCone:
     """The cone limit of limited ball joint ``j``: MuJoCo uses the larger end of its range (the
     compiler requires the smaller to be 0)."""
     time_constant, damping_ratio = _reference(m.jnt_solref[j])
-    return BallCone(float(np.max(m.jnt_range[j])), float(m.jnt_margin[j]), time_constant, damping_ratio)
+    solimp = tuple(float(value) for value in m.jnt_solimp[j])
+    weight = float(m.dof_invweight0[m.jnt_dofadr[j]])
+    return BallCone(float(np.max(m.jnt_range[j])), float(m.jnt_margin[j]), time_constant, damping_ratio, solimp, weight)
 
 
 def _lines(root) -> dict[tuple[str, str | None], int]:

@@ -4,10 +4,15 @@ at a state, for the step to solve with its other constraint rows (:func:`.coupli
 
 With the joint's rotation angle ``theta`` and axis ``a`` (:func:`.ball_cones.rotation_angle_axis`),
 the row is ``psi = angle - theta - margin >= 0`` along ``G = -a`` on the joint's three degrees of
-freedom (``psi_dot = -a . omega``), engaged while ``psi < 0`` (MuJoCo's ``dist < margin``), its
-end velocity at least the reference of :func:`.couplings.reference_velocity` from ``psi`` (the
-joint's ``solreflimit``, impedance one), as the tendons' limits (:mod:`.tendons`). A row that
-is not engaged has no force; at ``theta = 0`` its ``G`` is zero.
+freedom (``psi_dot = -a . omega``), engaged while ``psi < 0`` (MuJoCo's ``dist < margin``), as
+the tendons' limits (:mod:`.tendons`). MuJoCo's soft limit, with the impedance ``d`` of
+``psi`` (:func:`.constraint_rows.impedance` of the joint's ``solimplimit``, ``d_width`` its
+largest): the reference acceleration ``-b w - d k psi`` of the ``solreflimit`` ``(tau, zeta)``
+with ``k = 1 / (d_width tau)^2`` and ``b = 2 zeta / (d_width tau)``, here the implicit
+oscillator of :func:`.couplings.reference_velocity` with the time constant ``d_width tau /
+sqrt(d)`` and damping ratio ``zeta / sqrt(d)``, and the compliance ``h (1 - d) / d w`` of the
+joint's approximate inverse mass ``w`` (MuJoCo's ``dof_invweight0``; :class:`.constraint_rows.Rows`).
+A row that is not engaged has no force; at ``theta = 0`` its ``G`` is zero.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from ..dynamics.ball_cones import rotation_angle_axis
 from ..dynamics.configuration import ball_quaternions
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from .constraint_rows import Rows
+from .constraint_rows import MAX_IMPEDANCE, MIN_IMPEDANCE, Rows, impedance
 from .couplings import reference_velocity
 
 
@@ -36,6 +41,11 @@ def cone_rows(model: Model, state: State, dt: jax.Array) -> Rows:
     jacobian = jnp.zeros((count, model.dofs), dtype).at[np.arange(count)[:, None], dofs].set(-axis)
     psi = cones.angle.astype(dtype) - theta - cones.margin.astype(dtype)
     velocity = jacobian @ state.joint_velocities
-    target = reference_velocity(psi, velocity, cones.time_constant, cones.damping_ratio.astype(dtype), dt)
+    solimp = cones.solimp.astype(dtype)
+    d = impedance(solimp, psi)
+    d_width = jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE)
+    root = jnp.sqrt(d)
+    target = reference_velocity(psi, velocity, d_width * cones.time_constant.astype(dtype) / root, cones.damping_ratio.astype(dtype) / root, dt)
     flags = np.ones(count, dtype=bool)
-    return Rows(jacobian, target, jnp.zeros_like(target), psi < 0.0, ~flags, flags)
+    compliance = dt * (1.0 - d) / d * cones.inverse_weight.astype(dtype)
+    return Rows(jacobian, target, jnp.zeros_like(target), psi < 0.0, ~flags, flags, compliance)

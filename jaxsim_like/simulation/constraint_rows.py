@@ -13,12 +13,14 @@ mass (see :mod:`.couplings`). By kind:
   ``slope >= 0`` [N s/m] (the passive forces of tendons, taken at the end of the step). A soft
   row with a zero slope is an explicit force.
 
-The hard rows and the soft rows with a slope solve ``(h A + diag(1/slope)) lambda = rhs`` (no
-compliance on the hard rows): symmetric positive definite, one small Cholesky. Which engaged
+A hard row may have a ``compliance`` ``c >= 0`` [velocity per force; zero when absent]: its end
+velocity then follows ``w+ = target - c lambda`` (MuJoCo's soft constraints: ``c = h R``, see
+:func:`impedance`). The hard rows and the soft rows with a slope solve ``(h A + diag(c) +
+diag(1/slope)) lambda = rhs``: symmetric positive definite, one small Cholesky. Which engaged
 unilateral rows hold is found by a fixed number of primal-dual active-set passes
 (``UNILATERAL_PASSES``): each solves with the current set, then keeps a row where ``lambda +
-(target - w+) / (h A_ii) > 0`` (held rows whose force stays positive, free rows whose end
-velocity would cross the target). With one unilateral row two passes are exact; the set of
+(target - w+ - c lambda) / (h A_ii + c) > 0`` (held rows whose force stays positive, free rows
+whose end velocity would cross the target). With one unilateral row two passes are exact; the set of
 a few rows converges in as many passes as rows change sides.
 """
 
@@ -38,7 +40,8 @@ class Rows(NamedTuple):
     """``r`` rows: ``jacobian G (r, n)``, ``target (r,)`` (end velocity of the hard rows, force of
     the soft ones), ``slope (r,)`` of the soft rows (zero on the others), ``engaged (r,)``
     (bool; whether a row acts: True on all but the unilateral rows away from their bound), and
-    the static kinds ``soft`` and ``unilateral`` ``(r,)`` (NumPy bools)."""
+    the static kinds ``soft`` and ``unilateral`` ``(r,)`` (NumPy bools); the ``compliance (r,)``
+    of the hard rows (None: zero on every row)."""
 
     jacobian: jax.Array
     target: jax.Array
@@ -46,6 +49,7 @@ class Rows(NamedTuple):
     engaged: jax.Array
     soft: np.ndarray
     unilateral: np.ndarray
+    compliance: jax.Array | None = None
 
     @staticmethod
     def bilateral(jacobian: jax.Array, target: jax.Array) -> "Rows":
@@ -57,7 +61,29 @@ class Rows(NamedTuple):
     def stack(self, other: "Rows") -> "Rows":
         """These rows followed by ``other``'s."""
         traced = [jnp.concatenate([a, b]) for a, b in zip(self[:4], other[:4])]
-        return Rows(*traced, np.concatenate([self.soft, other.soft]), np.concatenate([self.unilateral, other.unilateral]))
+        compliance = None
+        if self.compliance is not None or other.compliance is not None:
+            compliance = jnp.concatenate([rows.compliance if rows.compliance is not None else jnp.zeros_like(rows.target) for rows in (self, other)])
+        return Rows(*traced, np.concatenate([self.soft, other.soft]), np.concatenate([self.unilateral, other.unilateral]), compliance)
+
+
+MIN_IMPEDANCE, MAX_IMPEDANCE = 1e-4, 0.9999
+"""The range of an impedance (MuJoCo's ``mjMINIMP`` and ``mjMAXIMP``)."""
+
+
+def impedance(solimp: jax.Array, violation: jax.Array) -> jax.Array:
+    """MuJoCo's impedance ``d (r,)`` of rows at ``violation (r,)`` [m or rad] from their ``solimp
+    (r, 5)`` ``(d0, d_width, width, midpoint, power)``: ``d0 + y(x) (d_width - d0)`` with ``x =
+    min(|violation| / width, 1)`` and ``y`` the power-``power`` sigmoid through ``midpoint``,
+    clipped to ``[MIN_IMPEDANCE, MAX_IMPEDANCE]``. A row of impedance ``d`` has MuJoCo's
+    compliance ``R = (1 - d) / d w`` with ``w`` its approximate inverse mass (a model constant,
+    MuJoCo's ``invweight0``): over a step of ``h``, the row compliance ``c = h R``."""
+    low, high, width, mid, power = (solimp[:, k] for k in range(5))
+    x = jnp.clip(jnp.abs(violation) / jnp.where(width > 0, width, 1.0), 0.0, 1.0)
+    x = jnp.where(width > 0, x, 1.0)
+    rising = x**power / mid ** (power - 1)
+    falling = 1 - (1 - x) ** power / (1 - mid) ** (power - 1)
+    return jnp.clip(low + jnp.where(x <= mid, rising, falling) * (high - low), MIN_IMPEDANCE, MAX_IMPEDANCE)
 
 
 def solve_spd(A: jax.Array, b: jax.Array) -> jax.Array:
@@ -87,6 +113,10 @@ def row_forces(rows: Rows, effective: jax.Array, start: jax.Array, dt: jax.Array
     slope = jnp.where(explicit | ~soft, 1.0, rows.slope)
     fixed = jnp.where(explicit, rows.target, 0.0)
     hA = dt * effective
+    # A hard row that moves nothing (a tendon of zero coefficients) cannot act.
+    moves = jnp.diag(hA) > 0.0
+    if rows.compliance is not None:
+        hA = hA + jnp.diag(jnp.where(soft, 0.0, rows.compliance))  # the hard rows' compliance, from here on
     system = hA + jnp.diag(jnp.where(soft & ~explicit, 1.0 / slope, 0.0))
     rhs = jnp.where(soft, rows.target / slope, rows.target) - start - hA @ fixed
     eye = jnp.eye(rows.target.shape[0], dtype=dtype)
@@ -97,8 +127,7 @@ def row_forces(rows: Rows, effective: jax.Array, start: jax.Array, dt: jax.Array
         return jnp.where(unknown, solve_spd(matrix, jnp.where(unknown, rhs, 0.0)), fixed)
 
     unilateral = jnp.asarray(rows.unilateral)
-    # A hard row that moves nothing (a tendon of zero coefficients) cannot act.
-    engaged = rows.engaged & (soft | (jnp.diag(hA) > 0.0))
+    engaged = rows.engaged & (soft | moves)
     if not rows.unilateral.any():
         return forces(engaged)
     # A first guess: the unilateral rows whose free end velocity crosses their target.
