@@ -125,22 +125,37 @@ def fluid_wrenches(fluid: FluidDrag, number_of_links: int, G_H_L: jax.Array, G_v
     """``G_f (N, 6)``: the medium's wrenches on the links (world axes, about ``G``'s origin) at
     the link poses ``G_H_L (N, 4, 4)`` and inertial velocities ``G_v (N, 6)`` (world axes, about
     ``G``'s origin)."""
+    return fluid_forces(fluid, number_of_links, G_H_L, G_v)[0]
+
+
+def fluid_forces(fluid: FluidDrag, number_of_links: int, G_H_L: jax.Array, G_v: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The medium's wrenches ``G_f (N, 6)`` on the links (as :func:`fluid_wrenches`) and their
+    damping ``G_D = -dG_f/dG_v (N, 6, 6)`` (world axes, about ``G``'s origin; symmetric, positive
+    semidefinite), which the implicit step takes at the end of the step. Each body's is
+    ``X^T diag(c) X`` with ``X`` the map from ``G_v`` to its COM's velocity in its principal axes
+    and ``c (6,)`` the slopes of its forces (each a function of its own velocity component)."""
     dtype = G_H_L.dtype
     if not fluid.count:
-        return jnp.zeros((number_of_links, 6), dtype)
+        return jnp.zeros((number_of_links, 6), dtype), jnp.zeros((number_of_links, 6, 6), dtype)
     links = np.asarray(fluid.links, dtype=int)
     G_H_C = jnp.matmul(G_H_L[links], fluid.L_H_C.astype(dtype))
-    R, p = G_H_C[:, :3, :3], G_H_C[:, :3, 3]
-    v = G_v[links]
-    R_T = jnp.swapaxes(R, -1, -2)
-    omega = spatial.rotate(R_T, v[:, 3:])
-    velocity = spatial.rotate(R_T, v[:, :3] + jnp.cross(v[:, 3:], p) - fluid.wind.astype(dtype))
+    C_X_G = spatial.motion_transform(spatial.inverse_transform(G_H_C))  # G_v -> [COM velocity; omega], principal axes
+    wind = jnp.concatenate([spatial.rotate(jnp.swapaxes(G_H_C[:, :3, :3], -1, -2), fluid.wind.astype(dtype)), jnp.zeros((len(links), 3), dtype)], axis=-1)
+    local = spatial.matvec(C_X_G, G_v[links], fused=False) - wind
+    velocity, omega = local[:, :3], local[:, 3:]
     box = fluid.box.astype(dtype)
     density, viscosity = fluid.density.astype(dtype), fluid.viscosity.astype(dtype)
     diameter = jnp.mean(box, axis=-1, keepdims=True)
     rolled1, rolled2 = jnp.roll(box, -1, axis=-1), jnp.roll(box, -2, axis=-1)  # b_j, b_k of each axis i
-    force = -3 * jnp.pi * diameter * viscosity * velocity - 0.5 * density * rolled1 * rolled2 * jnp.abs(velocity) * velocity
-    torque = -jnp.pi * diameter**3 * viscosity * omega - density * box * (rolled1**4 + rolled2**4) * jnp.abs(omega) * omega / 64
-    G_force, G_torque = spatial.rotate(R, force), spatial.rotate(R, torque)
-    wrenches = jnp.concatenate([G_force, G_torque + jnp.cross(p, G_force)], axis=-1)
-    return jnp.zeros((number_of_links, 6), dtype).at[links].add(wrenches)
+    linear_stokes, linear_faces = 3 * jnp.pi * diameter * viscosity, 0.5 * density * rolled1 * rolled2
+    angular_stokes, angular_faces = jnp.pi * diameter**3 * viscosity, density * box * (rolled1**4 + rolled2**4) / 64
+    force = -(linear_stokes + linear_faces * jnp.abs(velocity)) * velocity
+    torque = -(angular_stokes + angular_faces * jnp.abs(omega)) * omega
+    slopes = jnp.concatenate(
+        [linear_stokes + 2 * linear_faces * jnp.abs(velocity), angular_stokes + 2 * angular_faces * jnp.abs(omega)], axis=-1
+    )
+    G_Xf_C = jnp.swapaxes(C_X_G, -1, -2)  # C's wrenches [force; torque] to G's
+    wrenches = spatial.matvec(G_Xf_C, jnp.concatenate([force, torque], axis=-1), fused=False)
+    damping = jnp.matmul(G_Xf_C * slopes[:, None, :], C_X_G)
+    G_f = jnp.zeros((number_of_links, 6), dtype).at[links].add(wrenches)
+    return G_f, jnp.zeros((number_of_links, 6, 6), dtype).at[links].add(damping)
