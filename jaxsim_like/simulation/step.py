@@ -239,7 +239,7 @@ def prepare(
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
     fluid_damping = None
-    if model.fluid.count:
+    if model.fluid.count or model.fluid.geom_count:
         G_f_fluid, G_D_fluid = fluid_forces(model.fluid, model.number_of_links, kin.G_H_L, kin.G_v)
         G_f_ext = G_f_ext + G_f_fluid
         if implicit:  # the drag at the end of the step, linearised: f - D dv
