@@ -9,9 +9,10 @@ axes, the medium of density ``rho`` and viscosity ``mu`` puts on it, at its cent
   MuJoCo leaves them out too): with the virtual momenta ``p = rho m_A o v`` and ``L = rho I_A o
   w``, the force ``p x w`` and the torque ``p x v + L x w``;
 - Magnus lift ``C_M rho V (w x v)``, ``V`` the ellipsoid's volume;
-- Kutta lift ``(C_K rho cos(a) A_p (n x v)) x v``, with ``n = ((s1 s2)^2 v0, (s2 s0)^2 v1, (s0 s1)^2
-  v2)`` the normal of the ellipsoid's cross-section seen along ``v``, ``A_p`` that section's area
-  and ``a`` the angle between ``n`` and ``v``;
+- Kutta lift ``C_K rho A_p |v|^2 (n . u) / |n|^2 ((n x u) x u)``, with ``u = v / |v|``, ``n =
+  ((s1 s2)^2 u0, (s2 s0)^2 u1, (s0 s1)^2 u2)`` the normal of the ellipsoid's section seen along
+  ``u`` and ``A_p = pi sqrt(|n|^2 / (n . u))`` that section's area (MuJoCo 3.17's forces at every
+  speed: no floor on the denominators);
 - drag ``-(mu 3 pi D + rho |v| (C_b A_p + C_s (A_max - A_p))) v``, Stokes on the sphere of
   diameter ``D = 2 (s0 + s1 + s2) / 3`` plus blunt and slender quadratic drag (``A_max = pi
   d_max d_mid``, the largest section);
@@ -29,23 +30,19 @@ import jax.numpy as jnp
 
 from . import spatial
 
-MIN_VALUE = 1e-15
-"""MuJoCo's ``mjMINVAL``: the least denominator of the projected area and of its cosine."""
-
-
-def _section_area(semiaxes: jax.Array, v: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The area ``A_p (g,)`` [m^2] of the ellipsoid's section seen along ``v (g, 3)``, the cosine
-    between ``v`` and that section's normal, and the normal ``n (g, 3)`` (not unit; see the
-    module docstring). Finite gradients at ``v = 0``."""
+def _section(semiaxes: jax.Array, v: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Seen along ``v (g, 3)``: the speed ``|v| (g,)``, the direction ``u (g, 3)`` (``e_x`` at
+    rest), the area ``A_p (g,)`` [m^2] of the ellipsoid's section, the ratio ``(n . u) / |n|^2
+    (g,)`` of its normal ``n (g, 3)`` (not unit; see the module docstring) to ``u``, and ``n``, all
+    functions of the direction alone, so finite (with their gradients) at rest."""
+    speed = spatial.safe_norm(v)
+    moving = speed > 0
+    u = jnp.where(moving[:, None], v / jnp.where(moving, speed, 1.0)[:, None], jnp.eye(3, dtype=v.dtype)[0])
     s0, s1, s2 = semiaxes[:, 0], semiaxes[:, 1], semiaxes[:, 2]
     pairs = jnp.stack([s1 * s2, s2 * s0, s0 * s1], axis=-1)  # (g, 3)
-    denominator = spatial.dot(pairs**4, v**2)
-    numerator = spatial.dot((pairs * v) ** 2, jnp.ones_like(v))
-    ratio = denominator / jnp.maximum(MIN_VALUE, numerator)
-    positive = ratio > 0
-    area = jnp.pi * jnp.where(positive, jnp.sqrt(jnp.where(positive, ratio, 1.0)), 0.0)
-    cosine = numerator / jnp.maximum(MIN_VALUE, spatial.safe_norm(v) * denominator)
-    return area, cosine, pairs**2 * v
+    normal = pairs**2 * u
+    squared_normal, along = spatial.dot(normal, normal), spatial.dot(normal, u)
+    return speed, u, jnp.pi * jnp.sqrt(squared_normal / along), along / squared_normal, normal
 
 
 def ellipsoid_forces(
@@ -77,15 +74,14 @@ def ellipsoid_forces(
     added_torque = jnp.cross(linear_momentum, v) + jnp.cross(angular_momentum, w)
 
     magnus_force = (magnus * density * volume)[:, None] * jnp.cross(w, v)
-    area, cosine, normal = _section_area(s, v)
-    circulation = (kutta * density * cosine * area)[:, None] * jnp.cross(normal, v)
-    kutta_force = jnp.cross(circulation, v)
+    speed, u, area, alignment, normal = _section(s, v)
+    kutta_force = (kutta * density * alignment * area * speed**2)[:, None] * jnp.cross(jnp.cross(normal, u), u)
 
     diameter = 2.0 / 3.0 * jnp.sum(s, axis=-1)
     moments = 8.0 / 15.0 * jnp.pi * s * jnp.maximum(jnp.roll(s, -1, axis=-1), jnp.roll(s, -2, axis=-1)) ** 4
     largest_moment = 8.0 / 15.0 * jnp.pi * middle * largest**4
     swirl = w * (angular[:, None] * moments + slender[:, None] * (largest_moment[:, None] - moments))
-    linear_drag = viscosity * 3.0 * jnp.pi * diameter + density * spatial.safe_norm(v) * (
+    linear_drag = viscosity * 3.0 * jnp.pi * diameter + density * speed * (
         area * blunt + slender * (largest_section - area)
     )
     angular_drag = viscosity * jnp.pi * diameter**3 + density * spatial.safe_norm(swirl)
