@@ -24,7 +24,8 @@ What is read:
 - body inertias as compiled (including those MuJoCo infers from geoms);
 - geoms that collide (``contype`` or ``conaffinity`` non-zero) of the bodies as collision shapes:
   sphere, capsule, ellipsoid, cylinder, box, plane, and meshes with MuJoCo's vertices; the
-  world body's geoms (floors) are left out;
+  world body's geoms (floors) are left out, and every geom where ``<option><flag>`` disables
+  contacts or constraints (``contact="disable"``, ``constraint="disable"``);
 - named sites as frames. Bodies, sites and geoms have separate namespaces, as in MuJoCo: a site
   named like a link is the frame ``name::site``;
 - joint equalities ``<equality><joint joint1="a" joint2="b" polycoef="c0 c1 0 0 0"/>`` as joint
@@ -547,12 +548,19 @@ def _geometry(reader: _Reader, g: int) -> Geometry | None:
     return Geometry("mesh", uri=name, vertices=np.array(m.mesh_vert[start : start + count], dtype=float))
 
 
+def _contacts_off(reader: _Reader) -> bool:
+    """Whether ``<option><flag contact="disable"/>`` or ``constraint="disable"`` turns every
+    contact off (then no geom is a collision shape)."""
+    bits = reader.mujoco.mjtDisableBit
+    return bool(reader.m.opt.disableflags & (int(bits.mjDSBL_CONTACT) | int(bits.mjDSBL_CONSTRAINT)))
+
+
 def _link(reader: _Reader, b: int) -> LinkDescription:
     m, name = reader.m, reader.body(b)
     collisions = []
     first = int(m.body_geomadr[b])
     for g in range(first, first + int(m.body_geomnum[b])):
-        if not (m.geom_contype[g] or m.geom_conaffinity[g]):
+        if not (m.geom_contype[g] or m.geom_conaffinity[g]) or _contacts_off(reader):
             continue
         geometry = _geometry(reader, g)
         if geometry is None:

@@ -351,6 +351,14 @@ def test_a_disabled_gravity_is_zero():
     np.testing.assert_array_equal(world.gravity, np.zeros(3))
 
 
+@pytest.mark.parametrize("flag", ["contact", "constraint"])
+def test_disabled_contacts_leave_every_geom_out(flag: str):
+    """``<flag contact="disable"/>`` or ``constraint="disable"`` (dm_control's fish): no geom is
+    a collision shape, as no geom touches anything in MuJoCo."""
+    xml = f'<mujoco><option><flag {flag}="disable"/></option><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
+    assert js.load_model(xml).shape_kind == () and len(js.load_model(xml.replace(f'{flag}="disable"', f'{flag}="enable"')).shape_kind) == 1
+
+
 def test_an_implicit_integrator_is_read_as_the_nearest_with_a_note():
     xml = '<mujoco>\n<option integrator="implicitfast"/><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
     with pytest.warns(js.ModelLoadWarning, match=r"<string>:2: <option>: MuJoCo's integrator 'implicitfast' is read as the nearest here, 'implicit_euler'"):
