@@ -510,8 +510,13 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 
 def _warn_dropped(reader: _Reader) -> None:
     """Located warnings for what MuJoCo would simulate and this model leaves out: contact pairs
-    and excludes, and the damping and friction loss of free joints."""
+    and excludes, and the damping and friction loss of free joints; and for what it leaves out
+    and this model enforces: the limits and equalities of a file that disables constraints."""
     m = reader.m
+    if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
+        held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
+        if held:
+            _warn_at(reader, "option", f"constraints are disabled, but the {held} joint and tendon limits and equalities are enforced here")
     if m.npair or m.nexclude:
         _warn_at(reader, "contact", f"contact pairs ({m.npair}) and excludes ({m.nexclude}) are not represented: ignored")
     for j in range(m.njnt):

@@ -359,6 +359,12 @@ def test_disabled_contacts_leave_every_geom_out(flag: str):
     assert js.load_model(xml).shape_kind == () and len(js.load_model(xml.replace(f'{flag}="disable"', f'{flag}="enable"')).shape_kind) == 1
 
 
+def test_disabled_constraints_with_limits_warn_that_they_are_enforced():
+    xml = '<mujoco>\n<option><flag constraint="disable"/></option><worldbody><body><joint range="-1 1"/><geom size="0.1"/></body></worldbody></mujoco>'
+    with pytest.warns(js.ModelLoadWarning, match=r"<string>:2: <option>: constraints are disabled, but the 1 joint and tendon limits and equalities are enforced here"):
+        js.load_model(xml)
+
+
 def test_an_implicit_integrator_is_read_as_the_nearest_with_a_note():
     xml = '<mujoco>\n<option integrator="implicitfast"/><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
     with pytest.warns(js.ModelLoadWarning, match=r"<string>:2: <option>: MuJoCo's integrator 'implicitfast' is read as the nearest here, 'implicit_euler'"):
