@@ -53,11 +53,12 @@ What is read:
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: ball joints
 with a range (cone limits), spatial tendons wrapping with side sites, tendons, equalities,
 connects or welds across trees, equality constraints other than linear joint and tendon
-equalities (and those on spatial tendons), connects and welds (each with its line). Contact pairs and excludes, and the damping and friction loss of
-free joints are not represented and warn. Motor, position and velocity actuators on
-joints and motors on tendons are read (:mod:`.mjcf_actuators`; others warn and are
-dropped); sensors and contact options are not read. Locations name the file and the element;
-lines are those of the main file's elements.
+equalities (and those on spatial tendons), connects and welds (each with its line). Contact
+pairs and excludes, and the damping and friction loss of free joints are not represented and
+warn, as do the limits and equalities of a file that disables constraints (enforced here).
+Motor, position and velocity actuators on joints and motors on tendons are read
+(:mod:`.mjcf_actuators`; others warn and are dropped); sensors and contact options are not read.
+Locations name the file and the element; lines are those of the main file's elements.
 """
 
 from __future__ import annotations
