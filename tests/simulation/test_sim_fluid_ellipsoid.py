@@ -80,6 +80,8 @@ def test_the_explicit_step_equals_mujocos_euler(explicit, figures):
 
 
 def test_the_implicit_step_stays_near_mujocos_implicitfast(rowing, sim, figures):
+    """Measured 0.036 rad over 0.2 s; MuJoCo's ``implicit`` is 0.017 from ``implicitfast`` and
+    its Euler 0.3 (the rudder spins at 100 rad/s)."""
     _, states, outputs = sim(rowing, js.State.build(rowing), params(rowing, "implicit_euler"), steps=STEPS, torques=torques(STEPS))
     base, joints = mujoco_rollout("implicitfast")
     distance = max(np.abs(np.asarray(states.base_position) - base).max(), np.abs(np.asarray(states.joint_positions) - joints).max())
