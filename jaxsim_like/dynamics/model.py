@@ -617,5 +617,5 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
         tendons=tendons,
     )
     # The bodies in the fluid, by the names of their links here, on the reduced model's links.
-    fluid = model.fluid.replace(names=tuple(model.link_names[link] for link in model.fluid.links))
+    fluid = model.fluid.renamed(model.link_names)
     return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)))

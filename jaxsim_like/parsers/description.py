@@ -264,15 +264,37 @@ class TendonDescription:
 
 
 @dataclass
+class FluidGeomDescription:
+    """A geom in a medium by MuJoCo's ellipsoid model (MJCF ``fluidshape="ellipsoid"``): the
+    ellipsoid of ``semiaxes (3,)`` [m] at ``B_H_G (4, 4)`` in its ``body`` (a link name of the
+    description), its ``coefficients (5,)`` (MJCF ``fluidcoef``: blunt drag, slender drag,
+    angular drag, Kutta lift, Magnus lift), the ``interaction`` that scales them, and the
+    ellipsoid's ``virtual_mass (3,)`` [m^3] and ``virtual_inertia (3,)`` [m^5] along its axes
+    (times the density: the added mass [kg] and moments of inertia [kg m^2])."""
+
+    name: str
+    body: str
+    B_H_G: np.ndarray
+    semiaxes: np.ndarray
+    coefficients: np.ndarray
+    interaction: float = 1.0
+    virtual_mass: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    virtual_inertia: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
 class FluidDescription:
     """A medium of ``density`` [kg/m^3] and ``viscosity`` [Pa s] moving at ``wind (3,)`` [m/s]
     (world axes), acting on the ``bodies`` (link names of the description) by MuJoCo's
-    inertia-box model (MJCF ``<option density viscosity wind>``)."""
+    inertia-box model and on the ``geoms`` by its ellipsoid model (MJCF ``<option density
+    viscosity wind>``, geoms' ``fluidshape``)."""
 
     density: float
     viscosity: float
     wind: np.ndarray = field(default_factory=lambda: np.zeros(3))
     bodies: list[str] = field(default_factory=list)
+    geoms: list[FluidGeomDescription] = field(default_factory=list)
 
 
 @dataclass

@@ -27,7 +27,8 @@ What is read:
 - body inertias as compiled (including those MuJoCo infers from geoms);
 - geoms that collide (``contype`` or ``conaffinity`` non-zero) of the bodies as collision shapes:
   sphere, capsule, ellipsoid, cylinder, box, plane, and meshes with MuJoCo's vertices; the
-  world body's geoms (floors) are left out;
+  world body's geoms (floors) are left out, and every geom where ``<option><flag>`` disables
+  contacts or constraints (``contact="disable"``, ``constraint="disable"``);
 - named sites as frames. Bodies, sites and geoms have separate namespaces, as in MuJoCo: a site
   named like a link is the frame ``name::site``;
 - joint equalities ``<equality><joint joint1="a" joint2="b" polycoef="c0 c1 0 0 0"/>`` as joint
@@ -46,19 +47,21 @@ What is read:
   a wrapping geom (:class:`TendonSegment`, :class:`TendonWrap`; each counted ``1 / divisor`` of
   the pulley before it), with the fixed tendons' passive forces, limits and motors;
 - the medium of ``<option density viscosity wind>`` (:class:`FluidDescription`), on the bodies
-  with mass, for MuJoCo's inertia-box fluid model;
+  with mass: MuJoCo's inertia-box fluid model, or its ellipsoid model on the geoms of
+  ``fluidshape="ellipsoid"`` (:class:`FluidGeomDescription`, with ``fluidcoef``);
 - connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``)
   as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
   ``solimp`` is not read: the step holds them with an impedance of one.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: spatial
-tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality constraints other than linear joint and tendon
-equalities (and those on spatial tendons), connects and welds, geoms of the ellipsoid fluid
-model (each with its line). Contact pairs and excludes, the damping and friction loss of free
-joints and gravity compensation (``gravcomp``) are not represented and warn. Motor, position and velocity actuators on
-joints and motors on tendons are read (:mod:`.mjcf_actuators`; others warn and are
-dropped); sensors and contact options are not read. Locations name the file and the element;
-lines are those of the main file's elements.
+tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality
+constraints other than linear joint and tendon equalities (and those on spatial tendons),
+connects and welds (each with its line). Contact pairs and excludes, the damping and friction
+loss of free joints and gravity compensation (``gravcomp``) are not represented and warn, as do
+the limits and equalities of a file that disables constraints (enforced here). Motor, position
+and velocity actuators on joints and motors on tendons are read (:mod:`.mjcf_actuators`; others
+warn and are dropped); sensors and contact options are not read. Locations name the file and the
+element; lines are those of the main file's elements.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from .description import (
     BallCone,
     Collision,
     FluidDescription,
+    FluidGeomDescription,
     FrameDescription,
     Geometry,
     Inertial,
@@ -103,6 +107,7 @@ _SITE = 6  # mjtObj: an equality between sites (else bodies)
 _WRAP_JOINT, _WRAP_PULLEY, _WRAP_SITE = 1, 2, 3  # mjtWrap: fixed tendons' joints; spatial tendons' pulleys and sites
 _WRAPS = {4: "sphere", 5: "cylinder"}  # mjtWrap: the geoms a spatial tendon wraps around
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: a body lighter than this feels no fluid
+_SPHERE, _CAPSULE, _CYLINDER = 2, 3, 5  # mjtGeom
 _SHAPES = {2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 0: "plane"}
 
 
@@ -240,20 +245,6 @@ def _tendon_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
                 problems.append((reader.tendon_where(t), message))
         if m.tendon_num[t] and _tendon_tree(m, t) is None:
             problems.append((reader.tendon_where(t), f"{kind} tendon {label} across bodies of two trees is not supported yet"))
-    return problems
-
-
-def _fluid_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
-    """The geoms of MuJoCo's ellipsoid fluid model (``fluidshape="ellipsoid"``), when the file
-    has a medium: only the inertia-box model is represented."""
-    m = reader.m
-    if not (m.opt.density > 0.0 or m.opt.viscosity > 0.0):
-        return []
-    problems = []
-    for g in range(m.ngeom):
-        if m.geom_fluid[g][0] > 0.0:
-            name = reader.name("geom", g) or f"#{g}"
-            problems.append((reader.where("geom", name), f"geom '{name}' uses the ellipsoid fluid model (fluidshape=\"ellipsoid\"), which is not supported yet"))
     return problems
 
 
@@ -411,12 +402,50 @@ def _tendons(reader: _Reader, joints: set[str], bodies: set[int], frames: dict[i
 
 def _fluid(reader: _Reader, bodies: list[int]) -> FluidDescription | None:
     """The medium of ``<option>`` (None when it has neither density nor viscosity) on the
-    ``bodies`` of a tree that have mass (MuJoCo skips lighter ones than ``mjMINVAL``)."""
-    option = reader.m.opt
+    ``bodies`` of a tree that have mass (MuJoCo skips lighter ones than ``mjMINVAL``): those with
+    a geom of the ellipsoid model (``fluidshape="ellipsoid"``) through those geoms, the others
+    through their inertia boxes (as MuJoCo's ``mj_fluid``)."""
+    m, option = reader.m, reader.m.opt
     if not (option.density > 0.0 or option.viscosity > 0.0):
         return None
-    massive = [reader.body(b) for b in bodies if reader.m.body_mass[b] >= _MINVAL]
-    return FluidDescription(float(option.density), float(option.viscosity), np.array(option.wind, dtype=float), massive)
+    boxes, geoms = [], []
+    for b in bodies:
+        if m.body_mass[b] < _MINVAL:
+            continue
+        own = range(int(m.body_geomadr[b]), int(m.body_geomadr[b] + m.body_geomnum[b]))
+        ellipsoids = [g for g in own if m.geom_fluid[g][0] > 0.0]
+        if not ellipsoids:
+            boxes.append(reader.body(b))
+        for g in ellipsoids:
+            name = reader.name("geom", g) or f"geom{g}"
+            fluid = np.array(m.geom_fluid[g], dtype=float)  # interaction, fluidcoef (5), virtual mass (3), inertia (3)
+            geoms.append(
+                FluidGeomDescription(
+                    name=name,
+                    body=reader.body(b),
+                    B_H_G=_pose(m.geom_pos[g], m.geom_quat[g]),
+                    semiaxes=_semiaxes(int(m.geom_type[g]), np.array(m.geom_size[g], dtype=float)),
+                    coefficients=fluid[1:6],
+                    interaction=float(fluid[0]),
+                    virtual_mass=fluid[6:9],
+                    virtual_inertia=fluid[9:12],
+                    location=reader.where("geom", name),
+                )
+            )
+    return FluidDescription(float(option.density), float(option.viscosity), np.array(option.wind, dtype=float), boxes, geoms)
+
+
+def _semiaxes(kind: int, size: np.ndarray) -> np.ndarray:
+    """``(3,)`` [m]: the semi-axes of the ellipsoid MuJoCo's fluid model puts on a geom of type
+    ``kind`` (mjtGeom) and ``size (3,)``: a sphere's radius thrice, a capsule's radius twice and
+    its half-length plus radius, a cylinder's radius twice and its half-length, else the size."""
+    if kind == _SPHERE:
+        return np.full(3, size[0])
+    if kind == _CAPSULE:
+        return np.array([size[0], size[0], size[1] + size[0]])
+    if kind == _CYLINDER:
+        return np.array([size[0], size[0], size[1]])
+    return size.copy()
 
 
 def _tendon_equalities(reader: _Reader, tendons: set[str]) -> list[TendonEqualityDescription]:
@@ -474,7 +503,7 @@ def _unsupported(reader: _Reader) -> None:
     """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
     the first, each other with its line); warn about inactive equalities."""
     m = reader.m
-    problems = _tendon_problems(reader) + _equality_problems(reader) + _fluid_problems(reader)
+    problems = _tendon_problems(reader) + _equality_problems(reader)
     if problems:
         (first, reason), others = problems[0], problems[1:]
         listed = "".join(f"; {message} ({_line(where)}{where.element})" for where, message in others)
@@ -491,8 +520,14 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 
 def _warn_dropped(reader: _Reader) -> None:
     """Located warnings for what MuJoCo would simulate and this model leaves out: contact pairs
-    and excludes, the damping and friction loss of free joints, and bodies' gravity compensation."""
+    and excludes, the damping and friction loss of free joints, and bodies' gravity compensation;
+    and for what it leaves out and this model enforces: the limits and equalities of a file that
+    disables constraints."""
     m = reader.m
+    if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
+        held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
+        if held:
+            _warn_at(reader, "option", f"constraints are disabled, but the {held} joint and tendon limits and equalities are enforced here")
     if m.npair or m.nexclude:
         _warn_at(reader, "contact", f"contact pairs ({m.npair}) and excludes ({m.nexclude}) are not represented: ignored")
     for b in np.flatnonzero(np.asarray(m.body_gravcomp) != 0.0):
@@ -533,12 +568,19 @@ def _geometry(reader: _Reader, g: int) -> Geometry | None:
     return Geometry("mesh", uri=name, vertices=np.array(m.mesh_vert[start : start + count], dtype=float))
 
 
+def _contacts_off(reader: _Reader) -> bool:
+    """Whether ``<option><flag contact="disable"/>`` or ``constraint="disable"`` turns every
+    contact off (then no geom is a collision shape)."""
+    bits = reader.mujoco.mjtDisableBit
+    return bool(reader.m.opt.disableflags & (int(bits.mjDSBL_CONTACT) | int(bits.mjDSBL_CONSTRAINT)))
+
+
 def _link(reader: _Reader, b: int) -> LinkDescription:
     m, name = reader.m, reader.body(b)
     collisions = []
     first = int(m.body_geomadr[b])
     for g in range(first, first + int(m.body_geomnum[b])):
-        if not (m.geom_contype[g] or m.geom_conaffinity[g]):
+        if not (m.geom_contype[g] or m.geom_conaffinity[g]) or _contacts_off(reader):
             continue
         geometry = _geometry(reader, g)
         if geometry is None:

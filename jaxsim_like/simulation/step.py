@@ -13,7 +13,7 @@ from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
 from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
-from ..dynamics.fluid import fluid_wrenches
+from ..dynamics.fluid import fluid_forces
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
@@ -157,8 +157,10 @@ class Prepared(NamedTuple):
     the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
     by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
-    the start (terrain contacts, user wrenches, the fluid's, self-contacts), the terrain contacts' added link
-    inertias ``(N, 6, 6)`` (implicit step; else None) and the joint effects."""
+    the start (terrain contacts, user wrenches, the fluid's, self-contacts), the added link
+    inertias ``(N, 6, 6)`` of the terrain contacts and the fluid (implicit step; else None), the
+    joint effects and the fluid's damping ``G_D (N, 6, 6)`` (implicit step with a fluid; else None,
+    see :func:`.fluid.fluid_forces`)."""
 
     kin: kin_module.Kinematics
     points: jax.Array
@@ -173,6 +175,7 @@ class Prepared(NamedTuple):
     G_f_ext: jax.Array
     added_inertia: jax.Array | None
     effects: Any
+    fluid_damping: jax.Array | None = None
 
 
 class Solved(NamedTuple):
@@ -236,8 +239,13 @@ def prepare(
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     G_f_ext = G_f_ext + external_wrenches_inertial(model, kin, link_wrenches, at_com)
-    if model.fluid.count:
-        G_f_ext = G_f_ext + fluid_wrenches(model.fluid, model.number_of_links, kin.G_H_L, kin.G_v)
+    fluid_damping = None
+    if model.fluid.count or model.fluid.geom_count:
+        G_f_fluid, G_D_fluid = fluid_forces(model.fluid, model.number_of_links, kin.G_H_L, kin.G_v)
+        G_f_ext = G_f_ext + G_f_fluid
+        if implicit:  # the drag at the end of the step, linearised: f - D dv
+            fluid_damping = G_D_fluid
+            added_inertia = added_inertia + dt * G_D_fluid
     if params.self_collision is not None:
         G_f_self, _, _ = self_collision.link_wrenches(
             model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
@@ -255,7 +263,7 @@ def prepare(
     if implicit and command_slopes is not None:
         stiffness, damping = command_slopes
         effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
-    return Prepared(kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects)
+    return Prepared(kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects, fluid_damping)
 def solve(
     model: Model,
     state: State,
@@ -303,6 +311,8 @@ def solve(
         G_f_applied = prepared.G_f_ext + slots.link_sums(
             _wrenches(slot_forces - linear.step_forces, slots.take(points)), model.number_of_links
         )
+        if prepared.fluid_damping is not None:
+            G_f_applied = G_f_applied - spatial.matvec(prepared.fluid_damping, G_dv)
         in_contact = linear.carried
     else:
         G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
@@ -466,8 +476,10 @@ def step(
       articulated-body pass with augmented link inertias (``H_L = sum_p X_p^T (W + h C) X_p`` of
       the link's contact points, see :class:`.contacts.ImplicitContacts`) and joint armature: no
       factorisation, a fixed amount of work. The tangential deformation is updated implicitly in
-      closed form. Self-collision and fluid forces (:mod:`jaxsim_like.dynamics.fluid`) stay explicit. The joint couplings, the tendons'
-      rows (passive forces, limits, equalities; :mod:`.tendons`) and the ball joints' cone limits
+      closed form. The fluid's drag (:mod:`jaxsim_like.dynamics.fluid`) is linearised at the end of
+      the step too, its damping ``G_D`` of each link added to ``H_L`` (MuJoCo's ``implicitfast``
+      does the same); self-collision forces stay explicit. The joint couplings, the tendons' rows
+      (passive forces, limits, equalities; :mod:`.tendons`) and the ball joints' cone limits
       (:mod:`.ball_limits`) follow the solve, with their exact effective masses (:func:`.couplings.enforce`).
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
     - ``"rk4"``: classic Runge-Kutta on the explicit rates.

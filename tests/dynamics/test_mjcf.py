@@ -298,19 +298,19 @@ def test_every_unsupported_element_is_listed_in_one_error(tmp_path: Path):
     path = tmp_path / "many.xml"
     path.write_text(
         '<mujoco><option density="1.2"/>\n<worldbody>\n'
-        '<body name="a"><joint name="ball" type="ball" range="0 30"/><geom name="blob" size="0.1" fluidshape="ellipsoid"/><site name="s1"/>\n'
+        '<body name="a"><joint name="ball" type="ball" range="0 30"/><geom name="blob" size="0.1"/><site name="s1"/>\n'
         '<body name="b"><joint name="ball2" type="ball"/><geom size="0.1"/></body></body>\n'
         '<body name="c"><joint name="j" type="hinge"/><joint name="k" type="hinge"/><geom size="0.1"/><geom name="w" size="0.05" pos="0.5 0 0"/><site name="s2" pos="0 0 1"/></body>\n'
         "</worldbody>\n"
         '<tendon><fixed name="t"><joint joint="j" coef="1"/></fixed>\n<spatial name="rope"><site site="s1"/><geom geom="w" sidesite="s1"/><site site="s2"/></spatial></tendon>\n'
-        '<equality><connect name="coupling" body1="a" body2="c" anchor="0 0 0"/></equality>\n</mujoco>'
+        '<equality><connect name="coupling" body1="a" body2="c" anchor="0 0 0"/>\n<tendon name="taut" tendon1="rope"/></equality>\n</mujoco>'
     )
     with pytest.raises(js.ModelLoadError) as error:
         js.load_model(path)
     assert (error.value.line, error.value.element) == (8, '<spatial name="rope">')
     assert error.value.reason == (
-        "spatial tendon 'rope' wraps around geom 'w' with the side site 's1': side sites are not supported yet; geom 'blob' uses the "
-        "ellipsoid fluid model (fluidshape=\"ellipsoid\"), which is not supported yet (line 3, <geom name=\"blob\">) [2 unsupported elements]"
+        "spatial tendon 'rope' wraps around geom 'w' with the side site 's1': side sites are not supported yet; tendon equality "
+        "'taut' on a spatial tendon is not supported yet (line 10, <tendon name=\"taut\">) [2 unsupported elements]"
     )
 
 
@@ -348,6 +348,20 @@ def test_a_robot_and_a_free_object_simulate_as_a_world():
 def test_a_disabled_gravity_is_zero():
     world = js.load_world('<mujoco><option gravity="0 0 -3"><flag gravity="disable"/></option><worldbody><body><freejoint/><geom size="1"/></body></worldbody></mujoco>')
     np.testing.assert_array_equal(world.gravity, np.zeros(3))
+
+
+@pytest.mark.parametrize("flag", ["contact", "constraint"])
+def test_disabled_contacts_leave_every_geom_out(flag: str):
+    """``<flag contact="disable"/>`` or ``constraint="disable"`` (dm_control's fish): no geom is
+    a collision shape, as no geom touches anything in MuJoCo."""
+    xml = f'<mujoco><option><flag {flag}="disable"/></option><worldbody><body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>'
+    assert js.load_model(xml).shape_kind == () and len(js.load_model(xml.replace(f'{flag}="disable"', f'{flag}="enable"')).shape_kind) == 1
+
+
+def test_disabled_constraints_with_limits_warn_that_they_are_enforced():
+    xml = '<mujoco>\n<option><flag constraint="disable"/></option><worldbody><body><joint range="-1 1"/><geom size="0.1"/></body></worldbody></mujoco>'
+    with pytest.warns(js.ModelLoadWarning, match=r"<string>:2: <option>: constraints are disabled, but the 1 joint and tendon limits and equalities are enforced here"):
+        js.load_model(xml)
 
 
 def test_an_implicit_integrator_is_read_as_the_nearest_with_a_note():
