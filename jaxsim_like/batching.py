@@ -11,11 +11,8 @@ Within a device, ``chunk_size`` chooses how its slice is batched:
 
 - ``None``: one ``jax.vmap`` over the whole slice (best on GPU and TPU, which want wide arrays);
 - an integer ``c``: a loop (``jax.lax.map``) over chunks of ``c`` worlds, each a ``vmap``. On the
-  CPU this bounds the working set of a step: with 4096 humanoid worlds on 2 cores (implicit
-  step, 10 ms, float32), 1024-world chunks ran 294 simulated seconds per wall second, one
-  ``vmap`` 228, chunks of 256 and 64 278 and 245; at 1024 worlds one ``vmap`` and chunks of
-  256 tied (285 and 283), chunks of 64 ran 247; ``jaxsim-like bench`` measures both on your
-  machine.
+  CPU this bounds the working set of a step (docs/benchmarks.md, "Chunk sizes on the CPU";
+  ``jaxsim-like bench`` measures both on your machine).
 - ``"auto"`` (default): 1024 on the CPU, ``None`` elsewhere.
 
 Multi-host (multi-controller JAX): call ``jax.distributed.initialize()`` first (your call, once
@@ -180,8 +177,7 @@ def chunked_vmap(fn: Any, chunk_size: int | str | None = "auto") -> Any:
     ``chunk_size`` rows (``"auto"``: :data:`CPU_VMAP_CHUNK_SIZE` when the default backend is the
     CPU, one plain ``vmap`` otherwise; ``None``: one plain ``vmap``).
 
-    On the CPU a chunk's working set stays in cache (the ABA of 4096 humanoid states ran 3x faster
-    per state in chunks of 8 than in one ``vmap``). Pass shared arguments (the model) by closure:
+    On the CPU a chunk's working set stays in cache. Pass shared arguments (the model) by closure:
     ``chunked_vmap(lambda s, u: forward_dynamics(model, s, joint_torques=u))``.
     """
     if chunk_size == "auto":

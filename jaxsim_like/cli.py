@@ -60,9 +60,9 @@ def _model_source(name_or_path: str) -> str:
 
 
 def _tree_lines(model) -> list[str]:
-    from .dynamics.model import JOINT_TYPE_CODES
+    from .dynamics.model import JointKind
 
-    kinds = {code: kind for kind, code in JOINT_TYPE_CODES.items()}
+    kinds = {JointKind.REVOLUTE: "revolute", JointKind.PRISMATIC: "prismatic", JointKind.BALL_ROTATION: "ball"}
     children: dict[int, list[int]] = {}
     for link, parent in enumerate(model.parent):
         children.setdefault(parent, []).append(link)

@@ -189,7 +189,7 @@ def initial_sim(model: Model, state: State, history_size: int, step: int) -> Mod
     dtype = state.joint_positions.dtype
     n = model.dofs
     links = jnp.zeros((model.number_of_links, LINK_COLUMNS), dtype)
-    links = links.at[:, ORIGIN].set(kin_module.forward_kinematics(model, state)[:, :3, 3] + state.base_position)
+    links = links.at[:, ORIGIN].set(kin_module.forward_kinematics(model, state)[:, :3, 3])
     last = LastStep(
         points=jnp.zeros((len(model.point_link), POINT_COLUMNS), dtype),
         joints=jnp.zeros((3, n), dtype),

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dynamics import spatial
-from ..dynamics.model import JOINT_TYPE_CODES
-from ..dynamics.tree import PRISMATIC
+from ..dynamics.model import JointKind
 from ..simulation import control
 from . import errors
 from .calls import scenario_methods
@@ -82,8 +81,8 @@ class Joint(Handle):
         """``revolute`` (also for continuous joints), ``prismatic`` or ``ball``."""
         if self._is_ball():
             return JointType.ball
-        code = self._entry.model.joint_type[self._entry.model.joint_link[self._index]]
-        return JointType.prismatic if code == JOINT_TYPE_CODES[PRISMATIC] else JointType.revolute
+        kind = self._entry.model.joint_type[self._entry.model.joint_link[self._index]]
+        return JointType.prismatic if kind == JointKind.PRISMATIC else JointType.revolute
 
     def control_mode(self) -> JointControlMode:
         return self._entry.mode(self._index)

@@ -23,11 +23,12 @@ from .jacobians import (
     link_velocities,
 )
 from .kinematics import forward_kinematics, frame_poses, link_poses, with_velocity_representation
-from .model import Model, build_model, reduce
+from .model import JointKind, Model, build_model, reduce
 from .rnea import bias_forces, gravity_forces, inverse_dynamics
 from .state import State
 
 __all__ = [
+    "JointKind",
     "Model",
     "State",
     "bias_forces",

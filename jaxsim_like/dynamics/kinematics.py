@@ -19,7 +19,7 @@ import numpy as np
 from . import configuration, levels
 from . import representations as rep
 from . import spatial
-from .model import Model, topology
+from .model import JointKind, Model, topology
 from .state import State
 
 STANDARD_GRAVITY = 9.81
@@ -53,8 +53,8 @@ def joint_transforms(model: Model, joint_positions: jax.Array) -> jax.Array:
     (I - R) p; 0, 0]``; its other two links stay where their zero pose puts them (identity).
     """
     q = to_link_order(model, configuration.scalar_positions(model, joint_positions))[:, None]
-    revolute = jnp.asarray(np.asarray(model.joint_type) == 1)[:, None]
-    prismatic = jnp.asarray(np.asarray(model.joint_type) == 2)[:, None]
+    revolute = jnp.asarray(np.asarray(model.joint_type) == JointKind.REVOLUTE)[:, None]
+    prismatic = jnp.asarray(np.asarray(model.joint_type) == JointKind.PRISMATIC)[:, None]
     a, point = model.joint_axis, model.joint_axis_point
     K = spatial.skew(a)
     K2 = a[:, :, None] * a[:, None, :] - spatial.dot(a, a)[:, None, None] * jnp.eye(3, dtype=a.dtype)
@@ -103,11 +103,12 @@ def frame_poses(model: Model, W_H_L: jax.Array) -> jax.Array:
 
 def _motion_subspaces(W_H: jax.Array, axis: jax.Array, point: jax.Array, joint_type: np.ndarray) -> jax.Array:
     """World motion subspaces ``(..., 6)`` of joints with the given axes and points in the moved
-    frames ``W_H (..., 4, 4)`` and static type codes ``joint_type (...)`` (1 revolute, 2 prismatic,
-    3 a rotation of a ball joint)."""
+    frames ``W_H (..., 4, 4)`` and static :class:`.model.JointKind` codes ``joint_type (...)``."""
     R, o = W_H[..., :3, :3], W_H[..., :3, 3]
     W_axis = spatial.rotate(R, axis)
-    revolute, prismatic = np.isin(np.asarray(joint_type), (1, 3))[..., None], (np.asarray(joint_type) == 2)[..., None]
+    kinds = np.asarray(joint_type)
+    revolute = np.isin(kinds, (JointKind.REVOLUTE, JointKind.BALL_ROTATION))[..., None]
+    prismatic = (kinds == JointKind.PRISMATIC)[..., None]
     linear = jnp.zeros_like(W_axis)
     if revolute.any():
         linear = jnp.where(revolute, jnp.cross(spatial.rotate(R, point) + o, W_axis), linear)

@@ -52,8 +52,8 @@ def _take(values: Any, index: Any) -> Any:
 
 def _sum_into_parents(values: Any, one_hot: np.ndarray | None) -> Any:
     """``sum_j one_hot[i, j] values[j]`` for every leaf, as additions of static slices (one
-    elementwise fusion; as a masked reduction, XLA's CPU runtime gave each a kernel of its own and
-    the implicit step of 64 humanoids ran 1.13x slower); the values themselves without a mask."""
+    elementwise fusion; as a masked reduction, XLA's CPU runtime gives each a slower kernel of its
+    own); the values themselves without a mask."""
     if one_hot is None:
         return values
     children = [np.flatnonzero(row) for row in one_hot]

@@ -14,6 +14,7 @@ velocities ``(n,)`` its angular velocity in the child frame (see :mod:`.configur
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 from typing import Any, Callable, Sequence
 
@@ -33,7 +34,20 @@ from .fluid import FluidDrag, build_fluid
 from .tendons import Tendons, build_tendons
 from .tree import BALL, PRISMATIC, REVOLUTE, RigidTree
 
-JOINT_TYPE_CODES = {tree_module.ROOT: 0, REVOLUTE: 1, PRISMATIC: 2, BALL: 3}
+
+
+class JointKind(enum.IntEnum):
+    """The kind of each link's joint, ``Model.joint_type`` (static): the root has none, and a
+    ball joint is three rotations (:func:`.tree.expand_ball_joints`)."""
+
+    ROOT = 0
+    REVOLUTE = 1
+    PRISMATIC = 2
+    BALL_ROTATION = 3
+
+
+JOINT_KINDS = {tree_module.ROOT: JointKind.ROOT, REVOLUTE: JointKind.REVOLUTE, PRISMATIC: JointKind.PRISMATIC, BALL: JointKind.BALL_ROTATION}
+"""The :class:`JointKind` of each kind of :class:`.tree.RigidTree` joint."""
 
 _STATIC_FIELDS = (
     "name",
@@ -145,7 +159,7 @@ class Model:
     joint_names: tuple[str, ...]
     frame_names: tuple[str, ...]
     parent: tuple[int, ...]
-    joint_type: tuple[int, ...]
+    joint_type: tuple[JointKind, ...]
     joint_link: tuple[int, ...]
     continuous: tuple[bool, ...]
     frame_link: tuple[int, ...]
@@ -334,7 +348,7 @@ def model_from_tree(
         joint_names=tuple(joint_names),
         frame_names=tuple(n for n, _, _ in tree.frames),
         parent=tuple(int(p) for p in tree.parent),
-        joint_type=tuple(JOINT_TYPE_CODES[k] for k in tree.joint_kind),
+        joint_type=tuple(JOINT_KINDS[k] for k in tree.joint_kind),
         joint_link=tuple(joint_link),
         continuous=tuple(bool(tree.continuous[i]) for i in joint_link),
         frame_link=tuple(int(link) for _, link, _ in tree.frames),
@@ -512,7 +526,7 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
         out[list(model.joint_link)] = np.asarray(values_of_joints)
         return out
 
-    kinds = [tree_module.ROOT] + [REVOLUTE if model.joint_type[i] == 1 else PRISMATIC for i in range(1, size)]
+    kinds = [tree_module.ROOT] + [REVOLUTE if model.joint_type[i] == JointKind.REVOLUTE else PRISMATIC for i in range(1, size)]
     names: list[str | None] = [None] + [model.joint_names[topo.link_joint[i]] for i in range(1, size)]
     continuous = [False] * size
     for k, link in enumerate(model.joint_link):

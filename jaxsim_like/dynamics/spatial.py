@@ -196,8 +196,7 @@ def cross_force(v: Array, f: Array) -> Array:
 def rotate(R: Array, v: Array) -> Array:
     """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)``, as one XLA dot: rotated vectors (joint
     axes, points) feed many consumers, and a fused product would be recomputed in each; as a
-    reduction, XLA's CPU runtime gave it a slow kernel of its own (the step of 1024 humanoids ran
-    1.25x slower)."""
+    reduction, XLA's CPU runtime gives it a slow kernel of its own."""
     return jnp.einsum("...ij,...j->...i", R, v)
 
 
@@ -241,7 +240,7 @@ def matmul(A: Array, B: Array, *, fused: bool = True) -> Array:
 
 def congruence(R: Array, A: Array) -> Array:
     """``R @ A @ R^T`` for ``(..., 3, 3)`` matrices, as two XLA dots (stored once, see :func:`dot`;
-    as reductions, batches of ABA ran 1.3x slower)."""
+    as reductions, batches of ABA run slower)."""
     return matmul(matmul(R, A), jnp.swapaxes(R, -1, -2), fused=False)
 
 

@@ -28,8 +28,7 @@ Coulomb friction creeps at ``v_s atanh(load / F)``)."""
 RESTING_LINKS = 2
 """The default contact law sinks a model resting on this many of its links (or on all of them,
 when fewer carry collidable points; one for a model without any) by ``max_penetration``. Sized
-for one link, the light hand of the limp shipped humanoid, a single swept point, chattered at
-0.16 rad/s at 5 ms."""
+for one link, the light hand of the limp shipped humanoid, a single swept point, chattered at 5 ms."""
 CONTACT_SLOT_TOLERANCE = 5.0
 """With ``contact_slots="auto"``, a link's slots are the most of its points within this many
 ``max_penetration`` of one supporting plane (see :func:`.contact_slots.facet_counts`)."""

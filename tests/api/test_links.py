@@ -35,6 +35,14 @@ def test_a_world_force_acts_for_exactly_its_duration(make_world):
     assert not link.apply_world_force([0, 0, 1], duration=-1)
 
 
+def test_a_model_inserted_away_from_the_origin_records_its_link_origins_once(make_world):
+    """Before any run, the link origins that contact wrenches are taken about are the links' positions
+    (the base position counted once)."""
+    sim, world = make_world((FREE_BOX, api.Pose([3, -2, 1], [1, 0, 0, 0]), "box"))
+    link = world.get_model("box").get_link("box")
+    assert approx(link._observation().step_origins[link._index], link.position(), 1e-12)
+
+
 def test_link_velocities_agree_with_finite_differences_of_poses(make_world):
     sim, world = make_world((ARM, None, "arm7"), (FREE_BOX, api.Pose([3, 0, 1]), "box"))
     box, arm = world.get_model("box"), world.get_model("arm7")

@@ -12,7 +12,6 @@ from .collide import Contacts, Geometry, collide, query
 from .forces import PairLaw, explicit_pair_forces, pair_forces
 from .kinds import KINDS
 from .table import DEFAULT_BUDGET, CollisionTable, PairGroup
-from .wrenches import link_wrenches, relative_velocity
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -24,8 +23,6 @@ __all__ = [
     "PairGroup",
     "collide",
     "explicit_pair_forces",
-    "link_wrenches",
     "pair_forces",
     "query",
-    "relative_velocity",
 ]
