@@ -12,7 +12,7 @@ import numpy as np
 from ...dynamics.model import Model
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
-from .kinds import FAMILIES, KINDS, POINTS
+from .kinds import FAMILIES, KINDS, POINT_CHUNK, POINTS
 from .slots import Slots
 from .table import CollisionTable, PairGroup
 
@@ -167,10 +167,9 @@ def _narrow_phases(groups, culled: list[_Culled], W_H_S, sizes, points, point_ra
         families.setdefault(KINDS[group.kind].family, []).append(g)
     for family, members in families.items():
         if family == POINTS:
-            for g in members:
-                first, second = culled[g].first, culled[g].second
-                per_point = jax.vmap(KINDS[POINTS].kernel, in_axes=(0, 0, None, None, None))
-                results[g] = jax.vmap(per_point)(points[first], point_radius[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
+            for g, result in zip(members, _swept_points([groups[g] for g in members], [culled[g] for g in members],
+                                                        W_H_S, sizes, points, point_radius, code)):
+                results[g] = result
             continue
         kinds = [KINDS[groups[g].kind] for g in members]
         a = _joined([culled[g].second if k.swapped else culled[g].first for g, k in zip(members, kinds)])
@@ -181,6 +180,32 @@ def _narrow_phases(groups, culled: list[_Culled], W_H_S, sizes, points, point_ra
         ends = np.cumsum([0] + counts)
         for g, kind, start, end in zip(members, kinds, ends[:-1], ends[1:]):
             results[g] = kind.taken(jax.tree.map(lambda x: x[start:end], slots))
+    return results
+
+
+def _swept_points(groups, culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of points: each swept
+    point (a collidable point, or a sphere's centre and radius) against its shape, all in one
+    narrow phase."""
+    centres, radii, shapes = [], [], []
+    for group, kept in zip(groups, culled):
+        if group.kind == POINTS:
+            centres.append(points[kept.first].reshape(-1, 3))
+            radii.append(point_radius[kept.first].reshape(-1))
+            repeat = np.repeat if isinstance(kept.second, np.ndarray) else jnp.repeat
+            shapes.append(repeat(kept.second, POINT_CHUNK))
+        else:
+            centres.append(W_H_S[kept.first, :3, 3])
+            radii.append(sizes[kept.first, 0])
+            shapes.append(kept.second)
+    shape = _joined(shapes)
+    slots = jax.vmap(KINDS[POINTS].kernel)(jnp.concatenate(centres), jnp.concatenate(radii), jnp.asarray(code)[shape],
+                                           W_H_S[shape], sizes[shape])
+    results, start = [], 0
+    for group in groups:
+        count = group.keep * KINDS[group.kind].slots
+        results.append(jax.tree.map(lambda x: x[start : start + count].reshape((group.keep, -1) + x.shape[2:]), slots))
+        start += count
     return results
 
 

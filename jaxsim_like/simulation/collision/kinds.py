@@ -5,8 +5,9 @@ Pair kinds that are one computation on their shapes' data share a :class:`Family
 collision query evaluates once for all their pairs (one narrow phase in the compiled program,
 however many of its kinds a world has): a sphere is a capsule of no length, and a cylinder
 against a capsule, a box or a cylinder is the capsule of its radius and segment with only the
-contacts on its side kept (:func:`.cylinder.on_side`, switched per pair). Each kind takes the first
-``slots`` of its family's slots: the others are never candidates for its shapes.
+contacts on its side kept (:func:`.cylinder.on_side`, switched per pair), and a sphere against a
+cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
+the first ``slots`` of its family's slots: the others are never candidates for its shapes.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import jax.numpy as jnp
 
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
-from .cylinder import on_side, sphere_cylinder
-from .points import point_shape
+from .cylinder import on_side
+from .points import KIND_CODES, point_shape
 from .round import capsule_capsule
 from .slots import Slots
 
@@ -61,7 +62,6 @@ FAMILIES: dict[str, Family] = {
     "round": Family(_round, 2),
     "round-box": Family(_round_box, 3),
     "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
-    "sphere-cylinder": Family(_alone(sphere_cylinder), 1),
 }
 
 
@@ -70,13 +70,16 @@ class Kind(NamedTuple):
     ``slots`` it fills per pair (per chunk of points: the first of its family's), the number of
     ``features`` its slots are chosen from (:attr:`.slots.Slots.feature`; 0: the slots
     themselves), whether its family takes its shapes the other way round (``swapped``: the
-    family's a is the kind's b) and which of the family's shapes are ``cylinders``."""
+    family's a is the kind's b), which of the family's shapes are ``cylinders``, and, in the
+    family of points, the kind of shape that a sphere meets as a swept point (``ball_against``;
+    None: collidable points)."""
 
     family: str
     slots: int
     features: int = 0
     swapped: bool = False
     cylinders: tuple[bool, bool] = (False, False)
+    ball_against: str | None = None
 
     @property
     def memory(self) -> int:
@@ -91,9 +94,12 @@ class Kind(NamedTuple):
     @property
     def kernel(self) -> Callable:
         """The narrow phase of one pair of this kind, ``(H_a, size_a, H_b, size_b) -> Slots``
-        (points: :func:`.points.point_shape`)."""
-        if self.family == POINTS:
+        (collidable points: :func:`.points.point_shape`)."""
+        if self.family == POINTS and self.ball_against is None:
             return point_shape
+        if self.family == POINTS:
+            code = KIND_CODES[self.ball_against]
+            return lambda H_a, size_a, H_b, size_b: point_shape(H_a[:3, 3], size_a[0], jnp.asarray(code), H_b, size_b)
         family = FAMILIES[self.family]
 
         def kernel(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
@@ -110,7 +116,7 @@ KINDS: dict[str, Kind] = {
     "sphere-box": Kind("round-box", 1),
     "capsule-box": Kind("round-box", 3),
     "box-box": Kind("box-box", BOX_BOX_SLOTS, BOX_BOX_FEATURES),
-    "sphere-cylinder": Kind("sphere-cylinder", 1),
+    "sphere-cylinder": Kind(POINTS, 1, ball_against=CYLINDER),
     "capsule-cylinder": Kind("round", 2, cylinders=(False, True)),
     "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False)),
     "cylinder-cylinder": Kind("round", 2, cylinders=(True, True)),
