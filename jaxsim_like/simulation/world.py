@@ -397,6 +397,12 @@ class _Batch(NamedTuple):
     inputs: ModelInputs
     exact: bool
 
+    @property
+    def padding(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Of a padded group (:mod:`.groups`): which points are each member's own ``(G, P)`` and
+        the contact slots each of its links rests on at most ``(G, N)``."""
+        return (self.group.own >= 0, self.group.slot_limit) if self.group.padded else None
+
 
 class _Pairs(NamedTuple):
     """The contacts between links at the start of a step: the ``contacts`` (welded pairs made
@@ -449,15 +455,15 @@ def _world_rates(
     params = world.params
     prepared, user = [], []
     for b, current, command in zip(batches, states, commanded):
-        def prepared_model(model, model_params, state, inputs, command):
+        def prepared_model(model, model_params, state, inputs, command, padding):
             slopes = (command.stiffness, command.damping)
-            p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes)
+            p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes, padding)
             acting = _user_wrenches(model, state, inputs, steps, p.kin.G_H_L[:, :3, :3])
             if inputs.link_wrenches is not None or inputs.timed_wrenches is not None:
                 p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
             return p, acting
 
-        p, acting = jax.vmap(prepared_model)(b.model, b.params, current, b.inputs, command)
+        p, acting = jax.vmap(prepared_model)(b.model, b.params, current, b.inputs, command, b.padding)
         prepared.append(p)
         user.append(acting)
 
@@ -491,29 +497,32 @@ def _world_rates(
         jax.ops.segment_sum(point_inertias(arms_a, matrices), contacts.link_a, links)
         + jax.ops.segment_sum(point_inertias(arms_b, matrices), contacts.link_b, links)
     )
-    colours = COLOURS if any(len(g.members) > 1 for g in groups) else 1
+    colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
+    kinds = max(g.kinds for g in groups)
 
-    def half_sweep(i: jax.Array, current: list[Solved]) -> list[Solved]:
+    def turn(i: jax.Array, current: list[Solved]) -> list[Solved]:
         # Block Gauss-Seidel: each batch is solved with the latest velocity change of the links it
         # touches, its own links' terms being in its added inertias; a batch of several models
-        # keeps the solution of its members of this half-sweep's colour.
+        # keeps the solution of its members of this turn's colour and kind (a half-sweep is one
+        # turn per kind: each kind of a padded batch in turn, as if it were a batch of its own).
         current = list(current)
+        colour, kind = (i // kinds) % colours, i % kinds
         for k, group in enumerate(groups):
             every = to_global(groups, "links", [s.G_dv for s in current])
             dv_a = _material_velocity(every, contacts.link_a, arms_a)
             dv_b = _material_velocity(every, contacts.link_b, arms_b)
             coupling = _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links)
             fresh = solved_batch(k, start_wrench + coupling, inertia, True)
-            if len(group.members) > 1:
-                turn = jnp.asarray(group.colour) == i % colours
-                fresh = jax.tree.map(lambda new, old: jnp.where(turn.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
+            if len(group.members) > 1 or kinds > 1:
+                mine = (jnp.asarray(group.colour) == colour) & (jnp.asarray(group.kind if group.padded else np.zeros(len(group.members), int)) == kind)
+                fresh = jax.tree.map(lambda new, old: jnp.where(mine.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
             current[k] = fresh
         return current
 
-    # The first sweep takes the other sides at rest; one sweep in the graph, whatever their number.
+    # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
     blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
              for k in range(len(batches))]
-    solved = jax.lax.fori_loop(0, world.pair_sweeps * colours, half_sweep, blank)
+    solved = jax.lax.fori_loop(0, world.pair_sweeps * colours * kinds, turn, blank)
     G_dv = to_global(groups, "links", [s.G_dv for s in solved])
     dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
     forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
@@ -580,7 +589,7 @@ def _grouped(
         raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
     inputs = _inputs(world, inputs)
     if isinstance(state, PackedWorldState):
-        groups = groups_of(world.models, state.members)
+        groups = groups_of(world.models, world.model_params, state.members)
         packed = state
     else:
         per_model = (world.model_params, state.states, state.controllers, state.histories, inputs)
@@ -602,7 +611,7 @@ def _grouped(
 
 def _ungrouped(world: WorldModel, packed: PackedWorldState) -> WorldState:
     """The :class:`WorldState` of ``packed``, per model."""
-    groups, count = groups_of(world.models, packed.members), len(world.models)
+    groups, count = groups_of(world.models, world.model_params, packed.members), len(world.models)
     states, controllers, histories = (tuple(unstack(groups, values, count)) for values in (packed.states, packed.controllers, packed.histories))
     return WorldState(states, controllers, histories, packed.steps, packed.pair_deformation)
 
