@@ -41,20 +41,20 @@ is then solved red-black)."""
 class ModelGroup:
     """The models ``members`` (world indices, ascending) of one structure; ``links (G, N)``,
     ``shapes (G, S)`` and ``points (G, P)``: the global index of each member's links, shapes and
-    collidable points (``-1``: padding); ``own (G, P)``: the index of each point among its
-    member's own (``-1``: padding); ``kind (G,)``: each member's kind (structure before padding,
-    ``kinds`` of them, in order of first member); ``colour (G,)``: each member's colour within its
-    kind (all 0 for a kind of one); the group's ``point_link (P,)`` and static ``contact_slots`` per
-    link, and each member's ``slot_limit (G, N)`` (None: one kind, nothing padded)."""
+    collidable points (``-1``: padding); ``colour (G,)``: each member's colour within its kind (all
+    0 for a kind of one); ``kind (G,)``: each member's kind (its structure before padding, ``kinds``
+    of them, in order of first member). Padded (more than one kind): ``own (G, P)``, the index of
+    each point among its member's own (``-1``: padding), the group's ``point_link (P,)`` and static
+    ``contact_slots`` per link, and each member's ``slot_limit (G, N)``."""
 
     members: tuple[int, ...]
     links: np.ndarray
     shapes: np.ndarray
     points: np.ndarray
     colour: np.ndarray
-    own: np.ndarray | None = None
-    kind: np.ndarray | None = None
+    kind: np.ndarray
     kinds: int = 1
+    own: np.ndarray | None = None
     point_link: tuple[int, ...] | None = None
     contact_slots: tuple[int, ...] | None = None
     slot_limit: np.ndarray | None = None
@@ -125,7 +125,7 @@ def groups_of(models: Sequence[Model], params: Sequence[ModelParams], members: S
                          for m in group])
         base = dict(members=tuple(group), links=indices(offsets[0], group), shapes=indices(offsets[1], group))
         if len(kinds) == 1:
-            groups.append(ModelGroup(**base, points=indices(offsets[2], group), colour=colours(len(group))))
+            groups.append(ModelGroup(**base, points=indices(offsets[2], group), colour=colours(len(group)), kind=kind))
             continue
         colour = np.zeros(len(group), int)
         for k in range(len(kinds)):

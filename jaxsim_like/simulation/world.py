@@ -514,7 +514,7 @@ def _world_rates(
             coupling = _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links)
             fresh = solved_batch(k, start_wrench + coupling, inertia, True)
             if len(group.members) > 1 or kinds > 1:
-                mine = (jnp.asarray(group.colour) == colour) & (jnp.asarray(group.kind if group.padded else np.zeros(len(group.members), int)) == kind)
+                mine = (jnp.asarray(group.colour) == colour) & (jnp.asarray(group.kind) == kind)
                 fresh = jax.tree.map(lambda new, old: jnp.where(mine.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
             current[k] = fresh
         return current

@@ -158,7 +158,7 @@ def _joined(arrays: list[Any]) -> Any:
     return jnp.concatenate([jnp.asarray(a) for a in arrays])
 
 
-def _narrow_phases(groups, culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of each group's kept pairs, each family's
     narrow phase evaluated once for the pairs of all its kinds."""
     results: list[Slots | None] = [None] * len(groups)
@@ -183,7 +183,7 @@ def _narrow_phases(groups, culled: list[_Culled], W_H_S, sizes, points, point_ra
     return results
 
 
-def _swept_points(groups, culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of points: each swept
     point (a collidable point, or a sphere's centre and radius) against its shape, all in one
     narrow phase."""
