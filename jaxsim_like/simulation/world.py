@@ -512,12 +512,27 @@ def _world_rates(
             dv_a = _material_velocity(every, contacts.link_a, arms_a)
             dv_b = _material_velocity(every, contacts.link_b, arms_b)
             coupling = _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links)
+            if group.padded:  # only the members of this turn, gathered (the rest of the table's row drops out)
+                rows = jnp.asarray(turns[k])[colour * kinds + kind]
+                fresh = solved_rows(k, rows, start_wrench + coupling, inertia)
+                current[k] = jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), current[k], fresh)
+                continue
             fresh = solved_batch(k, start_wrench + coupling, inertia, True)
             if len(group.members) > 1 or kinds > 1:
                 mine = (jnp.asarray(group.colour) == colour) & (jnp.asarray(group.kind) == kind)
                 fresh = jax.tree.map(lambda new, old: jnp.where(mine.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
             current[k] = fresh
         return current
+
+    def solved_rows(k: int, rows: jax.Array, wrench: jax.Array, inertia: jax.Array) -> Solved:
+        # Batch k's members ``rows`` (out of range: a repeat of its last member, dropped by the caller) solved.
+        b = batches[k]
+        taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
+        links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
+        return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
+            taken(b.model), taken(b.params), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
+
+    turns = [_turns(g, colours, kinds) for g in groups]
 
     # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
     blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
@@ -530,6 +545,14 @@ def _world_rates(
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
     return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop")
+
+
+def _turns(group: ModelGroup, colours: int, kinds: int) -> np.ndarray:
+    """``(colours * kinds, W)``: the members of ``group`` solved at each turn of a half-sweep
+    (colour, then kind), padded with ``G`` (out of range) to the largest."""
+    rows = [np.flatnonzero((group.colour == c) & (group.kind == k)) for c in range(colours) for k in range(kinds)]
+    width = max(len(r) for r in rows)
+    return np.stack([np.pad(r, (0, width - len(r)), constant_values=len(group.members)) for r in rows]).astype(np.int32)
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
