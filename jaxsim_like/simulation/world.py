@@ -25,7 +25,9 @@ reported force is the linearised force at the last sweep's velocity changes.
 Models of one structure are stepped as one batch (:mod:`.groups`): every per-model stage is
 ``vmap``-ped over the batch, and a sweep solves the batches in turn, each in two half-sweeps
 that keep the solution of one colour of its members (red-black), so that the traced step grows
-with the number of structures, not of models.
+with the number of structures, not of models. A batch of kinds (models that differ only in their
+collidable points, padded) solves, at each turn, the members of one kind and colour, in the order
+that batches of their own would have.
 """
 
 from __future__ import annotations
@@ -532,7 +534,7 @@ def _world_rates(
         return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
             taken(b.model), taken(b.params), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
 
-    turns = [_turns(g, colours, kinds) for g in groups]
+    turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
 
     # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
     blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
