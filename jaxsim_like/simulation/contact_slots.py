@@ -216,18 +216,24 @@ def every_point(model: Model) -> Slots:
     return Slots(None, None, _Layout(None, _padded_sum_table(model), np.asarray(model.point_link, dtype=int)))
 
 
-def contact_slots(model: Model, depth: jax.Array, enabled: jax.Array, counts: tuple[int, ...] | None) -> Slots:
+def contact_slots(
+    model: Model, depth: jax.Array, enabled: jax.Array, counts: tuple[int, ...] | None, limit: jax.Array | None = None
+) -> Slots:
     """The :class:`Slots` of a step: per link ``L``, the ``counts[L]`` deepest of its enabled
-    points at ``depth (P,)`` [m] (``enabled (P,)``); every point when ``counts`` is None."""
+    points at ``depth (P,)`` [m] (``enabled (P,)``); every point when ``counts`` is None. A
+    ``limit (N,)`` (int, traced) leaves only the ``limit[L]`` deepest of them valid (a padded
+    model's own slot counts, :mod:`.groups`)."""
     if counts is None:
         return every_point(model)
     points, valid = [], []
     groups = _groups(tuple(model.point_link), tuple(counts))
     for group in groups:
         table, filled = jnp.asarray(group.table), jnp.asarray(group.filled)
-        if group.select:
+        if group.select or limit is not None:
             _, pick = jax.lax.top_k(jnp.where(group.filled & enabled[group.table], depth[group.table], -jnp.inf), group.k)
             table, filled = jnp.take_along_axis(table, pick, axis=1), jnp.take_along_axis(filled, pick, axis=1)
+        if limit is not None:
+            filled = filled & (np.arange(group.k)[None, :] < limit[group.rows][:, None])
         points.append(table.reshape(-1))
         valid.append(filled.reshape(-1))
     return Slots(jnp.concatenate(points), jnp.concatenate(valid), _Layout(groups, None, np.asarray(model.point_link, dtype=int)))

@@ -207,11 +207,14 @@ def prepare(
     at_com: bool,
     implicit: bool,
     command_slopes: tuple[jax.Array, jax.Array] | None = None,
+    padding: tuple[jax.Array, jax.Array] | None = None,
 ) -> Prepared:
     """The :class:`Prepared` model at ``state`` under ``commanded`` joint torques ``(n,)`` and
     user ``link_wrenches`` (see :func:`step`); ``implicit``: linearise the terrain contacts for a
     linearly implicit Euler step of ``world.dt``, and take the commanded torques at the end of the
-    step with their ``command_slopes`` ``(stiffness, damping) (n,)`` (see :class:`.control.Commands`)."""
+    step with their ``command_slopes`` ``(stiffness, damping) (n,)`` (see :class:`.control.Commands`).
+    ``padding``: of a model whose points are padded (:mod:`.groups`), which points are its own
+    ``(P,)`` (the others never touch) and the contact slots each link rests on at most ``(N,)``."""
     kin = kin_module.kinematics(model, state)
     dtype = kin.G_H_L.dtype
     dt = world.dt.astype(dtype)
@@ -221,9 +224,12 @@ def prepare(
     points = W_points - kin.origin
     velocities = _point_velocities(model, kin.G_v, points)
     enabled = params.contact_enabled[point_link]
+    present, slot_limit = (None, None) if padding is None else padding
+    if present is not None:
+        enabled = enabled & present
     linear = added_inertia = deformation_rate = None
     if implicit:
-        slots = contact_slots(model, depth, enabled, params.contact_slots)
+        slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit)
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, params.contact, depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)

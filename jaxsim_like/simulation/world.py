@@ -25,7 +25,9 @@ reported force is the linearised force at the last sweep's velocity changes.
 Models of one structure are stepped as one batch (:mod:`.groups`): every per-model stage is
 ``vmap``-ped over the batch, and a sweep solves the batches in turn, each in two half-sweeps
 that keep the solution of one colour of its members (red-black), so that the traced step grows
-with the number of structures, not of models.
+with the number of structures, not of models. A batch of kinds (models that differ only in their
+collidable points, padded) solves, at each turn, the members of one kind and colour, in the order
+that batches of their own would have.
 """
 
 from __future__ import annotations
@@ -397,6 +399,12 @@ class _Batch(NamedTuple):
     inputs: ModelInputs
     exact: bool
 
+    @property
+    def padding(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Of a padded group (:mod:`.groups`): which points are each member's own ``(G, P)`` and
+        the contact slots each of its links rests on at most ``(G, N)``."""
+        return (self.group.own >= 0, self.group.slot_limit) if self.group.padded else None
+
 
 class _Pairs(NamedTuple):
     """The contacts between links at the start of a step: the ``contacts`` (welded pairs made
@@ -449,15 +457,15 @@ def _world_rates(
     params = world.params
     prepared, user = [], []
     for b, current, command in zip(batches, states, commanded):
-        def prepared_model(model, model_params, state, inputs, command):
+        def prepared_model(model, model_params, state, inputs, command, padding):
             slopes = (command.stiffness, command.damping)
-            p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes)
+            p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes, padding)
             acting = _user_wrenches(model, state, inputs, steps, p.kin.G_H_L[:, :3, :3])
             if inputs.link_wrenches is not None or inputs.timed_wrenches is not None:
                 p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
             return p, acting
 
-        p, acting = jax.vmap(prepared_model)(b.model, b.params, current, b.inputs, command)
+        p, acting = jax.vmap(prepared_model)(b.model, b.params, current, b.inputs, command, b.padding)
         prepared.append(p)
         user.append(acting)
 
@@ -491,29 +499,47 @@ def _world_rates(
         jax.ops.segment_sum(point_inertias(arms_a, matrices), contacts.link_a, links)
         + jax.ops.segment_sum(point_inertias(arms_b, matrices), contacts.link_b, links)
     )
-    colours = COLOURS if any(len(g.members) > 1 for g in groups) else 1
+    colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
+    kinds = max(g.kinds for g in groups)
 
-    def half_sweep(i: jax.Array, current: list[Solved]) -> list[Solved]:
+    def turn(i: jax.Array, current: list[Solved]) -> list[Solved]:
         # Block Gauss-Seidel: each batch is solved with the latest velocity change of the links it
         # touches, its own links' terms being in its added inertias; a batch of several models
-        # keeps the solution of its members of this half-sweep's colour.
+        # keeps the solution of its members of this turn's colour and kind (a half-sweep is one
+        # turn per kind: each kind of a padded batch in turn, as if it were a batch of its own).
         current = list(current)
+        colour, kind = (i // kinds) % colours, i % kinds
         for k, group in enumerate(groups):
             every = to_global(groups, "links", [s.G_dv for s in current])
             dv_a = _material_velocity(every, contacts.link_a, arms_a)
             dv_b = _material_velocity(every, contacts.link_b, arms_b)
             coupling = _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links)
+            if group.padded:  # only the members of this turn, gathered (the rest of the table's row drops out)
+                rows = jnp.asarray(turns[k])[colour * kinds + kind]
+                fresh = solved_rows(k, rows, start_wrench + coupling, inertia)
+                current[k] = jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), current[k], fresh)
+                continue
             fresh = solved_batch(k, start_wrench + coupling, inertia, True)
-            if len(group.members) > 1:
-                turn = jnp.asarray(group.colour) == i % colours
-                fresh = jax.tree.map(lambda new, old: jnp.where(turn.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
+            if len(group.members) > 1 or kinds > 1:
+                mine = (jnp.asarray(group.colour) == colour) & (jnp.asarray(group.kind) == kind)
+                fresh = jax.tree.map(lambda new, old: jnp.where(mine.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
             current[k] = fresh
         return current
 
-    # The first sweep takes the other sides at rest; one sweep in the graph, whatever their number.
+    def solved_rows(k: int, rows: jax.Array, wrench: jax.Array, inertia: jax.Array) -> Solved:
+        # Batch k's members ``rows`` (out of range: a repeat of its last member, dropped by the caller) solved.
+        b = batches[k]
+        taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
+        links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
+        return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
+            taken(b.model), taken(b.params), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
+
+    turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
+
+    # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
     blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
              for k in range(len(batches))]
-    solved = jax.lax.fori_loop(0, world.pair_sweeps * colours, half_sweep, blank)
+    solved = jax.lax.fori_loop(0, world.pair_sweeps * colours * kinds, turn, blank)
     G_dv = to_global(groups, "links", [s.G_dv for s in solved])
     dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
     forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
@@ -521,6 +547,14 @@ def _world_rates(
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
     return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop")
+
+
+def _turns(group: ModelGroup, colours: int, kinds: int) -> np.ndarray:
+    """``(colours * kinds, W)``: the members of ``group`` solved at each turn of a half-sweep
+    (colour, then kind), padded with ``G`` (out of range) to the largest."""
+    rows = [np.flatnonzero((group.colour == c) & (group.kind == k)) for c in range(colours) for k in range(kinds)]
+    width = max(len(r) for r in rows)
+    return np.stack([np.pad(r, (0, width - len(r)), constant_values=len(group.members)) for r in rows]).astype(np.int32)
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
@@ -580,7 +614,7 @@ def _grouped(
         raise ValueError(f"params.integrator must be one of {INTEGRATORS}, not {params.integrator!r}")
     inputs = _inputs(world, inputs)
     if isinstance(state, PackedWorldState):
-        groups = groups_of(world.models, state.members)
+        groups = groups_of(world.models, world.model_params, state.members)
         packed = state
     else:
         per_model = (world.model_params, state.states, state.controllers, state.histories, inputs)
@@ -602,7 +636,7 @@ def _grouped(
 
 def _ungrouped(world: WorldModel, packed: PackedWorldState) -> WorldState:
     """The :class:`WorldState` of ``packed``, per model."""
-    groups, count = groups_of(world.models, packed.members), len(world.models)
+    groups, count = groups_of(world.models, world.model_params, packed.members), len(world.models)
     states, controllers, histories = (tuple(unstack(groups, values, count)) for values in (packed.states, packed.controllers, packed.histories))
     return WorldState(states, controllers, histories, packed.steps, packed.pair_deformation)
 

@@ -213,3 +213,29 @@ def test_bad_arguments_are_clear_errors(objects):
         CollisionTable.build([ball, cube], budget={"box-box": 0})
     with pytest.raises(ValueError, match="needs concrete models"):
         jax.jit(lambda m: CollisionTable.build([m, cube]).size)(ball)
+
+
+def test_pair_kinds_of_one_computation_share_one_narrow_phase(objects, monkeypatch):
+    """Two of each solid shape give every pair kind (eleven); the traced query evaluates four
+    narrow phases, one per family: round shapes (spheres, capsules, cylinders' sides), round shapes
+    against boxes, boxes against boxes, and swept points (a sphere against a cylinder among them)."""
+    from jaxsim_like.simulation.collision import kinds
+
+    traced = {}
+
+    def counted(name, kernel):
+        def kernel_counted(*args):
+            traced[name] = traced.get(name, 0) + 1
+            return kernel(*args)
+
+        return kernel_counted
+
+    for name, family in kinds.FAMILIES.items():
+        monkeypatch.setitem(kinds.FAMILIES, name, family._replace(kernel=counted(name, family.kernel)))
+    monkeypatch.setattr(kinds, "point_shape", counted(kinds.POINTS, kinds.point_shape))
+    models = objects * 2
+    table = CollisionTable.build(models)
+    assert len(table.groups) == len(kinds.KINDS) == 11
+    poses = jnp.asarray(np.concatenate([pose((0.3 * i, 0.0, 0.0)) for i in range(len(models))]))
+    jax.make_jaxpr(query, static_argnums=0)(table, Geometry.of(models, poses.dtype), poses)
+    assert traced == {"round": 1, "round-box": 1, "box-box": 1, kinds.POINTS: 1}

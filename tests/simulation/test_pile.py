@@ -14,7 +14,7 @@ from collision_worlds import pose, solid
 import jaxsim_like as js
 from jaxsim_like.simulation.collision import CollisionTable, Geometry, query
 from jaxsim_like.simulation.groups import group_models
-from jaxsim_like.simulation.world import WorldModel, world_rollout
+from jaxsim_like.simulation.world import WorldModel, world_rollout, world_step
 
 RADIUS = 0.05
 ROW = 6  # spheres in a row, each overlapping the next by 1 mm: ROW - 1 touching pairs
@@ -97,7 +97,8 @@ def pile():
 
 def test_static_geometry_takes_no_budget_and_identical_bodies_are_one_batch(pile):
     """The bin is terrain: the pair table holds the pairs of the moving bodies only, and the eight
-    bodies of two kinds are stepped as two batches."""
+    bodies of two kinds (1 and 8 collidable points) are stepped as one batch of two kinds, the
+    spheres' points padded to the boxes' 8."""
     world, start, _, _ = pile
     table = world.collision
     bodies = len(LAYOUT)
@@ -105,7 +106,9 @@ def test_static_geometry_takes_no_budget_and_identical_bodies_are_one_batch(pile
     solid_pairs = sum(g.candidates for g in table.groups if g.kind != "point-shape")
     assert solid_pairs == bodies * (bodies - 1) // 2  # one shape per body: every pair of bodies, once
     groups = group_models(world.models, (world.model_params, start.states), (False,) * bodies)
-    assert [g.members for g in groups] == [(0, 1, 2, 3), (4, 5, 6, 7)]
+    (group,) = groups
+    assert group.members == tuple(range(bodies)) and group.kind.tolist() == [0] * 4 + [1] * 4
+    assert (group.own >= 0).sum(axis=1).tolist() == [1] * 4 + [8] * 4 and group.slot_limit.tolist() == [[1]] * 4 + [[4]] * 4
 
 
 def test_a_small_pile_in_a_bin_comes_to_rest(pile):
@@ -123,6 +126,32 @@ def test_a_small_pile_in_a_bin_comes_to_rest(pile):
     assert int(outputs.pairs.overflow.max()) == 0
     positions = np.stack([np.asarray(s.base_position) for s in final.states])
     assert np.all(np.abs(positions[:, :2]) < HALF_WIDTH) and np.all(positions[:, 2] > 0)
+
+
+def test_bodies_of_different_kinds_step_in_one_padded_batch_as_they_would_alone():
+    """A sphere (1 point), a box (8 corners, 4 contact slots) and a cylinder (16 rim points, 8
+    slots) in the bin, apart, are one batch of three kinds, their points padded to 16; each steps
+    as :func:`.step.step` steps it alone, to rounding, with its own points in its outputs. The box
+    is pressed into the floor and a wall, so 6 of its corners penetrate and only its own 4 slots
+    carry it (not the batch's 8)."""
+    geometries = [KINDS["sphere"], KINDS["box"], ('<cylinder radius="0.03" length="0.06"/>', 0.2 * 0.06**2 / 8)]
+    models = [solid(f"body{i}", geometry, 0.2, inertia) for i, (geometry, inertia) in enumerate(geometries)]
+    positions = [(-0.035, -0.035, 0.0295), (HALF_WIDTH - 0.0295, 0.03, 0.0295), (-0.03, 0.035, 0.0295)]
+    states = [js.State.build(m, base_position=p, base_velocity=[0.01, -0.02, 0.0, 0.1, 0.0, -0.1]) for m, p in zip(models, positions)]
+    world = WorldModel.build(models, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION)
+    (group,) = group_models(world.models, (world.model_params,), (False,) * 3)
+    assert group.kinds == 3 and len(group.point_link) == 16
+    following, outputs = jax.jit(world_step)(world, world.initial_state(states))
+    for m, (model, state) in enumerate(zip(models, states)):
+        params = js.SimulationParams.build(model, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION)
+        alone, alone_out = jax.jit(js.step)(model, state, params=params)
+        for got, want in zip(jax.tree.leaves(following.states[m]), jax.tree.leaves(alone)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+        for got, want in zip(outputs.models[m], alone_out):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    box = outputs.models[1]
+    assert int(jnp.sum(box.penetration > 0)) == 6 and int(jnp.sum(box.in_contact)) == 4
+    assert not bool(jnp.any(outputs.pairs.contacts.active))
 
 
 def _equations(jaxpr) -> int:
@@ -153,12 +182,12 @@ def test_the_rollout_of_a_packed_world_does_not_grow_with_its_identical_bodies()
         states = [js.State.build(m, base_position=[0.07 * i, 0.0, 0.05]) for i, m in enumerate(models)]
         start = world.initial_state(states)
         packed = world.pack(start)
-        assert packed.members == (tuple(range(count)), tuple(range(count, 2 * count)))
+        assert packed.members == (tuple(range(2 * count)),)
         sizes.append(_equations(jax.make_jaxpr(lambda s: world_rollout(world, s, None, 2))(packed).jaxpr))
     assert sizes[0] == sizes[1], sizes
     final, outputs = jax.eval_shape(lambda s: world_rollout(world, s, None, 2), packed)
     assert jax.tree.structure(final) == jax.tree.structure(packed)
-    assert [o.penetration.shape for o in outputs.models] == [(2, count, 1), (2, count, 8)]  # (T, G, P) per group
+    assert [o.penetration.shape for o in outputs.models] == [(2, 2 * count, 8)]  # (T, G, P) per group, padded
     assert jax.tree.structure(world.unpack(packed)) == jax.tree.structure(start)
     for got, want in zip(jax.tree.leaves(world.unpack(packed)), jax.tree.leaves(start)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -1,4 +1,4 @@
-"""Narrow phases against boxes: sphere-box, capsule-box and box-box.
+"""Narrow phases against boxes: capsule-box (spheres being capsules of no length) and box-box.
 
 A box is ``size = half extents (3,)`` around its frame's origin. Each function takes the world
 poses ``H (4, 4)`` and sizes ``(3,)`` of shapes a and b (b is the box) and returns
@@ -25,13 +25,9 @@ BOX_BOX_FEATURES = _BOX_BOX_CANDIDATES + BOX_BOX_SLOTS  # an empty slot keeps a 
 _INSIDE_TOLERANCE = 1e-7  # relative: corners this close outside a box (times its size) count as inside
 
 
-def sphere_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """1 slot: the sphere's centre against the nearest point of the box surface (from inside, the
-    face of least penetration)."""
-    return _ball_box(H_a[:3, 3], size_a[0], H_b, size_b)
-
-
 def _ball_box(centre: jax.Array, radius: jax.Array, H_b: jax.Array, half: jax.Array) -> Slots:
+    """1 slot: the ball of ``radius`` at ``centre (3,)`` against the nearest point of the surface of
+    the box of ``half`` extents at ``H_b`` (from inside, the face of least penetration)."""
     surface, B_normal, distance = box_closest(to_frame(H_b, centre), half)
     R, c = H_b[:3, :3], H_b[:3, 3]
     normal = R @ B_normal
@@ -40,8 +36,8 @@ def _ball_box(centre: jax.Array, radius: jax.Array, H_b: jax.Array, half: jax.Ar
 
 
 def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """3 slots along the capsule's segment, each point of it as a sphere against the box: the two
-    ends of the part of the segment that lies over the box (the box projected on the segment's
+    """3 slots along the capsule's segment (a sphere's has no length: one slot), each point of it
+    as a sphere against the box: the two ends of the part of the segment that lies over the box (the box projected on the segment's
     axis; the segment's own ends when it is shorter), so that a capsule lying on or across a box
     rests on two points, and the point of the segment nearest to the box
     (:func:`segment_box_nearest`). The second is a candidate only where the part over the box is at least

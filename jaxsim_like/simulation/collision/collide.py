@@ -12,7 +12,8 @@ import numpy as np
 from ...dynamics.model import Model
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
-from .kinds import KINDS, POINTS
+from .kinds import FAMILIES, KINDS, POINT_CHUNK, POINTS
+from .slots import Slots
 from .table import CollisionTable, PairGroup
 
 
@@ -84,7 +85,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[
     of the table's pair groups: its candidate pairs whose bounding spheres overlap (that may touch)
     and that did not fit its budget (``keep``; zero: none was dropped). Each pair kind keeps at
     most ``keep`` of its pairs whose bounding spheres overlap (:func:`.broad.overlapping`; all
-    of its pairs when it has no more)."""
+    of its pairs when it has no more); the kept pairs of every kind of one family
+    (:data:`.kinds.FAMILIES`) meet its narrow phase together."""
     dtype = W_H_L.dtype
     shape_link = np.asarray(table.shape_link, dtype=np.int32)
     point_link = np.asarray(table.point_link, dtype=np.int32)
@@ -94,18 +96,19 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[
     point_radius = geometry.point_radius.astype(dtype)
     code = np.asarray(table.shape_code, dtype=np.int32)
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
-    starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
-    parts = [
-        _group(group, start, table.candidate_slots - start, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link)
-        for group, start in zip(table.groups, starts)
-    ]
-    if not parts:
+    if not table.groups:
         empty = jnp.zeros((0,), dtype)
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
                         jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32)), jnp.zeros((0,), jnp.int32)
+    starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
+    culled = [_culled(group, table.candidate_slots - start, W_H_S, points, point_radius, radius)
+              for group, start in zip(table.groups, starts)]
+    results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code)
+    parts = [_contacts(group, kept, result, start, shape_link, point_link)
+             for group, kept, result, start in zip(table.groups, culled, results, starts)]
     names = [field.name for field in dataclasses.fields(Contacts)]
-    contacts = Contacts(**{name: jnp.concatenate([getattr(p, name) for p, _ in parts], axis=0) for name in names})
-    return contacts, jnp.stack([overflow for _, overflow in parts])
+    contacts = Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
+    return contacts, jnp.stack([kept.overflow for kept in culled])
 
 
 def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -> jax.Array:
@@ -113,36 +116,111 @@ def _concatenate(arrays: list[jax.Array], empty_shape: tuple[int, ...], dtype) -
     return jnp.concatenate(arrays, axis=0) if arrays else jnp.zeros(empty_shape, dtype)
 
 
-def _group(group: PairGroup, start: int, memories: int, W_H_S, sizes, points, point_radius, radius, code, shape_link, point_link) -> tuple[Contacts, jax.Array]:
+class _Culled(NamedTuple):
+    """The pairs of a group that meet its narrow phase: ``first (k,)`` shapes (points: ``(k,
+    POINT_CHUNK)``) and ``second (k,)`` shapes (numpy when every candidate is kept, else traced),
+    which slots hold a real pair ``real (k, slots)``, each pair's candidate index ``slot_kept (k,)``
+    (past every memory for an empty entry of the budget) and the ``overflow ()``."""
+
+    first: Any
+    second: Any
+    real: Any
+    slot_kept: Any
+    overflow: jax.Array
+
+
+def _culled(group: PairGroup, memories: int, W_H_S, points, point_radius, radius) -> _Culled:
+    """The :class:`_Culled` pairs of ``group``, whose tangential memories are the first of the
+    ``memories`` from its start to the table's end."""
     kind = KINDS[group.kind]
-    kernel, slots = kind.kernel, kind.slots
     second = np.asarray(group.second, dtype=np.int32)
     if group.kind == POINTS:
-        first = np.asarray(group.first, dtype=np.int32).reshape(-1, slots)
+        first = np.asarray(group.first, dtype=np.int32).reshape(-1, kind.slots)
         real = first >= 0
         first = np.where(real, first, first[:, :1])  # pad with the chunk's first point, masked below
     else:
         first = np.asarray(group.first, dtype=np.int32)
-        real = np.ones(first.shape + (slots,), bool)
-    kept, overflow = np.arange(group.candidates, dtype=np.int32), jnp.zeros((), jnp.int32)
-    slot_kept = kept
-    if group.keep < group.candidates:
-        first_centre, first_radius = _first_spheres(group, first, real, W_H_S, points, point_radius, radius)
-        kept, held, overflow = overlapping(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
-        first, second = jnp.asarray(first)[kept], jnp.asarray(second)[kept]
-        real = jnp.asarray(real)[kept] & held[:, None]
-        slot_kept = jnp.where(held, kept, -(-memories // kind.memory))  # an empty entry: past every memory
+        real = np.ones(first.shape + (kind.slots,), bool)
+    kept = np.arange(group.candidates, dtype=np.int32)
+    if group.keep == group.candidates:
+        return _Culled(first, second, real, kept, jnp.zeros((), jnp.int32))
+    first_centre, first_radius = _first_spheres(group, first, real, W_H_S, points, point_radius, radius)
+    kept, held, overflow = overlapping(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
+    empty = -(-memories // kind.memory)  # an empty entry: past every memory
+    return _Culled(jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept] & held[:, None],
+                   jnp.where(held, kept, empty), overflow)
+
+
+def _joined(arrays: list[Any]) -> Any:
+    """The index ``arrays`` end to end: numpy (static) if every one is."""
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        return np.concatenate(arrays)
+    return jnp.concatenate([jnp.asarray(a) for a in arrays])
+
+
+def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+    """The :class:`.slots.Slots` ``(keep, slots)`` of each group's kept pairs, each family's
+    narrow phase evaluated once for the pairs of all its kinds."""
+    results: list[Slots | None] = [None] * len(groups)
+    families: dict[str, list[int]] = {}
+    for g, group in enumerate(groups):
+        families.setdefault(KINDS[group.kind].family, []).append(g)
+    for family, members in families.items():
+        if family == POINTS:
+            for g, result in zip(members, _swept_points([groups[g] for g in members], [culled[g] for g in members],
+                                                        W_H_S, sizes, points, point_radius, code)):
+                results[g] = result
+            continue
+        kinds = [KINDS[groups[g].kind] for g in members]
+        a = _joined([culled[g].second if k.swapped else culled[g].first for g, k in zip(members, kinds)])
+        b = _joined([culled[g].first if k.swapped else culled[g].second for g, k in zip(members, kinds)])
+        counts = [groups[g].keep for g in members]
+        cylinders = [np.concatenate([np.full(n, k.cylinders[i]) for n, k in zip(counts, kinds)]) for i in (0, 1)]
+        slots = jax.vmap(FAMILIES[family].kernel)(W_H_S[a], sizes[a], W_H_S[b], sizes[b], *cylinders)
+        ends = np.cumsum([0] + counts)
+        for g, kind, start, end in zip(members, kinds, ends[:-1], ends[1:]):
+            results[g] = kind.taken(jax.tree.map(lambda x: x[start:end], slots))
+    return results
+
+
+def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of points: each swept
+    point (a collidable point, or a sphere's centre and radius) against its shape, all in one
+    narrow phase."""
+    centres, radii, shapes = [], [], []
+    for group, kept in zip(groups, culled):
+        if group.kind == POINTS:
+            centres.append(points[kept.first].reshape(-1, 3))
+            radii.append(point_radius[kept.first].reshape(-1))
+            repeat = np.repeat if isinstance(kept.second, np.ndarray) else jnp.repeat
+            shapes.append(repeat(kept.second, POINT_CHUNK))
+        else:
+            centres.append(W_H_S[kept.first, :3, 3])
+            radii.append(sizes[kept.first, 0])
+            shapes.append(kept.second)
+    shape = _joined(shapes)
+    slots = jax.vmap(KINDS[POINTS].kernel)(jnp.concatenate(centres), jnp.concatenate(radii), jnp.asarray(code)[shape],
+                                           W_H_S[shape], sizes[shape])
+    results, start = [], 0
+    for group in groups:
+        count = group.keep * KINDS[group.kind].slots
+        results.append(jax.tree.map(lambda x: x[start : start + count].reshape((group.keep, -1) + x.shape[2:]), slots))
+        start += count
+    return results
+
+
+def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_link, point_link) -> Contacts:
+    """The :class:`Contacts` of a group's narrow phase ``result``, its tangential memories from ``start``."""
+    kind = KINDS[group.kind]
+    slots = kind.slots
     if group.kind == POINTS:
-        per_point = jax.vmap(kernel, in_axes=(0, 0, None, None, None))
-        result = jax.vmap(per_point)(points[first], point_radius[first], jnp.asarray(code)[second], W_H_S[second], sizes[second])
-        link_a = jnp.asarray(point_link)[first].reshape(-1)
+        link_a = jnp.asarray(point_link)[kept.first].reshape(-1)
     else:
-        result = jax.vmap(kernel)(W_H_S[first], sizes[first], W_H_S[second], sizes[second])
-        link_a = jnp.repeat(jnp.asarray(shape_link)[first], slots)
-    result = result._replace(valid=result.valid & jnp.reshape(real, result.valid.shape))
-    link_b = jnp.repeat(jnp.asarray(shape_link)[second], slots)
+        link_a = jnp.repeat(jnp.asarray(shape_link)[kept.first], slots)
+    result = result._replace(valid=result.valid & jnp.reshape(kept.real, result.valid.shape))
+    link_b = jnp.repeat(jnp.asarray(shape_link)[kept.second], slots)
     feature = np.arange(slots, dtype=np.int32)[None, :] if result.feature is None else result.feature
-    slot = start + (jnp.asarray(slot_kept)[:, None] * kind.memory + feature).reshape(-1)
+    slot = start + (jnp.asarray(kept.slot_kept)[:, None] * kind.memory + feature).reshape(-1)
     valid = result.valid.reshape(-1)
     depth = result.depth.reshape(-1)
     depth = jnp.where(valid, depth, jnp.minimum(depth, 0.0))
@@ -154,7 +232,7 @@ def _group(group: PairGroup, start: int, memories: int, W_H_S, sizes, points, po
         depth=depth,
         active=valid & (depth > 0),
         slot=jnp.asarray(slot, jnp.int32),
-    ), overflow
+    )
 
 
 def _first_spheres(group: PairGroup, first: np.ndarray, real: np.ndarray, W_H_S, points, point_radius, radius) -> tuple[jax.Array, jax.Array]:

@@ -1,14 +1,28 @@
-"""The pair kinds of the narrow phase: their names, kernels and fixed number of contact slots."""
+"""The pair kinds of the narrow phase: their names, fixed number of contact slots, and the
+narrow phase (family) that evaluates them.
+
+Pair kinds that are one computation on their shapes' data share a :class:`Family`, which the
+collision query evaluates once for all their pairs (one narrow phase in the compiled program,
+however many of its kinds a world has): a sphere is a capsule of no length, and a cylinder
+against a capsule, a box or a cylinder is the capsule of its radius and segment with only the
+contacts on its side kept (:func:`.cylinder.on_side`, switched per pair), and a sphere against a
+cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
+the first ``slots`` of its family's slots: the others are never candidates for its shapes.
+"""
 
 from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import jax
+import jax.numpy as jnp
+
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
-from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box, sphere_box
-from .cylinder import box_cylinder, capsule_cylinder, cylinder_cylinder, sphere_cylinder
-from .points import point_shape
-from .round import capsule_capsule, sphere_capsule, sphere_sphere
+from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
+from .cylinder import on_side
+from .points import KIND_CODES, point_shape
+from .round import capsule_capsule
+from .slots import Slots
 
 SOLID = (SPHERE, CAPSULE, BOX, CYLINDER)
 """The shape kinds with shape-shape narrow phases, in pair order (a pair's first shape comes first here)."""
@@ -19,33 +33,94 @@ POINT_CHUNK = 8
 one bounding sphere, one candidate of the cull, per chunk."""
 
 
-class Kind(NamedTuple):
-    """A pair kind: its ``kernel``, the ``slots`` it fills per pair (per chunk of points) and the
-    number of ``features`` its slots are chosen from (:attr:`.slots.Slots.feature`; 0: the slots
-    themselves)."""
+def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
+    """2 slots: :func:`.round.capsule_capsule`, on the side of either shape that is a cylinder."""
+    slots = capsule_capsule(H_a, size_a, H_b, size_b)
+    return on_side(on_side(slots, H_b, size_b, cylinder_b), H_a, size_a, cylinder_a)
+
+
+def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
+    """3 slots: :func:`.box.capsule_box` (b is the box), on the side of a where it is a cylinder."""
+    return on_side(capsule_box(H_a, size_a, H_b, size_b), H_a, size_a, cylinder_a)
+
+
+def _alone(kernel: Callable) -> Callable:
+    """The family kernel of a narrow phase that serves one kind (the cylinder switches unused)."""
+    return lambda H_a, size_a, H_b, size_b, cylinder_a, cylinder_b: kernel(H_a, size_a, H_b, size_b)
+
+
+class Family(NamedTuple):
+    """A narrow phase shared by pair kinds: ``kernel(H_a, size_a, H_b, size_b, cylinder_a,
+    cylinder_b) -> Slots`` of two shapes (world poses ``(4, 4)``, sizes ``(3,)``, whether each is
+    a cylinder; the normal from b towards a) with ``slots`` slots."""
 
     kernel: Callable
     slots: int
+
+
+FAMILIES: dict[str, Family] = {
+    "round": Family(_round, 2),
+    "round-box": Family(_round_box, 3),
+    "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
+}
+
+
+class Kind(NamedTuple):
+    """A pair kind: the ``family`` that evaluates it (:data:`FAMILIES`, or :data:`POINTS`), the
+    ``slots`` it fills per pair (per chunk of points: the first of its family's), the number of
+    ``features`` its slots are chosen from (:attr:`.slots.Slots.feature`; 0: the slots
+    themselves), whether its family takes its shapes the other way round (``swapped``: the
+    family's a is the kind's b), which of the family's shapes are ``cylinders``, and, in the
+    family of points, the kind of shape that a sphere meets as a swept point (``ball_against``;
+    None: collidable points)."""
+
+    family: str
+    slots: int
     features: int = 0
+    swapped: bool = False
+    cylinders: tuple[bool, bool] = (False, False)
+    ball_against: str | None = None
 
     @property
     def memory(self) -> int:
         """Tangential memories kept per candidate pair: one per feature (per slot without features)."""
         return self.features or self.slots
 
+    def taken(self, slots: Slots) -> Slots:
+        """The kind's slots ``(..., slots)`` of its family's ``slots`` of the same pairs, the normal from its b towards its a."""
+        first = jax.tree.map(lambda x: x[..., : self.slots] if x.ndim == slots.valid.ndim else x[..., : self.slots, :], slots)
+        return first._replace(normal=-first.normal) if self.swapped else first
+
+    @property
+    def kernel(self) -> Callable:
+        """The narrow phase of one pair of this kind, ``(H_a, size_a, H_b, size_b) -> Slots``
+        (collidable points: :func:`.points.point_shape`)."""
+        if self.family == POINTS and self.ball_against is None:
+            return point_shape
+        if self.family == POINTS:
+            code = KIND_CODES[self.ball_against]
+            return lambda H_a, size_a, H_b, size_b: point_shape(H_a[:3, 3], size_a[0], jnp.asarray(code), H_b, size_b)
+        family = FAMILIES[self.family]
+
+        def kernel(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+            first, second = ((H_b, size_b), (H_a, size_a)) if self.swapped else ((H_a, size_a), (H_b, size_b))
+            return self.taken(family.kernel(*first, *second, *(jnp.asarray(c) for c in self.cylinders)))
+
+        return kernel
+
 
 KINDS: dict[str, Kind] = {
-    "sphere-sphere": Kind(sphere_sphere, 1),
-    "sphere-capsule": Kind(sphere_capsule, 1),
-    "capsule-capsule": Kind(capsule_capsule, 2),
-    "sphere-box": Kind(sphere_box, 1),
-    "capsule-box": Kind(capsule_box, 3),
-    "box-box": Kind(box_box, BOX_BOX_SLOTS, BOX_BOX_FEATURES),
-    "sphere-cylinder": Kind(sphere_cylinder, 1),
-    "capsule-cylinder": Kind(capsule_cylinder, 2),
-    "box-cylinder": Kind(box_cylinder, 3),
-    "cylinder-cylinder": Kind(cylinder_cylinder, 2),
-    POINTS: Kind(point_shape, POINT_CHUNK),
+    "sphere-sphere": Kind("round", 1),
+    "sphere-capsule": Kind("round", 1),
+    "capsule-capsule": Kind("round", 2),
+    "sphere-box": Kind("round-box", 1),
+    "capsule-box": Kind("round-box", 3),
+    "box-box": Kind("box-box", BOX_BOX_SLOTS, BOX_BOX_FEATURES),
+    "sphere-cylinder": Kind(POINTS, 1, ball_against=CYLINDER),
+    "capsule-cylinder": Kind("round", 2, cylinders=(False, True)),
+    "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False)),
+    "cylinder-cylinder": Kind("round", 2, cylinders=(True, True)),
+    POINTS: Kind(POINTS, POINT_CHUNK),
 }
 
 

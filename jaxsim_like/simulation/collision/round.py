@@ -1,8 +1,9 @@
-"""Narrow phases of round shapes: sphere-sphere, sphere-capsule, capsule-capsule.
+"""The narrow phase of round shapes: capsules, and spheres as capsules of no length.
 
 A sphere is ``size = (radius, 0, 0)`` at its frame's origin; a capsule ``(radius, half length, 0)``
-around the segment of its frame's z axis. Each function takes the world poses ``H (4, 4)`` and
-sizes ``(3,)`` of shapes a and b and returns :class:`.Slots` with the normal from b towards a.
+around the segment of its frame's z axis. A sphere is the capsule of its radius and a segment of
+length zero: :func:`capsule_capsule` serves sphere-sphere, sphere-capsule and capsule-capsule
+pairs alike (its second slot is never a candidate when either segment has no length).
 """
 
 from __future__ import annotations
@@ -21,21 +22,9 @@ def spheres(centre_a: jax.Array, radius_a: jax.Array, centre_b: jax.Array, radiu
     return Slots(position[None], normal[None], (radius_a + radius_b - distance)[None], jnp.ones((1,), bool))
 
 
-def sphere_sphere(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """1 slot; coincident centres push a along +z."""
-    return spheres(H_a[:3, 3], size_a[0], H_b[:3, 3], size_b[0], jnp.array([0.0, 0.0, 1.0], H_a.dtype))
-
-
-def sphere_capsule(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """1 slot: the sphere against the nearest point of the capsule's segment (a centre on the
-    segment is pushed along a direction perpendicular to it)."""
-    axis = H_b[:3, 2]
-    t = closest_on_segment(H_a[:3, 3], H_b[:3, 3], axis, size_b[1])
-    return spheres(H_a[:3, 3], size_a[0], H_b[:3, 3] + t * axis, size_b[0], perpendicular(axis))
-
-
 def capsule_capsule(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """2 slots: the closest points of the two segments, and the end of the overlap of the segments
+    """2 slots of shapes a and b (world poses ``H (4, 4)``, sizes ``(3,)``; the normal from b towards
+    a): the closest points of the two segments, and the end of the overlap of the segments
     (b projected on a) farther from them, paired with its nearest point on b. The second is a
     candidate only where it lies at least the smaller radius away along a's axis, so crossing
     capsules touch at one point and side by side ones at the two ends of their overlap (they rest
