@@ -77,7 +77,9 @@ class Tendons:
     [N/m], [m], [N s/m], [N]); ``armature (t,)`` [kg], the inertia ``armature J^T J`` along a
     tendon (``J = dL/dq``); the limits ``range_lower <= L <= range_upper`` ``(t,)`` [m] (infinite when
     unlimited), engaged within ``margin (t,)`` [m] of a bound, with the reference
-    ``limit_time_constant`` [s] and ``limit_damping_ratio`` ``(t,)``; the equality rows
+    ``limit_time_constant`` [s] and ``limit_damping_ratio`` ``(t,)``, MuJoCo's impedance
+    ``limit_solimp (t, 5)`` and the approximate inverse mass ``limit_inverse_weight (t,)``
+    [1/kg] (MuJoCo's ``tendon_invweight0``: the limit's compliance; zero, a hard limit); the equality rows
     ``equality_rows (e, n)`` and ``equality_offset (e,)`` [m] of the constraint
     ``equality_rows q = equality_offset``, with ``equality_time_constant`` [s] and
     ``equality_damping_ratio`` ``(e,)``; the spatial tendons' ``paths`` (:class:`TendonPaths`,
@@ -101,6 +103,8 @@ class Tendons:
     margin: jax.Array
     limit_time_constant: jax.Array
     limit_damping_ratio: jax.Array
+    limit_inverse_weight: jax.Array
+    limit_solimp: jax.Array
     equality_rows: jax.Array
     equality_offset: jax.Array
     equality_time_constant: jax.Array
@@ -114,7 +118,7 @@ class Tendons:
     @staticmethod
     def none(dofs: int, dtype: Any) -> "Tendons":
         """No tendon (arrays put on the device from NumPy, as :meth:`JointCouplings.none`)."""
-        return _from_arrays(dtype, np.zeros((0, dofs)), np.zeros((0, 12)), np.zeros((0, dofs)), np.zeros((0, 3)))
+        return _from_arrays(dtype, np.zeros((0, dofs)), np.zeros((0, len(_PER_TENDON))), np.zeros((0, dofs)), np.zeros((0, 3)), np.zeros((0, 5)))
 
     @property
     def count(self) -> int:
@@ -156,7 +160,7 @@ class Tendons:
         per_row = np.stack([offset, np.asarray(self.equality_time_constant), np.asarray(self.equality_damping_ratio)], axis=1)
         renumber = {int(old): new for new, old in enumerate(keep)}
         return _from_arrays(
-            self.coefficients.dtype, C[keep], per_tendon, G[keep_rows], per_row[keep_rows],
+            self.coefficients.dtype, C[keep], per_tendon, G[keep_rows], per_row[keep_rows], np.asarray(self.limit_solimp)[keep],
             paths=self.paths.renumbered(renumber),
             names=tuple(self.names[i] for i in keep),
             passive=tuple(renumber[i] for i in self.passive if i in renumber),
@@ -167,16 +171,17 @@ class Tendons:
 
 _PER_TENDON = (
     "length0", "stiffness", "spring_lower", "spring_upper", "damping", "friction", "armature",
-    "range_lower", "range_upper", "margin", "limit_time_constant", "limit_damping_ratio",
+    "range_lower", "range_upper", "margin", "limit_time_constant", "limit_damping_ratio", "limit_inverse_weight",
 )
 
 
 def _from_arrays(
-    dtype: Any, C: np.ndarray, per_tendon: np.ndarray, G: np.ndarray, per_row: np.ndarray, paths: TendonPaths | None = None, **static
+    dtype: Any, C: np.ndarray, per_tendon: np.ndarray, G: np.ndarray, per_row: np.ndarray, solimp: np.ndarray,
+    paths: TendonPaths | None = None, **static
 ) -> Tendons:
-    """:class:`Tendons` from NumPy: ``C (t, n)``, the per-tendon fields ``(t, 12)`` in
-    ``_PER_TENDON`` order, ``G (e, n)``, the per-row offset, time constant and ratio ``(e, 3)``
-    and the ``paths`` of the spatial tendons (default: none)."""
+    """:class:`Tendons` from NumPy: ``C (t, n)``, the per-tendon fields ``(t, 13)`` in
+    ``_PER_TENDON`` order, ``G (e, n)``, the per-row offset, time constant and ratio ``(e, 3)``,
+    the limits' ``solimp (t, 5)`` and the ``paths`` of the spatial tendons (default: none)."""
     arrays = {name: jnp.asarray(per_tendon[:, k], dtype=dtype) for k, name in enumerate(_PER_TENDON)}
     paths = _paths([], dtype) if paths is None else paths
     return Tendons(
@@ -185,6 +190,7 @@ def _from_arrays(
         equality_offset=jnp.asarray(per_row[:, 0], dtype=dtype),
         equality_time_constant=jnp.asarray(per_row[:, 1], dtype=dtype),
         equality_damping_ratio=jnp.asarray(per_row[:, 2], dtype=dtype),
+        limit_solimp=jnp.asarray(solimp, dtype=dtype),
         paths=paths,
         **arrays,
         **static,
@@ -246,7 +252,8 @@ def build_tendons(
             C[i, list(joint_names).index(joint)] += coefficient
     per_tendon = np.array(
         [
-            [t.length0, t.stiffness, *t.spring_length, t.damping, t.friction, t.armature, *t.range, t.margin, t.time_constant, t.damping_ratio]
+            [t.length0, t.stiffness, *t.spring_length, t.damping, t.friction, t.armature, *t.range, t.margin, t.time_constant,
+             t.damping_ratio, t.inverse_weight]
             for t in tendons
         ],
         dtype=float,
@@ -259,8 +266,9 @@ def build_tendons(
             G[r] -= equality.multiplier * C[names.index(equality.tendon2)]
     per_row = np.array([[e.offset, e.time_constant, e.damping_ratio] for e in equalities], dtype=float).reshape(-1, 3)
     passive = tuple(i for i, t in enumerate(tendons) if t.stiffness or t.damping or t.friction or t.armature)
+    solimp = np.array([t.solimp for t in tendons], dtype=float).reshape(-1, 5)
     return _from_arrays(
-        dtype, C, per_tendon, G, per_row, paths,
+        dtype, C, per_tendon, G, per_row, solimp, paths,
         names=tuple(names),
         passive=passive,
         limited=tuple(i for i, t in enumerate(tendons) if t.limited),

@@ -244,7 +244,9 @@ class TendonDescription:
     ``stiffness`` [N/m] towards the dead band ``spring_length (lower, upper)`` [m] (zero inside),
     viscous ``damping`` [N s/m] and Coulomb ``friction`` [N]; ``armature`` [kg] adds inertia
     along ``L``. ``limited``: ``lower <= L <= upper`` (``range``), engaged within ``margin`` [m],
-    with the reference ``time_constant`` [s] and ``damping_ratio`` of its ``solreflimit``."""
+    with the reference ``time_constant`` [s] and ``damping_ratio`` of its ``solreflimit``, the
+    impedance ``solimp (5,)`` of its ``solimplimit`` and its approximate inverse mass
+    ``inverse_weight`` (MuJoCo's ``tendon_invweight0``; zero: a hard limit)."""
 
     name: str
     coefficients: dict[str, float]
@@ -259,6 +261,8 @@ class TendonDescription:
     margin: float = 0.0
     time_constant: float = 0.02
     damping_ratio: float = 1.0
+    solimp: tuple[float, ...] = (0.9, 0.95, 0.001, 0.5, 2.0)
+    inverse_weight: float = 0.0
     location: SourceLocation = field(default_factory=SourceLocation)
     segments: list[TendonSegment] = field(default_factory=list)
 

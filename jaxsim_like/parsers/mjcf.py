@@ -39,7 +39,7 @@ What is read:
 - fixed tendons ``<tendon><fixed>`` (:class:`TendonDescription`): coefficients by joint, the
   length at ``qpos0``, stiffness with MuJoCo's compiled ``springlength`` dead band (its ``-1``
   default resolved by the compiler to the length at ``qpos0``), damping, friction loss,
-  armature, range, margin and ``solreflimit``; tendon equalities ``<equality><tendon
+  armature, range, margin, ``solreflimit``, ``solimplimit`` and the compiled ``tendon_invweight0``; tendon equalities ``<equality><tendon
   tendon1="a" tendon2="b" polycoef="c0 c1 0 0 0"/>`` (:class:`TendonEqualityDescription`):
   MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``;
 - spatial tendons ``<tendon><spatial>`` through sites and pulleys, wrapping around spheres and
@@ -393,6 +393,8 @@ def _tendons(reader: _Reader, joints: set[str], bodies: set[int], frames: dict[i
                 margin=float(m.tendon_margin[t]),
                 time_constant=time_constant,
                 damping_ratio=damping_ratio,
+                solimp=tuple(float(value) for value in m.tendon_solimp_lim[t]),
+                inverse_weight=float(m.tendon_invweight0[t]),
                 location=reader.tendon_where(t),
                 segments=_segments(reader, t, frames) if spatial else [],
             )

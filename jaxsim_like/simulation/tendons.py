@@ -19,8 +19,11 @@ tree keeps its length as the whole tree moves).
   an inertia);
 - **limits** (unilateral), two per limited tendon: ``psi = L - range_lower - margin >= 0`` along
   ``J_i`` and ``psi = range_upper - L - margin >= 0`` along ``-J_i``, engaged while ``psi < 0``
-  (MuJoCo's ``dist < margin``), their end velocity at least the reference of
-  :func:`.couplings.reference_velocity` from ``psi`` (``solreflimit``, impedance one);
+  (MuJoCo's ``dist < margin``), soft as MuJoCo's as the ball joints' cone limits
+  (:mod:`.ball_limits`): their end velocity at least the reference of
+  :func:`.couplings.reference_velocity` from ``psi`` (``solreflimit``, scaled by the impedance
+  ``d`` of ``solimplimit``) less the compliance ``h (1 - d) / d w`` times their force, ``w`` the
+  tendon's ``tendon_invweight0``;
 - **equalities** (bilateral, between fixed tendons): ``G q = offset``, following the same
   reference from ``G q - offset`` (the equality's ``solref``).
 """
@@ -36,7 +39,7 @@ from ..dynamics.kinematics import Kinematics
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import TendonKinematics, tendon_kinematics
-from .constraint_rows import Rows
+from .constraint_rows import MAX_IMPEDANCE, MIN_IMPEDANCE, Rows, impedance
 from .couplings import reference_velocity
 from .joint_effects import coulomb_slip
 
@@ -71,10 +74,14 @@ def _limits(model: Model, geometry: TendonKinematics, rates: jax.Array, dt: jax.
     margin = tendons.margin[i]
     psi = jnp.concatenate([length - tendons.range_lower[i] - margin, tendons.range_upper[i] - length - margin])
     velocity = jnp.concatenate([rate, -rate])
-    time_constant, ratio = (jnp.tile(getattr(tendons, f)[i], 2) for f in ("limit_time_constant", "limit_damping_ratio"))
-    target = reference_velocity(psi, velocity, time_constant, ratio, dt)
+    time_constant, ratio, weight = (jnp.tile(getattr(tendons, f)[i], 2) for f in ("limit_time_constant", "limit_damping_ratio", "limit_inverse_weight"))
+    solimp = jnp.tile(tendons.limit_solimp[i], (2, 1))
+    d = impedance(solimp, psi)
+    root = jnp.sqrt(d)
+    d_width = jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE)
+    target = reference_velocity(psi, velocity, d_width * time_constant / root, ratio / root, dt)
     flags = np.ones(2 * len(i), dtype=bool)
-    return Rows(jnp.concatenate([C, -C]), target, jnp.zeros_like(target), psi < 0.0, ~flags, flags)
+    return Rows(jnp.concatenate([C, -C]), target, jnp.zeros_like(target), psi < 0.0, ~flags, flags, dt * (1.0 - d) / d * weight)
 
 
 def _equalities(model: Model, state: State, dt: jax.Array) -> Rows:
