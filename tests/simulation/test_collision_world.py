@@ -14,7 +14,7 @@ from collision_worlds import body, pose
 
 import jaxsim_like as js
 from jaxsim_like.simulation import ContactParams
-from jaxsim_like.simulation.collision import CollisionTable, Geometry, collide, link_wrenches, pair_forces, query, relative_velocity
+from jaxsim_like.simulation.collision import CollisionTable, Contacts, Geometry, collide, pair_forces, query
 from jaxsim_like.simulation.self_collision import collision_pairs
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -169,6 +169,23 @@ def test_collide_jits_and_vmaps_over_poses(objects):
     pairs = {(int(a), int(b)) for a, b in zip(np.asarray(batched.link_a)[0][active[0]], np.asarray(batched.link_b)[0][active[0]])}
     assert pairs == {(0, 1), (1, 2), (2, 1)}  # the can's side and its rim points
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(batched))
+
+
+def relative_velocity(contacts: Contacts, W_v: jax.Array) -> jax.Array:
+    """``(C, 3)``: a's material point minus b's at each contact, from the links' inertial
+    velocities ``W_v (L, 6)`` (``[linear; angular]``, world axes, about the world origin)."""
+    def at(link):
+        return W_v[link, :3] + jnp.cross(W_v[link, 3:], contacts.position)
+
+    return at(contacts.link_a) - at(contacts.link_b)
+
+
+def link_wrenches(contacts: Contacts, forces: jax.Array, links: int) -> jax.Array:
+    """``(links, 6)``: the wrenches ``[force; torque]`` about the world origin of the forces
+    ``(C, 3)`` on a at the contacts (b gets the opposite)."""
+    forces = jnp.where(contacts.active[:, None], forces, 0.0)
+    wrench = jnp.concatenate([forces, jnp.cross(contacts.position, forces)], axis=-1)
+    return jnp.zeros((links, 6), forces.dtype).at[contacts.link_a].add(wrench).at[contacts.link_b].add(-wrench)
 
 
 def test_gradients_through_collide_and_the_forces_match_finite_differences(objects):
