@@ -25,8 +25,8 @@ from ..dynamics.ball_cones import rotation_angle_axis
 from ..dynamics.configuration import ball_quaternions
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from .constraint_rows import MAX_IMPEDANCE, MIN_IMPEDANCE, Rows, impedance
-from .couplings import reference_velocity
+from .constraint_rows import Rows
+from .couplings import soft_limit_reference
 
 
 def cone_rows(model: Model, state: State, dt: jax.Array) -> Rows:
@@ -41,11 +41,9 @@ def cone_rows(model: Model, state: State, dt: jax.Array) -> Rows:
     jacobian = jnp.zeros((count, model.dofs), dtype).at[np.arange(count)[:, None], dofs].set(-axis)
     psi = cones.angle.astype(dtype) - theta - cones.margin.astype(dtype)
     velocity = jacobian @ state.joint_velocities
-    solimp = cones.solimp.astype(dtype)
-    d = impedance(solimp, psi)
-    d_width = jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE)
-    root = jnp.sqrt(d)
-    target = reference_velocity(psi, velocity, d_width * cones.time_constant.astype(dtype) / root, cones.damping_ratio.astype(dtype) / root, dt)
+    target, compliance = soft_limit_reference(
+        psi, velocity, cones.solimp.astype(dtype), cones.time_constant.astype(dtype), cones.damping_ratio.astype(dtype),
+        cones.inverse_weight.astype(dtype), dt,
+    )
     flags = np.ones(count, dtype=bool)
-    compliance = dt * (1.0 - d) / d * cones.inverse_weight.astype(dtype)
     return Rows(jacobian, target, jnp.zeros_like(target), psi < 0.0, ~flags, flags, compliance)

@@ -54,7 +54,7 @@ from ..dynamics.kinematics import Kinematics
 from ..dynamics.loops import WORLD, loop_rows
 from ..dynamics.model import Model, topology
 from ..dynamics.state import State
-from .constraint_rows import Rows, row_forces
+from .constraint_rows import MAX_IMPEDANCE, MIN_IMPEDANCE, Rows, impedance, row_forces
 from .params import ModelParams
 
 
@@ -64,6 +64,23 @@ def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant:
     tau = time_constant.astype(violation.dtype)
     denominator = tau**2 + 2 * damping_ratio * dt * tau + dt**2
     return (tau**2 * velocity - dt * violation) / denominator
+
+
+def soft_limit_reference(
+    violation: jax.Array, velocity: jax.Array, solimp: jax.Array, time_constant: jax.Array, damping_ratio: jax.Array,
+    inverse_weight: jax.Array, dt: jax.Array,
+) -> tuple[jax.Array, jax.Array]:
+    """MuJoCo's soft limit of unilateral rows ``(c,)`` at ``violation`` and ``velocity``: their
+    end-velocity target, :func:`reference_velocity` with the ``solref`` reference ``(tau, zeta)``
+    scaled by the impedance ``d`` of ``solimp (c, 5)`` (:func:`.constraint_rows.impedance`; time
+    constant ``d_width tau / sqrt(d)``, ratio ``zeta / sqrt(d)``: MuJoCo's reference acceleration
+    ``-b w - d k psi``), and their compliance ``dt (1 - d) / d w`` from their approximate inverse
+    masses ``inverse_weight (c,)`` (:class:`.constraint_rows.Rows`)."""
+    d = impedance(solimp, violation)
+    root = jnp.sqrt(d)
+    d_width = jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE)
+    target = reference_velocity(violation, velocity, d_width * time_constant / root, damping_ratio / root, dt)
+    return target, dt * (1.0 - d) / d * inverse_weight
 
 
 class EqualityRows(NamedTuple):

@@ -39,8 +39,8 @@ from ..dynamics.kinematics import Kinematics
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import TendonKinematics, tendon_kinematics
-from .constraint_rows import MAX_IMPEDANCE, MIN_IMPEDANCE, Rows, impedance
-from .couplings import reference_velocity
+from .constraint_rows import Rows
+from .couplings import reference_velocity, soft_limit_reference
 from .joint_effects import coulomb_slip
 
 
@@ -75,13 +75,9 @@ def _limits(model: Model, geometry: TendonKinematics, rates: jax.Array, dt: jax.
     psi = jnp.concatenate([length - tendons.range_lower[i] - margin, tendons.range_upper[i] - length - margin])
     velocity = jnp.concatenate([rate, -rate])
     time_constant, ratio, weight = (jnp.tile(getattr(tendons, f)[i], 2) for f in ("limit_time_constant", "limit_damping_ratio", "limit_inverse_weight"))
-    solimp = jnp.tile(tendons.limit_solimp[i], (2, 1))
-    d = impedance(solimp, psi)
-    root = jnp.sqrt(d)
-    d_width = jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE)
-    target = reference_velocity(psi, velocity, d_width * time_constant / root, ratio / root, dt)
+    target, compliance = soft_limit_reference(psi, velocity, jnp.tile(tendons.limit_solimp[i], (2, 1)), time_constant, ratio, weight, dt)
     flags = np.ones(2 * len(i), dtype=bool)
-    return Rows(jnp.concatenate([C, -C]), target, jnp.zeros_like(target), psi < 0.0, ~flags, flags, dt * (1.0 - d) / d * weight)
+    return Rows(jnp.concatenate([C, -C]), target, jnp.zeros_like(target), psi < 0.0, ~flags, flags, compliance)
 
 
 def _equalities(model: Model, state: State, dt: jax.Array) -> Rows:
