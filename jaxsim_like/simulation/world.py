@@ -502,6 +502,16 @@ def _world_rates(
     colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
     kinds = max(g.kinds for g in groups)
 
+    def solved_rows(k: int, rows: jax.Array, wrench: jax.Array, inertia: jax.Array) -> Solved:
+        # Batch k's members ``rows`` (out of range: a repeat of its last member, dropped by the caller) solved.
+        b = batches[k]
+        taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
+        links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
+        return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
+            taken(b.model), taken(b.params), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
+
+    turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
+
     def turn(i: jax.Array, current: list[Solved]) -> list[Solved]:
         # Block Gauss-Seidel: each batch is solved with the latest velocity change of the links it
         # touches, its own links' terms being in its added inertias; a batch of several models
@@ -525,16 +535,6 @@ def _world_rates(
                 fresh = jax.tree.map(lambda new, old: jnp.where(mine.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
             current[k] = fresh
         return current
-
-    def solved_rows(k: int, rows: jax.Array, wrench: jax.Array, inertia: jax.Array) -> Solved:
-        # Batch k's members ``rows`` (out of range: a repeat of its last member, dropped by the caller) solved.
-        b = batches[k]
-        taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
-        links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
-        return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
-            taken(b.model), taken(b.params), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
-
-    turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
 
     # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
     blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
