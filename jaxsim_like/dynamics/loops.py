@@ -1,8 +1,11 @@
 """Loop closures: MJCF ``connect`` and ``weld`` equalities, frames of two links (or of a link
-and the world) held together.
+and the world, or a moving frame of the world) held together.
 
 Closure ``k`` holds frame ``F1`` of link ``link1[k]`` on frame ``F2`` of link ``link2[k]``
-(``WORLD``: a frame fixed in the world). Its violation, world axes:
+(``WORLD``: a frame fixed in the world, or, where ``mocap1[k]`` or ``mocap2[k]`` names one, a
+frame of a mocap body: a frame of the world at the pose ``mocap_position``,
+``mocap_quaternion`` of that body, which the simulation step takes as an input; its velocity
+counts as zero, as in MuJoCo). Its violation, world axes:
 
 - ``connect`` (3 rows): ``p_F1 - p_F2`` [m], the frames' origins;
 - ``weld`` (6 rows): those 3, then ``s vec(q_F2^-1 q_F1)`` [1] with the torque scale ``s``
@@ -32,31 +35,61 @@ if TYPE_CHECKING:
     from .model import Model
 
 WORLD = -1
-"""The link of a closure's frame fixed in the world."""
+"""The link of a closure's frame fixed in the world or on a mocap body."""
+NO_MOCAP = -1
+"""The mocap body of a closure's side on a link or fixed in the world."""
 
-@pytree_dataclass(static=["link1", "link2", "weld", "names"])
+
+@pytree_dataclass(static=["link1", "link2", "weld", "names", "mocap1", "mocap2", "mocap_names"])
 class LoopClosures:
     """``l`` closures: ``frame1`` and ``frame2 (l, 4, 4)``, ``L1_H_F1`` and ``L2_H_F2`` (for a
-    ``WORLD`` side: ``W_H_F``), ``torque_scale (l,)`` (welds), and the file's ``time_constant``
-    [s] and ``damping_ratio (l,)`` (MJCF ``solref``, the defaults of ``SimulationParams.build``)
-    (traced); the links ``link1`` and ``link2 (l,)`` in the model's link order, whether each is a
-    ``weld`` (else a connect) and their ``names`` (static)."""
+    ``WORLD`` side: ``W_H_F``; on a mocap body: ``M_H_F`` in the body), ``torque_scale (l,)``
+    (welds), and the file's ``time_constant`` [s] and ``damping_ratio (l,)`` (MJCF ``solref``,
+    the defaults of ``SimulationParams.build``), the pose of each of the ``k`` mocap bodies
+    the closures hold on, ``mocap_position (k, 3)`` [m] and ``mocap_quaternion (k, 4)`` (wxyz,
+    world frame; the file's by default, see :meth:`posed`) (traced); the links ``link1`` and
+    ``link2 (l,)`` in the model's link order, the mocap bodies ``mocap1`` and ``mocap2 (l,)``
+    of their ``WORLD`` sides (``NO_MOCAP``: fixed in the world), whether each is a ``weld``
+    (else a connect), their ``names`` and the ``mocap_names (k,)`` (static)."""
 
     frame1: jax.Array
     frame2: jax.Array
     torque_scale: jax.Array
     time_constant: jax.Array
     damping_ratio: jax.Array
+    mocap_position: jax.Array
+    mocap_quaternion: jax.Array
     link1: tuple[int, ...] = ()
     link2: tuple[int, ...] = ()
     weld: tuple[bool, ...] = ()
     names: tuple[str, ...] = ()
+    mocap1: tuple[int, ...] = ()
+    mocap2: tuple[int, ...] = ()
+    mocap_names: tuple[str, ...] = ()
 
     @staticmethod
     def none(dtype) -> "LoopClosures":
         """No closure (arrays put on the device from NumPy, as :meth:`.JointCouplings.none`)."""
         frames = jnp.asarray(np.zeros((0, 4, 4)), dtype=dtype)
-        return LoopClosures(frames, frames, *(jnp.asarray(np.zeros(0), dtype=dtype) for _ in range(3)))
+        scalars = (jnp.asarray(np.zeros(0), dtype=dtype) for _ in range(3))
+        return LoopClosures(frames, frames, *scalars, jnp.asarray(np.zeros((0, 3)), dtype=dtype), jnp.asarray(np.zeros((0, 4)), dtype=dtype))
+
+    def posed(self, positions: jax.Array | None, quaternions: jax.Array | None) -> "LoopClosures":
+        """These closures with their mocap bodies at ``positions (k, 3)`` [m] and ``quaternions
+        (k, 4)`` (wxyz, normalised by the step; world frame), each left as it is when None."""
+        changes = {}
+        for field, values, size in (("mocap_position", positions, 3), ("mocap_quaternion", quaternions, 4)):
+            if values is None:
+                continue
+            current = getattr(self, field)
+            values = jnp.asarray(values, current.dtype)
+            if values.shape != current.shape:
+                raise ValueError(
+                    f"{field.replace('_', ' ')}s must have shape {current.shape} (one {size}-vector per mocap body "
+                    f"of the closures, {list(self.mocap_names)}), got {tuple(values.shape)}"
+                )
+            changes[field] = values
+        return self.replace(**changes) if changes else self
 
     @property
     def count(self) -> int:
@@ -115,14 +148,20 @@ def loop_rows(model: Model, kin: kin_module.Kinematics, *, euler: bool = True) -
     bias along an Euler step's path (``euler=False``: along the continuous motion)."""
     loops = model.loops
     dtype = kin.G_H_L.dtype
-    # A WORLD side takes the extra last entry: the world's pose in G, at rest.
+    links = model.number_of_links
+    # A WORLD side takes the entry after the links: the world's pose in G, at rest; a mocap
+    # body's side the entries after it: the body's pose in G, at rest.
     world = jnp.eye(4, dtype=dtype).at[:3, 3].set(-kin.origin)
     poses = jnp.concatenate([kin.G_H_L, world[None]])
-    velocities = jnp.concatenate([kin.G_v, jnp.zeros((1, 6), dtype)])
-    biases = jnp.concatenate([_path_bias_accelerations(model, kin, euler), jnp.zeros((1, 6), dtype)])
+    if loops.mocap_names:
+        mocap = spatial.pose_to_transform(loops.mocap_position.astype(dtype) - kin.origin, loops.mocap_quaternion.astype(dtype))
+        poses = jnp.concatenate([poses, mocap])
+    still = jnp.zeros((1 + len(loops.mocap_names), 6), dtype)
+    velocities = jnp.concatenate([kin.G_v, still])
+    biases = jnp.concatenate([_path_bias_accelerations(model, kin, euler), still])
     sides = []
-    for links, frames in ((loops.link1, loops.frame1), (loops.link2, loops.frame2)):
-        index = np.asarray(links, dtype=int)  # WORLD (-1) is the last entry
+    for side, mocap_side, frames in ((loops.link1, loops.mocap1, loops.frame1), (loops.link2, loops.mocap2, loops.frame2)):
+        index = np.where(np.asarray(side, dtype=int) == WORLD, links + 1 + np.asarray(mocap_side, dtype=int), side)
         H = jnp.matmul(poses[index], frames.astype(dtype))
         v, bias = velocities[index], biases[index]
         p, R, omega = H[:, :3, 3], H[:, :3, :3], v[:, 3:]

@@ -22,14 +22,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..parsers.description import LoopClosure, Mimic, ModelDescription
+from ..parsers.description import LoopClosure, Mimic, MocapBody, ModelDescription
 from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
-from . import consistency
+from . import consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
 from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
-from .loops import WORLD, LoopClosures
+from .loops import NO_MOCAP, WORLD, LoopClosures
 from .fluid import FluidDrag, build_fluid
 from .tendons import Tendons, build_tendons
 from .tree import BALL, PRISMATIC, REVOLUTE, RigidTree
@@ -118,7 +118,8 @@ class Model:
     - ``fluid``: the medium the links move in (MJCF density, viscosity, wind) and their inertia
       boxes, :class:`.fluid.FluidDrag`, whose forces the simulation step applies;
     - ``loops``: the loop closures (MJCF connect and weld), :class:`.loops.LoopClosures`
-      (traced frames, static links), which the simulation step enforces;
+      (traced frames and poses of the mocap bodies they hold on, static links), which the
+      simulation step enforces;
     - ``ball_cones``: the cone limits of ball joints, :class:`.ball_cones.BallCones`, which the
       simulation step holds.
 
@@ -298,10 +299,12 @@ def model_from_tree(
     semantics: Any = None,
     tendons: Tendons | None = None,
     loops: Sequence[LoopClosure] = (),
+    mocap_bodies: Sequence[MocapBody] = (),
 ) -> Model:
     """Build the :class:`Model` from a tree without fixed joints (see :mod:`.tree`), its
     ``tendons`` over the joints in the order ``joint_order`` (none by default) and its ``loops``
-    (their frames on links or on frames of ``tree``: links lumped into their body); no fluid."""
+    (their frames on links or on frames of ``tree``: links lumped into their body; or on the
+    ``mocap_bodies`` they name); no fluid."""
     tree = tree_module.sort_by_depth(tree)
     link_of_joint = {jn: i for i, jn in enumerate(tree.joint_names) if jn is not None}
     joint_names = list(joint_order) if joint_order is not None else [tree.joint_names[i] for i in range(1, tree.size)]
@@ -339,7 +342,7 @@ def model_from_tree(
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
         couplings=_couplings(tree, joint_names, dtype),
-        loops=_loops(tree, loops, dtype),
+        loops=_loops(tree, loops, mocap_bodies, dtype),
         tendons=Tendons.none(len(joint_names), dtype) if tendons is None else tendons,
         fluid=FluidDrag.none(dtype),
         ball_cones=BallCones.none(dtype),
@@ -395,64 +398,85 @@ def _couplings(tree: RigidTree, joint_names: Sequence[str], dtype: Any) -> Joint
     )
 
 
-def _loop_side(tree: RigidTree, closure: LoopClosure, link: str, L_H_F: np.ndarray) -> tuple[int, np.ndarray]:
-    """A closure side's link index in ``tree`` (``WORLD`` for the world, an empty name) and its
-    frame in that link: a link lumped into its body is one of the tree's frames."""
+def _loop_side(tree: RigidTree, closure: LoopClosure, link: str, L_H_F: np.ndarray, mocap: Sequence[str]) -> tuple[int, int, np.ndarray]:
+    """A closure side's link index in ``tree`` (``WORLD`` for the world, an empty name, and for
+    a mocap body), its index among the ``mocap`` bodies' names (``NO_MOCAP``: none) and its
+    frame in that link or body: a link lumped into its body is one of the tree's frames."""
     if not link:
-        return WORLD, np.asarray(L_H_F, dtype=float)
+        return WORLD, NO_MOCAP, np.asarray(L_H_F, dtype=float)
     if link in tree.link_names:
-        return tree.link_names.index(link), np.asarray(L_H_F, dtype=float)
+        return tree.link_names.index(link), NO_MOCAP, np.asarray(L_H_F, dtype=float)
     for name, body, B_H_L in tree.frames:
         if name == link:
-            return int(body), np.asarray(B_H_L, dtype=float) @ L_H_F
+            return int(body), NO_MOCAP, np.asarray(B_H_L, dtype=float) @ L_H_F
+    if link in mocap:
+        return WORLD, list(mocap).index(link), np.asarray(L_H_F, dtype=float)
     where = closure.location
     raise ModelLoadError(f"loop closure {closure.name!r}: no link {link!r} in the model", file=where.file, line=where.line, element=where.element)
 
 
-def _loops(tree: RigidTree, loops: Sequence[LoopClosure], dtype: Any) -> LoopClosures:
-    """The :class:`LoopClosures` of the closures ``loops`` on the links (or frames) of ``tree``."""
+def _loops(tree: RigidTree, loops: Sequence[LoopClosure], mocap_bodies: Sequence[MocapBody], dtype: Any) -> LoopClosures:
+    """The :class:`LoopClosures` of the closures ``loops`` on the links (or frames) of ``tree``
+    and the ``mocap_bodies``."""
     if not loops:
         return LoopClosures.none(dtype)
-    sides = [(_loop_side(tree, c, c.link1, c.L1_H_F1), _loop_side(tree, c, c.link2, c.L2_H_F2)) for c in loops]
-    for closure, ((link1, _), (link2, _)) in zip(loops, sides):
+    mocap = [body.name for body in mocap_bodies]
+    sides = [(_loop_side(tree, c, c.link1, c.L1_H_F1, mocap), _loop_side(tree, c, c.link2, c.L2_H_F2, mocap)) for c in loops]
+    for closure, ((link1, _, _), (link2, _, _)) in zip(loops, sides):
         if link1 == link2:
             where = closure.location
-            raise ModelLoadError(
-                f"loop closure {closure.name!r} joins link {closure.link1 or 'world'!r} to itself", file=where.file, line=where.line, element=where.element
-            )
+            joined = "a frame of the world to another" if link1 == WORLD else f"link {closure.link1!r} to itself"
+            raise ModelLoadError(f"loop closure {closure.name!r} joins {joined}", file=where.file, line=where.line, element=where.element)
+    poses = np.stack([np.asarray(body.W_H_B, dtype=float) for body in mocap_bodies]) if mocap_bodies else np.zeros((0, 4, 4))
     return LoopClosures(
-        frame1=jnp.asarray(np.stack([one[1] for one, _ in sides]), dtype=dtype),
-        frame2=jnp.asarray(np.stack([two[1] for _, two in sides]), dtype=dtype),
+        frame1=jnp.asarray(np.stack([one[2] for one, _ in sides]), dtype=dtype),
+        frame2=jnp.asarray(np.stack([two[2] for _, two in sides]), dtype=dtype),
         torque_scale=jnp.asarray([c.torque_scale for c in loops], dtype=dtype),
         time_constant=jnp.asarray([c.time_constant for c in loops], dtype=dtype),
         damping_ratio=jnp.asarray([c.damping_ratio for c in loops], dtype=dtype),
+        mocap_position=jnp.asarray(poses[:, :3, 3], dtype=dtype),
+        mocap_quaternion=spatial.rotation_to_quaternion(jnp.asarray(poses[:, :3, :3], dtype=dtype)),
         link1=tuple(one[0] for one, _ in sides),
         link2=tuple(two[0] for _, two in sides),
         weld=tuple(c.kind == "weld" for c in loops),
         names=tuple(c.name for c in loops),
+        mocap1=tuple(one[1] for one, _ in sides),
+        mocap2=tuple(two[1] for _, two in sides),
+        mocap_names=tuple(mocap),
     )
+
+
+def model_mocap_bodies(model: Model) -> list[MocapBody]:
+    """The mocap bodies of ``model``'s closures as descriptions, at their current poses (concrete values)."""
+    loops = model.loops
+    poses = np.asarray(spatial.pose_to_transform(loops.mocap_position, loops.mocap_quaternion)).reshape(-1, 4, 4)
+    return [MocapBody(name, poses[k]) for k, name in enumerate(loops.mocap_names)]
 
 
 def model_loops(model: Model) -> list[LoopClosure]:
     """The closures of ``model`` as descriptions on its link names (concrete values)."""
     loops = model.loops
 
-    def names(link: int) -> str:
-        return "" if link == WORLD else model.link_names[link]
+    def names(link: int, mocap: int) -> str:
+        if link == WORLD:
+            return loops.mocap_names[mocap] if mocap != NO_MOCAP else ""
+        return model.link_names[link]
 
     return [
         LoopClosure(
             name,
             "weld" if weld else "connect",
-            names(link1),
-            names(link2),
+            names(link1, mocap1),
+            names(link2, mocap2),
             np.asarray(loops.frame1[k]),
             np.asarray(loops.frame2[k]),
             float(loops.torque_scale[k]),
             float(loops.time_constant[k]),
             float(loops.damping_ratio[k]),
         )
-        for k, (name, weld, link1, link2) in enumerate(zip(loops.names, loops.weld, loops.link1, loops.link2))
+        for k, (name, weld, link1, link2, mocap1, mocap2) in enumerate(
+            zip(loops.names, loops.weld, loops.link1, loops.link2, loops.mocap1, loops.mocap2)
+        )
     ]
 
 
@@ -492,6 +516,7 @@ def build_model(
         joint_order=joint_order,
         semantics=semantics,
         loops=description.loops,
+        mocap_bodies=description.mocap_bodies,
         tendons=build_tendons(
             description.tendons, description.tendon_equalities, joint_order, jnp.result_type(float),
             [name for name, _, _ in lumped.frames], lumped.link_names,
@@ -628,6 +653,7 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
         joint_order=joint_names,
         semantics=model.semantics.value,
         loops=model_loops(model),
+        mocap_bodies=model_mocap_bodies(model),
         tendons=tendons,
     )
     # The bodies in the fluid, by the names of their links here, on the reduced model's links.

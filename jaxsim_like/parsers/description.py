@@ -133,10 +133,11 @@ class Mimic:
 @dataclass
 class LoopClosure:
     """A constraint closing a kinematic loop: frame ``F1`` on ``link1`` and frame ``F2`` on
-    ``link2`` (an empty name: the world) kept together. ``kind`` ``"connect"``: their origins
+    ``link2`` (an empty name: the world; the name of one of the model's :class:`MocapBody`: that
+    moving frame) kept together. ``kind`` ``"connect"``: their origins
     coincide (3 rows); ``"weld"``: their poses coincide (6 rows: origins, and the orientation
     error ``torque_scale * vec(q_F2^-1 q_F1)``, MuJoCo's). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)``
-    are the frames in their links (in the world for the world); ``time_constant`` [s] and
+    are the frames in their links (in the world for the world, in the body for a mocap body); ``time_constant`` [s] and
     ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``)."""
 
     name: str
@@ -148,6 +149,17 @@ class LoopClosure:
     torque_scale: float = 1.0
     time_constant: float = 0.02
     damping_ratio: float = 1.0
+    location: SourceLocation = field(default_factory=SourceLocation)
+
+
+@dataclass
+class MocapBody:
+    """A moving frame of the world (MJCF ``mocap="true"`` body): its ``name`` and default pose
+    ``W_H_B (4, 4)`` (the file's; the simulation step takes its pose as an input), which the
+    loop closures of a model may name as a link."""
+
+    name: str
+    W_H_B: np.ndarray = field(default_factory=lambda: np.eye(4))
     location: SourceLocation = field(default_factory=SourceLocation)
 
 
@@ -350,7 +362,8 @@ class ModelDescription:
     world (URDF root named ``world``, SDF ``<static>`` or a joint to ``world``). ``actuators``
     are the file's joint and tendon actuators, ``tendons`` its fixed and spatial tendons,
     ``tendon_equalities`` the equalities between their lengths, ``loops`` its
-    :class:`LoopClosure` constraints and ``fluid`` the medium its bodies move in (MJCF only).
+    :class:`LoopClosure` constraints, ``mocap_bodies`` the moving frames they hold on
+    (:class:`MocapBody`) and ``fluid`` the medium its bodies move in (MJCF only).
     """
 
     name: str
@@ -365,6 +378,7 @@ class ModelDescription:
     source: str | None = None
     actuators: list[ActuatorDescription] = field(default_factory=list)
     loops: list[LoopClosure] = field(default_factory=list)
+    mocap_bodies: list[MocapBody] = field(default_factory=list)
     tendons: list[TendonDescription] = field(default_factory=list)
     tendon_equalities: list[TendonEqualityDescription] = field(default_factory=list)
     fluid: FluidDescription | None = None

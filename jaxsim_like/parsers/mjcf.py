@@ -83,6 +83,7 @@ from .description import (
     LinkDescription,
     LoopClosure,
     Mimic,
+    MocapBody,
     ModelDescription,
     PhysicsDescription,
     SourceLocation,
@@ -202,6 +203,11 @@ def _tree_key(m, body: int) -> int:
     return root if root and _is_free(m, root) else 0
 
 
+def _is_mocap(m, body: int) -> bool:
+    """Whether ``body`` is a mocap body (a moving frame of the world, see :func:`_mocap_bodies`)."""
+    return int(m.body_mocapid[body]) >= 0
+
+
 def _is_fixed(m, t: int) -> bool:
     """Whether tendon ``t`` is fixed (joints only), not spatial."""
     wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t]) + int(m.tendon_num[t]))
@@ -245,6 +251,21 @@ def _tendon_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
                 problems.append((reader.tendon_where(t), message))
         if m.tendon_num[t] and _tendon_tree(m, t) is None:
             problems.append((reader.tendon_where(t), f"{kind} tendon {label} across bodies of two trees is not supported yet"))
+        mocap = [reader.body(b) for b in _tendon_bodies(m, t) if _is_mocap(m, b)]
+        if mocap:
+            problems.append((reader.tendon_where(t), f"{kind} tendon {label} through mocap body '{mocap[0]}' is not supported yet"))
+    return problems
+
+
+def _mocap_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
+    """The mocap bodies the model cannot represent: those that carry other bodies."""
+    m, problems = reader.m, []
+    for b in range(1, m.nbody):
+        if _is_mocap(m, b):
+            children = [reader.body(c) for c in range(1, m.nbody) if m.body_parentid[c] == b]
+            if children:
+                message = f"mocap body '{reader.body(b)}' carries bodies ({', '.join(repr(c) for c in children)}): not supported yet"
+                problems.append((reader.where("body", reader.body(b)), message))
     return problems
 
 
@@ -261,8 +282,12 @@ def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
             continue
         kind = reader.mujoco.mjtEq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
         if m.eq_type[e] in (_CONNECT, _WELD):
-            b1, b2 = _equality_bodies(m, e)
-            if b1 and b2 and _tree_key(m, b1) != _tree_key(m, b2):
+            moving = [b for b in _equality_bodies(m, e) if b and not _is_mocap(m, b)]
+            if not moving:
+                names = "', '".join(reader.body(b) for b in _equality_bodies(m, e))
+                problems.append((where, f"{kind} equality {label} holds no moving body ('{names}': the world or mocap bodies)"))
+            elif len(moving) == 2 and _tree_key(m, moving[0]) != _tree_key(m, moving[1]):
+                b1, b2 = moving
                 problems.append((where, f"{kind} equality {label} between bodies of two trees ('{reader.body(b1)}', '{reader.body(b2)}') is not supported yet"))
             continue
         if m.eq_type[e] == _TENDON_EQUALITY:
@@ -297,7 +322,8 @@ def _loops(reader: _Reader) -> list[tuple[tuple[int, int], LoopClosure]]:
     each with its two bodies. Bodies: a connect's ``eq_data`` holds its anchor in each body; a
     weld's the anchor in body2, then the relative pose of body1 (position, quaternion) and the
     torque scale, and MuJoCo holds ``body1 * relpose`` on ``body2 * anchor`` (see
-    ``mj_instantiateEquality``). Sites: their frames."""
+    ``mj_instantiateEquality``). Sites: their frames. A mocap body's side is named after it
+    (see :func:`_mocap_bodies`)."""
     m, loops = reader.m, []
     for e in range(m.neq):
         if not m.eq_active0[e] or m.eq_type[e] not in (_CONNECT, _WELD):
@@ -505,7 +531,7 @@ def _unsupported(reader: _Reader) -> None:
     """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
     the first, each other with its line); warn about inactive equalities."""
     m = reader.m
-    problems = _tendon_problems(reader) + _equality_problems(reader)
+    problems = _tendon_problems(reader) + _equality_problems(reader) + _mocap_problems(reader)
     if problems:
         (first, reason), others = problems[0], problems[1:]
         listed = "".join(f"; {message} ({_line(where)}{where.element})" for where, message in others)
@@ -523,8 +549,8 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 def _warn_dropped(reader: _Reader) -> None:
     """Located warnings for what MuJoCo would simulate and this model leaves out: contact pairs
     and excludes, the damping and friction loss of free joints, and bodies' gravity compensation;
-    and for what it leaves out and this model enforces: the limits and equalities of a file that
-    disables constraints."""
+    and the colliding geoms of mocap bodies; and for what it leaves out and this model enforces:
+    the limits and equalities of a file that disables constraints."""
     m = reader.m
     if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
         held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
@@ -536,6 +562,12 @@ def _warn_dropped(reader: _Reader) -> None:
         where = reader.where("body", reader.body(int(b)))
         message = f"the gravity compensation (gravcomp={float(m.body_gravcomp[b]):g}) of body '{reader.body(int(b))}' is not represented: ignored"
         warn(message, file=where.file, line=where.line, element=where.element)
+    for b in range(1, m.nbody):
+        geoms = range(int(m.body_geomadr[b]), int(m.body_geomadr[b]) + int(m.body_geomnum[b]))
+        if _is_mocap(m, b) and not _contacts_off(reader) and any(m.geom_contype[g] or m.geom_conaffinity[g] for g in geoms):
+            where = reader.where("body", reader.body(b))
+            message = f"the geoms of mocap body '{reader.body(b)}' do not collide here (a mocap body is a moving frame of loop closures): ignored"
+            warn(message, file=where.file, line=where.line, element=where.element)
     for j in range(m.njnt):
         dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
         if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
@@ -656,11 +688,12 @@ def _is_free(m, b: int) -> bool:
 
 def _trees(reader: _Reader) -> list[list[int]]:
     """The bodies of each tree, in MuJoCo's order: one tree per free body under the world (with its
-    subtree), then one of every other body (those welded or jointed to the world), if any."""
+    subtree), then one of every other body (those welded or jointed to the world), if any. Mocap
+    bodies are no tree's (see :func:`_mocap_bodies`)."""
     m = reader.m
     free = [b for b in range(1, m.nbody) if _is_free(m, b)]
     trees = [[b for b in range(1, m.nbody) if m.body_rootid[b] == root] for root in free]
-    welded = [b for b in range(1, m.nbody) if m.body_rootid[b] not in free]
+    welded = [b for b in range(1, m.nbody) if m.body_rootid[b] not in free and not _is_mocap(m, b)]
     return trees + [welded] if welded else trees
 
 
@@ -707,6 +740,16 @@ def _frames(reader: _Reader, bodies: set[int], links: set[str]) -> dict[int, Fra
     return frames
 
 
+def _mocap_bodies(reader: _Reader, bodies: set[int]) -> list[MocapBody]:
+    """The mocap bodies among ``bodies``, in MuJoCo's order (``body_mocapid``), at their pose in
+    the file. A mocap body is a frame of the world whose pose the step takes as an input
+    (MuJoCo's ``mocap_pos`` and ``mocap_quat``): it belongs to no tree, and the loop closures
+    that name it hold on it wherever it is put, with its velocity taken as zero, as MuJoCo does."""
+    m = reader.m
+    mocap = sorted((int(m.body_mocapid[b]), b) for b in bodies if b and _is_mocap(m, b))
+    return [MocapBody(reader.body(b), _pose(m.body_pos[b], m.body_quat[b]), reader.where("body", reader.body(b))) for _, b in mocap]
+
+
 def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription:
     """The validated description of one tree (its ``bodies``), named ``name``."""
     m = reader.m
@@ -724,6 +767,7 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
     frames = _frames(reader, members, {link.name for link in links})
     tendons = _tendons(reader, joint_names, members, {s: frame.name for s, frame in frames.items()})
     tendon_names = {tendon.name for tendon in tendons}
+    loops = [(pair, closure) for pair, closure in reader.loops if any(b in bodies for b in pair)]
     description = ModelDescription(
         name=name,
         links=links,
@@ -736,7 +780,8 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
         actuators=read_actuators(reader, joint_names, tendon_names),
         tendons=tendons,
         tendon_equalities=_tendon_equalities(reader, tendon_names),
-        loops=[closure for pair, closure in reader.loops if any(b in bodies for b in pair)],
+        loops=[closure for pair, closure in loops],
+        mocap_bodies=_mocap_bodies(reader, {b for pair, _ in loops for b in pair}),
         fluid=_fluid(reader, bodies),
     )
     validate_description(description)

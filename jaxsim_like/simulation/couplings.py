@@ -187,11 +187,13 @@ def enforce(
     dt: jax.Array,
     euler: bool = True,
     extra: Rows | None = None,
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """The base acceleration ``d/dt G_v_WB (6,)`` and ``joint_accelerations (n,)`` of a model's
     solve, with the ``factor`` of its matrix, made to follow the constraints' reference from
-    ``state`` (its kinematics ``kin``) over a step of ``dt`` [s]; returns them and the joint
-    torques ``(n,)`` of the joint-space rows (the closures' forces act on links, not at joints).
+    ``state`` (its kinematics ``kin``) over a step of ``dt`` [s]; returns them, the joint
+    torques ``(n,)`` of the joint-space rows (the closures' forces act on links, not at joints)
+    and the forces ``lambda (e,)`` of the equality rows (the joint couplings', then the loop
+    closures', see :class:`EqualityRows`).
     ``euler=False`` (RK4's stages): the rates are derivatives, ``d = 0``, and the rows'
     accelerations ``G a = (w+ - w) / h - b`` with the oscillator's ``w+`` from ``w``.
     ``extra``: more constant joint-space rows (:class:`.constraint_rows.Rows`: the tendons'),
@@ -226,4 +228,4 @@ def enforce(
     stacked = bilateral if extra is None else bilateral.stack(extra)
     forces = row_forces(stacked, effective, start, dt)
     torques = forces @ rows.torques if rows.torques is not None else jnp.zeros_like(joint_accelerations)
-    return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, torques
+    return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, torques, forces[:equalities]

@@ -35,7 +35,11 @@ class StepOutput(NamedTuple):
     contact acts: with the implicit integrator, the touching contact slots), the
     ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings, tendons and cone limits), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
-    zero with a fixed base) and ``joint_accelerations (n,)``, and ``finite``: whether every field of
+    zero with a fixed base) and ``joint_accelerations (n,)``, the forces of the loop closures'
+    rows ``loop_forces (r,)`` (3 per connect, then 6 per weld, in the order of ``model.loops``:
+    the force [N] on ``link1`` at its frame's origin, world axes, ``link2`` taking the opposite;
+    a weld's last three the forces of its orientation rows [N m], as MuJoCo's ``efc_force`` of
+    its rows, see :mod:`.couplings`), and ``finite``: whether every field of
     the next state is finite. The forces and torques are those the step applied: with the implicit
     integrator, the linearised forces at the end of the step.
     Self-contacts are not among them: :func:`self_contacts` gives them for any state.
@@ -50,6 +54,7 @@ class StepOutput(NamedTuple):
     joint_torques: jax.Array
     base_acceleration: jax.Array
     joint_accelerations: jax.Array
+    loop_forces: jax.Array
     finite: jax.Array
 
 
@@ -303,7 +308,7 @@ def solve(
             model, linear, prepared.contact, prepared.depth, points, prepared.velocities, kin.G_S, factor, G_a_B, qdd, dt
         )
         G_a_B, qdd = released.G_a_B, released.joint_accelerations
-        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
+        G_a_B, qdd, tau, loop_forces = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_points = _point_velocities(model, G_dv, points)
         slots = linear.slots
@@ -322,7 +327,7 @@ def solve(
         in_contact = linear.carried
     else:
         G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
-        G_a_B, qdd, tau = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, implicit, world.integrator != "rk4")
+        G_a_B, qdd, tau, loop_forces = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, implicit, world.integrator != "rk4")
         G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
@@ -346,6 +351,7 @@ def solve(
         joint_torques=tau,
         base_acceleration=base_acceleration,
         joint_accelerations=qdd,
+        loop_forces=loop_forces,
         finite=jnp.asarray(True),
     )
     rates = _Rates(
@@ -362,20 +368,20 @@ def solve(
 def _couplings(
     model: Model, params: ModelParams, state: State, kin: kin_module.Kinematics, factor: ArticulatedFactor,
     G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array, implicit: bool, euler: bool = True,
-) -> tuple[jax.Array, jax.Array, jax.Array]:
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """The accelerations of a solve with the model's joint couplings, loop closures, tendon rows
     and ball-joint cone limits enforced (:func:`.couplings.enforce`, :func:`.tendons.tendon_rows`,
-    :func:`.ball_limits.cone_rows`) and the joint
-    torques ``tau (n,)`` with the joint-space rows' added; a model without any is left as it is;
-    ``euler``: the step is Euler's (else RK4's stages)."""
+    :func:`.ball_limits.cone_rows`), the joint torques ``tau (n,)`` with the joint-space rows'
+    added and the forces of the loop closures' rows ``(r,)``; a model without any is left as it
+    is; ``euler``: the step is Euler's (else RK4's stages)."""
     if not (model.couplings.rows or model.loops.rows or model.tendons.rows or model.ball_cones.count):
-        return G_a_B, qdd, tau
+        return G_a_B, qdd, tau, jnp.zeros(0, qdd.dtype)
     extra = tendon_rows(model, state, kin, params.friction_velocity, dt, implicit) if model.tendons.rows else None
     if model.ball_cones.count:
         cones = cone_rows(model, state, dt)
         extra = cones if extra is None else extra.stack(cones)
-    G_a_B, qdd, tau_couplings = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
-    return G_a_B, qdd, tau + tau_couplings
+    G_a_B, qdd, tau_couplings, forces = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
+    return G_a_B, qdd, tau + tau_couplings, forces[model.couplings.rows :]
 
 
 def _rates(
@@ -456,6 +462,15 @@ def _rk4(model, state, params, commanded, link_wrenches, at_com) -> tuple[State,
     return next_state, outputs
 
 
+def with_mocap_poses(model: Model, positions: jax.Array | None, quaternions: jax.Array | None) -> Model:
+    """``model`` with the mocap bodies its loop closures hold on at ``positions (k, 3)`` [m] and
+    ``quaternions (k, 4)`` (wxyz; world frame; in the order of ``model.loops.mocap_names``),
+    each left at the model's (the file's) when None (see :meth:`.loops.LoopClosures.posed`)."""
+    if positions is None and quaternions is None:
+        return model
+    return model.replace(loops=model.loops.posed(positions, quaternions))
+
+
 def step(
     model: Model,
     state: State,
@@ -465,12 +480,18 @@ def step(
     params: SimulationParams | None = None,
     link_wrenches_at_com: bool = False,
     tendon_forces: jax.Array | None = None,
+    mocap_positions: jax.Array | None = None,
+    mocap_quaternions: jax.Array | None = None,
 ) -> tuple[State, StepOutput]:
     """Advance ``state`` by ``params.dt`` under commanded ``joint_torques (n,)`` and external
     ``link_wrenches (N, 6)`` ([force; torque], world axes, about each link's origin, or its COM
     with ``link_wrenches_at_com``), with soft contacts against the terrain and joint effects.
     ``tendon_forces (t,)`` [N] pull along the model's tendons (motors on tendons): they add the
     joint torques ``J^T f`` of the tendons at ``state`` to the command, held over the step.
+    ``mocap_positions (k, 3)`` [m] and ``mocap_quaternions (k, 4)`` (wxyz, world frame) place
+    the mocap bodies the loop closures hold on (``model.loops.mocap_names``) for the step, as
+    MuJoCo's ``mocap_pos`` and ``mocap_quat`` (None: where the model has them, the file's pose);
+    the closures pull their links towards them (see :func:`with_mocap_poses`).
 
     ``params.integrator``:
 
@@ -494,6 +515,7 @@ def step(
     contact flags at its start).
     """
     params = SimulationParams.build(model) if params is None else params
+    model = with_mocap_poses(model, mocap_positions, mocap_quaternions)
     commanded = check_joint_vector(model, "joint_torques", joint_torques, state.joint_positions.dtype)
     if tendon_forces is not None:
         commanded = commanded + tendon_joint_torques(model, state, tendon_forces)
@@ -515,9 +537,12 @@ def rollout(
     link_wrenches_at_com: bool = False,
     checkpoint: bool = False,
     tendon_forces: jax.Array | None = None,
+    mocap_positions: jax.Array | None = None,
+    mocap_quaternions: jax.Array | None = None,
 ) -> tuple[State, tuple[State, StepOutput]]:
     """Run ``T`` steps with ``joint_torques (T, n)`` (and ``link_wrenches (T, N, 6)``, ``tendon_forces
-    (T, t)``, see :func:`step`) in one ``lax.scan``.
+    (T, t)``, ``mocap_positions (T, k, 3)``, ``mocap_quaternions (T, k, 4)``, see :func:`step`)
+    in one ``lax.scan``.
 
     Returns the final state and the stacked ``(states, outputs)``: ``states`` holds the state
     after each step. ``checkpoint=True`` rematerialises each step in the backward pass, so the
@@ -529,12 +554,12 @@ def rollout(
         raise ValueError(f"joint_torques must have shape (T, {model.dofs}), got {tuple(torques.shape)}")
 
     def one_step(current, inputs):
-        tau, wrenches, pulls = inputs
+        tau, wrenches, pulls, positions, quaternions = inputs
         next_state, outputs = step(
             model, current, joint_torques=tau, link_wrenches=wrenches, params=params, link_wrenches_at_com=link_wrenches_at_com,
-            tendon_forces=pulls,
+            tendon_forces=pulls, mocap_positions=positions, mocap_quaternions=quaternions,
         )
         return next_state, (next_state, outputs)
 
     body = jax.checkpoint(one_step) if checkpoint else one_step
-    return jax.lax.scan(body, state, (torques, link_wrenches, tendon_forces))
+    return jax.lax.scan(body, state, (torques, link_wrenches, tendon_forces, mocap_positions, mocap_quaternions))

@@ -51,7 +51,9 @@ from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
 from ..pytree import pytree_dataclass
 from . import control, wrenches
-from .step import Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, step
+from .step import (
+    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, step, with_mocap_poses,
+)
 from ..dynamics.jacobians import link_jacobians
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.forces import PairLaw, explicit_pair_forces, pair_forces
@@ -232,9 +234,11 @@ class ModelInputs(NamedTuple):
     """What acts on one model during a step, each optional: ``joint_torques (n,)`` [N m or N]
     added to the controllers' command, ``link_wrenches (N, 6)`` (world axes, about each link
     origin, see :mod:`.wrenches`), the control ``table (n, control.COLUMNS)`` with its controller
-    ``period`` [s] (None: no controllers), ``timed_wrenches (K, wrenches.COLUMNS)`` and
+    ``period`` [s] (None: no controllers), ``timed_wrenches (K, wrenches.COLUMNS)``,
     ``tendon_forces (t,)`` [N] along the model's tendons (their joint torques ``J^T f`` at the
-    step's start join the command)."""
+    step's start join the command), and the pose of the mocap bodies its loop closures hold on
+    (``model.loops.mocap_names``), ``mocap_positions (k, 3)`` [m] and ``mocap_quaternions (k,
+    4)`` (wxyz, world frame; None: the model's, the file's pose; see :func:`.step.step`)."""
 
     joint_torques: jax.Array | None = None
     link_wrenches: jax.Array | None = None
@@ -242,6 +246,8 @@ class ModelInputs(NamedTuple):
     period: jax.Array | None = None
     timed_wrenches: jax.Array | None = None
     tendon_forces: jax.Array | None = None
+    mocap_positions: jax.Array | None = None
+    mocap_quaternions: jax.Array | None = None
 
 
 class ModelReport(NamedTuple):
@@ -622,9 +628,10 @@ def _grouped(
         packed = PackedWorldState(tuple(g.members for g in groups), *(
             tuple(stack(group, values) for group in groups) for values in (state.states, state.controllers, state.histories)),
             state.steps, state.pair_deformation)
+    models = [with_mocap_poses(model, i.mocap_positions, i.mocap_quaternions) for model, i in zip(world.models, inputs)]
     try:
         batches = [
-            _Batch(group, stack_models(group, world.models), stack(group, world.model_params), stack(group, inputs),
+            _Batch(group, stack_models(group, models), stack(group, world.model_params), stack(group, inputs),
                    world.exact_velocity[group.members[0]])
             for group in groups
         ]
