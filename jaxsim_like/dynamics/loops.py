@@ -148,20 +148,21 @@ def loop_rows(model: Model, kin: kin_module.Kinematics, *, euler: bool = True) -
     bias along an Euler step's path (``euler=False``: along the continuous motion)."""
     loops = model.loops
     dtype = kin.G_H_L.dtype
-    links = model.number_of_links
-    # A WORLD side takes the entry after the links: the world's pose in G, at rest; a mocap
-    # body's side the entries after it: the body's pose in G, at rest.
+    # The mocap bodies' sides take the entries after the links: their poses in G, at rest; a
+    # WORLD side the extra last entry: the world's pose in G, at rest.
     world = jnp.eye(4, dtype=dtype).at[:3, 3].set(-kin.origin)
     poses = jnp.concatenate([kin.G_H_L, world[None]])
     if loops.mocap_names:
         mocap = spatial.pose_to_transform(loops.mocap_position.astype(dtype) - kin.origin, loops.mocap_quaternion.astype(dtype))
-        poses = jnp.concatenate([poses, mocap])
-    still = jnp.zeros((1 + len(loops.mocap_names), 6), dtype)
-    velocities = jnp.concatenate([kin.G_v, still])
-    biases = jnp.concatenate([_path_bias_accelerations(model, kin, euler), still])
+        poses = jnp.concatenate([kin.G_H_L, mocap, world[None]])
+    still = len(loops.mocap_names) + 1
+    velocities = jnp.concatenate([kin.G_v, jnp.zeros((still, 6), dtype)])
+    biases = jnp.concatenate([_path_bias_accelerations(model, kin, euler), jnp.zeros((still, 6), dtype)])
     sides = []
-    for side, mocap_side, frames in ((loops.link1, loops.mocap1, loops.frame1), (loops.link2, loops.mocap2, loops.frame2)):
-        index = np.where(np.asarray(side, dtype=int) == WORLD, links + 1 + np.asarray(mocap_side, dtype=int), side)
+    for links, mocap_bodies, frames in ((loops.link1, loops.mocap1, loops.frame1), (loops.link2, loops.mocap2, loops.frame2)):
+        index = np.asarray(links, dtype=int)  # WORLD (-1) is the last entry
+        if loops.mocap_names:
+            index = np.where(np.asarray(mocap_bodies, dtype=int) != NO_MOCAP, model.number_of_links + np.asarray(mocap_bodies, dtype=int), index)
         H = jnp.matmul(poses[index], frames.astype(dtype))
         v, bias = velocities[index], biases[index]
         p, R, omega = H[:, :3, 3], H[:, :3, :3], v[:, 3:]
