@@ -368,6 +368,36 @@ class Model(Semantics, Handle):
     def base_world_angular_acceleration_target(self) -> tuple[float, ...]:
         return self._base_target("angular_acceleration")
 
+    # ----- mocap bodies (not in ScenarIO) --------------------------------------------------
+
+    def mocap_body_names(self) -> tuple[str, ...]:
+        """The mocap bodies (MJCF ``mocap="true"``) that the model's loop closures hold on."""
+        return self._entry.model.loops.mocap_names
+
+    def _mocap_index(self, name: str) -> int:
+        names = self.mocap_body_names()
+        if name not in names:
+            raise ValueError(f"model '{self._model_name}' holds on no mocap body {name!r} (it holds on {list(names)})")
+        return names.index(name)
+
+    def mocap_pose(self, name: str) -> tuple[float, ...]:
+        """The position [m] and wxyz quaternion (7 floats, world frame) of the mocap body ``name``."""
+        loops, k = self._entry.model.loops, self._mocap_index(name)
+        return as_tuple(np.concatenate([np.asarray(loops.mocap_position[k]), np.asarray(loops.mocap_quaternion[k])]))
+
+    def set_mocap_pose(self, name: str, position: Any, orientation: Any = (1.0, 0.0, 0.0, 0.0)) -> bool:
+        """Move the mocap body ``name`` to ``position`` [m] and wxyz ``orientation`` (world frame)
+        for the next runs (MuJoCo's ``mocap_pos`` and ``mocap_quat``; no recompilation): the
+        closures that hold on it pull their links there."""
+        entry = self._entry
+        loops, k = entry.model.loops, self._mocap_index(name)
+        positions = np.array(loops.mocap_position)
+        quaternions = np.array(loops.mocap_quaternion)
+        positions[k], quaternions[k] = vector(position, 3, "position"), unit_quaternion(orientation)
+        entry.model = entry.model.replace(loops=loops.posed(positions, quaternions))
+        entry.cache.clear()
+        return True
+
     # ----- contacts ------------------------------------------------------------------------
 
     def contacts_enabled(self) -> bool:
