@@ -51,13 +51,18 @@ What is read:
   ``fluidshape="ellipsoid"`` (:class:`FluidGeomDescription`, with ``fluidcoef``);
 - connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``)
   as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
-  ``solimp`` is not read: the step holds them with an impedance of one.
+  ``solimp`` is not read: the step holds them with an impedance of one;
+- mocap bodies (``mocap="true"``) as moving frames of the world (:class:`MocapBody`, see
+  :func:`_mocap_bodies`): no tree's, their pose in the file the default of an input of the step;
+  the closures that name one hold on it, and belong to the tree of their other body.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: spatial
 tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality
 constraints other than linear joint and tendon equalities (and those on spatial tendons),
-connects and welds (each with its line). Contact pairs and excludes, the damping and friction
-loss of free joints and gravity compensation (``gravcomp``) are not represented and warn, as do
+connects and welds that hold no moving body (between the world and mocap bodies), mocap bodies
+that carry bodies and tendons through their sites (each with its line). Contact pairs and
+excludes, the damping and friction loss of free joints, gravity compensation (``gravcomp``)
+and the colliding geoms of mocap bodies are not represented and warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position
 and velocity actuators on joints and motors on tendons are read (:mod:`.mjcf_actuators`; others
 warn and are dropped); sensors and contact options are not read. Locations name the file and the
