@@ -468,7 +468,10 @@ def with_mocap_poses(model: Model, positions: jax.Array | None, quaternions: jax
     each left at the model's (the file's) when None (see :meth:`.loops.LoopClosures.posed`)."""
     if positions is None and quaternions is None:
         return model
-    return model.replace(loops=model.loops.posed(positions, quaternions))
+    try:
+        return model.replace(loops=model.loops.posed(positions, quaternions))
+    except ValueError as error:
+        raise ValueError(f"model {model.name!r}: {error}") from None
 
 
 def step(
