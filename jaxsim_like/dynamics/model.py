@@ -404,13 +404,13 @@ def _loop_side(tree: RigidTree, closure: LoopClosure, link: str, L_H_F: np.ndarr
     frame in that link or body: a link lumped into its body is one of the tree's frames."""
     if not link:
         return WORLD, NO_MOCAP, np.asarray(L_H_F, dtype=float)
+    if link in mocap:
+        return WORLD, list(mocap).index(link), np.asarray(L_H_F, dtype=float)
     if link in tree.link_names:
         return tree.link_names.index(link), NO_MOCAP, np.asarray(L_H_F, dtype=float)
     for name, body, B_H_L in tree.frames:
         if name == link:
             return int(body), NO_MOCAP, np.asarray(B_H_L, dtype=float) @ L_H_F
-    if link in mocap:
-        return WORLD, list(mocap).index(link), np.asarray(L_H_F, dtype=float)
     where = closure.location
     raise ModelLoadError(f"loop closure {closure.name!r}: no link {link!r} in the model", file=where.file, line=where.line, element=where.element)
 

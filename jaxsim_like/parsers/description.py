@@ -134,11 +134,11 @@ class Mimic:
 class LoopClosure:
     """A constraint closing a kinematic loop: frame ``F1`` on ``link1`` and frame ``F2`` on
     ``link2`` (an empty name: the world; the name of one of the model's :class:`MocapBody`: that
-    moving frame) kept together. ``kind`` ``"connect"``: their origins
-    coincide (3 rows); ``"weld"``: their poses coincide (6 rows: origins, and the orientation
-    error ``torque_scale * vec(q_F2^-1 q_F1)``, MuJoCo's). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)``
-    are the frames in their links (in the world for the world, in the body for a mocap body); ``time_constant`` [s] and
-    ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``)."""
+    moving frame) kept together. ``kind`` ``"connect"``: their origins coincide (3 rows);
+    ``"weld"``: their poses coincide (6 rows: origins, and the orientation error ``torque_scale
+    * vec(q_F2^-1 q_F1)``, MuJoCo's). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)`` are the frames in
+    their links (in the world for the world, in the body for a mocap body); ``time_constant``
+    [s] and ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``)."""
 
     name: str
     kind: str

@@ -36,10 +36,10 @@ class StepOutput(NamedTuple):
     ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings, tendons and cone limits), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
     zero with a fixed base) and ``joint_accelerations (n,)``, the forces of the loop closures'
-    rows ``loop_forces (r,)`` (3 per connect, then 6 per weld, in the order of ``model.loops``:
-    the force [N] on ``link1`` at its frame's origin, world axes, ``link2`` taking the opposite;
-    a weld's last three the forces of its orientation rows [N m], as MuJoCo's ``efc_force`` of
-    its rows, see :mod:`.couplings`), and ``finite``: whether every field of
+    rows ``loop_forces (r,)`` (closure after closure in the order of ``model.loops``, 3 rows per
+    connect and 6 per weld: first the force [N] on ``link1`` at its frame's origin, world axes,
+    ``link2`` taking the opposite, then a weld's orientation rows' forces [N m]; MuJoCo's
+    ``efc_force`` of the same rows, see :mod:`.couplings`), and ``finite``: whether every field of
     the next state is finite. The forces and torques are those the step applied: with the implicit
     integrator, the linearised forces at the end of the step.
     Self-contacts are not among them: :func:`self_contacts` gives them for any state.
