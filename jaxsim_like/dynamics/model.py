@@ -435,7 +435,7 @@ def _loops(tree: RigidTree, loops: Sequence[LoopClosure], mocap_bodies: Sequence
         time_constant=jnp.asarray([c.time_constant for c in loops], dtype=dtype),
         damping_ratio=jnp.asarray([c.damping_ratio for c in loops], dtype=dtype),
         mocap_position=jnp.asarray(poses[:, :3, 3], dtype=dtype),
-        mocap_quaternion=spatial.rotation_to_quaternion(jnp.asarray(poses[:, :3, :3], dtype=dtype)),
+        mocap_quaternion=spatial.rotation_to_quaternion(jnp.asarray(poses[:, :3, :3], dtype=dtype)) if mocap else jnp.asarray(np.zeros((0, 4)), dtype=dtype),
         link1=tuple(one[0] for one, _ in sides),
         link2=tuple(two[0] for _, two in sides),
         weld=tuple(c.kind == "weld" for c in loops),
