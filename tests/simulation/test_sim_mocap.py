@@ -67,50 +67,68 @@ ROD = f"""<mujoco model="swung_rod">
 </mujoco>"""
 
 
-def _circle(steps: int) -> np.ndarray:
-    """``(T, 1, 3)``: the hand's position at the start of each step, a circle of 0.1 m radius
-    once a second through its pose in the file."""
+def _circle(steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The hand's position ``(T, 1, 3)`` and quaternion ``(T, 1, 4)`` at the start of each step:
+    a circle of 0.1 m radius once a second from its pose in the file, turning by a quarter turn
+    about the vertical."""
     t = np.arange(steps) * DT
     start = np.array([0.3, 0.0, 1.0])
-    return (start + 0.1 * np.stack([np.cos(2 * np.pi * t) - 1, np.sin(2 * np.pi * t), 0 * t], -1))[:, None, :]
+    positions = start + 0.1 * np.stack([np.cos(2 * np.pi * t) - 1, np.sin(2 * np.pi * t), 0 * t], -1)
+    turn = np.stack([np.cos(np.pi / 4 * t), 0 * t, 0 * t, np.sin(np.pi / 4 * t)], -1)
+    q0 = np.array([0.9, 0.0, 0.1, 0.2]) / np.linalg.norm([0.9, 0.1, 0.2])
+    w, x, y, z = turn.T  # turn * q0 (wxyz): the file's orientation turned about the world's z
+    quaternions = np.stack([
+        w * q0[0] - z * q0[3], w * q0[1] - z * q0[2], w * q0[2] + z * q0[1], w * q0[3] + z * q0[0],
+    ], -1)
+    return positions[:, None, :], quaternions[:, None, :]
 
 
-def _swing(steps: int, amplitude: float = 0.08) -> np.ndarray:
-    """``(T, 1, 3)``: the pivot moved sideways, ``amplitude sin(2 pi 1.5 t)`` [m] along x."""
+def _swing(steps: int, amplitude: float = 0.08) -> tuple[np.ndarray, np.ndarray]:
+    """The pivot's position ``(T, 1, 3)``, moved sideways by ``amplitude sin(2 pi 1.5 t)`` [m]
+    along x, and quaternion ``(T, 1, 4)`` (the identity)."""
     t = np.arange(steps) * DT
-    return np.stack([amplitude * np.sin(3 * np.pi * t), 0 * t, 0 * t + 1.0], -1)[:, None, :]
+    positions = np.stack([amplitude * np.sin(3 * np.pi * t), 0 * t, 0 * t + 1.0], -1)
+    return positions[:, None, :], np.tile([1.0, 0.0, 0.0, 0.0], (steps, 1, 1))
 
 
 @jax.jit
-def _rollout(model: js.Model, state: js.State, params: js.SimulationParams, positions: jax.Array):
-    """The states and outputs of a rollout with the mocap bodies at ``positions (T, k, 3)``."""
-    return js.rollout(model, state, jnp.zeros((positions.shape[0], model.dofs)), params=params, mocap_positions=positions)[1]
+def _rollout(model: js.Model, state: js.State, params: js.SimulationParams, positions: jax.Array, quaternions: jax.Array):
+    """The states and outputs of a rollout with the mocap bodies at ``positions (T, k, 3)`` and
+    ``quaternions (T, k, 4)``."""
+    torques = jnp.zeros((positions.shape[0], model.dofs))
+    return js.rollout(model, state, torques, params=params, mocap_positions=positions, mocap_quaternions=quaternions)[1]
 
 
 def _params(model: js.Model) -> js.SimulationParams:
     return js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler", gravity=GRAVITY)
 
 
-def _mujoco(xml: str, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _mujoco(xml: str, positions: np.ndarray, quaternions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """MuJoCo's ``qpos (T, nq)`` and equality rows' ``efc_force (T, ne)`` after each step, with
-    ``mocap_pos`` set to ``positions (T, k, 3)`` before it."""
+    ``mocap_pos`` and ``mocap_quat`` set to ``positions (T, k, 3)`` and ``quaternions (T, k, 4)``
+    before it."""
     m = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(m)
     qpos, forces = np.zeros((len(positions), m.nq)), np.zeros((len(positions), m.neq * 6))
-    for k, position in enumerate(positions):
-        data.mocap_pos[:] = position
+    for k, (position, quaternion) in enumerate(zip(positions, quaternions)):
+        data.mocap_pos[:], data.mocap_quat[:] = position, quaternion
         mujoco.mj_step(m, data)
         qpos[k] = data.qpos
         forces[k, : data.ne] = data.efc_force[: data.ne]
     return qpos, forces[:, : data.ne]
 
 
+def _angle(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest rotation angle [rad] between the quaternions ``a`` and ``b (T, 4)``."""
+    return float((2 * np.arccos(np.minimum(np.abs(np.sum(a * b, axis=1)), 1.0))).max())
+
+
 @pytest.fixture(scope="module")
 def carried() -> tuple[js.Model, tuple[js.State, js.StepOutput], tuple[np.ndarray, np.ndarray]]:
     """The box carried around the circle for 1 s, here and in MuJoCo."""
     model = js.load_model(BOX)
-    positions = _circle(STEPS)
-    return model, _rollout(model, js.State.build(model), _params(model), jnp.asarray(positions)), _mujoco(BOX, positions)
+    poses = _circle(STEPS)
+    return model, _rollout(model, js.State.build(model), _params(model), *map(jnp.asarray, poses)), _mujoco(BOX, *poses)
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +139,8 @@ def rod() -> js.Model:
 @pytest.fixture(scope="module")
 def swung(rod) -> tuple[tuple[js.State, js.StepOutput], tuple[np.ndarray, np.ndarray]]:
     """The rod swung for 1 s, here and in MuJoCo."""
-    positions = _swing(STEPS)
-    return _rollout(rod, js.State.build(rod), _params(rod), jnp.asarray(positions)), _mujoco(ROD, positions)
+    poses = _swing(STEPS)
+    return _rollout(rod, js.State.build(rod), _params(rod), *map(jnp.asarray, poses)), _mujoco(ROD, *poses)
 
 
 def test_a_mocap_body_loads_as_a_moving_frame_of_the_closures():
@@ -157,19 +175,21 @@ def test_what_mocap_bodies_cannot_do_here_is_refused_or_warned_with_its_line():
 
 
 def test_a_box_welded_to_a_circling_mocap_body_moves_as_in_mujoco(carried, figures):
-    """Measured: the box within 6.3e-4 m of MuJoCo's over 1 s (a circle of 0.2 m across at
-    0.63 m/s, its orientation within 1e-10): the two discretise the stiff weld differently."""
+    """Measured: the box within 6.6e-4 m and 1.6e-3 rad of MuJoCo's over 1 s (the hand goes
+    round a circle of 0.2 m across at 0.63 m/s and turns by 45 degrees): the two discretise the
+    stiff weld differently."""
     _, (states, _), (qpos, _) = carried
     position = np.asarray(states.base_position)
     distance = figures("mocap weld: box distance from MuJoCo's over 1 s [m]", float(np.linalg.norm(position - qpos[:, :3], axis=1).max()))
-    turned = 1.0 - np.abs(np.sum(np.asarray(states.base_quaternion) * qpos[:, 3:7], axis=1)).min()
+    angle = figures("mocap weld: box orientation from MuJoCo's [rad]", _angle(np.asarray(states.base_quaternion), qpos[:, 3:7]))
     assert np.ptp(position[:, 0]) > 0.19 and np.ptp(position[:, 1]) > 0.19
-    assert distance < 1e-3 and turned < 1e-8
+    assert _angle(np.asarray(states.base_quaternion[-1:]), np.asarray(states.base_quaternion[:1])) > 0.7
+    assert distance < 1e-3 and angle < 5e-3
 
 
 def test_the_welds_forces_are_mujocos(carried, figures):
     """``StepOutput.loop_forces``: the weld's six row forces, MuJoCo's ``efc_force`` of its rows
-    (on the box: the centripetal force, 1.97 N, and the weight, 4.905 N up) once the start's
+    (on the box: about the centripetal force, 1.97 N, and the weight, 4.905 N up) once the start's
     jolt (the hand sets off at 0.63 m/s, 35 N here, 78 N in MuJoCo) has settled, after 50 ms."""
     _, (_, outputs), (_, efc) = carried
     forces = np.asarray(outputs.loop_forces)
@@ -177,7 +197,7 @@ def test_the_welds_forces_are_mujocos(carried, figures):
     np.testing.assert_allclose(forces[:, 2], 0.5 * 9.81, rtol=1e-6)
     settled = slice(50, None)
     difference = figures("mocap weld: max |row force - MuJoCo's| after 50 ms [N or N m]", float(np.abs(forces - efc)[settled].max()))
-    np.testing.assert_allclose(np.linalg.norm(forces[settled, :2], axis=1), 0.5 * 0.1 * (2 * np.pi) ** 2, rtol=2e-3)
+    assert np.linalg.norm(forces[settled, :2], axis=1).min() > 1.9
     assert difference < 0.03
 
 
@@ -188,10 +208,7 @@ def test_a_rod_hanging_from_a_swinging_mocap_point_moves_as_in_mujoco(swung, fig
     (states, outputs), (qpos, efc) = swung
     position = np.asarray(states.base_position)
     distance = figures("mocap connect: rod distance from MuJoCo's over 1 s [m]", float(np.linalg.norm(position - qpos[:, :3], axis=1).max()))
-    angle = figures(
-        "mocap connect: rod orientation from MuJoCo's [rad]",
-        float(2 * np.arccos(np.minimum(np.abs(np.sum(np.asarray(states.base_quaternion) * qpos[:, 3:7], axis=1)), 1.0)).max()),
-    )
+    angle = figures("mocap connect: rod orientation from MuJoCo's [rad]", _angle(np.asarray(states.base_quaternion), qpos[:, 3:7]))
     tilt = figures("mocap connect: rod's largest tilt [rad]", float(2 * np.arccos(np.minimum(np.abs(qpos[:, 3]), 1.0)).max()))
     forces = figures("mocap connect: max |row force - MuJoCo's| after 50 ms [N]", float(np.abs(np.asarray(outputs.loop_forces) - efc)[50:].max()))
     assert tilt > 0.3
@@ -204,7 +221,7 @@ def test_the_gradient_with_respect_to_the_mocap_trajectory_equals_central_differ
     with the poses as inputs moves the rod as :func:`js.rollout` does."""
     world = WorldModel.build([rod], dt=DT, integrator="semi_implicit_euler", gravity=GRAVITY, collisions=False)
     start = world.initial_state()
-    base = jnp.asarray(_swing(200, amplitude=1.0))
+    base = jnp.asarray(_swing(200, amplitude=1.0)[0])
     direction = jnp.asarray(np.random.default_rng(5).normal(size=base.shape) * 0.01)
 
     def final_x(z):
