@@ -56,6 +56,14 @@ def as_pose(pose: Any) -> Pose:
     raise ValueError(f"pose must be a Pose, a (position, orientation) pair or a 4x4 transform, got {pose!r}")
 
 
+FIRM_DAMPING_RATIO = 20.0
+"""The damping ratio of the object API's default contact law. Gazebo's rigid contacts stop a body
+at touchdown and carry its weight within a few steps; a critically damped soft law (the functional
+core's default) rebounds from the impact's extra depth and settles over its period (tens of
+milliseconds at 1 mm). Overdamped, a body stops at touchdown and creeps to its resting depth, so
+its contact forces sum to its weight within a few steps (the cube of ``test_gazebo_behaviour``)."""
+
+
 @scenario_methods
 class World:
     """A simulated world (ScenarIO's ``scenario.gazebo.World``), created by the :class:`Simulator`."""
@@ -73,7 +81,7 @@ class World:
         self._step_count = 0
         self._physics = bool(physics)
         self._integrator = "implicit_euler"
-        self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.001, "friction": 0.5}
+        self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.001, "friction": 0.5, "damping_ratio": FIRM_DAMPING_RATIO}
         self._plugins: list[tuple[Callable, Any]] = []
         self._terrain = None
         self._terrain_names: list[str] = [""]
@@ -189,21 +197,26 @@ class World:
         contact: ContactParams | None = None,
         max_penetration: float = 0.001,
         friction: float = 0.5,
+        damping_ratio: float = FIRM_DAMPING_RATIO,
     ) -> bool:
         """Load the physics (ScenarIO: "By default, if the world file does not already contain a
         physics plugin, no physics is loaded by default"): from the next run, runs step the
         models and the time flows. ``PhysicsEngine.dart`` (or ``implicit_euler``, the linearly
         implicit step), ``semi_implicit_euler`` (explicit) and ``rk4`` select the integrator; ``contact`` gives the soft-contact parameters of every
         model, else each model gets :meth:`ContactParams.from_mass` of its mass sinking
-        ``max_penetration`` [m] at rest, with Coulomb ``friction``. Calling it again changes the
-        settings. False for an unknown engine."""
+        ``max_penetration`` [m] at rest, with Coulomb ``friction`` and the bounce's
+        ``damping_ratio`` (default ``FIRM_DAMPING_RATIO``: overdamped, so that contacts are as
+        firm as Gazebo's rigid ones, see its docstring). Calling it again changes the settings.
+        False for an unknown engine."""
         try:
             integrator = INTEGRATOR_OF_ENGINE[PhysicsEngine(int(engine))]
         except ValueError:
             raise errors.WorldError(f"unknown physics engine {engine!r}; expected one of {[e.name for e in PhysicsEngine]}", self._name) from None
         self._physics = True
         self._integrator = integrator
-        self._contact = {"contact": contact, "max_penetration": float(max_penetration), "friction": float(friction)}
+        self._contact = {
+            "contact": contact, "max_penetration": float(max_penetration), "friction": float(friction), "damping_ratio": float(damping_ratio),
+        }
         for entry in self._entries.values():
             self._rebuild_params(entry)
         return True
@@ -249,6 +262,7 @@ class World:
             contact=self._contact["contact"],
             max_penetration=self._contact["max_penetration"],
             friction=self._contact["friction"],
+            damping_ratio=self._contact["damping_ratio"],
         ).model_params()
 
     def _rebuild_params(self, entry: ModelEntry) -> None:

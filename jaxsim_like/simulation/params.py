@@ -108,6 +108,7 @@ class SimulationParams:
         contact: ContactParams | None = None,
         max_penetration: float = 0.001,
         friction: float = 0.5,
+        damping_ratio: float = 1.0,
         contact_enabled_links: Any = None,
         limit_frequency: float | None = None,
         self_collision: bool = False,
@@ -119,7 +120,9 @@ class SimulationParams:
         """Parameters for ``model`` with defaults derived from it.
 
         Contacts default to :meth:`ContactParams.from_mass` with the model's mass, ``max_penetration``
-        [m] and ``friction``, critically damped (impacts are nearly inelastic): the law of a link's
+        [m], ``friction`` and ``damping_ratio`` (default 1, critically damped: impacts are nearly
+        inelastic; larger, overdamped: a body stops at touchdown and its contact forces carry its
+        weight within a few steps, while its depth creeps to ``max_penetration``): the law of a link's
         terrain contact, which its touching points share in proportion to their depth
         (:func:`.contacts.shared_law`), so that the model resting on ``RESTING_LINKS`` of its
         links (a biped on its feet; a body of one link on it) sinks by ``max_penetration``, on one
@@ -160,6 +163,8 @@ class SimulationParams:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
         if not dt > 0:
             raise ValueError(f"dt must be positive, got {dt}")
+        if not (damping_ratio > 0 and math.isfinite(damping_ratio)):
+            raise ValueError(f"damping_ratio must be finite and positive, got {damping_ratio}")
         if contact_slots not in (None, "auto"):
             raise ValueError(f"contact_slots must be 'auto' or None, not {contact_slots!r}")
         if coupling_time_constant is not None and not (coupling_time_constant >= 0 and math.isfinite(coupling_time_constant)):
@@ -176,6 +181,7 @@ class SimulationParams:
                 gravity=max(float(np.linalg.norm(gravity)), STANDARD_GRAVITY),
                 max_penetration=max_penetration,
                 friction=friction,
+                damping_ratio=damping_ratio,
                 max_linear_damping=_stable_point_damping(model, dt) if integrator in EXPLICIT_INTEGRATORS else float("inf"),
             )
         if contact_enabled_links is None:

@@ -255,10 +255,6 @@ TWO_BOXES = (
 )
 
 
-# Figures on 2026-12-03, after the swept points' shared terrain law (the cube on the terrain, so
-# not the solver between models): 44.2 N at 1 ms and 42.9 N at 5 ms, one box or two, against
-# m g = 49.03 N.
-@pytest.mark.xfail(strict=True, reason="the terrain's soft law is still settling 50 ms after touchdown (forces below m g); Gazebo's contacts are rigid (issue 32)")
 @pytest.mark.parametrize("collisions", [ONE_BOX, TWO_BOXES], ids=["one box", "two boxes"])
 @pytest.mark.parametrize("dt", [0.001, 0.005])
 def test_contacts_are_firm_at_the_default_settings(dt, collisions):
