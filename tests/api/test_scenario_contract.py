@@ -219,7 +219,10 @@ def test_contact_points_are_point_contacts_and_the_wrench_adds_the_lever_arms():
     lever = sum(np.cross(np.subtract(p.position, link.position()), p.force) for p in contact.points)
     wrench = link.contact_wrench()
     assert approx(wrench[3:], lever, 1e-6) and approx(wrench[3:], [0, -0.05, 0], 1e-3)
-    assert approx(wrench[:3], [0, 0, -world.gravity()[2] * cube.total_mass()], 1e-3)
+    # The overdamped default law (api.world.FIRM_DAMPING_RATIO) still sinks the cube, placed at the
+    # surface, towards its resting depth: 5.6e-4 of its weight short after 0.6 s.
+    weight = -world.gravity()[2] * cube.total_mass()
+    assert approx(wrench[:3], [0, 0, weight], 1e-3 * weight)
 
 
 def test_float32_user_code_and_the_api_on_the_same_model_structure():
