@@ -21,7 +21,11 @@ What is read:
 - the range of a limited ball joint as its cone limit (:class:`BallCone`: MuJoCo's ball limit on
   the rotation angle, the larger end of the range, with the joint's ``margin``, ``solreflimit``,
   ``solimplimit`` and the compiled ``dof_invweight0``);
-- joint ranges (of limited joints, minus ``qpos0``), damping, ``frictionloss`` (as Coulomb
+- joint ranges (of limited joints, minus ``qpos0``) of hinges and slides as MuJoCo's soft
+  limits (:class:`SoftLimit`: the joint's ``margin``, ``solreflimit``, ``solimplimit`` and the
+  compiled ``dof_invweight0``; the step holds them as constraint rows, see
+  :mod:`jaxsim_like.simulation.joint_limits`, where URDF and SDF limits are spring-dampers; a
+  range narrower than twice its margin warns), damping, ``frictionloss`` (as Coulomb
   friction), ``armature`` (``Model.joint_armature``), ``stiffness`` towards ``springref`` (joint
   springs, the reference minus ``qpos0``) and ``actuatorfrcrange`` (as effort limit);
 - body inertias as compiled (including those MuJoCo infers from geoms);
