@@ -4,9 +4,9 @@ Each robot (Ant, Humanoid, Hopper, Walker2d, HalfCheetah: gymnasium's own MJCF f
 MuJoCo's ``qpos0`` at rest and runs ``--seconds`` with zero control, in float64, at the file's
 timestep: MuJoCo with the file's integrator and soft constraints, jaxsim_like with its implicit
 step, the file's floor as the terrain (the plane z = 0) and its default contact law (sized from the
-robot's mass, 1 mm at rest). The contact models differ (MuJoCo's soft constraints with a friction
-pyramid against Hunt-Crossley contacts with tangential memory; MuJoCo's soft joint limits
-against spring-dampers), so the distance is a report, not a tolerance.
+robot's mass, 1 mm at rest). The joint limits are MuJoCo's soft limits in both; the contact models
+differ (MuJoCo's soft constraints with a friction pyramid against Hunt-Crossley contacts with
+tangential memory), so the distance is a report, not a tolerance.
 
 Reported per robot, at a few times: the largest distance [m] between the world positions of the
 same bodies (those that are links of our model: bodies welded to their parent are frames), and

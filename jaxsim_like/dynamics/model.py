@@ -31,6 +31,7 @@ from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
 from .loops import NO_MOCAP, WORLD, LoopClosures
 from .fluid import FluidDrag, build_fluid
+from .soft_limits import SoftLimits, build_soft_limits
 from .tendons import Tendons, build_tendons
 from .tree import BALL, PRISMATIC, REVOLUTE, RigidTree
 
@@ -121,7 +122,10 @@ class Model:
       (traced frames and poses of the mocap bodies they hold on, static links), which the
       simulation step enforces;
     - ``ball_cones``: the cone limits of ball joints, :class:`.ball_cones.BallCones`, which the
-      simulation step holds.
+      simulation step holds;
+    - ``soft_limits``: the revolute and prismatic joints whose position limits the simulation
+      step holds as MuJoCo's soft limits (MJCF), :class:`.soft_limits.SoftLimits`; the other
+      joints' limits are spring-dampers.
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there);
@@ -154,6 +158,7 @@ class Model:
     tendons: Tendons
     fluid: FluidDrag
     ball_cones: BallCones
+    soft_limits: SoftLimits
 
     name: str
     link_names: tuple[str, ...]
@@ -346,6 +351,7 @@ def model_from_tree(
         tendons=Tendons.none(len(joint_names), dtype) if tendons is None else tendons,
         fluid=FluidDrag.none(dtype),
         ball_cones=BallCones.none(dtype),
+        soft_limits=SoftLimits.none(dtype),
         name=name,
         link_names=tuple(tree.link_names),
         joint_names=tuple(joint_names),
@@ -491,8 +497,8 @@ def build_model(
 
     The bodies left after lumping are made physically consistent by the documented rules of
     :mod:`.consistency`, each change with a :class:`~jaxsim_like.parsers.errors.ModelLoadWarning`;
-    mimic joints become the model's :attr:`Model.couplings` and the ball joints' cone limits its
-    :attr:`Model.ball_cones`. ``floating_base`` defaults to the file's choice (floating unless welded to the world).
+    mimic joints become the model's :attr:`Model.couplings`, the ball joints' cone limits its
+    :attr:`Model.ball_cones` and the joints' soft limits its :attr:`Model.soft_limits`. ``floating_base`` defaults to the file's choice (floating unless welded to the world).
     ``collidable_points(link)`` gives each link's contact points (none by default): swept points
     (:class:`~jaxsim_like.parsers.shapes.SweptPoints`) or centres ``(P, 3)`` of radius 0.
     """
@@ -526,6 +532,7 @@ def build_model(
     return model.replace(
         fluid=build_fluid(description, model.link_names, _frames(model), dtype),
         ball_cones=build_ball_cones(description.joints, model.ball_joint_names, dtype),
+        soft_limits=build_soft_limits(description.joints, model.joint_names, dtype),
     )
 
 
@@ -658,4 +665,5 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
     )
     # The bodies in the fluid, by the names of their links here, on the reduced model's links.
     fluid = model.fluid.renamed(model.link_names)
-    return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)))
+    soft_limits = model.soft_limits.reduce([model.joint_index(name) for name in joint_names])
+    return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)), soft_limits=soft_limits)

@@ -179,6 +179,21 @@ class BallCone:
     inverse_weight: float = 0.0
 
 
+@dataclass
+class SoftLimit:
+    """MuJoCo's soft limit of a hinge or slide joint's range (MJCF ``range`` of a ``limited``
+    joint; the range itself is the joint's :class:`JointLimits`): each side is engaged within
+    ``margin`` [rad or m], with the reference ``time_constant`` [s] and ``damping_ratio`` of its
+    ``solreflimit`` and the impedance ``solimp`` of its ``solimplimit``, whose compliance scales
+    with ``inverse_weight`` [1/(kg m^2) or 1/kg] (MuJoCo's ``dof_invweight0`` of the joint)."""
+
+    margin: float = 0.0
+    time_constant: float = 0.02
+    damping_ratio: float = 1.0
+    solimp: tuple[float, float, float, float, float] = (0.9, 0.95, 0.001, 0.5, 2.0)
+    inverse_weight: float = 0.0
+
+
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
 
 
@@ -191,6 +206,8 @@ class JointDescription:
     spring of ``stiffness`` [N m/rad or N/m] pulls the joint towards ``spring_reference`` [rad or
     m] (SDF ``spring_stiffness`` and ``spring_reference``, MJCF ``stiffness`` and ``springref``).
     ``cone``: a ball joint's cone limit (None: unlimited; its ``limits`` are infinite).
+    ``soft_limit``: a revolute or prismatic joint's range held as MuJoCo's soft limit (MJCF;
+    None: the simulation's spring-damper limit, see :func:`jaxsim_like.simulation.joint_effects`).
     """
 
     name: str
@@ -209,6 +226,7 @@ class JointDescription:
     stiffness: float = 0.0
     spring_reference: float = 0.0
     cone: BallCone | None = None
+    soft_limit: SoftLimit | None = None
 
 
 @dataclass

@@ -21,7 +21,11 @@ What is read:
 - the range of a limited ball joint as its cone limit (:class:`BallCone`: MuJoCo's ball limit on
   the rotation angle, the larger end of the range, with the joint's ``margin``, ``solreflimit``,
   ``solimplimit`` and the compiled ``dof_invweight0``);
-- joint ranges (of limited joints, minus ``qpos0``), damping, ``frictionloss`` (as Coulomb
+- joint ranges (of limited joints, minus ``qpos0``) of hinges and slides as MuJoCo's soft
+  limits (:class:`SoftLimit`: the joint's ``margin``, ``solreflimit``, ``solimplimit`` and the
+  compiled ``dof_invweight0``; the step holds them as constraint rows, see
+  :mod:`jaxsim_like.simulation.joint_limits`, where URDF and SDF limits are spring-dampers; a
+  range narrower than twice its margin warns), damping, ``frictionloss`` (as Coulomb
   friction), ``armature`` (``Model.joint_armature``), ``stiffness`` towards ``springref`` (joint
   springs, the reference minus ``qpos0``) and ``actuatorfrcrange`` (as effort limit);
 - body inertias as compiled (including those MuJoCo infers from geoms);
@@ -91,6 +95,7 @@ from .description import (
     MocapBody,
     ModelDescription,
     PhysicsDescription,
+    SoftLimit,
     SourceLocation,
     TendonDescription,
     TendonEqualityDescription,
@@ -656,16 +661,34 @@ def _joint(reader: _Reader, j: int, parent: str, child: str, P_H_C: np.ndarray) 
         mimic=reader.mimics.get(name),
         location=reader.where("joint", name),
         cone=_cone(m, j) if ball and m.jnt_limited[j] else None,
+        soft_limit=_soft_limit(reader, j) if limited else None,
     )
+
+
+def _softness(m, j: int) -> tuple[float, float, float, tuple[float, ...], float]:
+    """Joint ``j``'s limit ``margin``, ``solreflimit`` (time constant, damping ratio, see
+    :func:`_reference`), ``solimplimit`` and its first degree of freedom's ``dof_invweight0``."""
+    time_constant, damping_ratio = _reference(m.jnt_solref[j])
+    solimp = tuple(float(value) for value in m.jnt_solimp[j])
+    return float(m.jnt_margin[j]), time_constant, damping_ratio, solimp, float(m.dof_invweight0[m.jnt_dofadr[j]])
 
 
 def _cone(m, j: int) -> BallCone:
     """The cone limit of limited ball joint ``j``: MuJoCo uses the larger end of its range (the
     compiler requires the smaller to be 0)."""
-    time_constant, damping_ratio = _reference(m.jnt_solref[j])
-    solimp = tuple(float(value) for value in m.jnt_solimp[j])
-    weight = float(m.dof_invweight0[m.jnt_dofadr[j]])
-    return BallCone(float(np.max(m.jnt_range[j])), float(m.jnt_margin[j]), time_constant, damping_ratio, solimp, weight)
+    return BallCone(float(np.max(m.jnt_range[j])), *_softness(m, j))
+
+
+def _soft_limit(reader: _Reader, j: int) -> SoftLimit:
+    """The soft limit of limited hinge or slide joint ``j``; a located warning when its range is
+    narrower than twice its margin (MuJoCo then engages both sides, the step only the nearer)."""
+    m = reader.m
+    limit = SoftLimit(*_softness(m, j))
+    if m.jnt_range[j][1] - m.jnt_range[j][0] < 2.0 * limit.margin:
+        where = reader.where("joint", reader.joint(j))
+        message = f"the range of joint '{reader.joint(j)}' is narrower than twice its margin: only the nearer limit is engaged"
+        warn(message, file=where.file, line=where.line, element=where.element)
+    return limit
 
 
 def _lines(root) -> dict[tuple[str, str | None], int]:

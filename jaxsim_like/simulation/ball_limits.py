@@ -7,11 +7,11 @@ the row is ``psi = angle - theta - margin >= 0`` along ``G = -a`` on the joint's
 freedom (``psi_dot = -a . omega``), engaged while ``psi < 0`` (MuJoCo's ``dist < margin``), as
 the tendons' limits (:mod:`.tendons`). MuJoCo's soft limit, with the impedance ``d`` of
 ``psi`` (:func:`.constraint_rows.impedance` of the joint's ``solimplimit``, ``d_width`` its
-largest): the reference acceleration ``-b w - d k psi`` of the ``solreflimit`` ``(tau, zeta)``
-with ``k = 1 / (d_width tau)^2`` and ``b = 2 zeta / (d_width tau)``, here the implicit
-oscillator of :func:`.couplings.reference_velocity` with the time constant ``d_width tau /
-sqrt(d)`` and damping ratio ``zeta / sqrt(d)``, and the compliance ``h (1 - d) / d w`` of the
-joint's approximate inverse mass ``w`` (MuJoCo's ``dof_invweight0``; :class:`.constraint_rows.Rows`).
+largest): the end-velocity target ``w + h a_ref`` of MuJoCo's reference acceleration ``a_ref =
+-b w - d k psi`` of the ``solreflimit`` ``(tau, zeta)`` with ``k = 1 / (d_width tau)^2`` and ``b
+= 2 zeta / (d_width tau)`` (:func:`.couplings.soft_limit_reference`), and the compliance ``h (1
+- d) / d w`` of the joint's approximate inverse mass ``w`` (MuJoCo's ``dof_invweight0``;
+:class:`.constraint_rows.Rows`).
 A row that is not engaged has no force; at ``theta = 0`` its ``G`` is zero.
 """
 

@@ -71,16 +71,20 @@ def soft_limit_reference(
     inverse_weight: jax.Array, dt: jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
     """MuJoCo's soft limit of unilateral rows ``(c,)`` at ``violation`` and ``velocity``: their
-    end-velocity target, :func:`reference_velocity` with the ``solref`` reference ``(tau, zeta)``
-    scaled by the impedance ``d`` of ``solimp (c, 5)`` (:func:`.constraint_rows.impedance`; time
-    constant ``d_width tau / sqrt(d)``, ratio ``zeta / sqrt(d)``: MuJoCo's reference acceleration
-    ``-b w - d k psi``), and their compliance ``dt (1 - d) / d w`` from their approximate inverse
-    masses ``inverse_weight (c,)`` (:class:`.constraint_rows.Rows`)."""
+    end-velocity target ``w + dt a_ref`` with MuJoCo's reference acceleration ``a_ref = -b w - d k
+    psi`` (``k = 1 / (d_width t z)^2``, ``b = 2 / (d_width t)`` of the ``solref`` ``(t, z)``, here
+    ``time_constant = t z`` and ``damping_ratio = z``, with ``t`` at least ``2 dt`` as MuJoCo's
+    ``refsafe``; ``d`` the impedance of ``solimp (c, 5)``, :func:`.constraint_rows.impedance`,
+    ``d_width`` its largest), and their compliance ``dt (1 - d) / d w`` from their approximate
+    inverse masses ``inverse_weight (c,)`` (:class:`.constraint_rows.Rows`). A row of one degree
+    of freedom whose inverse mass is ``w`` then moves at MuJoCo's ``d a_ref + (1 - d) a_free``."""
     d = impedance(solimp, violation)
-    root = jnp.sqrt(d)
     d_width = jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE)
-    target = reference_velocity(violation, velocity, d_width * time_constant / root, damping_ratio / root, dt)
-    return target, dt * (1.0 - d) / d * inverse_weight
+    solref_time = jnp.maximum(time_constant / damping_ratio, 2.0 * dt)
+    stiffness = 1.0 / (d_width * solref_time * damping_ratio) ** 2
+    damping = 2.0 / (d_width * solref_time)
+    acceleration = -damping * velocity - d * stiffness * violation
+    return velocity + dt * acceleration, dt * (1.0 - d) / d * inverse_weight
 
 
 class EqualityRows(NamedTuple):

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..dynamics.model import Model
 
@@ -47,7 +48,8 @@ def joint_effects(
     """The :class:`JointEffects` at joint ``positions`` and ``velocities`` ``(n,)``.
 
     The command is clipped to ``model.effort_limit``; a joint past a position limit by ``e``
-    feels a spring-damper ``-K e - w D q_dot`` pushing it back, with the damper blended in over
+    (but those of ``model.soft_limits``, whose limits the step holds as constraint rows,
+    :mod:`.joint_limits`) feels a spring-damper ``-K e - w D q_dot`` pushing it back, with the damper blended in over
     the first ``LIMIT_BLEND`` of the excess (``w = 3 r^2 - 2 r^3``, ``r = min(1, |e| /
     LIMIT_BLEND)``, as are the slopes, so that torques and slopes are smooth in the state); the description's viscous
     damping ``-b q_dot`` and Coulomb friction ``-F tanh(q_dot / friction_velocity)`` (smooth, so
@@ -61,6 +63,8 @@ def joint_effects(
     below = jnp.where(jnp.isfinite(model.position_limit_lower), below, 0.0)
     above = jnp.where(jnp.isfinite(model.position_limit_upper), above, 0.0)
     excess = below + above
+    if model.soft_limits.count:
+        excess = excess.at[np.asarray(model.soft_limits.dofs, dtype=int)].set(0.0)
     ramp = jnp.minimum(jnp.abs(excess) / LIMIT_BLEND, 1.0)
     blend = ramp * ramp * (3 - 2 * ramp)
     spring = -limit_stiffness * excess

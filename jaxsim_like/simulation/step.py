@@ -20,6 +20,7 @@ from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
 from . import contacts, couplings, self_collision, separating_rows, terrain, wrenches
 from .ball_limits import cone_rows
+from .joint_limits import limit_rows
 from .tendons import tendon_rows
 from .contact_slots import contact_slots, link_one_hot
 from .joint_effects import joint_effects
@@ -33,7 +34,7 @@ class StepOutput(NamedTuple):
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
-    ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings, tendons and cone limits), the step's
+    ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings, tendons, cone and soft joint limits), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
     zero with a fixed base) and ``joint_accelerations (n,)``, the forces of the loop closures'
     rows ``loop_forces (r,)`` (closure after closure in the order of ``model.loops``, 3 rows per
@@ -369,17 +370,19 @@ def _couplings(
     model: Model, params: ModelParams, state: State, kin: kin_module.Kinematics, factor: ArticulatedFactor,
     G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array, implicit: bool, euler: bool = True,
 ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """The accelerations of a solve with the model's joint couplings, loop closures, tendon rows
-    and ball-joint cone limits enforced (:func:`.couplings.enforce`, :func:`.tendons.tendon_rows`,
-    :func:`.ball_limits.cone_rows`), the joint torques ``tau (n,)`` with the joint-space rows'
-    added and the forces of the loop closures' rows ``(r,)``; a model without any is left as it
-    is; ``euler``: the step is Euler's (else RK4's stages)."""
-    if not (model.couplings.rows or model.loops.rows or model.tendons.rows or model.ball_cones.count):
+    """The accelerations of a solve with the model's joint couplings, loop closures, tendon rows,
+    ball-joint cone limits and soft joint limits enforced (:func:`.couplings.enforce`,
+    :func:`.tendons.tendon_rows`, :func:`.ball_limits.cone_rows`, :func:`.joint_limits.limit_rows`),
+    the joint torques ``tau (n,)`` with the joint-space rows' added and the forces of the loop
+    closures' rows ``(r,)``; a model without any is left as it is; ``euler``: the step is
+    Euler's (else RK4's stages)."""
+    if not (model.couplings.rows or model.loops.rows or model.tendons.rows or model.ball_cones.count or model.soft_limits.count):
         return G_a_B, qdd, tau, jnp.zeros(0, qdd.dtype)
     extra = tendon_rows(model, state, kin, params.friction_velocity, dt, implicit) if model.tendons.rows else None
-    if model.ball_cones.count:
-        cones = cone_rows(model, state, dt)
-        extra = cones if extra is None else extra.stack(cones)
+    for present, rows in ((model.ball_cones.count, cone_rows), (model.soft_limits.count, limit_rows)):
+        if present:
+            more = rows(model, state, dt)
+            extra = more if extra is None else extra.stack(more)
     G_a_B, qdd, tau_couplings, forces = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
     return G_a_B, qdd, tau + tau_couplings, forces[model.couplings.rows :]
 
@@ -509,8 +512,8 @@ def step(
       closed form. The fluid's drag (:mod:`jaxsim_like.dynamics.fluid`) is linearised at the end of
       the step too, its damping ``G_D`` of each link added to ``H_L`` (MuJoCo's ``implicitfast``
       does the same); self-collision forces stay explicit. The joint couplings, the tendons' rows
-      (passive forces, limits, equalities; :mod:`.tendons`) and the ball joints' cone limits
-      (:mod:`.ball_limits`) follow the solve, with their exact effective masses (:func:`.couplings.enforce`).
+      (passive forces, limits, equalities; :mod:`.tendons`), the ball joints' cone limits
+      (:mod:`.ball_limits`) and the soft joint limits (:mod:`.joint_limits`) follow the solve, with their exact effective masses (:func:`.couplings.enforce`).
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
     - ``"rk4"``: classic Runge-Kutta on the explicit rates.
 

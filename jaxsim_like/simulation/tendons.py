@@ -20,10 +20,10 @@ tree keeps its length as the whole tree moves).
 - **limits** (unilateral), two per limited tendon: ``psi = L - range_lower - margin >= 0`` along
   ``J_i`` and ``psi = range_upper - L - margin >= 0`` along ``-J_i``, engaged while ``psi < 0``
   (MuJoCo's ``dist < margin``), soft as MuJoCo's as the ball joints' cone limits
-  (:mod:`.ball_limits`): their end velocity at least the reference of
-  :func:`.couplings.reference_velocity` from ``psi`` (``solreflimit``, scaled by the impedance
-  ``d`` of ``solimplimit``) less the compliance ``h (1 - d) / d w`` times their force, ``w`` the
-  tendon's ``tendon_invweight0``;
+  (:mod:`.ball_limits`): their end velocity at least the target of MuJoCo's reference
+  acceleration from ``psi`` (:func:`.couplings.soft_limit_reference`: ``solreflimit``, scaled by
+  the impedance ``d`` of ``solimplimit``) less the compliance ``h (1 - d) / d w`` times their
+  force, ``w`` the tendon's ``tendon_invweight0``;
 - **equalities** (bilateral, between fixed tendons): ``G q = offset``, following the same
   reference from ``G q - offset`` (the equality's ``solref``).
 """

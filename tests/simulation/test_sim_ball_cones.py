@@ -37,14 +37,15 @@ IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 W0 = np.array([3.0, -2.0, 1.0])
 HARD = 'solimplimit="0.9999 0.9999 0.001"'
 # Our integrator, MuJoCo's, the file's solimplimit and the largest quaternion distance over 1 s
-# (measured: 3.8e-3, 3.6e-3, 4.1e-3 and, hard, 1.6e-3; the cone's reference is an implicit
-# oscillator here, MuJoCo's an explicit one, and our semi-implicit Euler takes the damping
-# explicitly where MuJoCo's Euler takes it implicitly).
+# (measured: 1.9e-3, 2.9e-3, 2.0e-6 and, hard, 3.4e-3; the reference is MuJoCo's, and the Euler
+# steps differ in the joint's damping: our semi-implicit Euler takes it explicitly, our implicit
+# Euler solves the row with it, MuJoCo's Euler solves the row without it, then takes it
+# implicitly).
 INTEGRATORS = {
-    "implicit_euler": ("Euler", "", 6e-3),
-    "semi_implicit_euler": ("Euler", "", 6e-3),
-    "rk4": ("RK4", "", 6e-3),
-    "implicit_euler, hard": ("Euler", HARD, 3e-3),
+    "implicit_euler": ("Euler", "", 4e-3),
+    "semi_implicit_euler": ("Euler", "", 5e-3),
+    "rk4": ("RK4", "", 1e-5),
+    "implicit_euler, hard": ("Euler", HARD, 5e-3),
 }
 
 
@@ -169,10 +170,8 @@ def test_mjx_pendula_loads_and_its_welded_tree_steps_as_mujoco():
     """The tree of the bodies jointed to the world (a ball with a 35 degree cone, a slide and a
     ball stacked in one body, hinge chains, fixed tendons), without joint and tendon damping
     (MuJoCo's Euler takes them implicitly, our semi-implicit Euler explicitly) and gravity
-    compensation (not represented), one step of 1 ms from rest: with the ball inside its cone
-    every velocity equals MuJoCo's to rounding; past it, the other joints' velocities are
-    MuJoCo's and the ball's is MuJoCo's direction at about ``tau^2 / (tau + h)^2`` of its size
-    (the implicit oscillator's first step against MuJoCo's explicit reference acceleration)."""
+    compensation (not represented), one step of 1 ms from rest: inside its cone and past it,
+    every velocity equals MuJoCo's to rounding (the cone's row is MuJoCo's soft limit)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", js.ModelLoadWarning)  # dropped actuators, the integrator
         descriptions = parse_mjcf_world(PENDULA).models
@@ -205,16 +204,8 @@ def test_mjx_pendula_loads_and_its_welded_tree_steps_as_mujoco():
         mujoco.mj_step(m, d)
         theirs = d.qvel[dof_adr]
         ours = np.asarray(one_step(js.State.build(model, joint_positions=q)).joint_velocities)
-        others = np.setdiff1d(np.arange(model.dofs), ball_dofs)
-        np.testing.assert_allclose(ours[others], theirs[others], rtol=0, atol=1e-12)
-        if degrees < 35.0:
-            np.testing.assert_allclose(ours[ball_dofs], theirs[ball_dofs], rtol=0, atol=1e-12)
-        else:
-            ball_ours, ball_theirs = ours[ball_dofs], theirs[ball_dofs]
-            assert ball_ours @ axis < -0.3  # back into the cone
-            cosine = ball_ours @ ball_theirs / np.linalg.norm(ball_ours) / np.linalg.norm(ball_theirs)
-            ratio = np.linalg.norm(ball_ours) / np.linalg.norm(ball_theirs)
-            assert cosine > 1 - 1e-4 and 0.88 < ratio < 0.92  # measured 0.903; tau^2 / (tau + h)^2 = 0.907
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+        assert (ours[ball_dofs] @ axis < -0.3) == (degrees > 35.0)  # past the cone: pushed back into it
 
 
 def _joints(model: js.Model) -> list[tuple[str, int | None]]:

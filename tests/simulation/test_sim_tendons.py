@@ -79,9 +79,8 @@ def test_the_tendon_is_read_as_mujoco_compiles_it(scene):
 
 
 def test_two_hinges_coupled_by_a_tendon_move_as_in_mujoco(scene, sim, figures):
-    """Measured: 6.6e-4 rad max over 2 s (0.5 of them at the limit; the limit's impedance,
-    MuJoCo's since the tendon limits read ``solimplimit``, changed it by 1e-6: the rest is not
-    the limit's softness)."""
+    """Measured: 3.1e-4 rad max over 2 s (0.5 of them at the limit; 6.6e-4 while the limit's
+    reference was an implicit oscillator, before MuJoCo's reference acceleration)."""
     model, reference, torques = scene
     params = js.SimulationParams.build(model, dt=DT, gravity=(0.0, 0.0, -9.81))
     _, states, outputs = sim(model, js.State.build(model), params, steps=STEPS, torques=torques)
