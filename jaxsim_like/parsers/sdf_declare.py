@@ -29,8 +29,8 @@ from .sdf_values import (
 from .uri import resolve_uri
 from .xml import error_at, load_xml
 
-SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "ball")
-UNSUPPORTED_JOINTS = ("universal", "screw", "gearbox", "revolute2")
+SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "ball", "universal")
+UNSUPPORTED_JOINTS = ("screw", "gearbox", "revolute2")
 
 _MAX_INCLUDE_DEPTH = 32
 

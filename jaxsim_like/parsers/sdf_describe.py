@@ -10,6 +10,12 @@ The root is the link without a parent joint. A fixed joint to ``world`` makes it
 root, welded to the world (further fixed joints to ``world`` hang from that root); any other
 joint to ``world`` keeps a massless ``world`` link as the root. In a static model, links
 without a parent joint are welded to the root by fixed joints named ``__weld_<link>__``.
+
+A ``universal`` joint ``J`` (DART's: the child turns about ``<axis>``, then about ``<axis2>``
+carried by that turn, both axes given at zero position) is two revolute joints through a
+massless link ``C::J`` posed as the child: ``J`` about ``<axis>`` from the parent to ``C::J``,
+then ``J::axis2`` about ``<axis2>`` from ``C::J`` to the child, each with its axis's limits and
+dynamics.
 """
 
 from __future__ import annotations
@@ -157,10 +163,28 @@ class _ModelBuilder:
             self.axis(description, node, W_H_C)
         return description
 
-    def axis(self, description: JointDescription, node: Node, W_H_C: np.ndarray) -> None:
-        """Fill axis, limits, dynamics and mimic from ``<axis>``."""
+    def universal(self, declaration: JointDeclaration) -> tuple[LinkDescription, list[JointDescription]]:
+        """The massless link and the two revolute joints of a ``universal`` joint (see the module
+        docstring)."""
+        first = self.joint(declaration)
+        node = declaration.node
+        W_H_C = self.graph.world_pose(self.graph.attached_link(self.graph.lookup(declaration.child)))
+        link = LinkDescription(name=f"{first.child}::{first.name}", location=first.location)
+        second = JointDescription(
+            name=f"{first.name}::axis2", type="revolute", parent=link.name, child=first.child,
+            axis_point=first.axis_point.copy(), location=first.location,
+        )
+        first.type, first.child = "revolute", link.name
+        self.axis(first, node, W_H_C)
+        self.axis(second, node, W_H_C, "axis2")
+        if np.linalg.norm(np.cross(first.axis, second.axis)) < 1e-6:
+            raise node.error(f"universal joint '{first.name}' has parallel <axis> and <axis2>: it would turn about one axis twice")
+        return link, [first, second]
+
+    def axis(self, description: JointDescription, node: Node, W_H_C: np.ndarray, tag: str = "axis") -> None:
+        """Fill axis, limits, dynamics and mimic from ``<axis>`` (or ``tag``: ``<axis2>``)."""
         file, scope, version = node.file, node.scope, node.scope.version
-        axis = child(node.element, "axis", file)
+        axis = child(node.element, tag, file)
         xyz = child(axis, "xyz", file)
         vector = numbers(xyz, file, (3,)) if xyz is not None else np.array([0.0, 0.0, 1.0])
         norm = float(np.linalg.norm(vector))
@@ -224,7 +248,16 @@ class _ModelBuilder:
         links = [self.link(node) for node in self.declarations.links if node.scope.top == top]
         if not links:
             raise self.model.error(f"model '{self.model.name}' has no links")
-        joints = [self.joint(item) for item in self.declarations.joints if item.node.scope.top == top]
+        joints = []
+        for item in self.declarations.joints:
+            if item.node.scope.top != top:
+                continue
+            if item.type == "universal":
+                link, pair = self.universal(item)
+                links.append(link)
+                joints.extend(pair)
+            else:
+                joints.append(self.joint(item))
         frames = [self.frame(node) for node in self.declarations.frames if node.scope.top == top]
         static = self.scope.static
         to_world = [joint for joint in joints if joint.parent == WORLD]
