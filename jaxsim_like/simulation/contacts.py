@@ -124,11 +124,13 @@ def _pressing(law: "_Evaluation", K: jax.Array, depth: jax.Array, p: jax.Array, 
 
 def _slope_scale(pressing: jax.Array) -> jax.Array:
     """The factor of a point's normal slopes in the implicit step: 1 from ``pressing =
-    RELEASE_BLEND`` up, in proportion below (0 at a clipped force). The full slopes keep a heavily
-    damped law implicit while it separates slowly (scaled by ``pressing`` itself, a damping ``D``
-    far above ``m / h`` would alternate from step to step); the scaling makes the force vanish
-    continuously at the clip."""
-    return jnp.clip(pressing / RELEASE_BLEND, 0.0, 1.0)
+    RELEASE_BLEND`` up, down to 0 at a clipped force along the smooth step ``3 r^2 - 2 r^3`` of
+    ``r = pressing / RELEASE_BLEND`` (continuous slopes, so that gradients equal finite
+    differences across the blend). The full slopes keep a heavily damped law implicit while it
+    separates slowly (scaled by ``pressing`` itself, a damping ``D`` far above ``m / h`` would
+    alternate from step to step); the scaling makes the force vanish continuously at the clip."""
+    r = jnp.clip(pressing / RELEASE_BLEND, 0.0, 1.0)
+    return r * r * (3.0 - 2.0 * r)
 
 
 def normal_force(params: ContactParams, depth: jax.Array, rate: jax.Array) -> jax.Array:
