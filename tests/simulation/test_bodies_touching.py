@@ -244,9 +244,13 @@ def panda_inputs(
     return [ModelInputs(joint_torques=torques, table=jnp.asarray(controls), period=jnp.asarray(0.0)), None, None]
 
 
+LINK_POSES = jax.jit(forward_kinematics)
+"""The link poses ``(N, 4, 4)`` of a model at a state (one program per model, not op by op)."""
+
+
 def cube_in_hand(world: WorldModel, state) -> np.ndarray:
     """``(3,)`` [m]: the cube's centre in the axes and about the origin of the Panda's link 7."""
-    H = np.asarray(forward_kinematics(world.models[0], state.states[0]))[world.models[0].link_names.index("panda_link7")]
+    H = np.asarray(LINK_POSES(world.models[0], state.states[0]))[world.models[0].link_names.index("panda_link7")]
     return H[:3, :3].T @ (np.asarray(state.states[2].base_position) - H[:3, 3])
 
 
@@ -276,13 +280,14 @@ def test_the_panda_grasps_a_cube_lifts_it_and_holds_it_without_slip(figures):
     panda = world.models[0]
     fingers = [panda.link_names.index(name) for name in ("panda_leftfinger", "panda_rightfinger")]  # the Panda's links come first
     block = world.collision.link_offsets[2]
+    poses = np.asarray(LINK_POSES(panda, state.states[0]))
     on_cube = np.zeros(3)
     depth, pushed_back = 0.0, 0.0
     for finger in fingers:
         touching = contacts.active & (((contacts.link_a == finger) & (contacts.link_b == block)) | ((contacts.link_a == block) & (contacts.link_b == finger)))
         sign = np.where(contacts.link_a[touching] == block, 1.0, -1.0)[:, None]  # the force on the cube
         on_finger = -(sign * forces[touching]).sum(axis=0)
-        axis = np.asarray(forward_kinematics(panda, state.states[0]))[finger, :3, :3] @ np.asarray(panda.joint_axis[finger])  # opening
+        axis = poses[finger, :3, :3] @ np.asarray(panda.joint_axis[finger])  # opening
         pushed_back += on_finger @ axis
         on_cube += (sign * forces[touching]).sum(axis=0)
         depth = max(depth, float(contacts.depth[touching].max()))
