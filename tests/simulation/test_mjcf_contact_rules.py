@@ -1,0 +1,195 @@
+"""MJCF collision filters, ``<contact><exclude>`` and ``<pair>`` in the collision table (issue 31):
+the geom pairs in contact here are MuJoCo's (``mj_collision``'s ``d.contact.geom``), and a pair's
+friction and margin act.
+
+One hand-written file of four free bodies and a hinged child: ``contype``/``conaffinity`` masks
+that match and that do not, a geom of each mask on one body, an exclude, a child against its
+parent (MuJoCo's parent filter), an explicit pair between a child and its parent, an explicit
+pair of a geom that collides with nothing else (``contype = conaffinity = 0``) with another body
+(with its own friction and margin) and with the floor (the terrain). At random poses (MuJoCo's
+body poses: the check is of the table and the narrow phases, not of the kinematics) the pairs
+deeper than a tolerance agree both ways; every rule decides at least once. One compiled query
+for the module.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsim_like as js
+from jaxsim_like.dynamics.model import build_model
+from jaxsim_like.loading import ContactSampling
+from jaxsim_like.parsers import ModelLoadWarning, parse_mjcf_world
+from jaxsim_like.simulation.collision import KINDS, CollisionTable, ExplicitPairs, Geometry, query
+from jaxsim_like.simulation.collision.kinds import POINT_CHUNK, POINTS
+
+mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
+
+SCENE = """<mujoco model="rules">
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="a" pos="0 0 0.1"><freejoint/>
+      <geom name="a_ball" size="0.1"/>
+      <geom name="a_arm" type="capsule" fromto="0.12 0 0 0.3 0 0" size="0.04" contype="2" conaffinity="2"/>
+    </body>
+    <body name="b" pos="0 0 0.3"><freejoint/>
+      <geom name="b_box" type="box" size="0.1 0.08 0.06"/>
+      <body name="c" pos="0 0 0.13"><joint name="hinge" type="hinge" axis="0 1 0"/>
+        <geom name="c_ball" size="0.09" contype="2" conaffinity="1"/>
+      </body>
+    </body>
+    <body name="d" pos="0.4 0 0.1"><freejoint/>
+      <geom name="d_ball" size="0.1" contype="0" conaffinity="0"/>
+      <geom name="d_box" type="box" pos="0 0 0.14" size="0.05 0.05 0.04" contype="4" conaffinity="6"/>
+    </body>
+    <body name="e" pos="-0.3 0 0.1"><freejoint/>
+      <geom name="e_capsule" type="capsule" fromto="-0.1 0 0 0.1 0 0" size="0.06"/>
+    </body>
+  </worldbody>
+  <contact>
+    <exclude body1="a" body2="e"/>
+    <pair geom1="c_ball" geom2="b_box"/>
+    <pair geom1="d_ball" geom2="a_ball" friction="0.3 0.3" margin="0.01"/>
+    <pair geom1="floor" geom2="d_ball"/>
+  </contact>
+</mujoco>"""
+TOLERANCE = 1e-3  # [m]: pairs deeper than this agree both ways; shallower ones may differ by rounding
+STATES = 40
+
+
+def world_of(source):
+    """The models of every tree of ``source`` and their table (self-collisions on, every candidate kept)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelLoadWarning)
+        models = [build_model(d, collidable_points=ContactSampling().points) for d in parse_mjcf_world(source).models]
+    return models, CollisionTable.build(models, self_collision=[True] * len(models), budget=10**6)
+
+
+def memory_owners(table: CollisionTable) -> list[tuple[str, int, int]]:
+    """Per candidate memory (:attr:`.collide.Contacts.slot`): ``(kind, first, second)``, ``first``
+    a point (kind ``"p"``) or a shape, ``second`` a shape (global indices)."""
+    owners = []
+    for group in table.groups:
+        memory = KINDS[group.kind].memory
+        for c in range(group.candidates):
+            for f in range(memory):
+                if group.kind == POINTS:
+                    owners.append(("p", group.first[c * POINT_CHUNK + f], group.second[c]))
+                else:
+                    owners.append(("s", group.first[c], group.second[c]))
+    return owners
+
+
+def link_poses(m, d, models) -> np.ndarray:
+    """``(L, 4, 4)``: every link's pose from MuJoCo's body poses (links named as their bodies;
+    the massless links of a body's joints at the origin: they carry no geometry)."""
+    poses = []
+    for model in models:
+        H = np.tile(np.eye(4), (model.number_of_links, 1, 1))
+        for i, name in enumerate(model.link_names):
+            b = 0 if name == "world" else mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
+            if b >= 0:
+                H[i, :3, :3], H[i, :3, 3] = d.xmat[b].reshape(3, 3), d.xpos[b]
+        poses.append(H)
+    return np.concatenate(poses)
+
+
+class Ours:
+    """The geom pairs in contact here at MuJoCo's body poses: the table's (one compiled query)
+    and the terrain's (points of the links the default parameters let touch it below z = 0)."""
+
+    def __init__(self, source):
+        self.models, self.table = world_of(source)
+        self.owners = memory_owners(self.table)
+        self.shapes = [c for model in self.models for c in model.shape_collision]
+        self.points = [c for model in self.models for c in model.point_collision]
+        self.point_link = np.concatenate([np.asarray(model.point_link, int) + offset
+                                          for model, offset in zip(self.models, self.table.link_offsets)])
+        self.terrain = np.concatenate([  # per point: the terrain switch of the step
+            np.asarray(js.SimulationParams.build(model).contact_enabled)[np.asarray(model.point_link, int)] & (np.asarray(model.point_terrain) > 0)
+            for model in self.models])
+        geometry = Geometry.of(self.models, jnp.float64)
+        margin = ExplicitPairs.of(self.table).memory_margin(self.table, jnp.float64)
+        self.query = jax.jit(lambda poses: query(self.table, geometry, poses, margin)[0])
+
+    def pairs(self, poses: np.ndarray, tolerance: float) -> set[frozenset[str]]:
+        found = set()
+        contacts = self.query(jnp.asarray(poses))
+        for slot, depth in zip(np.asarray(contacts.slot), np.where(contacts.active, contacts.depth, -np.inf)):
+            if depth > tolerance:
+                kind, first, second = self.owners[int(slot)]
+                found.add(frozenset(((self.points if kind == "p" else self.shapes)[first], self.shapes[second])))
+        points = np.concatenate([np.asarray(model.collidable_points) for model in self.models])
+        radius = np.concatenate([np.asarray(model.point_radius) for model in self.models])
+        H = poses[self.point_link]
+        z = np.einsum("pj,pj->p", H[:, 2, :3], points) + H[:, 2, 3] - radius
+        for k in np.flatnonzero(self.terrain & (z < -tolerance)):
+            found.add(frozenset(("floor", self.points[k])))
+        return found
+
+
+def mujoco_pairs(m, d, tolerance: float) -> set[frozenset[str]]:
+    """MuJoCo's geom pairs deeper than ``tolerance`` (by their distance less the pair's margin)."""
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)]
+    return {frozenset(names[g] for g in contact.geom) for contact in d.contact if contact.dist - contact.includemargin < -tolerance}
+
+
+def random_poses(m, count: int, seed: int = 0):
+    """MuJoCo's data at ``count`` random poses: the free bodies within 0.5 m of the origin, at
+    most 0.25 m high, randomly turned; the hinge anywhere."""
+    rng = np.random.default_rng(seed)
+    d = mujoco.MjData(m)
+    for _ in range(count):
+        for j in range(m.njnt):
+            a = m.jnt_qposadr[j]
+            if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+                d.qpos[a : a + 3] = rng.uniform([-0.25, -0.1, 0.0], [0.25, 0.1, 0.25])
+                quaternion = rng.normal(size=4)
+                d.qpos[a + 3 : a + 7] = quaternion / np.linalg.norm(quaternion)
+            else:
+                d.qpos[a] = rng.uniform(-np.pi, np.pi)
+        mujoco.mj_forward(m, d)
+        yield d
+
+
+@pytest.fixture(scope="module")
+def scene():
+    return mujoco.MjModel.from_xml_string(SCENE), Ours(SCENE)
+
+
+def test_the_geom_pairs_in_contact_are_mujocos(scene, figures):
+    m, ours = scene
+    seen: set[frozenset[str]] = set()
+    for d in random_poses(m, STATES):
+        poses = link_poses(m, d, ours.models)
+        theirs = mujoco_pairs(m, d, TOLERANCE)
+        assert theirs <= ours.pairs(poses, 0.0)  # MuJoCo's deep pairs are ours
+        assert ours.pairs(poses, TOLERANCE) <= mujoco_pairs(m, d, 0.0)  # ours deep pairs are MuJoCo's
+        seen |= theirs
+    # Every rule decided: pairs that touch by the masks, by an explicit pair (with the floor too).
+    assert {frozenset(p) for p in [("a_ball", "b_box"), ("a_arm", "c_ball"), ("c_ball", "b_box"), ("d_ball", "a_ball"),
+                                   ("floor", "d_ball"), ("floor", "a_ball"), ("d_box", "a_arm"), ("b_box", "e_capsule")]} <= seen
+    figures("MJCF contact rules: geom pairs in contact, ours = MuJoCo's (40 poses)", len(seen))
+
+
+def test_what_never_touches_has_no_candidate(scene):
+    """The masks that do not match, the exclude and the parent filter leave no candidate between
+    those geoms; the explicit pair between two bodies is one with its friction and margin; the
+    terrain touches the points of the geoms whose masks match the floor's and the paired one."""
+    _, ours = scene
+    candidates = {frozenset(((ours.points if kind == "p" else ours.shapes)[first], ours.shapes[second]))
+                  for kind, first, second in ours.owners}
+    for blocked in [("a_arm", "b_box"), ("d_box", "a_ball"), ("d_box", "b_box"), ("a_ball", "e_capsule"), ("a_arm", "e_capsule"),
+                    ("d_ball", "b_box"), ("d_ball", "e_capsule"), ("d_box", "e_capsule")]:
+        assert frozenset(blocked) not in candidates, blocked
+    for allowed in [("a_ball", "b_box"), ("a_arm", "c_ball"), ("c_ball", "b_box"), ("d_ball", "a_ball"), ("d_box", "a_arm"),
+                    ("c_ball", "a_ball"), ("d_box", "c_ball"), ("e_capsule", "c_ball")]:
+        assert frozenset(allowed) in candidates, allowed
+    explicit = {frozenset((p.collision_a, p.collision_b)): (p.friction, p.margin) for p in ours.table.pairs}
+    assert explicit == {frozenset(("a_ball", "d_ball")): (0.3, 0.01), frozenset(("b_box", "c_ball")): (1.0, 0.0)}
+    assert {ours.points[k] for k in np.flatnonzero(ours.terrain)} == {"a_ball", "b_box", "c_ball", "d_ball", "e_capsule"}
