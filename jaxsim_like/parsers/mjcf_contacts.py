@@ -17,11 +17,14 @@ its five coefficients), its ``margin`` and ``gap``; what the contact law here ca
 warns, located at the ``<pair>``: a ``condim`` other than 3 (the torsional and rolling
 coefficients are not used), an anisotropic friction (the second coefficient differs from the
 first), the ``solref``, ``solreffriction`` and ``solimp`` of the pair (the law here is sized from
-the bodies' masses). A pair with a world geom that is not a plane, and geoms' own margins, warn
-and are ignored.
+the bodies' masses), and the friction, margin and gap of a pair with the floor (the terrain's law
+is the model's). A pair with a world geom that is not a plane, and geoms' own margins, warn and
+are ignored.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
@@ -88,7 +91,8 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
     labels = [TERRAIN if g in floors else geom_label(reader, g) for g in (g1, g2)]
     world = [g for g in (g1, g2) if m.geom_bodyid[g] == 0 and g not in floors]
     if world or (g1 in floors and g2 in floors):
-        _warn(f"the contact pair of geoms '{labels[0] or geom_label(reader, g1)}' and '{labels[1] or geom_label(reader, g2)}' "
+        first, second = (element.get("geom1"), element.get("geom2")) if element is not None else map(partial(geom_label, reader), (g1, g2))
+        _warn(f"the contact pair of geoms '{first}' and '{second}' "
               "with a world geom that is not the floor is not represented (only the floor is the terrain): ignored", where)
         return None
     friction = np.asarray(m.pair_friction[p], dtype=float)
@@ -100,6 +104,10 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
     given = [name for name in _LAW if element is not None and element.get(name) is not None]
     if given:
         _warn(f"the contact pair's {', '.join(given)} are not represented (the contact law here is sized from the bodies' masses): ignored", where)
+    terrain = g1 in floors or g2 in floors
+    if terrain and element is not None and any(element.get(name) is not None for name in ("friction", "margin", "gap")):
+        _warn("a contact pair with the floor has the terrain's friction and no margin (the model's contact law with the terrain): "
+              "its friction, margin and gap are ignored", where)
     if g2 in floors:
         labels = labels[::-1]
     return ContactPair(labels[0], labels[1], float(friction[0]), float(m.pair_margin[p]), float(m.pair_gap[p]), location=where)

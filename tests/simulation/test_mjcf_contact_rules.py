@@ -193,3 +193,35 @@ def test_what_never_touches_has_no_candidate(scene):
     explicit = {frozenset((p.collision_a, p.collision_b)): (p.friction, p.margin) for p in ours.table.pairs}
     assert explicit == {frozenset(("a_ball", "d_ball")): (0.3, 0.01), frozenset(("b_box", "c_ball")): (1.0, 0.0)}
     assert {ours.points[k] for k in np.flatnonzero(ours.terrain)} == {"a_ball", "b_box", "c_ball", "d_ball", "e_capsule"}
+
+
+def test_what_a_pair_cannot_say_here_warns_located():
+    """A pair's condim other than 3, anisotropic friction, solref and solimp, a pair with a world
+    geom that is not the floor, the friction of a pair with the floor and a geom's margin warn,
+    each at its line; the pair still loads with its first friction coefficient."""
+    xml = """<mujoco>
+<worldbody><geom name="floor" type="plane" size="1 1 0.1"/><geom name="wall" type="box" pos="1 0 0" size="0.1 1 1"/>
+<body name="a"><freejoint/><geom name="a" size="0.1" margin="0.002"/></body>
+<body name="b" pos="0.5 0 0"><freejoint/><geom name="b" size="0.1"/></body></worldbody>
+<contact>
+<pair geom1="a" geom2="b" condim="6" friction="0.4 0.2 0.01 0.001 0.001" solref="0.01 1" solimp="0.9 0.95 0.001"/>
+<pair geom1="a" geom2="wall"/>
+<pair geom1="b" geom2="floor" friction="0.8 0.8"/>
+</contact></mujoco>"""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (model,) = parse_mjcf_world(xml).models[:1]
+    found = sorted((w.message.line, w.message.reason) for w in caught if issubclass(w.category, ModelLoadWarning))
+    assert found == sorted([
+        (6, "the contact pair's condim=6 is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)"),
+        (6, "the contact pair's anisotropic friction (0.4, 0.2) is read as isotropic, 0.4"),
+        (6, "the contact pair's solref, solimp are not represented (the contact law here is sized from the bodies' masses): ignored"),
+        (7, "the contact pair of geoms 'a' and 'wall' with a world geom that is not the floor is not represented (only the floor is the "
+            "terrain): ignored"),
+        (8, "a contact pair with the floor has the terrain's friction and no margin (the model's contact law with the terrain): its "
+            "friction, margin and gap are ignored"),
+        (3, "the margin (0.002) and gap (0) of geom 'a' are not represented (those of contact pairs are): ignored"),
+    ])
+    rules = model.collision_rules
+    assert sorted((p.collision_a, p.collision_b, p.friction) for p in rules.pairs) == [("", "b", 0.8), ("a", "b", 0.4)]
+    assert rules.terrain == {"a", "b"}
