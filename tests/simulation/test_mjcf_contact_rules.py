@@ -27,6 +27,7 @@ from jaxsim_like.loading import ContactSampling
 from jaxsim_like.parsers import ModelLoadWarning, parse_mjcf_world
 from jaxsim_like.simulation.collision import KINDS, CollisionTable, ExplicitPairs, Geometry, query
 from jaxsim_like.simulation.collision.kinds import POINT_CHUNK, POINTS
+from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
 
@@ -225,3 +226,63 @@ def test_what_a_pair_cannot_say_here_warns_located():
     rules = model.collision_rules
     assert sorted((p.collision_a, p.collision_b, p.friction) for p in rules.pairs) == [("", "b", 0.8), ("a", "b", 0.4)]
     assert rules.terrain == {"a", "b"}
+
+
+ROLLOUT = """<mujoco model="pairs">
+  <option timestep="0.002"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="table" pos="0.5 0 0.1"><geom name="table" type="box" size="0.4 0.3 0.1" friction="0.3"/></body>
+    <body name="ghost" pos="0 -0.5 0.3"><freejoint/><geom name="ghost" size="0.05" mass="0.5" contype="0" conaffinity="0"/></body>
+    <body name="ball" pos="0.5 0.15 0.4"><freejoint/><geom name="ball" size="0.05" mass="0.5" contype="2" conaffinity="2"/></body>
+    <body name="sinker" pos="0 0.5 0.3"><freejoint/><geom name="sinker" size="0.05" mass="0.5" contype="2" conaffinity="2"/></body>
+    <body name="grippy" pos="0.3 -0.15 0.2399"><freejoint/><geom name="grippy" type="box" size="0.04 0.04 0.04" mass="0.3" friction="0.3"/></body>
+    <body name="slippy" pos="0.3 0 0.2399"><freejoint/><geom name="slippy" type="box" size="0.04 0.04 0.04" mass="0.3" friction="0.3"/></body>
+  </worldbody>
+  <contact>
+    <pair geom1="ghost" geom2="floor"/>
+    <pair geom1="ball" geom2="table" margin="0.01"/>
+    <pair geom1="grippy" geom2="table" friction="0.6 0.6"/>
+  </contact>
+</mujoco>"""
+SPEED = 0.8  # [m/s]: the two boxes' start, along x on the table
+ROLLOUT_TIME = 0.6  # [s]
+
+
+def test_a_scene_of_pairs_moves_as_in_mujoco(figures):
+    """``ghost`` (collides with nothing) rests on the floor through its pair; ``ball`` rests on the
+    table through a pair with a 1 cm margin; ``sinker`` (masks that match nothing) falls through
+    everything; two boxes resting on the table slide from 0.8 m/s and stop, ``grippy`` after
+    ``v^2 / (2 g 0.6)`` (its pair's friction), ``slippy`` after ``v^2 / (2 g 0.3)`` (the
+    models' friction, MuJoCo's geoms'). 0.6 s at 2 ms, MuJoCo's Euler and the implicit step
+    here; the contact laws differ (MuJoCo's soft constraints), so the distances are reported and
+    bounded at 1 mm."""
+    m = mujoco.MjModel.from_xml_string(ROLLOUT)
+    d = mujoco.MjData(m)
+    boxes = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name) for name in ("grippy", "slippy")]
+    for b in boxes:
+        d.qvel[m.jnt_dofadr[m.body_jntadr[b]]] = SPEED
+    steps = int(round(ROLLOUT_TIME / m.opt.timestep))
+    for _ in range(steps):
+        mujoco.mj_step(m, d)
+    mujoco.mj_kinematics(m, d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelLoadWarning)
+        world_description = parse_mjcf_world(ROLLOUT)
+    models = [build_model(x, collidable_points=ContactSampling().points) for x in world_description.models]
+    world = WorldModel.build(models, dt=float(m.opt.timestep), gravity=world_description.gravity, friction=0.3)
+    states = [js.State.build(model, base_velocity=[SPEED, 0, 0, 0, 0, 0] if model.name in ("grippy", "slippy") else None)
+              if model.floating_base else js.State.build(model) for model in models]
+    final = jax.jit(lambda s: world_rollout(world, s, None, steps)[0])(world.initial_state(states))
+    ours = {model.name: np.asarray(state.base_position) for model, state in zip(models, final.states) if model.floating_base}
+    distance = {name: float(np.linalg.norm(position - d.xpos[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)]))
+                for name, position in ours.items()}
+    for name, value in distance.items():
+        figures(f"MJCF pairs rollout 0.6 s vs mj_step: {name} distance", value, "m")
+    assert ours["ghost"][2] == pytest.approx(0.05, abs=1.5e-3)
+    assert ours["ball"][2] == pytest.approx(0.2 + 0.05 + 0.01, abs=1e-3)
+    assert ours["sinker"][2] < -1.0 and distance["sinker"] < 1e-9  # the same free fall
+    slid = {name: ours[name][0] - 0.3 for name in ("grippy", "slippy")}
+    assert slid["grippy"] == pytest.approx(SPEED**2 / (2 * 9.81 * 0.6), rel=0.1)
+    assert slid["slippy"] == pytest.approx(SPEED**2 / (2 * 9.81 * 0.3), rel=0.1)
+    assert max(distance.values()) < 1e-3
