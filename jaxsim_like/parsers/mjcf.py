@@ -29,10 +29,16 @@ What is read:
   friction), ``armature`` (``Model.joint_armature``), ``stiffness`` towards ``springref`` (joint
   springs, the reference minus ``qpos0``) and ``actuatorfrcrange`` (as effort limit);
 - body inertias as compiled (including those MuJoCo infers from geoms);
-- geoms that collide (``contype`` or ``conaffinity`` non-zero) of the bodies as collision shapes:
-  sphere, capsule, ellipsoid, cylinder, box, plane, and meshes with MuJoCo's vertices; the
-  world body's geoms (floors) are left out, and every geom where ``<option><flag>`` disables
-  contacts or constraints (``contact="disable"``, ``constraint="disable"``);
+- geoms that collide (``contype`` or ``conaffinity`` non-zero) or that a contact pair names, of
+  the bodies, as collision shapes named after the geom: sphere, capsule, ellipsoid, cylinder,
+  box, plane, and meshes with MuJoCo's vertices; the world body's geoms (floors) are left out,
+  and every geom where ``<option><flag>`` disables contacts or constraints (``contact="disable"``,
+  ``constraint="disable"``);
+- which of them touch, as :class:`CollisionRules` shared by every tree of the file (see
+  :mod:`.mjcf_contacts`): the ``contype``/``conaffinity`` masks, MuJoCo's parent filter on
+  welded bodies (``filterparent``), the excludes ``<contact><exclude body1 body2>``, the
+  explicit pairs ``<contact><pair>`` with their friction (the first coefficient), margin and
+  gap, and the world body's planes as the terrain (pairs with them included);
 - named sites as frames. Bodies, sites and geoms have separate namespaces, as in MuJoCo: a site
   named like a link is the frame ``name::site``;
 - joint equalities ``<equality><joint joint1="a" joint2="b" polycoef="c0 c1 0 0 0"/>`` as joint
@@ -64,9 +70,10 @@ What the model cannot represent raises one :class:`ModelLoadError` listing all o
 tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality
 constraints other than linear joint and tendon equalities (and those on spatial tendons),
 connects and welds that hold no moving body (between the world and mocap bodies), mocap bodies
-that carry bodies and tendons through their sites (each with its line). Contact pairs and
-excludes, the damping and friction loss of free joints, gravity compensation (``gravcomp``)
-and the colliding geoms of mocap bodies are not represented and warn, as do
+that carry bodies and tendons through their sites (each with its line). What a contact pair says
+that the contact law here cannot (see :mod:`.mjcf_contacts`), geoms' margins, the damping and
+friction loss of free joints, gravity compensation (``gravcomp``) and the colliding geoms of
+mocap bodies are not represented and warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position
 and velocity actuators on joints and motors on tendons are read (:mod:`.mjcf_actuators`; others
 warn and are dropped); sensors and contact options are not read. Locations name the file and the

@@ -286,3 +286,16 @@ def test_a_scene_of_pairs_moves_as_in_mujoco(figures):
     assert slid["grippy"] == pytest.approx(SPEED**2 / (2 * 9.81 * 0.6), rel=0.1)
     assert slid["slippy"] == pytest.approx(SPEED**2 / (2 * 9.81 * 0.3), rel=0.1)
     assert max(distance.values()) < 1e-3
+
+
+def test_the_single_model_self_collisions_follow_the_rules():
+    """``SimulationParams.build(self_collision=True)``'s pairs follow the rules too: an arm on two
+    hinges (a massless link between it and the base) does not touch the base (MuJoCo's parent
+    filter), a hand whose mask matches nothing touches nothing; the arm and the leg touch."""
+    xml = """<mujoco><worldbody><body name="base"><freejoint/><geom name="base" type="box" size="0.1 0.1 0.1"/>
+<body name="arm" pos="0.3 0 0"><joint type="hinge" axis="0 0 1"/><joint type="hinge" axis="0 1 0"/><geom name="arm" size="0.05"/>
+<body name="hand" pos="0.2 0 0"><joint type="hinge" axis="0 0 1"/><geom name="hand" size="0.05" contype="2" conaffinity="2"/></body></body>
+<body name="leg" pos="0 0 -0.3"><joint type="hinge"/><geom name="leg" size="0.05"/></body></body></worldbody></mujoco>"""
+    model = js.load_model(xml)
+    pairs = js.SimulationParams.build(model, self_collision=True).self_collision.pairs
+    assert {(model.point_collision[p], model.shape_collision[s]) for p, s in pairs} == {("arm", "leg"), ("leg", "arm")}
