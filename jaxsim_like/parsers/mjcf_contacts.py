@@ -10,16 +10,17 @@ MuJoCo tests two kinds of geom pairs:
 - *explicit* pairs ``<contact><pair geom1 geom2>``, tested whatever the filters and excludes say
   (a dynamic pair equal to an explicit one is tested once, as the explicit one).
 
-The world body's planes are the terrain: a geom touches it when its filter matches a plane's and
-no exclude names its body and the world, or when a pair names it and a plane. Without a plane in
-the world body every geom touches the terrain. A pair keeps its Coulomb friction (the first of
-its five coefficients), its ``margin`` and ``gap``; what the contact law here cannot represent
-warns, located at the ``<pair>``: a ``condim`` other than 3 (the torsional and rolling
-coefficients are not used), an anisotropic friction (the second coefficient differs from the
-first), the ``solref``, ``solreffriction`` and ``solimp`` of the pair (the law here is sized from
-the bodies' masses), and the friction, margin and gap of a pair with the floor (the terrain's law
-is the model's). A pair with a world geom that is not a plane, and geoms' own margins, warn and
-are ignored.
+The world body's planes facing up (floors) are the terrain: a geom touches it when its filter
+matches a floor's and no exclude names its body and the world, or when a pair names it and a
+floor. Without a floor in the world body every geom touches the terrain; the world body's other
+geoms (walls) are left out. A pair keeps its Coulomb friction (the first of its five
+coefficients), its ``margin`` and ``gap``; what the contact law here cannot represent warns,
+located at the ``<pair>``: a ``condim`` other than 3 (the torsional and rolling coefficients are
+not used), an anisotropic friction (the second coefficient differs from the first), the
+``solref``, ``solreffriction`` and ``solimp`` of the pair (the law here is sized from the bodies'
+masses), and the friction, margin and gap of a pair with the floor (the terrain's law is the
+model's). A pair with a world geom that is not a floor, and geoms' own margins, warn and are
+ignored.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ def paired_geoms(m) -> set[int]:
 
 
 def _floors(m) -> list[int]:
-    return [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and m.geom_type[g] == _PLANE]
+    """The world body's planes facing up (their z axis the world's): the terrain; walls are not."""
+    def up(g: int) -> bool:
+        w, x, y, _ = (float(v) for v in m.geom_quat[g])
+        return 1.0 - 2.0 * (x * x + y * y) > 1.0 - 1e-9
+    return [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and m.geom_type[g] == _PLANE and up(g)]
 
 
 def _match(m, g: int, h: int) -> bool:
@@ -93,7 +98,7 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
     if world or (g1 in floors and g2 in floors):
         first, second = (element.get("geom1"), element.get("geom2")) if element is not None else map(partial(geom_label, reader), (g1, g2))
         _warn(f"the contact pair of geoms '{first}' and '{second}' "
-              "with a world geom that is not the floor is not represented (only the floor is the terrain): ignored", where)
+              "with a world geom that is not a floor is not represented (only the floor is the terrain): ignored", where)
         return None
     friction = np.asarray(m.pair_friction[p], dtype=float)
     if int(m.pair_dim[p]) != _CONDIM:

@@ -217,7 +217,7 @@ def test_what_a_pair_cannot_say_here_warns_located():
         (6, "the contact pair's condim=6 is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)"),
         (6, "the contact pair's anisotropic friction (0.4, 0.2) is read as isotropic, 0.4"),
         (6, "the contact pair's solref, solimp are not represented (the contact law here is sized from the bodies' masses): ignored"),
-        (7, "the contact pair of geoms 'a' and 'wall' with a world geom that is not the floor is not represented (only the floor is the "
+        (7, "the contact pair of geoms 'a' and 'wall' with a world geom that is not a floor is not represented (only the floor is the "
             "terrain): ignored"),
         (8, "a contact pair with the floor has the terrain's friction and no margin (the model's contact law with the terrain): its "
             "friction, margin and gap are ignored"),
