@@ -849,7 +849,7 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     reader.mimics = _mimics(reader)
     reader.loops = _loops(reader)
     reader.collisions = _collisions(reader)
-    reader.rules = collision_rules(reader, sorted(reader.collisions))
+    reader.rules = None if _contacts_off(reader) else collision_rules(reader, sorted(reader.collisions))
     _warn_dropped(reader)
     warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")
