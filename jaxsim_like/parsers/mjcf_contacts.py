@@ -50,7 +50,7 @@ def paired_geoms(m) -> set[int]:
 def _floors(m) -> list[int]:
     """The world body's planes facing up (their z axis the world's): the terrain; walls are not."""
     def up(g: int) -> bool:
-        w, x, y, _ = (float(v) for v in m.geom_quat[g])
+        _, x, y, _ = (float(v) for v in m.geom_quat[g])
         return 1.0 - 2.0 * (x * x + y * y) > 1.0 - 1e-9
     return [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and m.geom_type[g] == _PLANE and up(g)]
 

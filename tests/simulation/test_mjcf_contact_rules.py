@@ -9,7 +9,7 @@ pair of a geom that collides with nothing else (``contype = conaffinity = 0``) w
 (with its own friction and margin) and with the floor (the terrain). At random poses (MuJoCo's
 body poses: the check is of the table and the narrow phases, not of the kinematics) the pairs
 deeper than a tolerance agree both ways; every rule decides at least once. One compiled query
-for the module.
+for the module, and one compiled rollout of a scene of pairs against ``mj_step``.
 """
 
 from __future__ import annotations
