@@ -26,7 +26,7 @@ from ..parsers.description import ModelDescription
 from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, ModelParams, SimulationParams, WorldParams
 from ..simulation.collision import CollisionTable
-from ..simulation.collision.forces import PairLaw
+from ..simulation.collision.forces import ExplicitPairs, PairLaw
 from ..simulation.world import WorldModel, link_inverse_weights
 from . import engine, errors, scenery
 from .calls import scenario_methods
@@ -375,6 +375,7 @@ class World:
             params=settings,
             pair_law=self._pair_law,
             inverse_weight=self._inverse_weight,
+            explicit_pairs=ExplicitPairs.of(self._collision) if self._collision is not None and self._collision.pairs else None,
             collision=self._collision,
             exact_velocity=tuple(entry.features.exact_velocity for entry in dynamic),
         )

@@ -68,6 +68,9 @@ _STATIC_FIELDS = (
     "floating_base",
     "semantics",
     "ball_dofs",
+    "point_collision",
+    "shape_collision",
+    "collision_rules",
 )
 
 
@@ -106,7 +109,9 @@ class Model:
       ``stiffness``; zero from URDF), which the simulation step applies;
     - ``frame_transform (F, 4, 4)``: ``L_H_F`` of each frame in its link ``frame_link``;
     - ``collidable_points (P, 3)`` in the frame of link ``point_link``: the centres of swept points
-      of radii ``point_radius (P,)`` [m] (0 for a corner; see :mod:`jaxsim_like.parsers.shapes`);
+      of radii ``point_radius (P,)`` [m] (0 for a corner; see :mod:`jaxsim_like.parsers.shapes`),
+      and ``point_terrain (P,)``: 1 where the point touches the terrain, 0 where it does not (by
+      the file's collision rules, see :func:`terrain_points`);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
@@ -128,8 +133,11 @@ class Model:
       joints' limits are spring-dampers.
 
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
-    and shape came from (a link lumped into its parent keeps its own name there);
-    ``shape_kind (S,)`` is ``"sphere"``, ``"box"``, ``"capsule"`` or ``"cylinder"``.
+    and shape came from (a link lumped into its parent keeps its own name there),
+    ``point_collision (P,)`` and ``shape_collision (S,)`` their collision element (``""``: not
+    known); ``shape_kind (S,)`` is ``"sphere"``, ``"box"``, ``"capsule"`` or ``"cylinder"``;
+    ``collision_rules``: which collisions touch, as the file says
+    (:class:`~jaxsim_like.parsers.description.CollisionRules`, MJCF; None: every collision).
     """
 
     link_mass: jax.Array
@@ -150,6 +158,7 @@ class Model:
     frame_transform: jax.Array
     collidable_points: jax.Array
     point_radius: jax.Array
+    point_terrain: jax.Array
     shape_transform: jax.Array
     shape_size: jax.Array
     base_transform: jax.Array
@@ -177,6 +186,9 @@ class Model:
     floating_base: bool
     semantics: Semantics = Semantics()
     ball_dofs: tuple[int, ...] = ()
+    point_collision: tuple[str, ...] = ()
+    shape_collision: tuple[str, ...] = ()
+    collision_rules: Any = None
 
     @property
     def dofs(self) -> int:
@@ -343,6 +355,7 @@ def model_from_tree(
         ),
         collidable_points=jnp.asarray(np.array([p for _, p in points]).reshape(-1, 3), dtype=dtype),
         point_radius=jnp.asarray(radii, dtype=dtype),
+        point_terrain=jnp.ones(len(points), dtype=dtype),
         shape_transform=jnp.asarray(np.array([s.L_H_S for _, s in shapes]).reshape(-1, 4, 4), dtype=dtype),
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
@@ -366,10 +379,18 @@ def model_from_tree(
         shape_link=tuple(i for i, _ in shapes),
         shape_kind=tuple(s.kind for _, s in shapes),
         shape_source=tuple(s.source for _, s in shapes),
+        point_collision=_point_collisions(tree, len(points)),
+        shape_collision=tuple(s.collision for _, s in shapes),
         floating_base=floating_base,
         semantics=Semantics(semantics),
         ball_dofs=_ball_dofs(tree, joint_names),
     )
+
+
+def _point_collisions(tree: RigidTree, count: int) -> tuple[str, ...]:
+    """The collision element of each of the ``count`` points of ``tree`` (``""``: not known)."""
+    names = tuple(name for block in tree.point_collision for name in block)
+    return names if len(names) == count else ("",) * count
 
 
 def _ball_dofs(tree: RigidTree, joint_names: Sequence[str]) -> tuple[int, ...]:
@@ -533,7 +554,16 @@ def build_model(
         fluid=build_fluid(description, model.link_names, _frames(model), dtype),
         ball_cones=build_ball_cones(description.joints, model.ball_joint_names, dtype),
         soft_limits=build_soft_limits(description.joints, model.joint_names, dtype),
+        collision_rules=description.collision_rules,
+        point_terrain=terrain_points(description.collision_rules, model.point_collision, dtype),
     )
+
+
+def terrain_points(rules: Any, point_collision: Sequence[str], dtype: Any) -> jax.Array:
+    """``(P,)``: 1 for each point whose collision touches the terrain by the collision ``rules``
+    (every point without rules, and a point of an unknown collision ``""``), else 0."""
+    touching = [rules is None or name == "" or rules.touches_terrain(name) for name in point_collision]
+    return jnp.asarray(np.asarray(touching, dtype=float), dtype=dtype)
 
 
 def _frames(model: Model) -> list[tuple[str, int, np.ndarray]]:
@@ -568,7 +598,8 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
     shapes: list[list[tree_module.Shape]] = [[] for _ in range(size)]
     for s, link in enumerate(model.shape_link):
         shapes[link].append(
-            tree_module.Shape(model.shape_kind[s], values["shape_transform"][s], values["shape_size"][s], model.shape_source[s])
+            tree_module.Shape(model.shape_kind[s], values["shape_transform"][s], values["shape_size"][s], model.shape_source[s],
+                              model.shape_collision[s] if model.shape_collision else "")
         )
     return RigidTree(
         link_names=list(model.link_names),
@@ -595,6 +626,8 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
         points=[values["collidable_points"][point_link == i] for i in range(size)],
         radii=[values["point_radius"][point_link == i] for i in range(size)],
         point_source=[tuple(model.point_source[k] for k in np.flatnonzero(point_link == i)) for i in range(size)],
+        point_collision=[tuple(model.point_collision[k] for k in np.flatnonzero(point_link == i)) if model.point_collision else ()
+                         for i in range(size)],
         shapes=shapes,
         frames=[(n, model.frame_link[f], values["frame_transform"][f]) for f, n in enumerate(model.frame_names)],
     )
@@ -666,4 +699,6 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
     # The bodies in the fluid, by the names of their links here, on the reduced model's links.
     fluid = model.fluid.renamed(model.link_names)
     soft_limits = model.soft_limits.reduce([model.joint_index(name) for name in joint_names])
-    return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)), soft_limits=soft_limits)
+    return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)), soft_limits=soft_limits,
+                           collision_rules=model.collision_rules,
+                           point_terrain=terrain_points(model.collision_rules, reduced.point_collision, reduced.point_radius.dtype))

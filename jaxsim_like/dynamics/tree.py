@@ -6,7 +6,7 @@ merges bodies welded by fixed joints (mass, COM and inertia by the parallel-axis
 keeps the merged links as frames, and orders the remaining links by depth so that each level
 of the tree is a contiguous slice. Collidable points and solid collision shapes (spheres, boxes,
 capsules, cylinders: what collisions test points and shapes against) follow their link into its body, and keep
-the name of the description link they came from (their ``source``). A ball joint becomes three
+the name of the description link they came from (their ``source``) and of their collision element. A ball joint becomes three
 rotational degrees of freedom on a chain of two massless links and its child (see
 :func:`expand_ball_joints`).
 """
@@ -51,12 +51,14 @@ class Shape:
     """A solid collision shape: ``kind`` (sphere, box, capsule or cylinder), its pose ``L_H_S (4, 4)``
     in the link frame, ``size (3,)`` [m] (box: half extents; sphere: radius, 0, 0; capsule: radius,
     half length of its segment along its z axis, 0; cylinder: radius, half length along its z axis, 0)
-    and ``source``, the description link it came from."""
+    ``source``, the description link it came from, and ``collision``, the name of its collision
+    element."""
 
     kind: str
     L_H_S: np.ndarray
     size: np.ndarray
     source: str
+    collision: str = ""
 
     def moved(self, B_H_L: np.ndarray) -> "Shape":
         """The same shape with its pose expressed in frame B, given ``B_H_L (4, 4)``."""
@@ -76,7 +78,7 @@ def link_shapes(link: LinkDescription) -> list[Shape]:
             size = (geometry.radius, 0.5 * geometry.length, 0.0)
         else:
             continue
-        shapes.append(Shape(geometry.type, np.asarray(collision.L_H_G, dtype=float), np.asarray(size, dtype=float), link.name))
+        shapes.append(Shape(geometry.type, np.asarray(collision.L_H_G, dtype=float), np.asarray(size, dtype=float), link.name, collision.name))
     return shapes
 
 
@@ -89,7 +91,8 @@ class RigidTree:
     ``com (N, 3)``: COM in the link frame; ``inertia (N, 3, 3)``: about the COM, link axes.
     ``points``: centres of the collidable (swept) points ``(P_i, 3)`` per link, in the link frame,
     of radii ``radii (P_i,)`` [m]; ``point_source``: the description link of each of them
-    (``P_i`` names per link).
+    (``P_i`` names per link); ``point_collision``: the collision element of each (``""`` where
+    not known).
     ``shapes``: the solid collision shapes of each link (:class:`Shape`, poses in the link frame).
     ``frames``: ``(name, link index, L_H_F (4, 4))``.
     """
@@ -119,6 +122,7 @@ class RigidTree:
     radii: list[np.ndarray]
     point_source: list[tuple[str, ...]]
     shapes: list[list[Shape]]
+    point_collision: list[tuple[str, ...]] = field(default_factory=list)
     frames: list[tuple[str, int, np.ndarray]] = field(default_factory=list)
 
     @property
@@ -143,6 +147,20 @@ def _description_order(description: ModelDescription) -> list[str]:
         order.append(name)
         stack[:0] = children.get(name, [])
     return order
+
+
+def _point_collisions(link: LinkDescription, collidable_points, count: int, needed: bool) -> tuple[str, ...]:
+    """The collision element of each of the ``count`` points ``collidable_points(link)`` gave:
+    that of a link's single collision; with several, and only where ``needed``, by the points each
+    collision alone gives, if they add up (``""``: not known)."""
+    if len(link.collisions) == 1:
+        return (link.collisions[0].name,) * count
+    if not needed or not link.collisions:
+        return ("",) * count
+    per = [len(SweptPoints.of(collidable_points(dataclasses.replace(link, collisions=[c]))).centres) for c in link.collisions]
+    if sum(per) != count:
+        return ("",) * count
+    return tuple(c.name for c, n in zip(link.collisions, per) for _ in range(n))
 
 
 def tree_from_description(description: ModelDescription, collidable_points) -> RigidTree:
@@ -181,6 +199,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         radii=[np.zeros(0)] * size,
         point_source=[()] * size,
         shapes=[[] for _ in range(size)],
+        point_collision=[()] * size,
     )
     for i, name in enumerate(order):
         link = description.link(name)
@@ -191,6 +210,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
             tree.inertia[i] = R @ link.inertial.inertia @ R.T
         tree.points[i], tree.radii[i] = SweptPoints.of(collidable_points(link))
         tree.point_source[i] = (name,) * len(tree.points[i])
+        tree.point_collision[i] = _point_collisions(link, collidable_points, len(tree.points[i]), description.collision_rules is not None)
         tree.shapes[i] = link_shapes(link)
         joint = joint_of_child.get(name)
         if joint is None:
@@ -244,6 +264,7 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
     points = [p.copy() for p in tree.points]
     radii = [r.copy() for r in tree.radii]
     point_source = list(tree.point_source)
+    point_collision = list(tree.point_collision)
     shapes = [list(s) for s in tree.shapes]
     frames: list[tuple[str, int, np.ndarray]] = []
     for i in range(1, tree.size):
@@ -259,6 +280,7 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
         points[b] = np.concatenate([points[b], points[i] @ R.T + p])
         radii[b] = np.concatenate([radii[b], radii[i]])
         point_source[b] = point_source[b] + point_source[i]
+        point_collision[b] = point_collision[b] + point_collision[i]
         shapes[b] = shapes[b] + [shape.moved(B_H_L[i]) for shape in shapes[i]]
         frames.append((tree.link_names[i], b, B_H_L[i]))
     for name, link, L_H_F in tree.frames:
@@ -275,6 +297,7 @@ def lump_fixed_joints(tree: RigidTree) -> RigidTree:
         points=points,
         radii=radii,
         point_source=point_source,
+        point_collision=point_collision,
         shapes=shapes,
         frames=frames,
     )
@@ -346,6 +369,7 @@ def expand_ball_joints(tree: RigidTree) -> RigidTree:
             expanded.link_names[k] = f"{tree.link_names[i]}::{names[axis]}"
             expanded.mass[k], expanded.com[k], expanded.inertia[k] = 0.0, np.zeros(3), np.zeros((3, 3))
             expanded.points[k], expanded.radii[k], expanded.point_source[k] = np.zeros((0, 3)), np.zeros(0), ()
+            expanded.point_collision[k] = ()
             expanded.shapes[k] = []
             expanded.mimic[k] = None
     return expanded

@@ -80,6 +80,75 @@ class Collision:
     location: SourceLocation = field(default_factory=SourceLocation)
 
 
+@dataclass(frozen=True)
+class ContactPair:
+    """An explicit contact pair (MJCF ``<contact><pair>``) between the collisions ``collision_a``
+    and ``collision_b`` (names; :data:`TERRAIN` for the terrain): its Coulomb ``friction`` (the
+    first tangential coefficient), ``margin`` [m] (the surfaces touch ``margin`` apart) and
+    ``gap`` [m] (of the margin, what does not push)."""
+
+    collision_a: str
+    collision_b: str
+    friction: float
+    margin: float = 0.0
+    gap: float = 0.0
+    location: SourceLocation = field(default_factory=SourceLocation, compare=False)
+
+
+TERRAIN = ""
+"""The name :class:`CollisionRules` and :class:`ContactPair` give the terrain."""
+
+
+@dataclass(frozen=True)
+class CollisionRules:
+    """Which collisions of a file may touch, as MuJoCo decides (MJCF), shared by the models of one
+    file (the trees of an MJCF file). Collisions and links are named as in the file (unique in it).
+
+    - ``filters``: ``(collision, contype, conaffinity)``: two collisions touch when
+      ``contype_a & conaffinity_b`` or ``contype_b & conaffinity_a`` is non-zero (collisions not
+      listed: ``1, 1``);
+    - ``welds``: ``(link, weld, weld_parent)`` per description link (MuJoCo's body): links of
+      one weld never touch, nor those whose welds are parent and child (the world, weld 0,
+      excepted; ``weld_parent`` -1: MuJoCo's ``filterparent`` is off);
+    - ``excludes``: pairs of links whose collisions never touch by these rules (MJCF ``<exclude>``;
+      :data:`TERRAIN` stands for the world body and its floor);
+    - ``terrain``: the collisions that touch the terrain (the file's floor), None when the file
+      has no floor (then every collision does);
+    - ``pairs``: the :class:`ContactPair` that touch whatever the rules above say.
+    """
+
+    filters: tuple[tuple[str, int, int], ...] = ()
+    welds: tuple[tuple[str, int, int], ...] = ()
+    excludes: tuple[tuple[str, str], ...] = ()
+    terrain: frozenset[str] | None = None
+    pairs: tuple[ContactPair, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_filter", {name: (contype, conaffinity) for name, contype, conaffinity in self.filters})
+        object.__setattr__(self, "_weld", {name: (weld, parent) for name, weld, parent in self.welds})
+        object.__setattr__(self, "_excluded", {frozenset(pair) for pair in self.excludes})
+
+    def filter(self, collision: str) -> tuple[int, int]:
+        """``(contype, conaffinity)`` of ``collision``."""
+        return self._filter.get(collision, (1, 1))
+
+    def touch(self, link_a: str, collision_a: str, link_b: str, collision_b: str) -> bool:
+        """Whether collision ``collision_a`` of description link ``link_a`` and ``collision_b`` of
+        ``link_b`` may touch by the filters, welds and excludes (explicit pairs aside)."""
+        (type_a, affinity_a), (type_b, affinity_b) = self.filter(collision_a), self.filter(collision_b)
+        if not (type_a & affinity_b or type_b & affinity_a) or frozenset((link_a, link_b)) in self._excluded:
+            return False
+        weld_a, parent_a = self._weld.get(link_a, (-1, -1))
+        weld_b, parent_b = self._weld.get(link_b, (-2, -2))
+        if weld_a == weld_b:
+            return False
+        return not (weld_a and weld_b and (weld_a == parent_b or weld_b == parent_a))
+
+    def touches_terrain(self, collision: str) -> bool:
+        """Whether ``collision`` touches the terrain (by the filters, excludes or a pair)."""
+        return self.terrain is None or collision in self.terrain
+
+
 @dataclass
 class Visual:
     """A visual element: name, shape pose in the link frame ``L_H_G: (4, 4)``, its geometry (as for
@@ -381,7 +450,9 @@ class ModelDescription:
     are the file's joint and tendon actuators, ``tendons`` its fixed and spatial tendons,
     ``tendon_equalities`` the equalities between their lengths, ``loops`` its
     :class:`LoopClosure` constraints, ``mocap_bodies`` the moving frames they hold on
-    (:class:`MocapBody`) and ``fluid`` the medium its bodies move in (MJCF only).
+    (:class:`MocapBody`), ``fluid`` the medium its bodies move in and ``collision_rules`` which
+    of its collisions touch (MJCF only; None: every collision of another link, see
+    :class:`CollisionRules`).
     """
 
     name: str
@@ -400,6 +471,7 @@ class ModelDescription:
     tendons: list[TendonDescription] = field(default_factory=list)
     tendon_equalities: list[TendonEqualityDescription] = field(default_factory=list)
     fluid: FluidDescription | None = None
+    collision_rules: CollisionRules | None = None
 
     def link(self, name: str) -> LinkDescription:
         """The link called ``name`` (KeyError if none)."""

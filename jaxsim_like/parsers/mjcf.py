@@ -29,10 +29,16 @@ What is read:
   friction), ``armature`` (``Model.joint_armature``), ``stiffness`` towards ``springref`` (joint
   springs, the reference minus ``qpos0``) and ``actuatorfrcrange`` (as effort limit);
 - body inertias as compiled (including those MuJoCo infers from geoms);
-- geoms that collide (``contype`` or ``conaffinity`` non-zero) of the bodies as collision shapes:
-  sphere, capsule, ellipsoid, cylinder, box, plane, and meshes with MuJoCo's vertices; the
-  world body's geoms (floors) are left out, and every geom where ``<option><flag>`` disables
-  contacts or constraints (``contact="disable"``, ``constraint="disable"``);
+- geoms that collide (``contype`` or ``conaffinity`` non-zero) or that a contact pair names, of
+  the bodies, as collision shapes named after the geom: sphere, capsule, ellipsoid, cylinder,
+  box, plane, and meshes with MuJoCo's vertices; the world body's geoms (floors) are left out,
+  and every geom where ``<option><flag>`` disables contacts or constraints (``contact="disable"``,
+  ``constraint="disable"``);
+- which of them touch, as :class:`CollisionRules` shared by every tree of the file (see
+  :mod:`.mjcf_contacts`): the ``contype``/``conaffinity`` masks, MuJoCo's parent filter on
+  welded bodies (``filterparent``), the excludes ``<contact><exclude body1 body2>``, the
+  explicit pairs ``<contact><pair>`` with their friction (the first coefficient), margin and
+  gap, and the world body's planes as the terrain (pairs with them included);
 - named sites as frames. Bodies, sites and geoms have separate namespaces, as in MuJoCo: a site
   named like a link is the frame ``name::site``;
 - joint equalities ``<equality><joint joint1="a" joint2="b" polycoef="c0 c1 0 0 0"/>`` as joint
@@ -64,9 +70,10 @@ What the model cannot represent raises one :class:`ModelLoadError` listing all o
 tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality
 constraints other than linear joint and tendon equalities (and those on spatial tendons),
 connects and welds that hold no moving body (between the world and mocap bodies), mocap bodies
-that carry bodies and tendons through their sites (each with its line). Contact pairs and
-excludes, the damping and friction loss of free joints, gravity compensation (``gravcomp``)
-and the colliding geoms of mocap bodies are not represented and warn, as do
+that carry bodies and tendons through their sites (each with its line). What a contact pair says
+that the contact law here cannot (see :mod:`.mjcf_contacts`), geoms' margins, the damping and
+friction loss of free joints, gravity compensation (``gravcomp``) and the colliding geoms of
+mocap bodies are not represented and warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position
 and velocity actuators on joints and motors on tendons are read (:mod:`.mjcf_actuators`; others
 warn and are dropped); sensors and contact options are not read. Locations name the file and the
@@ -82,6 +89,7 @@ import numpy as np
 from .description import (
     BallCone,
     Collision,
+    CollisionRules,
     FluidDescription,
     FluidGeomDescription,
     FrameDescription,
@@ -105,6 +113,7 @@ from .description import (
 )
 from .errors import ModelLoadError, warn
 from .mjcf_actuators import read_actuators, warn_unrepresented
+from .mjcf_contacts import collision_rules, geom_label, paired_geoms
 from .sdf_values import quaternion_to_rotation
 from .validate import validate_description
 from .xml import load_xml, looks_like_xml
@@ -142,7 +151,7 @@ class _Reader:
     """Names and locations of one compiled model's objects."""
 
     def __init__(self, mujoco, model, file: str | None, root) -> None:
-        self.mujoco, self.m, self.file, self.lines = mujoco, model, file, _lines(root)
+        self.mujoco, self.m, self.file, self.root, self.lines = mujoco, model, file, root, _lines(root)
         # The actuator elements of the main file in order, (tag, line): MuJoCo's order when all are there.
         elements = [(child.tag, child.sourceline) for section in root.iter("actuator") for child in section if isinstance(child.tag, str)]
         self.actuator_elements = elements if len(elements) == model.nu else None
@@ -150,6 +159,8 @@ class _Reader:
         self.equality_elements = equalities if len(equalities) == model.neq else None
         self.mimics: dict[str, Mimic] = {}  # the joint equalities, by follower (see _mimics)
         self.loops: list[tuple[tuple[int, int], LoopClosure]] = []  # connects and welds with their bodies (see _loops)
+        self.collisions: set[int] = set()  # the geoms read as collisions (see _collisions)
+        self.rules: CollisionRules | None = None  # which of them touch (see .mjcf_contacts)
 
     def name(self, kind: str, index: int) -> str:
         obj = getattr(self.mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
@@ -557,17 +568,15 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 
 
 def _warn_dropped(reader: _Reader) -> None:
-    """Located warnings for what MuJoCo would simulate and this model leaves out: contact pairs
-    and excludes, the damping and friction loss of free joints, and bodies' gravity compensation;
-    and the colliding geoms of mocap bodies; and for what it leaves out and this model enforces:
-    the limits and equalities of a file that disables constraints."""
+    """Located warnings for what MuJoCo would simulate and this model leaves out: the damping and
+    friction loss of free joints, bodies' gravity compensation and the colliding geoms of mocap
+    bodies; and for what it leaves out and this model enforces: the limits and equalities of a
+    file that disables constraints."""
     m = reader.m
     if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
         held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
         if held:
             _warn_at(reader, "option", f"constraints are disabled, but the {held} joint and tendon limits and equalities are enforced here")
-    if m.npair or m.nexclude:
-        _warn_at(reader, "contact", f"contact pairs ({m.npair}) and excludes ({m.nexclude}) are not represented: ignored")
     for b in np.flatnonzero(np.asarray(m.body_gravcomp) != 0.0):
         where = reader.where("body", reader.body(int(b)))
         message = f"the gravity compensation (gravcomp={float(m.body_gravcomp[b]):g}) of body '{reader.body(int(b))}' is not represented: ignored"
@@ -619,18 +628,29 @@ def _contacts_off(reader: _Reader) -> bool:
     return bool(reader.m.opt.disableflags & (int(bits.mjDSBL_CONTACT) | int(bits.mjDSBL_CONSTRAINT)))
 
 
+def _collisions(reader: _Reader) -> set[int]:
+    """The geoms of the bodies (not the world's) read as collisions: those that collide (``contype``
+    or ``conaffinity`` non-zero) or that a contact pair names, of a shape read here; none when
+    the file disables contacts."""
+    m = reader.m
+    if _contacts_off(reader):
+        return set()
+    named = paired_geoms(m)
+    return {
+        g for g in range(m.ngeom)
+        if m.geom_bodyid[g] and (m.geom_contype[g] or m.geom_conaffinity[g] or g in named) and int(m.geom_type[g]) in _SHAPES
+    }
+
+
 def _link(reader: _Reader, b: int) -> LinkDescription:
     m, name = reader.m, reader.body(b)
     collisions = []
     first = int(m.body_geomadr[b])
     for g in range(first, first + int(m.body_geomnum[b])):
-        if not (m.geom_contype[g] or m.geom_conaffinity[g]) or _contacts_off(reader):
+        if g not in reader.collisions:
             continue
-        geometry = _geometry(reader, g)
-        if geometry is None:
-            continue
-        label = reader.name("geom", g) or f"{name}_geom{g}"
-        collisions.append(Collision(label, _pose(m.geom_pos[g], m.geom_quat[g]), geometry, location=reader.where("geom", label)))
+        label = geom_label(reader, g)
+        collisions.append(Collision(label, _pose(m.geom_pos[g], m.geom_quat[g]), _geometry(reader, g), location=reader.where("geom", label)))
     inertial = _inertial(m, b) if m.body_mass[b] > 0.0 or np.any(m.body_inertia[b] > 0.0) else None
     return LinkDescription(name=name, inertial=inertial, collisions=collisions, location=reader.where("body", name))
 
@@ -811,6 +831,7 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
         loops=[closure for pair, closure in loops],
         mocap_bodies=_mocap_bodies(reader, {b for pair, _ in loops for b in pair}),
         fluid=_fluid(reader, bodies),
+        collision_rules=reader.rules,
     )
     validate_description(description)
     return description
@@ -827,6 +848,8 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     _unsupported(reader)
     reader.mimics = _mimics(reader)
     reader.loops = _loops(reader)
+    reader.collisions = _collisions(reader)
+    reader.rules = None if _contacts_off(reader) else collision_rules(reader, sorted(reader.collisions))
     _warn_dropped(reader)
     warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")

@@ -28,7 +28,8 @@ from ..dynamics.state import State
 from .params import ModelParams
 from .step import StepOutput
 
-_NAMES = ("name", "link_names", "joint_names", "frame_names", "point_source", "shape_source", "semantics")
+_NAMES = ("name", "link_names", "joint_names", "frame_names", "point_source", "shape_source", "semantics", "point_collision",
+          "shape_collision")
 """The static fields of a model that name things and never enter the arithmetic."""
 
 COLOURS = 2
@@ -81,8 +82,9 @@ def _pointless(value: Any) -> Any:
     its parameters or its state; anything else as is): the structure that kinds of a padded group
     share."""
     if isinstance(value, Model):
-        return dataclasses.replace(value, collidable_points=jnp.zeros((0, 3)), point_radius=jnp.zeros((0,)), point_link=(),
-                                   point_source=(), shape_kind=("",) * len(value.shape_kind))
+        return dataclasses.replace(value, collidable_points=jnp.zeros((0, 3)), point_radius=jnp.zeros((0,)),
+                                   point_terrain=jnp.zeros((0,)), point_link=(),
+                                   point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind))
     if isinstance(value, ModelParams):
         return dataclasses.replace(value, contact_slots=None)
     if isinstance(value, State):
@@ -170,7 +172,9 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
         if isinstance(value, Model):
             return dataclasses.replace(
                 value, collidable_points=take(value.collidable_points), point_radius=take(value.point_radius),
+                point_terrain=take(value.point_terrain),
                 point_link=group.point_link, point_source=tuple(value.point_source[p] if p >= 0 else "" for p in own),
+                point_collision=tuple(value.point_collision[p] if p >= 0 else "" for p in own),
                 shape_kind=("",) * len(value.shape_kind))
         if isinstance(value, ModelParams):
             return dataclasses.replace(value, contact_slots=group.contact_slots)

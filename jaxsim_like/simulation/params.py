@@ -149,7 +149,9 @@ class SimulationParams:
         :mod:`.contact_slots`). ``None``: every point.
 
         ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
-        link but one welded to the world (:func:`welded_free`).
+        link but one welded to the world (:func:`welded_free`). Of a model with collision rules
+        (MJCF), the points whose collisions do not touch the terrain never do
+        (``Model.point_terrain``).
 
         The joint couplings (mimic joints) and loop closures (MJCF connect and weld) hold in
         velocity at every step; a violation of their positions (a state set off the rule,

@@ -80,11 +80,20 @@ class SelfCollision:
 
 def collision_pairs(model: Model, srdf: Any = None) -> tuple[tuple[int, int], ...]:
     """``(point, shape)`` index pairs to test, ordered by point then shape: different links, not
-    parent and child, and not disabled by ``srdf.collision_disabled(point source, shape source)``."""
+    parent and child (of a model with collision rules, MJCF: those the rules let touch, see
+    :class:`~..parsers.description.CollisionRules`; explicit pairs need the world step's
+    collision table), and not disabled by ``srdf.collision_disabled(point source, shape source)``."""
+    rules = model.collision_rules
+    point_collision = model.point_collision or ("",) * len(model.point_link)
+    shape_collision = model.shape_collision or ("",) * len(model.shape_link)
     pairs = []
     for p, (point_link, point_source) in enumerate(zip(model.point_link, model.point_source)):
         for s, (shape_link, shape_source) in enumerate(zip(model.shape_link, model.shape_source)):
-            if point_link == shape_link or model.parent[point_link] == shape_link or model.parent[shape_link] == point_link:
+            if point_link == shape_link:
+                continue
+            if rules is None and (model.parent[point_link] == shape_link or model.parent[shape_link] == point_link):
+                continue
+            if rules is not None and not rules.touch(point_source, point_collision[p], shape_source, shape_collision[s]):
                 continue
             if srdf is not None and srdf.collision_disabled(point_source, shape_source):
                 continue

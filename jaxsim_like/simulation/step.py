@@ -229,7 +229,7 @@ def prepare(
     depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, model.point_radius.astype(dtype))
     points = W_points - kin.origin
     velocities = _point_velocities(model, kin.G_v, points)
-    enabled = params.contact_enabled[point_link]
+    enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)
     present, slot_limit = (None, None) if padding is None else padding
     if present is not None:
         enabled = enabled & present

@@ -56,7 +56,7 @@ from .step import (
 )
 from ..dynamics.jacobians import link_jacobians
 from .collision import CollisionTable, Contacts, Geometry, query
-from .collision.forces import PairLaw, explicit_pair_forces, pair_forces
+from .collision.forces import ExplicitPairs, PairLaw, explicit_pair_forces, pair_forces
 from .contacts import ContactParams, implicit_deformation
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
@@ -67,7 +67,8 @@ from .terrain import Terrain
 class WorldModel:
     """The models of a world ``(M,)``, their :class:`.params.ModelParams`, the world's
     :class:`.params.WorldParams`, the :class:`.collision.forces.PairLaw` of the contacts between
-    links, each link's translational inverse weight ``inverse_weight (L,)`` [1/kg] (global link
+    links and the friction and margins of the table's explicit pairs (``explicit_pairs``, None:
+    none; :class:`.collision.forces.ExplicitPairs`), each link's translational inverse weight ``inverse_weight (L,)`` [1/kg] (global link
     order; zero for links welded to the world; see :func:`link_inverse_weights`), and the static
     structure: the collision table (None: links never touch each other), per model whether its
     velocity_follower_dart joints are tracked exactly (``exact_velocity``, which costs a dense
@@ -79,6 +80,7 @@ class WorldModel:
     params: WorldParams
     pair_law: PairLaw
     inverse_weight: jax.Array
+    explicit_pairs: ExplicitPairs | None = None
     collision: CollisionTable | None = None
     exact_velocity: tuple[bool, ...] = ()
     pair_sweeps: int = 4
@@ -144,6 +146,7 @@ class WorldModel:
             params=world,
             pair_law=PairLaw.build() if pair_law is None else pair_law,
             inverse_weight=jnp.asarray(weights),
+            explicit_pairs=ExplicitPairs.of(table) if table is not None and table.pairs else None,
             collision=table,
             exact_velocity=exact_velocity,
             pair_sweeps=int(pair_sweeps),
@@ -381,7 +384,7 @@ def _on_links(force_a: jax.Array, force_b: jax.Array, contacts: Contacts, arms_a
 
 def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
     """The law ``(C,)`` of each contact (:meth:`.collision.forces.PairLaw.contact_params`, with the
-    larger friction of the two models, as MuJoCo combines friction) and its effective mass
+    larger friction of the two models, as MuJoCo combines friction, or an explicit pair's) and its effective mass
     ``(C,)`` [kg] (infinite between two links welded to the world)."""
     dtype = contacts.depth.dtype
     friction = to_global([b.group for b in batches], "links", [
@@ -390,7 +393,10 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     weight = world.inverse_weight.astype(dtype)
     total = weight[contacts.link_a] + weight[contacts.link_b]
     mass = 1 / jnp.where(total > 0, total, 1.0)
-    law = world.pair_law.contact_params(mass, jnp.maximum(friction[contacts.link_a], friction[contacts.link_b]))
+    friction = jnp.maximum(friction[contacts.link_a], friction[contacts.link_b])
+    if world.explicit_pairs is not None:
+        friction = world.explicit_pairs.slot_values(world.collision, world.explicit_pairs.friction, contacts.slot, friction)
+    law = world.pair_law.contact_params(mass, friction)
     return law, jnp.where(total > 0, mass, jnp.inf)
 
 
@@ -437,7 +443,8 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     poses = to_global(groups, "links", [p.kin.G_H_L.at[..., :3, 3].add(p.kin.origin[:, None]) for p in prepared])
     geometry = Geometry(*(to_global(groups, field, [getattr(b.model, name) for b in batches]) for field, name in (
         ("shapes", "shape_transform"), ("shapes", "shape_size"), ("points", "collidable_points"), ("points", "point_radius"))))
-    contacts, overflow = query(world.collision, geometry, poses)
+    margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
+    contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
     contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
     arms_a = contacts.position - origins[contacts.link_a]

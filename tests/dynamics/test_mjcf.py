@@ -249,14 +249,17 @@ def test_a_weld_between_two_trees_is_named(tmp_path: Path):
         js.load_world(path)
 
 
-def test_joint_springs_load_and_strict_raises_on_what_is_left():
+def test_joint_springs_and_contact_pairs_load_without_a_warning():
     """The humanoid's 19 joint springs load with MuJoCo's stiffness and reference (``qpos_spring
-    - qpos0``); its contact pairs still warn, and ``strict=True`` raises on them."""
+    - qpos0``); its contact pairs (its feet with the floor, whose geoms collide with nothing
+    else) and excludes are read, so ``strict=True`` loads it (the rules themselves:
+    tests/simulation/test_mjcf_contact_rules.py)."""
     m = mujoco.MjModel.from_xml_path(str(DATA / "humanoid/humanoid.xml"))
-    with pytest.warns(js.ModelLoadWarning) as record:
-        model = js.load_model(DATA / "humanoid/humanoid.xml")
-    reasons = [w.message.reason for w in record if issubclass(w.category, js.ModelLoadWarning)]
-    assert [reason[:15] for reason in reasons] == ["contact pairs ("]
+    model = js.load_model(DATA / "humanoid/humanoid.xml", strict=True)
+    feet = {"foot1_left", "foot1_right", "foot2_left", "foot2_right"}
+    assert set(model.shape_collision) == set(model.point_collision) == feet
+    assert np.all(np.asarray(model.point_terrain) == 1.0)
+    assert model.collision_rules.excludes == (("waist_lower", "thigh_left"), ("waist_lower", "thigh_right"))
     springs = 0
     for k, name in enumerate(model.joint_names):
         j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
@@ -265,8 +268,6 @@ def test_joint_springs_load_and_strict_raises_on_what_is_left():
         assert float(model.joint_spring_reference[k]) == pytest.approx(m.qpos_spring[address] - m.qpos0[address], abs=1e-15)
         springs += m.jnt_stiffness[j] > 0
     assert springs == 19
-    with pytest.raises(js.ModelLoadError, match="contact pairs"):
-        js.load_model(DATA / "humanoid/humanoid.xml", strict=True)
 
 
 def test_a_missing_mujoco_is_a_clear_error(monkeypatch):
@@ -384,7 +385,6 @@ def test_what_mujoco_would_simulate_and_the_model_leaves_out_warns_located():
         js.load_world(xml)
     found = [(w.message.line, w.message.element, w.message.reason) for w in caught if issubclass(w.category, js.ModelLoadWarning)]
     assert found == [
-        (4, "<contact>", "contact pairs (0) and excludes (1) are not represented: ignored"),
         (3, '<joint name="float">', "the damping and friction loss of free joint 'float' are not represented: ignored"),
         (2, "<option>", "MuJoCo's integrator 'euler' is read as the nearest here, 'semi_implicit_euler' (which forces each takes implicitly differs)"),
     ]

@@ -9,12 +9,13 @@ and differentiates; shapes never change the compiled graph.
 """
 
 from .collide import Contacts, Geometry, collide, query
-from .forces import PairLaw, explicit_pair_forces, pair_forces
+from .forces import ExplicitPairs, PairLaw, explicit_pair_forces, pair_forces
 from .kinds import KINDS
 from .table import DEFAULT_BUDGET, CollisionTable, PairGroup
 
 __all__ = [
     "DEFAULT_BUDGET",
+    "ExplicitPairs",
     "KINDS",
     "CollisionTable",
     "Contacts",

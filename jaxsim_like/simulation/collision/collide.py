@@ -79,9 +79,11 @@ def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.
     return query(table, Geometry.of(models, dtype), _concatenate(list(W_H_L), (0, 4, 4), dtype))[0]
 
 
-def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[Contacts, jax.Array]:
+def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: jax.Array | None = None) -> tuple[Contacts, jax.Array]:
     """The :class:`Contacts` of the world of ``table`` with its ``geometry`` and every link's pose
-    ``W_H_L (L, 4, 4)`` (global link order, world frame), and the overflow ``(G,)`` (int32) of each
+    ``W_H_L (L, 4, 4)`` (global link order, world frame), their depths deeper by ``margin
+    (table.candidate_slots,)`` [m] per candidate memory where given (a contact pair's margin: its
+    surfaces touch that far apart, where the narrow phase reports them apart), and the overflow ``(G,)`` (int32) of each
     of the table's pair groups: its candidate pairs whose bounding spheres overlap (that may touch)
     and that did not fit its budget (``keep``; zero: none was dropped). Each pair kind keeps at
     most ``keep`` of its pairs whose bounding spheres overlap (:func:`.broad.overlapping`; all
@@ -104,7 +106,7 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array) -> tuple[
     culled = [_culled(group, table.candidate_slots - start, W_H_S, points, point_radius, radius)
               for group, start in zip(table.groups, starts)]
     results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code)
-    parts = [_contacts(group, kept, result, start, shape_link, point_link)
+    parts = [_contacts(group, kept, result, start, shape_link, point_link, margin)
              for group, kept, result, start in zip(table.groups, culled, results, starts)]
     names = [field.name for field in dataclasses.fields(Contacts)]
     contacts = Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
@@ -209,8 +211,9 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
     return results
 
 
-def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_link, point_link) -> Contacts:
-    """The :class:`Contacts` of a group's narrow phase ``result``, its tangential memories from ``start``."""
+def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_link, point_link, margin) -> Contacts:
+    """The :class:`Contacts` of a group's narrow phase ``result``, its tangential memories from
+    ``start``, deeper by their ``margin`` (see :func:`query`)."""
     kind = KINDS[group.kind]
     slots = kind.slots
     if group.kind == POINTS:
@@ -223,6 +226,8 @@ def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_
     slot = start + (jnp.asarray(kept.slot_kept)[:, None] * kind.memory + feature).reshape(-1)
     valid = result.valid.reshape(-1)
     depth = result.depth.reshape(-1)
+    if margin is not None and group.explicit:
+        depth = depth + jnp.asarray(margin, depth.dtype).at[slot].get(mode="fill", fill_value=0)
     depth = jnp.where(valid, depth, jnp.minimum(depth, 0.0))
     return Contacts(
         link_a=link_a,

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...dynamics.kinematics import STANDARD_GRAVITY
 from ...pytree import pytree_dataclass
 from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces
 from .collide import Contacts
+from .table import CollisionTable
 
 
 @pytree_dataclass()
@@ -61,6 +63,36 @@ class PairLaw:
         damping = 2 * ratio * jnp.sqrt(linear_stiffness * share) / depth**q
         shape = mass.shape
         return ContactParams(stiffness, damping, friction, jnp.broadcast_to(p, shape), jnp.broadcast_to(q, shape))
+
+
+@pytree_dataclass()
+class ExplicitPairs:
+    """The law of the explicit contact pairs of a collision table (``table.pairs``, MJCF
+    ``<contact><pair>``), in place of the models' (``(E,)`` each): the Coulomb ``friction`` and
+    the ``margin`` [m] (the pair's margin less its gap) by which their contacts are deeper."""
+
+    friction: jax.Array
+    margin: jax.Array
+
+    @staticmethod
+    def of(table: CollisionTable | None) -> "ExplicitPairs":
+        """The file's values of the pairs of ``table`` (none without a table)."""
+        pairs = () if table is None else table.pairs
+        return ExplicitPairs(
+            jnp.asarray([float(p.friction) for p in pairs], dtype=float),
+            jnp.asarray([float(p.margin - p.gap) for p in pairs], dtype=float),
+        )
+
+    def slot_values(self, table: CollisionTable, values: jax.Array, slot: jax.Array, default: jax.Array) -> jax.Array:
+        """Per contact of memory ``slot (C,)``: its pair's ``values (E,)`` (:attr:`friction` or
+        :attr:`margin`), else ``default (C,)``."""
+        explicit = jnp.asarray(table.explicit_slots).at[slot].get(mode="fill", fill_value=-1)
+        return jnp.where(explicit >= 0, values.astype(default.dtype)[jnp.maximum(explicit, 0)], default)
+
+    def memory_margin(self, table: CollisionTable, dtype) -> jax.Array:
+        """``(table.candidate_slots,)`` [m]: the margin of each candidate memory (0 for dynamic pairs)."""
+        explicit = np.asarray(table.explicit_slots)
+        return jnp.where(explicit >= 0, self.margin.astype(dtype)[np.maximum(explicit, 0)], 0.0)
 
 
 @jax.tree_util.register_pytree_node_class

@@ -7,6 +7,14 @@ geometry, read once to tell which collidable points sample a solid shape):
   self-collisions are on, skipping a link and itself, parent and child links, and the pairs the
   SRDF disables (by the description links the shapes and points came from, as
   :func:`..self_collision.collision_pairs` does);
+- of models with :attr:`~...dynamics.model.Model.collision_rules` (MJCF), only the collisions
+  those rules let touch (MuJoCo's ``contype``/``conaffinity`` filter, its parent filter on
+  welded bodies in place of the parent-and-child rule, and the excludes, see
+  :class:`~...parsers.description.CollisionRules`); the filter of a model without rules is
+  ``contype = conaffinity = 1``, and excludes apply between models of one parsed file (the
+  same rules object) only. Their explicit pairs (``rules.pairs``) are candidates whatever
+  these rules and the self-collision switch say, but never within one link; a candidate of an
+  explicit pair records it (:attr:`PairGroup.explicit`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
   cylinders: :data:`.kinds.SOLID`), and every collidable point of one link against every solid
   shape of the other unless the point (its ball, for a swept point: a sphere's centre point
@@ -44,12 +52,15 @@ _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a 
 class PairGroup:
     """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices; in
     the point-shape kind ``first`` holds :data:`.kinds.POINT_CHUNK` global point indices per
-    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call."""
+    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call.
+    ``explicit``: per candidate, its index in :attr:`CollisionTable.pairs` (``-1``: none; empty:
+    no candidate is an explicit pair)."""
 
     kind: str
     first: tuple[int, ...]
     second: tuple[int, ...]
     keep: int
+    explicit: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         return f"PairGroup({self.kind!r}, candidates={self.candidates}, keep={self.keep})"
@@ -72,7 +83,8 @@ class CollisionTable:
     points likewise with ``shape_offsets`` and ``point_offsets``. ``shape_link`` and ``point_link``
     give the global link of each global shape and point, ``shape_code`` each shape's kind code
     (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order;
-    ``links`` is the number of links of all models.
+    ``links`` is the number of links of all models; ``pairs``, the explicit contact pairs that
+    some candidate tests (:class:`~...parsers.description.ContactPair`).
     """
 
     link_offsets: tuple[int, ...]
@@ -83,6 +95,7 @@ class CollisionTable:
     shape_code: tuple[int, ...]
     groups: tuple[PairGroup, ...]
     links: int
+    pairs: tuple[Any, ...] = ()
 
     def __repr__(self) -> str:
         return f"CollisionTable(models={len(self.link_offsets)}, slots={self.size}, groups={list(self.groups)})"
@@ -110,6 +123,14 @@ class CollisionTable:
         return sum(group.candidates * KINDS[group.kind].memory for group in self.groups)
 
     @property
+    def explicit_slots(self) -> np.ndarray:
+        """``(candidate_slots,)``: the explicit pair (index in :attr:`pairs`) of each candidate's
+        tangential memories (:attr:`.collide.Contacts.slot`), ``-1`` for the dynamic ones."""
+        marks = [np.repeat(np.asarray(group.explicit or (-1,) * group.candidates, dtype=np.int32), KINDS[group.kind].memory)
+                 for group in self.groups]
+        return np.concatenate(marks) if marks else np.zeros(0, np.int32)
+
+    @property
     def size(self) -> int:
         """``C``: the number of contact slots :func:`.collide` returns."""
         return sum(group.slots for group in self.groups)
@@ -125,7 +146,8 @@ class CollisionTable:
         """The table of ``models`` (concrete, not traced). ``self_collision[m]`` turns on the pairs
         within model ``m`` (default off); ``srdf[m]`` disables pairs of model ``m`` (default: the
         SRDF loaded with it); ``budget`` caps the pairs tested per call, one count for every kind
-        or a mapping from kind name (:data:`.kinds.KINDS`) to count (the rest at :data:`DEFAULT_BUDGET`)."""
+        or a mapping from kind name (:data:`.kinds.KINDS`) to count (the rest at :data:`DEFAULT_BUDGET`).
+        Explicit pairs naming a collision of no model here are left out."""
         models = tuple(models)
         count = len(models)
         self_collision = (False,) * count if self_collision is None else tuple(bool(x) for x in self_collision)
@@ -140,17 +162,26 @@ class CollisionTable:
         shape_offsets = _offsets(len(model.shape_kind) for model in models)
         point_offsets = _offsets(len(model.point_link) for model in models)
         links = [_LinkGeometry.of(model, m, shape_offsets[m], point_offsets[m]) for m, model in enumerate(models)]
-        pairs: dict[str, tuple[list[int], list[int]]] = {name: ([], []) for name in KINDS}
+        pairs: dict[str, tuple[list[int], list[int], list[int]]] = {name: ([], [], []) for name in KINDS}
+        explicit = _explicit_pairs(models)
+        for (m_a, l_a, m_b, l_b), found in explicit.items():
+            _link_pairs(links[m_a], l_a, links[m_b], l_b, _of_pairs(found), pairs)
         flat = [(m, l) for m, model in enumerate(models) for l in range(model.number_of_links)]
         for i, (m_a, l_a) in enumerate(flat):
             for m_b, l_b in flat[i + 1 :]:
-                if m_a == m_b and not (self_collision[m_a] and _apart(models[m_a], l_a, l_b)):
+                rules = _shared_rules(models[m_a], models[m_b])
+                if m_a == m_b and not (self_collision[m_a] and l_a != l_b and (rules is not None or _apart(models[m_a], l_a, l_b))):
                     continue
+                found = explicit.get((m_a, l_a, m_b, l_b), {})
                 disabled = _disabled(semantics[m_a]) if m_a == m_b else _never
-                _link_pairs(links[m_a], l_a, links[m_b], l_b, disabled, pairs)
+                _link_pairs(links[m_a], l_a, links[m_b], l_b, _dynamic(models[m_a], models[m_b], rules, disabled, found), pairs)
+        by_id = {id(pair): pair for found in explicit.values() for pair in found.values()}
+        used = list(dict.fromkeys(k for _, _, marks in pairs.values() for k in marks if k >= 0))
+        renumber = {k: i for i, k in enumerate(used)}
         groups = tuple(
-            PairGroup(name, tuple(first), tuple(second), min(len(second), budgets[name]))
-            for name, (first, second) in pairs.items()
+            PairGroup(name, tuple(first), tuple(second), min(len(second), budgets[name]),
+                      tuple(renumber.get(k, -1) for k in marks) if any(k >= 0 for k in marks) else ())
+            for name, (first, second, marks) in pairs.items()
             if second
         )
         return CollisionTable(
@@ -162,6 +193,7 @@ class CollisionTable:
             point_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.point_link),
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
+            pairs=tuple(by_id[k] for k in used),
         )
 
 
@@ -199,6 +231,69 @@ def _never(source_a: str, source_b: str) -> bool:
     return False
 
 
+def _shared_rules(model_a: Model, model_b: Model) -> Any:
+    """The collision rules that hold between two models: a model's own, those of the models of
+    one parsed file (one rules object), else None."""
+    rules = model_a.collision_rules
+    return rules if rules is not None and rules is model_b.collision_rules else None
+
+
+def _filter(model: Model, collision: str) -> tuple[int, int]:
+    """``(contype, conaffinity)`` of a model's collision: by its rules, else ``(1, 1)``."""
+    rules = model.collision_rules
+    return (1, 1) if rules is None else rules.filter(collision)
+
+
+def _explicit_pairs(models: Sequence[Model]) -> dict[tuple[int, int, int, int], dict[tuple[str, str], Any]]:
+    """The explicit pairs of the models' rules between two links (not the terrain's), by
+    ``(model_a, link_a, model_b, link_b)`` in table order and then by the two collision names
+    (both orders). A pair names collisions of the models sharing its rules object."""
+    found: dict[tuple[int, int, int, int], dict[tuple[str, str], Any]] = {}
+    done: set[int] = set()
+    for model in models:
+        rules = model.collision_rules
+        if rules is None or id(rules) in done:
+            continue
+        done.add(id(rules))
+        owners: dict[str, list[tuple[int, int]]] = {}
+        for m, other in enumerate(models):
+            if other.collision_rules is rules:
+                for collision, link in (*zip(other.shape_collision, other.shape_link), *zip(other.point_collision, other.point_link)):
+                    if collision and (m, link) not in owners.setdefault(collision, []):
+                        owners[collision].append((m, link))
+        for pair in rules.pairs:
+            for a in owners.get(pair.collision_a, []):
+                for b in owners.get(pair.collision_b, []):
+                    if a != b:
+                        key = (*a, *b) if a < b else (*b, *a)
+                        found.setdefault(key, {}).update({(pair.collision_a, pair.collision_b): pair, (pair.collision_b, pair.collision_a): pair})
+    return found
+
+
+def _of_pairs(found: dict[tuple[str, str], Any]):
+    """The predicate of the candidates of explicit pairs ``found``: the pair's index, else None."""
+    def touch(source_a: str, collision_a: str, source_b: str, collision_b: str):
+        pair = found.get((collision_a, collision_b))
+        return None if pair is None else id(pair)
+
+    return touch
+
+
+def _dynamic(model_a: Model, model_b: Model, rules: Any, disabled, found: dict[tuple[str, str], Any]):
+    """The predicate of the dynamic candidates between two models' collisions: the ``rules``
+    they share (else each one's filter), the SRDF's ``disabled`` pairs; the explicit pairs
+    ``found`` are left to their own candidates. Returns -1 (a dynamic candidate) or None."""
+    def touch(source_a: str, collision_a: str, source_b: str, collision_b: str):
+        if (collision_a, collision_b) in found or disabled(source_a, source_b):
+            return None
+        if rules is not None:
+            return -1 if rules.touch(source_a, collision_a, source_b, collision_b) else None
+        (type_a, affinity_a), (type_b, affinity_b) = _filter(model_a, collision_a), _filter(model_b, collision_b)
+        return -1 if type_a & affinity_b or type_b & affinity_a else None
+
+    return touch
+
+
 def _disabled(srdf: Any):
     if srdf is None:
         return _never
@@ -207,11 +302,11 @@ def _disabled(srdf: Any):
 
 @dataclasses.dataclass(frozen=True)
 class _LinkGeometry:
-    """Per link of one model: its shapes ``(global index, kind, source)`` and points
-    ``(global index, source, kinds of the solid shapes of its own link it samples)``."""
+    """Per link of one model: its shapes ``(global index, kind, source, collision)`` and points
+    ``(global index, source, kinds of the solid shapes of its own link it samples, collision)``."""
 
-    shapes: list[list[tuple[int, str, str]]]
-    points: list[list[tuple[int, str, frozenset[str]]]]
+    shapes: list[list[tuple[int, str, str, str]]]
+    points: list[list[tuple[int, str, frozenset[str], str]]]
 
     @staticmethod
     def of(model: Model, m: int, shape_offset: int, point_offset: int) -> "_LinkGeometry":
@@ -220,10 +315,12 @@ class _LinkGeometry:
             points, radii = np.asarray(model.collidable_points), np.asarray(model.point_radius)
         except jax.errors.TracerArrayConversionError:
             raise ValueError(f"CollisionTable.build needs concrete models; model {m} ({model.name!r}) is traced") from None
-        shapes: list[list[tuple[int, str, str]]] = [[] for _ in range(model.number_of_links)]
+        shape_collision = model.shape_collision or ("",) * len(model.shape_kind)
+        point_collision = model.point_collision or ("",) * len(model.point_link)
+        shapes: list[list[tuple[int, str, str, str]]] = [[] for _ in range(model.number_of_links)]
         for s, (link, kind, source) in enumerate(zip(model.shape_link, model.shape_kind, model.shape_source)):
-            shapes[link].append((shape_offset + s, kind, source))
-        per_link: list[list[tuple[int, str, frozenset[str]]]] = [[] for _ in range(model.number_of_links)]
+            shapes[link].append((shape_offset + s, kind, source, shape_collision[s]))
+        per_link: list[list[tuple[int, str, frozenset[str], str]]] = [[] for _ in range(model.number_of_links)]
         for p, (link, source) in enumerate(zip(model.point_link, model.point_source)):
             sampled = frozenset(
                 model.shape_kind[s]
@@ -231,7 +328,7 @@ class _LinkGeometry:
                 if model.shape_link[s] == link and model.shape_kind[s] in SOLID
                 and _on_surface(points[p], radii[p], model.shape_kind[s], transforms[s], sizes[s])
             )
-            per_link[link].append((point_offset + p, source, sampled))
+            per_link[link].append((point_offset + p, source, sampled, point_collision[p]))
         return _LinkGeometry(shapes, per_link)
 
 
@@ -258,25 +355,34 @@ def _complete(kind_a: str, kind_b: str) -> bool:
 
 
 def _link_pairs(
-    geometry_a: _LinkGeometry, a: int, geometry_b: _LinkGeometry, b: int, disabled, pairs: dict[str, tuple[list[int], list[int]]]
+    geometry_a: _LinkGeometry, a: int, geometry_b: _LinkGeometry, b: int, touch, pairs: dict[str, tuple[list[int], list[int], list[int]]]
 ) -> None:
-    """Append the candidate pairs of links ``a`` (of ``geometry_a``) and ``b`` to ``pairs``."""
+    """Append the candidate pairs of links ``a`` (of ``geometry_a``) and ``b`` to ``pairs``, those
+    of collisions that ``touch(source_a, collision_a, source_b, collision_b)`` marks (not None):
+    each candidate with its mark."""
     rank = {kind: r for r, kind in enumerate(SOLID)}
-    for s_a, kind_a, source_a in geometry_a.shapes[a]:
-        for s_b, kind_b, source_b in geometry_b.shapes[b]:
-            if kind_a not in rank or kind_b not in rank or disabled(source_a, source_b):
+    for s_a, kind_a, source_a, collision_a in geometry_a.shapes[a]:
+        for s_b, kind_b, source_b, collision_b in geometry_b.shapes[b]:
+            if kind_a not in rank or kind_b not in rank:
+                continue
+            mark = touch(source_a, collision_a, source_b, collision_b)
+            if mark is None:
                 continue
             first, second = ((s_a, kind_a), (s_b, kind_b)) if rank[kind_a] <= rank[kind_b] else ((s_b, kind_b), (s_a, kind_a))
             group = pairs[solid_kind(first[1], second[1])]
             group[0].append(first[0])
             group[1].append(second[0])
+            group[2].append(mark)
     for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
-        for s, kind, source_s in shapes:
-            meeting = [
-                p for p, source_p, sampled in points
-                if not any(_complete(own, kind) for own in sampled) and not disabled(source_p, source_s)
-            ]
-            for start in range(0, len(meeting), POINT_CHUNK):
-                chunk = meeting[start : start + POINT_CHUNK]
-                pairs[POINTS][0].extend(chunk + [-1] * (POINT_CHUNK - len(chunk)))
-                pairs[POINTS][1].append(s)
+        for s, kind, source_s, collision_s in shapes:
+            marked: dict[Any, list[int]] = {}
+            for p, source_p, sampled, collision_p in points:
+                mark = touch(source_p, collision_p, source_s, collision_s)
+                if mark is not None and not any(_complete(own, kind) for own in sampled):
+                    marked.setdefault(mark, []).append(p)
+            for mark, meeting in marked.items():
+                for start in range(0, len(meeting), POINT_CHUNK):
+                    chunk = meeting[start : start + POINT_CHUNK]
+                    pairs[POINTS][0].extend(chunk + [-1] * (POINT_CHUNK - len(chunk)))
+                    pairs[POINTS][1].append(s)
+                    pairs[POINTS][2].append(mark)

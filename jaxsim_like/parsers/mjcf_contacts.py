@@ -1,0 +1,161 @@
+"""Which geoms of a compiled ``MjModel`` touch, as MuJoCo's collision filters say, as
+:class:`CollisionRules` (numpy only).
+
+MuJoCo tests two kinds of geom pairs:
+
+- *dynamic* pairs, between geoms of different bodies: two geoms touch when ``contype_a &
+  conaffinity_b`` or ``contype_b & conaffinity_a`` is non-zero, unless their bodies are welded
+  together, their welds are parent and child (MuJoCo's ``filterparent``; the world excepted), or
+  an ``<exclude body1 body2>`` names the two bodies;
+- *explicit* pairs ``<contact><pair geom1 geom2>``, tested whatever the filters and excludes say
+  (a dynamic pair equal to an explicit one is tested once, as the explicit one).
+
+The world body's planes facing up (floors) are the terrain: a geom touches it when its filter
+matches a floor's and no exclude names its body and the world, or when a pair names it and a
+floor. Without a floor in the world body every geom touches the terrain; the world body's other
+geoms (walls) are left out. A pair keeps its Coulomb friction (the first of its five
+coefficients), its ``margin`` and ``gap``; what the contact law here cannot represent warns,
+located at the ``<pair>``: a ``condim`` other than 3 (the torsional and rolling coefficients are
+not used), an anisotropic friction (the second coefficient differs from the first), the
+``solref``, ``solreffriction`` and ``solimp`` of the pair (the law here is sized from the bodies'
+masses), and the friction, margin and gap of a pair with the floor (the terrain's law is the
+model's). A pair with a world geom that is not a floor, and geoms' own margins, warn and are
+ignored.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from .description import TERRAIN, CollisionRules, ContactPair, SourceLocation
+from .errors import warn
+
+_PLANE = 0  # mjtGeom
+_CONDIM = 3  # the contact dimension of the law here: normal and two tangential directions
+_LAW = ("solref", "solreffriction", "solimp")  # <pair> attributes the law here does not read
+
+
+def geom_label(reader, g: int) -> str:
+    """The name of geom ``g`` as a collision: its own, else ``{body}_geom{g}``."""
+    return reader.name("geom", g) or f"{reader.body(int(reader.m.geom_bodyid[g]))}_geom{g}"
+
+
+def paired_geoms(m) -> set[int]:
+    """The geoms an explicit pair names."""
+    return {int(g) for g in np.concatenate([m.pair_geom1, m.pair_geom2])}
+
+
+def _floors(m) -> list[int]:
+    """The world body's planes facing up (their z axis the world's): the terrain; walls are not."""
+    def up(g: int) -> bool:
+        _, x, y, _ = (float(v) for v in m.geom_quat[g])
+        return 1.0 - 2.0 * (x * x + y * y) > 1.0 - 1e-9
+    return [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and m.geom_type[g] == _PLANE and up(g)]
+
+
+def _match(m, g: int, h: int) -> bool:
+    return bool(m.geom_contype[g] & m.geom_conaffinity[h] or m.geom_contype[h] & m.geom_conaffinity[g])
+
+
+def _excluded(m) -> set[frozenset[int]]:
+    """The body pairs of the excludes (MuJoCo's signature: ``body1 << 16 | body2``)."""
+    return {frozenset((int(s) >> 16, int(s) & 0xFFFF)) for s in m.exclude_signature}
+
+
+def _pair_elements(reader) -> dict[frozenset[str], object]:
+    """The ``<pair>`` elements of the main file by their two geom names (MuJoCo sorts its pairs)."""
+    elements = [child for section in reader.root.iter("contact") for child in section if child.tag == "pair"]
+    return {frozenset((element.get("geom1"), element.get("geom2"))): element for element in elements}
+
+
+def _pair_element(reader, p: int, elements: dict[frozenset[str], object]):
+    """The ``<pair>`` element of pair ``p`` in the main file, or None."""
+    names = frozenset(reader.name("geom", int(g)) for g in (reader.m.pair_geom1[p], reader.m.pair_geom2[p]))
+    return elements.get(names)
+
+
+def _pair_where(reader, element) -> SourceLocation:
+    if element is None:
+        line = reader.lines.get(("contact", None))
+        return SourceLocation(file=reader.file, line=line, element="<contact>" if line is not None else "<mujoco>")
+    return SourceLocation(file=reader.file, line=element.sourceline, element=f'<pair geom1="{element.get("geom1")}" geom2="{element.get("geom2")}">')
+
+
+def _warn(message: str, where: SourceLocation) -> None:
+    warn(message, file=where.file, line=where.line, element=where.element)
+
+
+def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[int]) -> ContactPair | None:
+    """Explicit pair ``p`` as a :class:`ContactPair` (None, with a warning, when it is not represented)."""
+    m = reader.m
+    g1, g2 = int(m.pair_geom1[p]), int(m.pair_geom2[p])
+    element = _pair_element(reader, p, elements)
+    where = _pair_where(reader, element)
+    labels = [TERRAIN if g in floors else geom_label(reader, g) for g in (g1, g2)]
+    world = [g for g in (g1, g2) if m.geom_bodyid[g] == 0 and g not in floors]
+    if world or (g1 in floors and g2 in floors):
+        first, second = (element.get("geom1"), element.get("geom2")) if element is not None else map(partial(geom_label, reader), (g1, g2))
+        _warn(f"the contact pair of geoms '{first}' and '{second}' "
+              "with a world geom that is not a floor is not represented (only the floor is the terrain): ignored", where)
+        return None
+    friction = np.asarray(m.pair_friction[p], dtype=float)
+    if int(m.pair_dim[p]) != _CONDIM:
+        _warn(f"the contact pair's condim={int(m.pair_dim[p])} is read as 3 (normal and Coulomb friction; torsional and "
+              "rolling friction are not represented)", where)
+    if friction[1] != friction[0]:
+        _warn(f"the contact pair's anisotropic friction ({friction[0]:g}, {friction[1]:g}) is read as isotropic, {friction[0]:g}", where)
+    given = [name for name in _LAW if element is not None and element.get(name) is not None]
+    if given:
+        _warn(f"the contact pair's {', '.join(given)} are not represented (the contact law here is sized from the bodies' masses): ignored", where)
+    terrain = g1 in floors or g2 in floors
+    if terrain and element is not None and any(element.get(name) is not None for name in ("friction", "margin", "gap")):
+        _warn("a contact pair with the floor has the terrain's friction and no margin (the model's contact law with the terrain): "
+              "its friction, margin and gap are ignored", where)
+    if g2 in floors:
+        labels = labels[::-1]
+    return ContactPair(labels[0], labels[1], float(friction[0]), float(m.pair_margin[p]), float(m.pair_gap[p]), location=where)
+
+
+def _welds(reader) -> tuple[tuple[str, int, int], ...]:
+    """``(body, weld, weld parent)`` of every body but the world; weld parent -1 where
+    ``<flag filterparent="disable">``."""
+    m = reader.m
+    off = bool(m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_FILTERPARENT))
+    weld = np.asarray(m.body_weldid, dtype=int)
+    return tuple(
+        (reader.body(b), int(weld[b]), -1 if off else int(weld[m.body_parentid[weld[b]]])) for b in range(1, m.nbody)
+    )
+
+
+def collision_rules(reader, kept: list[int]) -> CollisionRules:
+    """The :class:`CollisionRules` of the geoms ``kept`` as collisions (see the module docstring)."""
+    m = reader.m
+    floors = set(_floors(m))
+    excluded = _excluded(m)
+    elements = _pair_elements(reader)
+    pairs = tuple(pair for p in range(m.npair) if (pair := _pair(reader, p, elements, floors)) is not None)
+    terrain = None
+    if floors:
+        dynamic = {
+            geom_label(reader, g) for g in kept
+            if m.body_weldid[m.geom_bodyid[g]] != 0 and frozenset((int(m.geom_bodyid[g]), 0)) not in excluded
+            and any(_match(m, g, f) for f in floors)
+        }
+        terrain = frozenset(dynamic | {pair.collision_b for pair in pairs if pair.collision_a == TERRAIN})
+    for g in kept:
+        if m.geom_margin[g] != 0.0 or m.geom_gap[g] != 0.0:
+            where = reader.where("geom", reader.name("geom", g)) if reader.name("geom", g) else reader.where("body", reader.body(int(m.geom_bodyid[g])))
+            _warn(f"the margin ({float(m.geom_margin[g]):g}) and gap ({float(m.geom_gap[g]):g}) of geom '{geom_label(reader, g)}' "
+                  "are not represented (those of contact pairs are): ignored", where)
+    return CollisionRules(
+        filters=tuple(
+            (geom_label(reader, g), int(m.geom_contype[g]), int(m.geom_conaffinity[g])) for g in kept
+            if (m.geom_contype[g], m.geom_conaffinity[g]) != (1, 1)
+        ),
+        welds=_welds(reader),
+        excludes=tuple(sorted((reader.body(a) if a else TERRAIN, reader.body(b) if b else TERRAIN) for a, b in map(sorted, excluded))),
+        terrain=terrain,
+        pairs=pairs,
+    )
