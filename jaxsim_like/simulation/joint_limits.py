@@ -14,8 +14,8 @@ only when the range is narrower than twice the margin (the MJCF loader warns), s
 joint is MuJoCo's limit at half the rows. A side at an infinite bound is never engaged.
 
 A step holds at most ``SOFT_LIMIT_ROWS`` of a model's limits as rows (a static budget, so that
-the limits away from their bounds cost nothing): the engaged ones of the smallest ``psi`` (the
-most violated), chosen at each state by a selection matrix (:func:`selected_limits`; a slot left empty is a
+the limits away from their bounds cost nothing): the first engaged ones in the model's order,
+chosen at each state by a selection matrix (:func:`selected_limits`; a slot left empty is a
 row that is not engaged). A limit engaged beyond the budget (:func:`dropped_limits` counts
 them) falls back on the spring-damper limit of :func:`.joint_effects.joint_effects`; with no
 more limits engaged than the budget the rows are MuJoCo's.
@@ -61,17 +61,16 @@ def limit_budget(model: Model) -> int:
 
 def selected_limits(model: Model, positions: jax.Array) -> jax.Array | None:
     """The selection ``P (k, c)`` (0 or 1, the positions' dtype; ``k`` the :func:`limit_budget`)
-    of the limits held as rows at the DoF ``positions (n,)``: row ``i`` picks the engaged limit
-    of the ``i``-th smallest ``psi`` (the most violated first, ties in the model's order), or
-    none; None when every limit fits the budget (all are held, in order)."""
+    of the limits held as rows at the DoF ``positions (n,)``: row ``i`` picks the ``i``-th
+    engaged limit in the model's order, or none; None when every limit fits the budget (all are
+    held, in order)."""
     count = model.soft_limits.count
     if count <= SOFT_LIMIT_ROWS:
         return None
     psi, _ = limit_distances(model, positions)
-    order = np.arange(count)
-    before = (psi[None, :] < psi[:, None]) | ((psi[None, :] == psi[:, None]) & (order[None, :] < order[:, None]))
-    rank = jnp.sum(before, axis=1)
-    picked = (psi < 0.0)[None, :] & (rank[None, :] == jnp.arange(SOFT_LIMIT_ROWS)[:, None])
+    engaged = psi < 0.0
+    rank = jnp.cumsum(engaged) - 1
+    picked = engaged[None, :] & (rank[None, :] == jnp.arange(SOFT_LIMIT_ROWS)[:, None])
     return picked.astype(positions.dtype)
 
 
