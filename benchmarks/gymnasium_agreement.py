@@ -31,7 +31,9 @@ import numpy as np  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 import jaxsim_like as js  # noqa: E402
+from jaxsim_like.dynamics.configuration import dof_positions  # noqa: E402
 from jaxsim_like.dynamics.kinematics import forward_kinematics  # noqa: E402
+from jaxsim_like.simulation.joint_limits import dropped_limits  # noqa: E402
 from jaxsim_like.parsers.description import WorldDescription  # noqa: E402
 
 ROBOTS = ("ant", "humanoid", "hopper", "walker2d", "half_cheetah")
@@ -66,8 +68,9 @@ def _loaded(path: Path) -> tuple[WorldDescription, js.Model]:
         return js.load_world(path), js.load_model(path)
 
 
-def _our_run(world: WorldDescription, model: js.Model, steps: int) -> tuple[list[str], np.ndarray]:
-    """Our link names and world link origins ``(steps + 1, N, 3)``."""
+def _our_run(world: WorldDescription, model: js.Model, steps: int) -> tuple[list[str], np.ndarray, int]:
+    """Our link names, world link origins ``(steps + 1, N, 3)`` and the most soft limits engaged
+    at once beyond the step's budget (:func:`.joint_limits.dropped_limits`)."""
     params = js.SimulationParams.build(model, dt=float(world.physics.step_size), gravity=world.gravity)
     state = js.State.build(model)
     torques = jnp.zeros((steps, model.dofs))
@@ -75,7 +78,8 @@ def _our_run(world: WorldDescription, model: js.Model, steps: int) -> tuple[list
     states = run(state, torques)
     origins = jax.jit(jax.vmap(lambda s: forward_kinematics(model, s)[:, :3, 3]))(states)
     start = forward_kinematics(model, state)[:, :3, 3]
-    return list(model.link_names), np.concatenate([np.asarray(start)[None], np.asarray(origins)])
+    dropped = jax.vmap(lambda q: dropped_limits(model, dof_positions(model, q)))(states.joint_positions) if model.soft_limits.count else jnp.zeros(1, int)
+    return list(model.link_names), np.concatenate([np.asarray(start)[None], np.asarray(origins)]), int(dropped.max())
 
 
 def compare(robot: str, seconds: float) -> dict:
@@ -83,14 +87,14 @@ def compare(robot: str, seconds: float) -> dict:
     world, model = _loaded(path)
     dt, integrator = float(world.physics.step_size), world.physics.integrator
     steps = int(round(seconds / dt))
-    names, ours = _our_run(world, model, steps)
+    names, ours, dropped = _our_run(world, model, steps)
     bodies, theirs = _mujoco_run(path, steps)
     shared = [(names.index(b), k) for k, b in enumerate(bodies) if b in names]
     ours_shared = ours[:, [i for i, _ in shared]]
     theirs_shared = theirs[:, [k for _, k in shared]]
     distance = np.linalg.norm(ours_shared - theirs_shared, axis=-1).max(axis=-1)
     root, root_body = next((i, k) for i, k in shared if bodies[k] != "world")  # the first moving body
-    result = {"robot": robot, "dt": dt, "mujoco_integrator": INTEGRATORS.get(integrator, integrator), "bodies": len(shared), "at": {}}
+    result = {"robot": robot, "dt": dt, "mujoco_integrator": INTEGRATORS.get(integrator, integrator), "bodies": len(shared), "dropped_limits": dropped, "at": {}}
     for t in TIMES:
         if t <= seconds + 1e-9:
             k = int(round(t / dt))
@@ -115,6 +119,7 @@ def main() -> None:
         for t, at in r["at"].items():
             print(f"| {r['robot']} | {r['dt']:g} | {r['mujoco_integrator']} | {t} | {at['distance']:.4f} | "
                   f"{at['root_height_ours']:.3f} / {at['root_height_mujoco']:.3f} |")
+    print("Soft limits engaged beyond the step's budget, most at once: " + ", ".join(f"{r['robot']} {r['dropped_limits']}" for r in results))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2))
