@@ -107,32 +107,6 @@ def _law(params: ContactParams) -> tuple[jax.Array, ...]:
     return K, D, mu, p, q
 
 
-RELEASE_BLEND = 0.25
-"""The fraction ``pressing = f_n / K d^(1+p)`` below which a separating point's slopes are scaled
-down (:func:`_slope_scale`) and its unscaled law is blended in (fully at a clipped force, not at
-all from this fraction up: see :func:`separating`)."""
-
-
-def _pressing(law: "_Evaluation", K: jax.Array, depth: jax.Array, p: jax.Array, q: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``f_n / K d^(1+p)`` per point (1 while approaching or at rest, down to 0 where a fast
-    separation clips the force to zero; 0 where not touching) and ``K d^(1+p-q)`` [N m^-q]."""
-    d = jnp.maximum(depth, 0.0)
-    elastic = K * d * _power(d, p - q)
-    pressing = jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
-    return pressing, elastic
-
-
-def _slope_scale(pressing: jax.Array) -> jax.Array:
-    """The factor of a point's normal slopes in the implicit step: 1 from ``pressing =
-    RELEASE_BLEND`` up, down to 0 at a clipped force along the smooth step ``3 r^2 - 2 r^3`` of
-    ``r = pressing / RELEASE_BLEND`` (continuous slopes, so that gradients equal finite
-    differences across the blend). The full slopes keep a heavily damped law implicit while it
-    separates slowly (scaled by ``pressing`` itself, a damping ``D`` far above ``m / h`` would
-    alternate from step to step); the scaling makes the force vanish continuously at the clip."""
-    r = jnp.clip(pressing / RELEASE_BLEND, 0.0, 1.0)
-    return r * r * (3.0 - 2.0 * r)
-
-
 def normal_force(params: ContactParams, depth: jax.Array, rate: jax.Array) -> jax.Array:
     """The Hunt-Crossley normal force ``max(0, K d^(1+p) + D d^q d_dot)`` [N] of points at ``depth``
     [m] (zero where ``depth <= 0``) penetrating at ``rate`` [m/s] (same shapes, or broadcastable)."""
@@ -285,9 +259,12 @@ def implicit_contact_forces(
     law = _evaluate(params, take(depth), normal, velocity, take(deformation), slots.mask(take(enabled)))
     K, D, mu, p, q = _law(params)
     touching, sliding, trial_norm = law.touching, law.sliding, law.trial_norm
-    normal_scale = _slope_scale(_pressing(law, K, take(depth), p, q)[0])
-    normal_damping = normal_scale * D * law.d_q
-    normal_stiffness = normal_scale * (1 + p) * K * law.d_p
+    d = jnp.maximum(take(depth), 0.0)
+    # 1 while approaching or at rest, down to 0 where a fast separation clips the force to zero.
+    elastic = K * d * _power(d, p - q)
+    pressing = jnp.where(touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+    normal_damping = pressing * D * law.d_q
+    normal_stiffness = pressing * (1 + p) * K * law.d_p
     f_n = law.d_q * law.normal_per_dq
     scale = jnp.where(sliding, mu * f_n / jnp.where(trial_norm > 0, trial_norm, 1.0), 1.0)
     tangent_damping = jnp.where(touching, scale * D * law.d_q, 0.0)
@@ -333,6 +310,11 @@ def implicit_deformation(
     return jnp.where(contacts.carried[:, None], touching, free)
 
 
+RELEASE_BLEND = 0.25
+"""The fraction ``f_n / K d^(1+p)`` below which a separating point's unscaled law is blended in
+(fully at a clipped force, not at all from this fraction up: see :func:`separating`)."""
+
+
 class Separating(NamedTuple):
     """Per slot ``(S,)``, the normal force ``target - slope (n . v+)`` [N] that a separating slot's
     law linearised without the separation's scaling adds at the end velocity ``v+`` (``slope``
@@ -351,9 +333,8 @@ def separating(
     with the per-point law ``params`` at ``depth (P,)`` [m] and point ``velocity (P, 3)`` [m/s])
     given the point velocities ``predicted (P, 3)`` [m/s] at the end of the step of ``dt`` [s].
 
-    A fast separating point's slopes are scaled by ``pressing / RELEASE_BLEND`` (``pressing = f_n /
-    K d^(1+p)``, :func:`_slope_scale`), down to zero where its own damping clips its force to zero:
-    it is left to fall for the whole step. Where the law
+    A separating point's slopes are scaled by ``pressing = f_n / K d^(1+p)``, down to zero where
+    its own damping clips its force to zero: it is left to fall for the whole step. Where the law
     linearised without the scaling, ``K d^(1+p) - D d^q v_n - (D d^q + h (1 + p) K d^p)(v_n+ -
     v_n) - h (1 + p) K d^p v_n``, still pushes at the end of the step, the point is not leaving:
     released, a light link falls back into the ground within the step, the next step pushes it out
@@ -365,13 +346,16 @@ def separating(
     slots, law = contacts.slots, contacts.law
     take = slots.take
     K, D, _, p, q = _law(ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams))))
-    pressing, elastic = _pressing(law, K, take(depth), p, q)
+    d = jnp.maximum(take(depth), 0.0)
+    elastic = K * d * _power(d, p - q)
+    pressing = jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
     n = contacts.normal
     speed, speed_next = spatial.dot(n, take(velocity)), spatial.dot(n, take(predicted))
     damping, stiffness = D * law.d_q, (1 + p) * K * law.d_p
     unscaled = law.d_q * (elastic - D * speed)
     pushes = unscaled + damping * speed - (damping + dt * stiffness) * speed_next > 0
-    weight = release = 1 - _slope_scale(pressing)
+    weight = jnp.clip(1 - pressing / RELEASE_BLEND, 0.0, 1.0)
+    release = 1 - pressing
     target = weight * (unscaled - law.d_q * law.normal_per_dq + release * damping * speed)
     slope = weight * release * (damping + dt * stiffness)
     upgrade = slots.mask(law.touching & pushes & (weight > 0))
