@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
-from .joint_limits import selected_limits
+from .joint_limits import held_limits
 
 LIMIT_BLEND = 1e-2
 """[rad or m]: the excess over a position limit across which its damper and slopes are blended in."""
@@ -50,7 +50,7 @@ def joint_effects(
 
     The command is clipped to ``model.effort_limit``; a joint past a position limit by ``e``
     (but those of ``model.soft_limits`` the step holds as constraint rows,
-    :func:`.joint_limits.selected_limits`) feels a spring-damper ``-K e - w D q_dot`` pushing it back, with the damper blended in over
+    :func:`.joint_limits.held_limits`) feels a spring-damper ``-K e - w D q_dot`` pushing it back, with the damper blended in over
     the first ``LIMIT_BLEND`` of the excess (``w = 3 r^2 - 2 r^3``, ``r = min(1, |e| /
     LIMIT_BLEND)``, as are the slopes, so that torques and slopes are smooth in the state); the description's viscous
     damping ``-b q_dot`` and Coulomb friction ``-F tanh(q_dot / friction_velocity)`` (smooth, so
@@ -67,8 +67,7 @@ def joint_effects(
     if model.soft_limits.count:
         # The limits held as rows this step; the others (beyond the budget) keep the spring-damper.
         dofs = np.asarray(model.soft_limits.dofs, dtype=int)
-        selection = selected_limits(model, positions)
-        excess = excess.at[dofs].set(0.0) if selection is None else excess.at[dofs].multiply(1.0 - selection.sum(axis=0))
+        excess = excess.at[dofs].multiply(1.0 - held_limits(model, positions))
     ramp = jnp.minimum(jnp.abs(excess) / LIMIT_BLEND, 1.0)
     blend = ramp * ramp * (3 - 2 * ramp)
     spring = -limit_stiffness * excess
