@@ -59,12 +59,11 @@ def as_pose(pose: Any) -> Pose:
 FIRM_DAMPING_RATIO = 20.0
 """The damping ratio of the object API's default contact law. Gazebo's rigid contacts stop a body
 at touchdown and carry its weight within a few steps; a critically damped soft law (the functional
-core's default) rebounds from the impact's extra depth and settles over its period (tens of
-milliseconds at 1 mm). Overdamped, a body stops at touchdown and creeps to its resting depth, so
+core's default) rebounds from the impact's extra depth and settles over its period. Overdamped, a body stops at touchdown and creeps to its resting depth, so
 its contact forces sum to its weight within a few steps (the cube of ``test_gazebo_behaviour``).
 Only for models of one link (objects): on the light links of an articulated robot a damping this
-large makes it move at rest (the shipped humanoid lying after a drop: 0.35 rad/s at 1 ms with a
-ratio of 8.9, 1.1 rad/s at 5 ms with 10), so robots keep the critically damped law."""
+large makes it move at rest (measured in docs/changelog.md), so robots keep the critically damped
+law."""
 
 
 def _damping_ratio(model: Any, requested: float | None) -> float:
