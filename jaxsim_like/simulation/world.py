@@ -32,6 +32,7 @@ that batches of their own would have.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -45,7 +46,7 @@ from ..dynamics import representations as rep
 from ..dynamics import spatial
 from ..dynamics.crba import mass_matrix
 from ..dynamics.kinematics import STANDARD_GRAVITY
-from ..dynamics.model import Model
+from ..dynamics.model import Model, Semantics
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
@@ -187,7 +188,21 @@ def link_inverse_weights(model: Model) -> np.ndarray:
     mean of the diagonal of ``J M^-1 J^T`` for the velocity of its origin (as MuJoCo's
     ``body_invweight0``): the inverse of the mass a force at the link meets, its joints free;
     zero for a link welded to the world."""
-    return np.asarray(_inverse_weights(model), dtype=float)
+    return np.asarray(_inverse_weights(_dynamics_only(model)), dtype=float)
+
+
+def _dynamics_only(model: Model) -> Model:
+    """``model`` without its names, frames and collision geometry, which its inverse weights do
+    not read: models that differ only in those (the bodies of a pile) share one compilation of
+    :func:`_inverse_weights`."""
+    points, shapes, frames = (np.zeros((0,) + np.shape(x)[1:], x.dtype) for x in
+                              (model.collidable_points, model.shape_transform, model.frame_transform))
+    return dataclasses.replace(
+        model, name="", link_names=("",) * model.number_of_links, joint_names=("",) * model.dofs, frame_names=(),
+        frame_transform=frames, frame_link=(), collidable_points=points, point_radius=points[:, 0], point_terrain=points[:, 0],
+        point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
+        shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None, semantics=Semantics(),
+    )
 
 
 @jax.jit
