@@ -392,9 +392,14 @@ def _material_velocity(W_v: jax.Array, link: jax.Array, arms: jax.Array) -> jax.
 def _on_links(force_a: jax.Array, force_b: jax.Array, contacts: Contacts, arms_a: jax.Array, arms_b: jax.Array, links: int) -> jax.Array:
     """``(L, 6)``: the wrenches (world axes, about each model's ``G`` origin) of the forces
     ``force_a (C, 3)`` on the links a and ``force_b (C, 3)`` on the links b of the contacts."""
-    on_a = jnp.concatenate([force_a, jnp.cross(arms_a, force_a)], axis=-1)
-    on_b = jnp.concatenate([force_b, jnp.cross(arms_b, force_b)], axis=-1)
-    return jax.ops.segment_sum(on_a, contacts.link_a, links) + jax.ops.segment_sum(on_b, contacts.link_b, links)
+    forces, arms = jnp.concatenate([force_a, force_b]), jnp.concatenate([arms_a, arms_b])
+    return _link_sums(jnp.concatenate([forces, jnp.cross(arms, forces)], axis=-1), contacts, links)
+
+
+def _link_sums(values: jax.Array, contacts: Contacts, links: int) -> jax.Array:
+    """``(L, ...)``: the sums per link of ``values (2C, ...)``, those of the links a of the contacts
+    and then those of their links b (one scatter: XLA's CPU backend compiles each into a loop)."""
+    return jax.ops.segment_sum(values, jnp.concatenate([contacts.link_a, contacts.link_b]), links)
 
 
 def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
@@ -523,10 +528,7 @@ def _world_rates(
     linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
     matrices = linear.matrices
-    inertia = dt * (
-        jax.ops.segment_sum(point_inertias(arms_a, matrices), contacts.link_a, links)
-        + jax.ops.segment_sum(point_inertias(arms_b, matrices), contacts.link_b, links)
-    )
+    inertia = dt * _link_sums(point_inertias(jnp.concatenate([arms_a, arms_b]), jnp.concatenate([matrices, matrices])), contacts, links)
     colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
     kinds = max(g.kinds for g in groups)
 
