@@ -165,8 +165,11 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
     own = group.own[i]
 
     def take(values: jax.Array) -> jax.Array:
-        values = jnp.asarray(values)
-        return jnp.concatenate([values, jnp.zeros((1,) + values.shape[1:], values.dtype)])[np.where(own >= 0, own, len(values))]
+        index = np.where(own >= 0, own, len(values))
+        if isinstance(values, jax.core.Tracer):
+            return jnp.concatenate([values, jnp.zeros((1,) + values.shape[1:], values.dtype)])[index]
+        values = np.asarray(values)  # concrete: in numpy (each eager jax operation compiles a small program)
+        return jnp.asarray(np.concatenate([values, np.zeros((1,) + values.shape[1:], values.dtype)])[index])
 
     with jax.ensure_compile_time_eval():
         if isinstance(value, Model):
@@ -206,9 +209,12 @@ def stack(group: ModelGroup, values: Sequence[Any]) -> Any:
 
 def _stacked(*leaves: Any) -> jax.Array:
     # Concrete leaves (a world closed over by a jitted function) are stacked now: one constant in
-    # the traced program instead of an operation per member to compile.
+    # the traced program instead of an operation per member to compile; arrays in numpy (an eager
+    # jax.numpy stack compiles a small program per shape and count).
     if any(isinstance(x, jax.core.Tracer) for x in leaves):
         return jnp.stack(leaves)
+    if all(isinstance(x, (np.ndarray, jax.Array)) and not getattr(x, "weak_type", False) for x in leaves):
+        return jnp.asarray(np.stack([np.asarray(x) for x in leaves]), jnp.result_type(*leaves))
     with jax.ensure_compile_time_eval():
         return jnp.stack(leaves)
 

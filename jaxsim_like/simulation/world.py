@@ -32,6 +32,7 @@ that batches of their own would have.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -45,7 +46,7 @@ from ..dynamics import representations as rep
 from ..dynamics import spatial
 from ..dynamics.crba import mass_matrix
 from ..dynamics.kinematics import STANDARD_GRAVITY
-from ..dynamics.model import Model
+from ..dynamics.model import Model, Semantics
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
@@ -187,7 +188,21 @@ def link_inverse_weights(model: Model) -> np.ndarray:
     mean of the diagonal of ``J M^-1 J^T`` for the velocity of its origin (as MuJoCo's
     ``body_invweight0``): the inverse of the mass a force at the link meets, its joints free;
     zero for a link welded to the world."""
-    return np.asarray(_inverse_weights(model), dtype=float)
+    return np.asarray(_inverse_weights(_dynamics_only(model)), dtype=float)
+
+
+def _dynamics_only(model: Model) -> Model:
+    """``model`` without its names, frames and collision geometry, which its inverse weights do
+    not read: models that differ only in those (the bodies of a pile) share one compilation of
+    :func:`_inverse_weights`."""
+    points, shapes, frames = (np.zeros((0,) + np.shape(x)[1:], x.dtype) for x in
+                              (model.collidable_points, model.shape_transform, model.frame_transform))
+    return dataclasses.replace(
+        model, name="", link_names=("",) * model.number_of_links, joint_names=("",) * model.dofs, frame_names=(),
+        frame_transform=frames, frame_link=(), collidable_points=points, point_radius=points[:, 0], point_terrain=points[:, 0],
+        point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
+        shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None, semantics=Semantics(),
+    )
 
 
 @jax.jit
@@ -377,9 +392,14 @@ def _material_velocity(W_v: jax.Array, link: jax.Array, arms: jax.Array) -> jax.
 def _on_links(force_a: jax.Array, force_b: jax.Array, contacts: Contacts, arms_a: jax.Array, arms_b: jax.Array, links: int) -> jax.Array:
     """``(L, 6)``: the wrenches (world axes, about each model's ``G`` origin) of the forces
     ``force_a (C, 3)`` on the links a and ``force_b (C, 3)`` on the links b of the contacts."""
-    on_a = jnp.concatenate([force_a, jnp.cross(arms_a, force_a)], axis=-1)
-    on_b = jnp.concatenate([force_b, jnp.cross(arms_b, force_b)], axis=-1)
-    return jax.ops.segment_sum(on_a, contacts.link_a, links) + jax.ops.segment_sum(on_b, contacts.link_b, links)
+    forces, arms = jnp.concatenate([force_a, force_b]), jnp.concatenate([arms_a, arms_b])
+    return _link_sums(jnp.concatenate([forces, jnp.cross(arms, forces)], axis=-1), contacts, links)
+
+
+def _link_sums(values: jax.Array, contacts: Contacts, links: int) -> jax.Array:
+    """``(L, ...)``: the sums per link of ``values (2C, ...)``, those of the links a of the contacts
+    and then those of their links b (one scatter: XLA's CPU backend compiles each into a loop)."""
+    return jax.ops.segment_sum(values, jnp.concatenate([contacts.link_a, contacts.link_b]), links)
 
 
 def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
@@ -508,10 +528,7 @@ def _world_rates(
     linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
     matrices = linear.matrices
-    inertia = dt * (
-        jax.ops.segment_sum(point_inertias(arms_a, matrices), contacts.link_a, links)
-        + jax.ops.segment_sum(point_inertias(arms_b, matrices), contacts.link_b, links)
-    )
+    inertia = dt * _link_sums(point_inertias(jnp.concatenate([arms_a, arms_b]), jnp.concatenate([matrices, matrices])), contacts, links)
     colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
     kinds = max(g.kinds for g in groups)
 

@@ -12,7 +12,9 @@ import pytest
 from collision_worlds import pose, solid
 
 import jaxsim_like as js
+from jaxsim_like.simulation import world as world_module
 from jaxsim_like.simulation.collision import CollisionTable, Geometry, query
+from jaxsim_like.simulation.collision.broad import overlapping
 from jaxsim_like.simulation.groups import group_models
 from jaxsim_like.simulation.world import WorldModel, world_rollout, world_step
 
@@ -191,3 +193,29 @@ def test_the_rollout_of_a_packed_world_does_not_grow_with_its_identical_bodies()
     assert jax.tree.structure(world.unpack(packed)) == jax.tree.structure(start)
     for got, want in zip(jax.tree.leaves(world.unpack(packed)), jax.tree.leaves(start)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_the_cull_packs_each_pair_kind_into_its_own_budget():
+    """Two pair kinds culled in one pass: 4 candidates with budget 2 (all overlap: two kept, two
+    counted) and 3 with budget 2 (one overlaps); the first kind's pairs beyond its budget do not
+    spill into the second's."""
+    centres = np.zeros((7, 3))
+    apart = np.array([0.0, 0.0, 0.0, 0.0, 5.0, 0.0, 5.0])  # candidates 0 and 2 of the second kind
+    second = np.stack([apart, np.zeros(7), np.zeros(7)], axis=1)
+    radius = jnp.full(7, 0.5)
+    kept, held, overflow = jax.jit(overlapping, static_argnums=(4, 5))(
+        jnp.asarray(centres), radius, jnp.asarray(second), radius, (4, 3), (2, 2))
+    assert np.asarray(kept).tolist() == [0, 1, 1, 0]
+    assert np.asarray(held).tolist() == [True, True, True, False]
+    assert np.asarray(overflow).tolist() == [2, 0]
+
+
+def test_bodies_that_differ_only_in_their_collision_shapes_share_the_compiled_inverse_weights():
+    """A sphere and a box of one mass (their origins at their centres of mass) weigh ``1 / m``
+    at their origins, from one compilation of the inverse weights."""
+    mass = 0.7
+    bodies = [solid(f"body{i}", shape, mass, 0.01) for i, shape in enumerate(('<sphere radius="0.04"/>', '<box size="0.1 0.2 0.3"/>'))]
+    before = world_module._inverse_weights._cache_size()
+    weights = [world_module.link_inverse_weights(body) for body in bodies]
+    assert world_module._inverse_weights._cache_size() - before <= 1
+    np.testing.assert_allclose(np.concatenate(weights), 1 / mass, rtol=1e-12)

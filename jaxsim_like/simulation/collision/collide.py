@@ -103,8 +103,7 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
                         jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32)), jnp.zeros((0,), jnp.int32)
     starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
-    culled = [_culled(group, table.candidate_slots - start, W_H_S, points, point_radius, radius)
-              for group, start in zip(table.groups, starts)]
+    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius)
     results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code)
     parts = [_contacts(group, kept, result, start, shape_link, point_link, margin)
              for group, kept, result, start in zip(table.groups, culled, results, starts)]
@@ -131,26 +130,40 @@ class _Culled(NamedTuple):
     overflow: jax.Array
 
 
-def _culled(group: PairGroup, memories: int, W_H_S, points, point_radius, radius) -> _Culled:
-    """The :class:`_Culled` pairs of ``group``, whose tangential memories are the first of the
-    ``memories`` from its start to the table's end."""
-    kind = KINDS[group.kind]
-    second = np.asarray(group.second, dtype=np.int32)
-    if group.kind == POINTS:
-        first = np.asarray(group.first, dtype=np.int32).reshape(-1, kind.slots)
-        real = first >= 0
-        first = np.where(real, first, first[:, :1])  # pad with the chunk's first point, masked below
-    else:
-        first = np.asarray(group.first, dtype=np.int32)
-        real = np.ones(first.shape + (kind.slots,), bool)
-    kept = np.arange(group.candidates, dtype=np.int32)
-    if group.keep == group.candidates:
-        return _Culled(first, second, real, kept, jnp.zeros((), jnp.int32))
-    first_centre, first_radius = _first_spheres(group, first, real, W_H_S, points, point_radius, radius)
-    kept, held, overflow = overlapping(first_centre, first_radius, W_H_S[second, :3, 3], radius[second], group.keep)
-    empty = -(-memories // kind.memory)  # an empty entry: past every memory
-    return _Culled(jnp.asarray(first)[kept], jnp.asarray(second)[kept], jnp.asarray(real)[kept] & held[:, None],
-                   jnp.where(held, kept, empty), overflow)
+def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, point_radius, radius) -> list[_Culled]:
+    """The :class:`_Culled` pairs of each of the ``groups``, whose tangential memories are the
+    first of the ``memories[g]`` from its start to the table's end; the groups with more
+    candidates than their budget are culled together (:func:`.broad.overlapping`)."""
+    static = []
+    for group in groups:
+        kind = KINDS[group.kind]
+        if group.kind == POINTS:
+            first = np.asarray(group.first, dtype=np.int32).reshape(-1, kind.slots)
+            real = first >= 0
+            first = np.where(real, first, first[:, :1])  # pad with the chunk's first point, masked below
+        else:
+            first = np.asarray(group.first, dtype=np.int32)
+            real = np.ones(first.shape + (kind.slots,), bool)
+        static.append((first, np.asarray(group.second, dtype=np.int32), real))
+    culled: list[_Culled | None] = [
+        _Culled(first, second, real, np.arange(group.candidates, dtype=np.int32), jnp.zeros((), jnp.int32))
+        if group.keep == group.candidates else None for group, (first, second, real) in zip(groups, static)]
+    cut = [g for g, c in enumerate(culled) if c is None]
+    if not cut:
+        return culled
+    spheres = [_first_spheres(groups[g], static[g][0], static[g][2], W_H_S, points, point_radius, radius) for g in cut]
+    second = np.concatenate([static[g][1] for g in cut])
+    keeps = [groups[g].keep for g in cut]
+    kept, held, overflow = overlapping(jnp.concatenate([c for c, _ in spheres]), jnp.concatenate([r for _, r in spheres]),
+                                       W_H_S[second, :3, 3], radius[second], [groups[g].candidates for g in cut], keeps)
+    ends = np.cumsum(keeps)
+    for g, end, keep, spilled in zip(cut, ends, keeps, overflow):
+        first, second, real = static[g]
+        mine, taken = kept[end - keep : end], held[end - keep : end]
+        empty = -(-int(memories[g]) // KINDS[groups[g].kind].memory)  # an empty entry: past every memory
+        culled[g] = _Culled(jnp.asarray(first)[mine], jnp.asarray(second)[mine], jnp.asarray(real)[mine] & taken[:, None],
+                            jnp.where(taken, mine, empty), spilled)
+    return culled
 
 
 def _joined(arrays: list[Any]) -> Any:
