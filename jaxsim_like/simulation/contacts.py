@@ -16,7 +16,7 @@ gradients stay finite at the contact boundary and at zero velocity.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,23 +32,34 @@ _TINY = 1e-12
 class ContactParams:
     """``stiffness K`` [N/m^(1+p)], ``damping D`` [N s/m^(1+q)], ``friction mu`` and exponents ``p >= q``
     (scalars, or ``(P,)`` per collidable point). Against the terrain, the law of a link's contact,
-    which its touching points share (:func:`shared_law`)."""
+    which its touching points share (:func:`shared_law`).
+
+    ``overdamped`` in ``[0, 1]`` (see :func:`overdamped_weight`) says how much of the damping the
+    implicit step keeps implicit while the contact still pushes: at 0 a separating point's slopes
+    are scaled by the force it has left (a smooth release), at 1 they are at least what keeps the
+    explicit rest of the damping below ``m / h`` for the mass ``m`` the point moves (an
+    overdamped law stays firm instead of alternating from step to step)."""
 
     stiffness: jax.Array
     damping: jax.Array
     friction: jax.Array
     p: jax.Array
     q: jax.Array
+    overdamped: jax.Array
 
     @staticmethod
-    def build(stiffness: float, damping: float, friction: float = 0.5, p: float = 0.5, q: float = 0.5) -> "ContactParams":
-        """Explicit parameters; ValueError unless ``K > 0``, ``D > 0``, ``mu >= 0`` and ``1 >= p >= q >= 0``."""
-        if not (stiffness > 0 and damping > 0 and friction >= 0 and 1 >= p >= q >= 0):
+    def build(
+        stiffness: float, damping: float, friction: float = 0.5, p: float = 0.5, q: float = 0.5, overdamped: float = 0.0
+    ) -> "ContactParams":
+        """Explicit parameters; ValueError unless ``K > 0``, ``D > 0``, ``mu >= 0``, ``1 >= p >= q >= 0``
+        and ``0 <= overdamped <= 1``."""
+        if not (stiffness > 0 and damping > 0 and friction >= 0 and 1 >= p >= q >= 0 and 0 <= overdamped <= 1):
             raise ValueError(
-                f"contact parameters need stiffness > 0, damping > 0, friction >= 0 and 1 >= p >= q >= 0; got "
-                f"stiffness={stiffness}, damping={damping}, friction={friction}, p={p}, q={q}"
+                f"contact parameters need stiffness > 0, damping > 0, friction >= 0, 1 >= p >= q >= 0 and "
+                f"0 <= overdamped <= 1; got stiffness={stiffness}, damping={damping}, friction={friction}, p={p}, q={q}, "
+                f"overdamped={overdamped}"
             )
-        return ContactParams(*(jnp.asarray(float(x)) for x in (stiffness, damping, friction, p, q)))
+        return ContactParams(*(jnp.asarray(float(x)) for x in (stiffness, damping, friction, p, q, overdamped)))
 
     @staticmethod
     def from_mass(
@@ -73,7 +84,15 @@ class ContactParams:
         stiffness = load / max_penetration ** (1 + p)
         linear_stiffness = (1 + p) * stiffness * max_penetration**p
         linear_damping = min(2 * damping_ratio * (linear_stiffness * mass / points_in_contact) ** 0.5, max_linear_damping)
-        return ContactParams.build(stiffness, linear_damping / max_penetration**q, friction, p, q)
+        return ContactParams.build(
+            stiffness, linear_damping / max_penetration**q, friction, p, q, float(overdamped_weight(damping_ratio))
+        )
+
+
+def overdamped_weight(damping_ratio: Any) -> Any:
+    """The :attr:`ContactParams.overdamped` of a law of ``damping_ratio``: 0 up to critical damping,
+    1 from twice critical, linear between."""
+    return jnp.clip(jnp.asarray(damping_ratio) - 1.0, 0.0, 1.0)
 
 
 def shared_law(params: ContactParams, depth: jax.Array, touching: jax.Array, link_depth: jax.Array) -> ContactParams:
@@ -188,9 +207,11 @@ class ImplicitContacts(NamedTuple):
     ``isotropic I + normal_excess n n^T + sliding_excess t t^T`` [N s/m] (``(S,)`` each; ``n`` the
     ``normal (S, 3)``, ``t`` the sliding direction ``law.direction``), where
     ``W = -df/dv`` and ``C = -df/dx`` are the law's damping and stiffness at the start of the
-    step: along the normal ``D d^q`` and ``(1 + p) K d^p``, scaled by ``min(1, f_n / K d^(1+p))``
-    (1 while the point approaches or rests, falling to zero where a fast separation clips the
-    force to zero, so that the force is continuous and a leaving point is not held); across it,
+    step: along the normal ``D d^q`` and ``(1 + p) K d^p``, scaled by ``pressing`` ``(S,)``,
+    ``min(1, f_n / K d^(1+p))`` (1 while the point approaches or rests, falling to zero where a
+    fast separation clips the force to zero, so that the force is continuous and a leaving point
+    is not held; at least ``1 - m_p / (D d^q h)`` for an overdamped law, see
+    :class:`ContactParams`); across it,
     while sticking, ``D d^q`` and ``K d^p`` (the tangential deformation moves with the point);
     while sliding, the same scaled by ``s = mu f_n / |trial force|``. A point that slides fast
     enough that the friction impulses of its link's touching points cannot stop it within the
@@ -212,6 +233,7 @@ class ImplicitContacts(NamedTuple):
     slots: Slots
     law: _Evaluation
     carried: jax.Array
+    pressing: jax.Array
 
     def resist(self, velocity: jax.Array) -> jax.Array:
         """``matrices @ velocity`` [N] for slot velocities ``(S, 3)`` [m/s]."""
@@ -260,9 +282,7 @@ def implicit_contact_forces(
     K, D, mu, p, q = _law(params)
     touching, sliding, trial_norm = law.touching, law.sliding, law.trial_norm
     d = jnp.maximum(take(depth), 0.0)
-    # 1 while approaching or at rest, down to 0 where a fast separation clips the force to zero.
-    elastic = K * d * _power(d, p - q)
-    pressing = jnp.where(touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+    pressing = _slope_scale(law, K * d * _power(d, p - q), D * law.d_q, params.overdamped, take(moved_mass), dt)
     normal_damping = pressing * D * law.d_q
     normal_stiffness = pressing * (1 + p) * K * law.d_p
     f_n = law.d_q * law.normal_per_dq
@@ -287,8 +307,25 @@ def implicit_contact_forces(
     carried = slots.scatter(touching.astype(jnp.int32), depth.shape[0]) > 0
     mask = slots.mask
     return ImplicitContacts(
-        mask(step_forces), mask(isotropic), mask(normal_excess), mask(sliding_excess), normal, slots, law, carried
+        mask(step_forces), mask(isotropic), mask(normal_excess), mask(sliding_excess), normal, slots, law, carried, pressing
     )
+
+
+def _pressing(law: "_Evaluation", elastic: jax.Array) -> jax.Array:
+    """``f_n / K d^(1+p)`` per slot: 1 while approaching or at rest, down to 0 where a fast
+    separation clips the force to zero; 0 where not touching."""
+    return jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+
+
+def _slope_scale(
+    law: "_Evaluation", elastic: jax.Array, damping: jax.Array, overdamped: jax.Array, moved_mass: jax.Array, dt: jax.Array
+) -> jax.Array:
+    """The factor ``(S,)`` of the normal slopes: :func:`_pressing`, raised for an ``overdamped``
+    law to ``1 - m / (c h)`` at least, with ``c`` the normal ``damping`` [N s/m] and ``m`` the
+    ``moved_mass`` [kg], so that the damping left explicit, ``(1 - scale) c``, stays below ``m / h``."""
+    impulse = damping * dt
+    floor = jnp.where(impulse > 0, overdamped * (1 - moved_mass / jnp.where(impulse > 0, impulse, 1.0)), 0.0)
+    return jnp.where(law.touching, jnp.maximum(_pressing(law, elastic), floor), 0.0)
 
 
 def implicit_deformation(
@@ -348,14 +385,14 @@ def separating(
     K, D, _, p, q = _law(ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams))))
     d = jnp.maximum(take(depth), 0.0)
     elastic = K * d * _power(d, p - q)
-    pressing = jnp.where(law.touching, jnp.clip(law.normal_per_dq / jnp.where(elastic > 0, elastic, 1.0), 0.0, 1.0), 0.0)
+    pressing = _pressing(law, elastic)
     n = contacts.normal
     speed, speed_next = spatial.dot(n, take(velocity)), spatial.dot(n, take(predicted))
     damping, stiffness = D * law.d_q, (1 + p) * K * law.d_p
     unscaled = law.d_q * (elastic - D * speed)
     pushes = unscaled + damping * speed - (damping + dt * stiffness) * speed_next > 0
     weight = jnp.clip(1 - pressing / RELEASE_BLEND, 0.0, 1.0)
-    release = 1 - pressing
+    release = 1 - contacts.pressing
     target = weight * (unscaled - law.d_q * law.normal_per_dq + release * damping * speed)
     slope = weight * release * (damping + dt * stiffness)
     upgrade = slots.mask(law.touching & pushes & (weight > 0))

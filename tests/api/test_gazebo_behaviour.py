@@ -255,19 +255,12 @@ TWO_BOXES = (
 )
 
 
-# At 5 ms the overdamped law's damping, far above m / h, is partly explicit while the cube rises
-# back from the impact's extra depth: its velocity alternates from step to step and the forces
-# sum to 0.147 N under m g at 0.15 s (0.024 N at 0.2 s). Full implicit slopes fixed it but took
-# the bounce out of the core's bouncing box and put kinks in the quadruped's gradients (issue 32).
-FIRM_AT_5_MS = pytest.mark.xfail(strict=True, reason="the overdamped law alternates at 5 ms: 0.147 N short at 0.15 s (issue 32)")
-
-
 @pytest.mark.parametrize("collisions", [ONE_BOX, TWO_BOXES], ids=["one box", "two boxes"])
-@pytest.mark.parametrize("dt", [0.001, pytest.param(0.005, marks=FIRM_AT_5_MS)])
+@pytest.mark.parametrize("dt", [0.001, 0.002, 0.005])
 def test_contacts_are_firm_at_the_default_settings(dt, collisions):
     """"A 5 kg, 20 cm cube is inserted with a 5 cm gap above the ground plane and the DART engine
     set, at dt 1 ms. After 150 runs, its contact forces must sum to m g within 0.1 N", about 50 ms
-    after touchdown, with one collision box or two; at 5 ms, the same 0.15 s (30 runs)."""
+    after touchdown, with one collision box or two; at 2 and 5 ms, the same 0.15 s (75 and 30 runs)."""
     cube = f"""<?xml version="1.0" ?><sdf version="1.7"><model name="cube"><link name="box">
       <inertial><mass>5</mass><inertia><ixx>0.0333</ixx><iyy>0.0333</iyy><izz>0.0333</izz></inertia></inertial>
       {collisions}</link></model></sdf>"""

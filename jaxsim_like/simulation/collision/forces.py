@@ -26,7 +26,7 @@ import numpy as np
 
 from ...dynamics.kinematics import STANDARD_GRAVITY
 from ...pytree import pytree_dataclass
-from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces
+from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces, overdamped_weight
 from .collide import Contacts
 from .table import CollisionTable
 
@@ -62,7 +62,10 @@ class PairLaw:
         linear_stiffness = (1 + p) * stiffness * depth**p
         damping = 2 * ratio * jnp.sqrt(linear_stiffness * share) / depth**q
         shape = mass.shape
-        return ContactParams(stiffness, damping, friction, jnp.broadcast_to(p, shape), jnp.broadcast_to(q, shape))
+        return ContactParams(
+            stiffness, damping, friction, jnp.broadcast_to(p, shape), jnp.broadcast_to(q, shape),
+            jnp.broadcast_to(overdamped_weight(ratio), shape),
+        )
 
 
 @pytree_dataclass()
