@@ -4,8 +4,9 @@ their controllers, advanced together by one pure function.
 A world is a :class:`WorldModel` (the models, their parameters, the world's settings and the
 static collision table) and a :class:`WorldState` (per model: the physical state, the controller
 state and the history of commanded torques; the tangential deformation of every candidate contact
-slot between links; the number of physics steps done). :func:`world_step` jits, vmaps and
-differentiates like :func:`.step.step`; the world of one model without controllers is that step.
+slot between links and the load the links pressed on each other with; the number of physics
+steps done). :func:`world_step` jits, vmaps and differentiates like :func:`.step.step`; the world
+of one model without controllers is that step.
 
 Per step and model: the controllers (:mod:`.control`) turn the control table into joint torques,
 the timed wrenches (:mod:`.wrenches`) that are due are added to the user's link wrenches, the
@@ -225,7 +226,8 @@ class WorldState(NamedTuple):
     ``steps * dt``); ``pair_deformation (K, 3)`` [m]: the tangential deformation (world axes) of
     every candidate contact slot of the collision table (:attr:`.collision.Contacts.slot`);
     ``pair_load (L,)`` [N]: per link of the collision table (global order), the force along
-    gravity with which the other links pressed on it in the last step (see :func:`_loaded`)."""
+    gravity with which the links of other models pressed on it in the last step (see
+    :func:`_loaded`)."""
 
     states: tuple[State, ...]
     controllers: tuple[control.ControllerState, ...]
@@ -428,8 +430,8 @@ def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array) -> ContactP
     ``LOAD_BOUND`` times ``mass``; unchanged where ``mass`` is not finite and positive.
 
     The load-aware laws of the implicit world step: a model's terrain law is sized for its mass
-    plus the load with which the links of other models (and its own, with self-collision) pressed
-    on its links along gravity in the last step (``WorldState.pair_load`` over ``|g|``), a contact
+    plus the load with which the links of other models pressed on its links along gravity in the
+    last step (``WorldState.pair_load`` over ``|g|``), a contact
     between links for the larger load of its two links (the lower of two stacked boxes carries
     what rests on it). A body that carries others rests at ``max_penetration``, damped for the
     mass it carries; one that nothing presses on keeps its law (a robot alone on the ground
@@ -443,13 +445,16 @@ def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array) -> ContactP
     return law.replace(stiffness=scaled(law.stiffness), damping=scaled(law.damping))
 
 
-def _pressed(forces: jax.Array, contacts: Contacts, gravity: jax.Array, links: int) -> jax.Array:
-    """``(L,)`` [N]: per link, the sum over its contacts with other links of the force they
-    pressed on it along ``gravity (3,)`` (where positive), from the ``forces (C, 3)`` on link a."""
+def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravity: jax.Array) -> jax.Array:
+    """``(L,)`` [N]: per link of ``table``, the sum over its contacts with links of other models
+    of the force they pressed on it along ``gravity (3,)`` (where positive), from the ``forces (C,
+    3)`` on link a (a model's self-contacts put no load on its terrain contacts)."""
+    model = np.repeat(np.arange(len(table.link_offsets)), np.diff(np.append(table.link_offsets, table.links)))
+    other = jnp.asarray(model)[contacts.link_a] != jnp.asarray(model)[contacts.link_b]
     norm = jnp.linalg.norm(gravity)
-    along = jnp.where(contacts.active, forces @ (gravity / jnp.where(norm > 0, norm, 1.0)), 0.0)
-    return (jax.ops.segment_sum(jnp.maximum(along, 0.0), contacts.link_a, links)
-            + jax.ops.segment_sum(jnp.maximum(-along, 0.0), contacts.link_b, links))
+    along = jnp.where(contacts.active & other, forces @ (gravity / jnp.where(norm > 0, norm, 1.0)), 0.0)
+    return (jax.ops.segment_sum(jnp.maximum(along, 0.0), contacts.link_a, table.links)
+            + jax.ops.segment_sum(jnp.maximum(-along, 0.0), contacts.link_b, table.links))
 
 
 def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, gravity: jax.Array) -> ModelParams:
@@ -632,7 +637,7 @@ def _world_rates(
     applied = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
-    load = _pressed(forces, contacts, params.gravity.astype(dtype), links) if loaded else jnp.zeros_like(pair_load)
+    load = _pressed(world.collision, forces, contacts, params.gravity.astype(dtype)) if loaded else jnp.zeros_like(pair_load)
     return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop"), load
 
 
