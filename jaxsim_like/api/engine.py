@@ -233,10 +233,11 @@ def _run_world(
     inputs: tuple[ModelInputs, ...],
     sims: tuple[jax.Array, ...],
     pair_deformation: jax.Array,
+    pair_load: jax.Array,
     steps: int,
     features: tuple[Features, ...],
     layouts: tuple[Layout, ...],
-) -> tuple[tuple[jax.Array, ...], jax.Array, jax.Array]:
+) -> tuple[tuple[jax.Array, ...], jax.Array, jax.Array, jax.Array]:
     sims = tuple(unpack(s, layout) for s, layout in zip(sims, layouts))
     dtype = sims[0].step.dtype
     controllers = tuple(
@@ -244,7 +245,7 @@ def _run_world(
     )
     histories = tuple(s.history if f.history else s.history[:0] for s, f in zip(sims, features))
     start = sims[0].step
-    state = WorldState(tuple(s.state for s in sims), controllers, histories, start.astype(jnp.int32), pair_deformation)
+    state = WorldState(tuple(s.state for s in sims), controllers, histories, start.astype(jnp.int32), pair_deformation, pair_load)
     model_inputs = tuple(
         WorldModelInputs(
             table=i.table,
@@ -266,16 +267,17 @@ def _run_world(
         last = _last_step(outputs.models[m], outputs.reports[m])
         controller = pack_controller(state.controllers[m])
         packed.append(pack(ModelSim(state.states[m], controller, history, last, state.steps.astype(dtype))))
-    return tuple(packed), _pack_pairs(outputs.pairs, dtype), state.pair_deformation
+    return tuple(packed), _pack_pairs(outputs.pairs, dtype), state.pair_deformation, state.pair_load
 
 
 run_world = jax.jit(_run_world, static_argnames=("steps", "features", "layouts"), donate_argnames=("sims",))
 run_world.__doc__ = """Advance every dynamic model of ``world`` by ``steps`` physics steps (static: the simulator's
 steps per run), after the PID resets requested in the control tables. ``sims`` are the models'
 packed :class:`ModelSim` (:func:`pack`, with ``layouts``), which count the physics steps done
-so far, and ``pair_deformation``, the tangential deformation of the world's candidate contact
-slots (:class:`~jaxsim_like.simulation.world.WorldState`). Returns the packed results, the
-contacts between links of the last step ``(C, PAIR_COLUMNS)`` and the next deformation. ``sims`` are donated: the run writes its results into their buffers instead
+so far, ``pair_deformation``, the tangential deformation of the world's candidate contact
+slots, and ``pair_load``, the load its links pressed on each other with in the last step
+(:class:`~jaxsim_like.simulation.world.WorldState`). Returns the packed results, the
+contacts between links of the last step ``(C, PAIR_COLUMNS)``, the next deformation and load. ``sims`` are donated: the run writes its results into their buffers instead
 of allocating new ones, so the arrays passed in are invalid afterwards."""
 
 

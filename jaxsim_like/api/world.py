@@ -101,6 +101,7 @@ class World:
         self._inverse_weight = jnp.zeros(0)
         self._pair_law = PairLaw.build()
         self._pair_deformation: jax.Array | None = None
+        self._pair_load: jax.Array | None = None
         self._device_step_size = jnp.asarray(float(simulator.step_size()))
         self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
         self._valid = True
@@ -375,7 +376,7 @@ class World:
             self._collision = self._collision if self._collision.groups else None
             self._collision_key = key
             self._inverse_weight = jnp.asarray(np.concatenate([link_inverse_weights(entry.model) for entry in dynamic]))
-            self._pair_deformation = None
+            self._pair_deformation = self._pair_load = None
         settings = WorldParams(
             dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
         )
@@ -426,11 +427,13 @@ class World:
             world = self._world_model(dynamic, terrain)
             if self._pair_deformation is None:
                 self._pair_deformation = world.pair_deformation_zeros(dynamic[0].sim.dtype)
-            sims, pairs, self._pair_deformation = engine.run_world(
+                self._pair_load = world.pair_load_zeros(dynamic[0].sim.dtype)
+            sims, pairs, self._pair_deformation, self._pair_load = engine.run_world(
                 world,
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
                 self._pair_deformation,
+                self._pair_load,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
                 layouts=tuple(entry.layout for entry in dynamic),

@@ -4,8 +4,9 @@ their controllers, advanced together by one pure function.
 A world is a :class:`WorldModel` (the models, their parameters, the world's settings and the
 static collision table) and a :class:`WorldState` (per model: the physical state, the controller
 state and the history of commanded torques; the tangential deformation of every candidate contact
-slot between links; the number of physics steps done). :func:`world_step` jits, vmaps and
-differentiates like :func:`.step.step`; the world of one model without controllers is that step.
+slot between links and the load the links pressed on each other with; the number of physics
+steps done). :func:`world_step` jits, vmaps and differentiates like :func:`.step.step`; the world
+of one model without controllers is that step.
 
 Per step and model: the controllers (:mod:`.control`) turn the control table into joint torques,
 the timed wrenches (:mod:`.wrenches`) that are due are added to the user's link wrenches, the
@@ -64,7 +65,12 @@ from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .terrain import Terrain
 
 
-@pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps"])
+LOAD_BOUND = 100.0
+"""The most a law sized for the load it carries may exceed the law of its own mass (times),
+so that the forces of a violent impact do not make the next step stiffer than that."""
+
+
+@pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps", "load_aware"])
 class WorldModel:
     """The models of a world ``(M,)``, their :class:`.params.ModelParams`, the world's
     :class:`.params.WorldParams`, the :class:`.collision.forces.PairLaw` of the contacts between
@@ -74,7 +80,8 @@ class WorldModel:
     structure: the collision table (None: links never touch each other), per model whether its
     velocity_follower_dart joints are tracked exactly (``exact_velocity``, which costs a dense
     solve per step), and the block Gauss-Seidel sweeps that solve the contacts between links
-    together with the models they touch (``pair_sweeps``, implicit integrator)."""
+    together with the models they touch (``pair_sweeps``, implicit integrator), and whether the
+    contact laws are sized for the load the links carry (``load_aware``, see :func:`_loaded`)."""
 
     models: tuple[Model, ...]
     model_params: tuple[ModelParams, ...]
@@ -85,6 +92,7 @@ class WorldModel:
     collision: CollisionTable | None = None
     exact_velocity: tuple[bool, ...] = ()
     pair_sweeps: int = 4
+    load_aware: bool = True
 
     @staticmethod
     def build(
@@ -104,6 +112,7 @@ class WorldModel:
         pair_law: PairLaw | None = None,
         pair_sweeps: int = 4,
         exact_velocity: Sequence[bool] | None = None,
+        load_aware: bool = True,
     ) -> "WorldModel":
         """A world of ``models`` with one step size ``dt`` [s], ``integrator``, ``gravity (3,)``
         [m/s^2] and ``terrain`` (default: the plane z = 0). Each model's parameters are those of
@@ -112,7 +121,10 @@ class WorldModel:
         each other (and those of one model too where ``self_collision``), through a table of at
         most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
         ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the larger friction
-        of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps. Static
+        of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps;
+        ``load_aware``: with the implicit integrator, the laws of a model's terrain contacts and
+        of the contacts between links are sized for the load that the links carry (see
+        :func:`_loaded`). Static
         geometry (a bin, a table, walls) belongs in the ``terrain`` (its boxes): it takes no
         pair budget; :attr:`PairContacts.overflow` tells whether the budget held every pair."""
         models = tuple(models)
@@ -151,6 +163,7 @@ class WorldModel:
             collision=table,
             exact_velocity=exact_velocity,
             pair_sweeps=int(pair_sweeps),
+            load_aware=bool(load_aware),
         )
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
@@ -166,6 +179,7 @@ class WorldModel:
             histories=tuple(jnp.zeros((history, m.dofs), d) for m, d in zip(self.models, dtypes)),
             steps=jnp.asarray(0, jnp.int32),
             pair_deformation=self.pair_deformation_zeros(dtypes[0]),
+            pair_load=self.pair_load_zeros(dtypes[0]),
         )
 
     def pack(self, state: WorldState, inputs: Sequence["ModelInputs | None"] | None = None) -> "PackedWorldState":
@@ -181,6 +195,10 @@ class WorldModel:
         """``(K, 3)``: no tangential deformation at any candidate slot of the collision table."""
         count = 0 if self.collision is None else self.collision.candidate_slots
         return jnp.zeros((count, 3), dtype)
+
+    def pair_load_zeros(self, dtype: Any) -> jax.Array:
+        """``(L,)``: no link of the collision table pressed by another."""
+        return jnp.zeros(0 if self.collision is None else self.collision.links, dtype)
 
 
 def link_inverse_weights(model: Model) -> np.ndarray:
@@ -221,13 +239,17 @@ class WorldState(NamedTuple):
     and ``histories (H, n)``, the commanded torques of the last ``H`` physics steps (row ``s % H``
     holds step ``s``; ``H = 0``: none kept); ``steps``: the physics steps done (the time is
     ``steps * dt``); ``pair_deformation (K, 3)`` [m]: the tangential deformation (world axes) of
-    every candidate contact slot of the collision table (:attr:`.collision.Contacts.slot`)."""
+    every candidate contact slot of the collision table (:attr:`.collision.Contacts.slot`);
+    ``pair_load (L,)`` [N]: per link of the collision table (global order), the force along
+    gravity with which the links of other models pressed on it in the last step (see
+    :func:`_loaded`)."""
 
     states: tuple[State, ...]
     controllers: tuple[control.ControllerState, ...]
     histories: tuple[jax.Array, ...]
     steps: jax.Array
     pair_deformation: jax.Array
+    pair_load: jax.Array
 
 
 @pytree_dataclass(static=["members"])
@@ -235,7 +257,7 @@ class PackedWorldState:
     """A :class:`WorldState` with the models of each group of one structure (:mod:`.groups`)
     stacked: ``members``, the world indices of each group's models (static); per group, the
     ``states``, ``controllers`` and ``histories`` of its models stacked along a leading axis;
-    ``steps`` and ``pair_deformation`` as in :class:`WorldState`. :func:`world_rollout` and
+    ``steps``, ``pair_deformation`` and ``pair_load`` as in :class:`WorldState`. :func:`world_rollout` and
     :func:`world_step` take either form and return the form they were given; from this one, their
     compiled program does not grow with the number of models of a group (see
     :meth:`WorldModel.pack` and :meth:`WorldModel.unpack`)."""
@@ -246,6 +268,7 @@ class PackedWorldState:
     histories: tuple[jax.Array, ...]
     steps: jax.Array
     pair_deformation: jax.Array
+    pair_load: jax.Array
 
 
 class ModelInputs(NamedTuple):
@@ -420,6 +443,50 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     return law, jnp.where(total > 0, mass, jnp.inf)
 
 
+def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array) -> ContactParams:
+    """``law``, sized for ``mass (B,)`` [kg] (stiffness and damping proportional to it, as
+    :meth:`.contacts.ContactParams.from_mass` and :meth:`.collision.forces.PairLaw.contact_params`
+    size them; fields ``(B, ...)``), sized instead for ``max(mass, carried)`` [kg], at most
+    ``LOAD_BOUND`` times ``mass``; unchanged where ``mass`` is not finite and positive.
+
+    The load-aware laws of the implicit world step: a model's terrain law is sized for its mass
+    plus the load with which the links of other models pressed on its links along gravity in the
+    last step (``WorldState.pair_load`` over ``|g|``), a contact
+    between links for the larger load of its two links (the lower of two stacked boxes carries
+    what rests on it). A body that carries others rests at ``max_penetration``, damped for the
+    mass it carries; one that nothing presses on keeps its law (a robot alone on the ground
+    steps as in :func:`.step.step`)."""
+    valid = jnp.isfinite(mass) & (mass > 0)
+    scale = jnp.where(valid, jnp.clip(carried / jnp.where(valid, mass, 1.0), 1.0, LOAD_BOUND), 1.0)
+
+    def scaled(x: jax.Array) -> jax.Array:
+        return x * jnp.reshape(scale, scale.shape + (1,) * (jnp.ndim(x) - scale.ndim))
+
+    return law.replace(stiffness=scaled(law.stiffness), damping=scaled(law.damping))
+
+
+def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravity: jax.Array) -> jax.Array:
+    """``(L,)`` [N]: per link of ``table``, the sum over its contacts with links of other models
+    of the force they pressed on it along ``gravity (3,)`` (where positive), from the ``forces (C,
+    3)`` on link a (a model's self-contacts put no load on its terrain contacts)."""
+    model = np.repeat(np.arange(len(table.link_offsets)), np.diff(np.append(table.link_offsets, table.links)))
+    other = jnp.asarray(model)[contacts.link_a] != jnp.asarray(model)[contacts.link_b]
+    norm = jnp.linalg.norm(gravity)
+    along = jnp.where(contacts.active & other, forces @ (gravity / jnp.where(norm > 0, norm, 1.0)), 0.0)
+    return (jax.ops.segment_sum(jnp.maximum(along, 0.0), contacts.link_a, table.links)
+            + jax.ops.segment_sum(jnp.maximum(-along, 0.0), contacts.link_b, table.links))
+
+
+def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, gravity: jax.Array) -> ModelParams:
+    """The :class:`.params.ModelParams` of ``batch`` ``(G, ...)`` with the terrain law sized for the
+    load its members carry (:func:`_loaded`), from the links' ``pair_load (L,)`` [N] and ``|g|``
+    ``gravity`` [m/s^2]."""
+    mass = jnp.sum(batch.model.link_mass, axis=-1).astype(pair_load.dtype)
+    pressed = jnp.sum(from_global(batch.group, "links", pair_load), axis=-1)
+    carried = mass + pressed / jnp.where(gravity > 0, gravity, 1.0)
+    return batch.params.replace(contact=_loaded(batch.params.contact, mass, carried))
+
+
 class _Batch(NamedTuple):
     """The models of one :class:`.groups.ModelGroup`, stacked along a leading axis ``(G,)``: the
     models, their parameters and inputs, and whether they track velocity_follower_dart joints
@@ -455,8 +522,10 @@ class _Pairs(NamedTuple):
     overflow: jax.Array
 
 
-def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prepared], pair_deformation: jax.Array) -> _Pairs:
-    """The :class:`_Pairs` of the ``prepared`` batches, with the candidate slots' ``pair_deformation (K, 3)``."""
+def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prepared], pair_deformation: jax.Array,
+           pair_load: jax.Array | None) -> _Pairs:
+    """The :class:`_Pairs` of the ``prepared`` batches, with the candidate slots' ``pair_deformation
+    (K, 3)``; with the links' ``pair_load (L,)`` [N], laws sized for the load (:func:`_loaded`)."""
     groups = [b.group for b in batches]
     origins = to_global(groups, "links", [jnp.broadcast_to(p.kin.origin[:, None], p.kin.G_H_L.shape[:2] + (3,)) for p in prepared])
     W_v = to_global(groups, "links", [p.kin.G_v for p in prepared])
@@ -466,6 +535,10 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
+    if pair_load is not None:
+        gravity = jnp.linalg.norm(world.params.gravity).astype(mass.dtype)
+        carried = jnp.maximum(pair_load[contacts.link_a], pair_load[contacts.link_b]) / jnp.where(gravity > 0, gravity, 1.0)
+        law = _loaded(law, mass, carried)
     contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]
@@ -482,14 +555,19 @@ def _world_rates(
     steps: jax.Array,
     implicit: bool,
     pair_deformation: jax.Array,
-) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array], jax.Array]:
+    pair_load: jax.Array,
+) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array], jax.Array, jax.Array]:
     """Per batch, the solved step of its models at ``states`` (stacked), what :func:`prepare` made
     of them and the user and timed wrenches ``(G, N, 6)`` that act on them; the contacts between
-    links and the tangential deformation of the candidate slots after the step (from
-    ``pair_deformation``)."""
+    links, the tangential deformation of the candidate slots after the step (from
+    ``pair_deformation``) and the links' load of the step (from ``pair_load``, the last step's;
+    zero unless the laws are load-aware, see :func:`_loaded`)."""
     params = world.params
+    loaded = implicit and world.load_aware and world.collision is not None
+    gravity = jnp.linalg.norm(params.gravity).astype(pair_load.dtype)
+    model_params = [_terrain_loaded(b, pair_load, gravity) if loaded else b.params for b in batches]
     prepared, user = [], []
-    for b, current, command in zip(batches, states, commanded):
+    for b, batch_params, current, command in zip(batches, model_params, states, commanded):
         def prepared_model(model, model_params, state, inputs, command, padding):
             slopes = (command.stiffness, command.damping)
             p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes, padding)
@@ -498,7 +576,7 @@ def _world_rates(
                 p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
             return p, acting
 
-        p, acting = jax.vmap(prepared_model)(b.model, b.params, current, b.inputs, command, b.padding)
+        p, acting = jax.vmap(prepared_model)(b.model, batch_params, current, b.inputs, command, b.padding)
         prepared.append(p)
         user.append(acting)
 
@@ -506,14 +584,14 @@ def _world_rates(
         b = batches[k]
         at = (lambda values: None if values is None else from_global(b.group, "links", values))
         return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, with_implicit, w, i))(
-            b.model, b.params, states[k], prepared[k], at(wrench), at(inertia))
+            b.model, model_params[k], states[k], prepared[k], at(wrench), at(inertia))
 
     if world.collision is None:
-        return [solved_batch(k, None, None, implicit) for k in range(len(batches))], prepared, None, user, pair_deformation
+        return [solved_batch(k, None, None, implicit) for k in range(len(batches))], prepared, None, user, pair_deformation, pair_load
 
     groups = [b.group for b in batches]
     links = world.collision.links
-    pairs = _pairs(world, batches, prepared, pair_deformation)
+    pairs = _pairs(world, batches, prepared, pair_deformation, pair_load if loaded else None)
     contacts, arms_a, arms_b = pairs.contacts, pairs.arms_a, pairs.arms_b
     dtype = pairs.velocity.dtype
     dt = params.dt.astype(dtype)
@@ -524,7 +602,7 @@ def _world_rates(
         solved = [solved_batch(k, wrench, None, False) for k in range(len(batches))]
         solved = [s._replace(G_f_applied=p.G_f_ext + from_global(b.group, "links", wrench)) for s, p, b in zip(solved, prepared, batches)]
         deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate, mode="drop")
-        return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation
+        return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation, jnp.zeros_like(pair_load)
     linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
     matrices = linear.matrices
@@ -538,7 +616,7 @@ def _world_rates(
         taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
         links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
         return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
-            taken(b.model), taken(b.params), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
+            taken(b.model), taken(model_params[k]), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
 
     turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
 
@@ -576,7 +654,8 @@ def _world_rates(
     applied = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
-    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop")
+    load = _pressed(world.collision, forces, contacts, params.gravity.astype(dtype)) if loaded else jnp.zeros_like(pair_load)
+    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop"), load
 
 
 def _turns(group: ModelGroup, colours: int, kinds: int) -> np.ndarray:
@@ -651,7 +730,7 @@ def _grouped(
         groups = group_models(world.models, per_model, world.exact_velocity)
         packed = PackedWorldState(tuple(g.members for g in groups), *(
             tuple(stack(group, values) for group in groups) for values in (state.states, state.controllers, state.histories)),
-            state.steps, state.pair_deformation)
+            state.steps, state.pair_deformation, state.pair_load)
     models = [with_mocap_poses(model, i.mocap_positions, i.mocap_quaternions) for model, i in zip(world.models, inputs)]
     try:
         batches = [
@@ -669,7 +748,7 @@ def _ungrouped(world: WorldModel, packed: PackedWorldState) -> WorldState:
     """The :class:`WorldState` of ``packed``, per model."""
     groups, count = groups_of(world.models, world.model_params, packed.members), len(world.models)
     states, controllers, histories = (tuple(unstack(groups, values, count)) for values in (packed.states, packed.controllers, packed.histories))
-    return WorldState(states, controllers, histories, packed.steps, packed.pair_deformation)
+    return WorldState(states, controllers, histories, packed.steps, packed.pair_deformation, packed.pair_load)
 
 
 def _finished(world: WorldModel, state: WorldState | PackedWorldState, batches: Sequence[_Batch], following: PackedWorldState,
@@ -707,10 +786,11 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
         commanded.append(commands)
         controllers.append(controller)
     if params.integrator == "rk4":
-        next_states, solved, prepared, pairs, user, deformation = _rk4(world, batches, carried.states, commanded, steps, carried.pair_deformation)
+        next_states, solved, prepared, pairs, user, deformation, load = _rk4(
+            world, batches, carried.states, commanded, steps, carried.pair_deformation, carried.pair_load)
     else:
-        solved, prepared, pairs, user, deformation = _world_rates(
-            world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation
+        solved, prepared, pairs, user, deformation, load = _world_rates(
+            world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation, carried.pair_load
         )
         next_states = [jax.vmap(lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
                        for b, s, k in zip(batches, carried.states, solved)]
@@ -727,7 +807,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
     outputs, reports, controllers, histories = ([f[i] for f in finished] for i in range(4))
     finite = jnp.all(jnp.concatenate([o.finite for o in outputs])) if outputs else jnp.asarray(True)
     following = carried.replace(states=tuple(next_states), controllers=tuple(controllers), histories=tuple(histories),
-                                steps=steps + 1, pair_deformation=deformation)
+                                steps=steps + 1, pair_deformation=deformation, pair_load=load)
     return following, outputs, reports, pairs, finite
 
 
@@ -747,18 +827,18 @@ def world_step(
     return _finished(world, state, batches, following, outputs, reports, pairs, finite, 0)
 
 
-def _rk4(world, batches, states, commanded, steps, pair_deformation):
+def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
     """Classic Runge-Kutta on the explicit rates; the contacts between links keep their
     tangential deformation of the step's start in every stage and advance it by the first."""
     dt = world.params.dt
 
     def rates(at):
-        return _world_rates(world, batches, at, commanded, steps, False, pair_deformation)
+        return _world_rates(world, batches, at, commanded, steps, False, pair_deformation, pair_load)
 
     def moved(by, fraction):
         return [jax.vmap(lambda s, r: advance(s, r, fraction * dt))(s, k.rates) for s, k in zip(states, by)]
 
-    k1, prepared, pairs, user, deformation = rates(states)
+    k1, prepared, pairs, user, deformation, load = rates(states)
     k2 = rates(moved(k1, 0.5))[0]
     k3 = rates(moved(k2, 0.5))[0]
     k4 = rates(moved(k3, 1.0))[0]
@@ -769,7 +849,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation):
         next_states.append(jax.vmap(lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
         outputs = r1.outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
         solved.append(r1._replace(outputs=outputs))
-    return next_states, solved, prepared, pairs, user, deformation
+    return next_states, solved, prepared, pairs, user, deformation, load
 
 
 def world_rollout(
