@@ -24,20 +24,23 @@ from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout
 
 G = 9.81
 ROLLOUT = jax.jit(world_rollout, static_argnames="steps")
+LONG_ROLLOUT = jax.jit(world_rollout, static_argnames="steps", compiler_options={"xla_backend_optimization_level": 3})
+"""The rollout at XLA's default optimisation, for the worlds whose steps cost most (the grippers'):
+it compiles slower than at the suite's level 0 and runs their thousands of steps faster."""
 
 
 CHUNK = 50
 
 
-def run(world: WorldModel, state, inputs, seconds: float):
-    """``seconds`` of steps in chunks of :data:`CHUNK` steps (one compiled rollout per world
+def run(world: WorldModel, state, inputs, seconds: float, rollout=ROLLOUT):
+    """``seconds`` of steps in chunks of :data:`CHUNK` steps (one compiled ``rollout`` per world
     structure, whatever the step size); returns the final state, the link origins of every model
     at each chunk's end ``(K, M, 3)`` and the last chunk's outputs."""
     chunk = CHUNK
     steps = int(round(seconds / float(world.params.dt)))
     origins = []
     for _ in range(steps // chunk):
-        state, outputs = ROLLOUT(world, state, inputs, steps=chunk)
+        state, outputs = rollout(world, state, inputs, steps=chunk)
         origins.append(np.stack([np.asarray(r.link_origins[-1, 0]) for r in outputs.reports]))
     return state, np.stack(origins), outputs
 
@@ -160,7 +163,7 @@ def test_a_gripper_lifts_a_cube_and_holds_it_without_slip():
     assert lift == pytest.approx(0.1, abs=2e-3) and height > 0.1  # lifted with the fingers
     fingers = []
     for _ in range(10):  # 5 s
-        state, _, outputs = run(world, state, grasp_inputs(table, 0.1, squeeze), 0.5)
+        state, _, outputs = run(world, state, grasp_inputs(table, 0.1, squeeze), 0.5, LONG_ROLLOUT)
         fingers.append(float(state.states[1].base_position[2] - state.states[0].joint_positions[0]))
     assert np.abs(np.asarray(fingers) - (height - lift)).max() < 1e-4  # the cube against the fingers: no slip
     assert bool(np.all(np.asarray(outputs.finite)))
@@ -168,10 +171,10 @@ def test_a_gripper_lifts_a_cube_and_holds_it_without_slip():
 
 def lifted(world: WorldModel, state, table: np.ndarray, squeeze, height: float = 0.1):
     """The grasp squeezed for 0.3 s, the lift raised to ``height`` in 5 mm steps of 0.1 s, and held 0.5 s."""
-    state = run(world, state, grasp_inputs(table, 0.0, squeeze), 0.3)[0]
+    state = run(world, state, grasp_inputs(table, 0.0, squeeze), 0.3, LONG_ROLLOUT)[0]
     for k in range(1, int(round(height / 0.005)) + 1):
-        state = run(world, state, grasp_inputs(table, 0.005 * k, squeeze), 0.1)[0]
-    return run(world, state, grasp_inputs(table, height, squeeze), 0.5)[0]
+        state = run(world, state, grasp_inputs(table, 0.005 * k, squeeze), 0.1, LONG_ROLLOUT)[0]
+    return run(world, state, grasp_inputs(table, height, squeeze), 0.5, LONG_ROLLOUT)[0]
 
 
 # example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
@@ -276,17 +279,17 @@ def test_the_panda_grasps_a_cube_lifts_it_and_holds_it_without_slip(figures):
     the second finger is where its mimic says, and the fingers carry the cube's weight."""
     dt = 0.002
     world, state, controls, q = panda_world(dt)
-    state = run(world, state, panda_inputs(world, controls, q["above"], q["grasp"], 0.0, 0.04), 0.6)[0]
-    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["grasp"], 0.0, FINGER_TARGET), 0.4)[0]
+    state = run(world, state, panda_inputs(world, controls, q["above"], q["grasp"], 0.0, 0.04), 0.6, LONG_ROLLOUT)[0]
+    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["grasp"], 0.0, FINGER_TARGET), 0.4, LONG_ROLLOUT)[0]
     at = float(state.steps) * dt
-    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["lift"], at, FINGER_TARGET, 1.0), 1.0)[0]
+    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["lift"], at, FINGER_TARGET, 1.0), 1.0, LONG_ROLLOUT)[0]
     holding = panda_inputs(world, controls, q["lift"], q["lift"], 0.0, FINGER_TARGET)
-    state = run(world, state, holding, 0.5)[0]
+    state = run(world, state, holding, 0.5, LONG_ROLLOUT)[0]
     lifted = float(state.states[2].base_position[2]) - CUBE_AT[2]
     held = cube_in_hand(world, state)
     slip = 0.0
     for _ in range(10):  # 5 s
-        state, _, outputs = run(world, state, holding, 0.5)
+        state, _, outputs = run(world, state, holding, 0.5, LONG_ROLLOUT)
         slip = max(slip, float(np.linalg.norm(cube_in_hand(world, state) - held)))
     last = jax.tree.map(lambda x: np.asarray(x[-1]), outputs.pairs)
     contacts, forces = last.contacts, last.forces
@@ -325,7 +328,7 @@ def test_gradients_through_a_slipping_grasp_equal_central_differences():
 
     The derivative with respect to the one squeeze is taken in forward mode (one JVP: its program
     compiles in a third of the reverse mode's time); reverse mode through the world rollout is
-    checked on the ramp below and on the object-object contact of ``test_world_contacts``."""
+    checked on the object-object contact of ``test_world_contacts``."""
     dt = 0.002
     world, start, table = grasp_world(dt)
     held = lifted(world, start, table, jnp.asarray(20.0), height=0.02)
@@ -338,14 +341,16 @@ def test_gradients_through_a_slipping_grasp_equal_central_differences():
     squeeze = jnp.asarray(0.6)  # below the 0.98 N per finger that friction 1 needs to hold 0.2 kg
     value, derivative = jax.jit(lambda s: jax.jvp(slipped, (s,), (jnp.ones_like(s),)))(squeeze)
     h = 1e-5  # the differences through the rollout the grasp compiled
-    numeric = (slipped(squeeze + h, ROLLOUT) - slipped(squeeze - h, ROLLOUT)) / (2 * h)
+    numeric = (slipped(squeeze + h, LONG_ROLLOUT) - slipped(squeeze - h, LONG_ROLLOUT)) / (2 * h)
     assert float(value) < before - 1e-3  # slipping down the fingers
     assert np.isfinite(float(derivative)) and float(derivative) > 0.0  # a firmer squeeze slips less
     assert float(derivative) == pytest.approx(float(numeric), rel=1e-4)
 
 
 def test_gradient_through_a_slide_down_the_ramp_equals_central_differences():
-    """How far the box slides down the ramp in 0.2 s with respect to its friction."""
+    """How far the box slides down the ramp in 0.2 s with respect to its friction, in forward mode
+    (one JVP, as for the slipping grasp above: its program compiles in a fraction of reverse
+    mode's time; reverse mode through the world rollout is checked in ``test_world_contacts``)."""
     ramp, state, downhill = ramp_world(0.002, 0.2)
 
     def slid(friction, rollout=world_rollout):
@@ -353,8 +358,9 @@ def test_gradient_through_a_slide_down_the_ramp_equals_central_differences():
         final = rollout(world, state, None, steps=CHUNK)[0]
         return jnp.dot(final.states[1].base_position, jnp.asarray(downhill))
 
-    value, gradient = jax.jit(jax.value_and_grad(slid))(jnp.asarray(0.2))
+    friction = jnp.asarray(0.2)
+    _, gradient = jax.jit(lambda f: jax.jvp(slid, (f,), (jnp.ones_like(f),)))(friction)
     # the differences through the rollout the ramp tests compiled
-    numeric = (slid(jnp.asarray(0.2 + 1e-6), ROLLOUT) - slid(jnp.asarray(0.2 - 1e-6), ROLLOUT)) / 2e-6
+    numeric = (slid(friction + 1e-6, ROLLOUT) - slid(friction - 1e-6, ROLLOUT)) / 2e-6
     assert np.isfinite(float(gradient)) and float(gradient) < 0.0
     assert float(gradient) == pytest.approx(float(numeric), rel=1e-4)
