@@ -1,13 +1,15 @@
 """How still a robot lies after an unperturbed limp drop, at each step size.
 
-    python -m benchmarks.resting [--model humanoid|icub|all] [--dts 0.001,0.005,0.01] [--seconds 12] [--after 5]
+    python -m benchmarks.resting [--model humanoid|icub|mujoco_humanoid|all] [--dts 0.001,0.005,0.01] [--seconds 12] [--after 5]
 
 The robot (joints at zero, zero torques) is dropped with its lowest collidable point 0.5 m above
 the ground, as in ``tests/simulation/test_sim_implicit.py``, and simulated for ``--seconds`` with
 the implicit step. Printed per step size: the fastest joint speed [rad/s] in each simulated second,
 and after ``--after`` seconds the fastest joint, its speed and the largest base speeds (linear
 [m/s], angular [rad/s]). Issue 33's target: every joint below 0.05 rad/s after 5 s at 10 ms.
-Float64 unless ``JAX_ENABLE_X64=0``.
+Float64 unless ``JAX_ENABLE_X64=0``. ``mujoco_humanoid`` is MuJoCo's own humanoid MJCF (the model of
+the MuJoCo C rows of :mod:`benchmarks.simulated_seconds`): only its feet touch the floor (its four
+contact pairs), so it does not lie on the ground but hangs below it by its feet.
 """
 
 from __future__ import annotations
@@ -51,18 +53,29 @@ def rest(path: str, dt: float, seconds: float):
     return str(joints.dtype), bool(finite.all()), joints, base, model.joint_names
 
 
+def paths(choice: str) -> dict[str, Path]:
+    """Name -> model file for ``choice`` (``all``: the humanoid and the iCub)."""
+    if choice == "mujoco_humanoid":
+        from benchmarks.peers import mjx_peer
+
+        return {choice: mjx_peer.MUJOCO_HUMANOID}
+    from benchmarks.models import model_paths
+
+    return model_paths(choice)
+
+
 def main() -> None:
-    from benchmarks.models import CHOICES, model_paths
+    from benchmarks.models import CHOICES
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="all", choices=CHOICES)
+    parser.add_argument("--model", default="all", choices=(*CHOICES, "mujoco_humanoid"))
     parser.add_argument("--dts", default="0.001,0.005,0.01", help="step sizes [s]")
     parser.add_argument("--seconds", type=float, default=12.0, help="simulated seconds")
     parser.add_argument("--after", type=float, default=5.0, help="the resting figures from this time on [s]")
     args = parser.parse_args()
     import numpy as np
 
-    for name, path in model_paths(args.model).items():
+    for name, path in paths(args.model).items():
         for dt in (float(x) for x in args.dts.split(",")):
             dtype, finite, joints, base, names = rest(str(path), dt, args.seconds)
             per_second = int(round(1.0 / dt))
