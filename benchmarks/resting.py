@@ -53,29 +53,20 @@ def rest(path: str, dt: float, seconds: float):
     return str(joints.dtype), bool(finite.all()), joints, base, model.joint_names
 
 
-def paths(choice: str) -> dict[str, Path]:
-    """Name -> model file for ``choice`` (``all``: the humanoid and the iCub)."""
-    if choice == "mujoco_humanoid":
-        from benchmarks.peers import mjx_peer
-
-        return {choice: mjx_peer.MUJOCO_HUMANOID}
-    from benchmarks.models import model_paths
-
-    return model_paths(choice)
-
-
 def main() -> None:
-    from benchmarks.models import CHOICES
+    from benchmarks.models import CHOICES, MUJOCO_HUMANOID, model_files
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="all", choices=(*CHOICES, "mujoco_humanoid"))
+    parser.add_argument("--model", default="all", choices=(*CHOICES, MUJOCO_HUMANOID))
     parser.add_argument("--dts", default="0.001,0.005,0.01", help="step sizes [s]")
     parser.add_argument("--seconds", type=float, default=12.0, help="simulated seconds")
     parser.add_argument("--after", type=float, default=5.0, help="the resting figures from this time on [s]")
     args = parser.parse_args()
+    if not 0.0 <= args.after < args.seconds:
+        parser.error(f"--after ({args.after:g} s) must lie within the run (--seconds {args.seconds:g})")
     import numpy as np
 
-    for name, path in paths(args.model).items():
+    for name, path in model_files(args.model).items():
         for dt in (float(x) for x in args.dts.split(",")):
             dtype, finite, joints, base, names = rest(str(path), dt, args.seconds)
             per_second = int(round(1.0 / dt))

@@ -1,6 +1,6 @@
 """Bytes and flops per world-step, from XLA's cost analysis of the compiled batched step.
 
-    python -m benchmarks.step_bytes [--model humanoid|icub|all] [--batches 1,1024] [--dt 0.01] [--repeats 20]
+    python -m benchmarks.step_bytes [--model humanoid|icub|mujoco_humanoid|all] [--batches 1,1024] [--dt 0.01] [--repeats 20]
 
 For each model: the default implicit step (float32 unless ``JAX_ENABLE_X64=1``) under ``jax.vmap``
 over ``B`` worlds lying on the ground after a limp drop (contacts active), the model and the
@@ -11,7 +11,8 @@ program's temporary buffers (``memory_analysis``), the state's size in bytes, by
 the state's size, and the measured time of one call of the same executable (median of
 ``--repeats``, after a warm-up call), with the rates it implies. XLA counts the body of a
 ``while`` loop once, whatever its trip count: the table gives the trip counts of the program's
-loops (on the CPU, XLA expands scatters into them).
+loops (on the CPU, XLA expands scatters into them). ``mujoco_humanoid`` is MuJoCo's own humanoid
+MJCF.
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ def figures(model: js.Model, params: js.SimulationParams, state: js.State, batch
 
 
 def main() -> None:
-    from benchmarks.models import CHOICES, model_paths
+    from benchmarks.models import CHOICES, MUJOCO_HUMANOID, model_files
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="all", choices=CHOICES)
+    parser.add_argument("--model", default="all", choices=(*CHOICES, MUJOCO_HUMANOID))
     parser.add_argument("--batches", default="1,1024")
     parser.add_argument("--dt", type=float, default=0.01, help="step size [s]")
     parser.add_argument("--repeats", type=int, default=20, help="timed calls per batch")
@@ -81,7 +82,7 @@ def main() -> None:
     print("| model | dtype | B | flops / world-step | bytes accessed / world-step | temporaries / world | state [B] | bytes / state "
           "| loops' trip counts | µs / world-step | GB/s | GFLOP/s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, path in model_paths(args.model).items():
+    for name, path in model_files(args.model).items():
         model = js.load_model(str(path))
         params = js.SimulationParams.build(model, dt=args.dt)
         state = lying_state(model, params)
