@@ -8,6 +8,7 @@ import icub_models
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 CHOICES = ("humanoid", "icub", "all")
+MUJOCO_HUMANOID = "mujoco_humanoid"
 
 
 def model_paths(choice: str = "all") -> dict[str, Path]:
@@ -17,3 +18,13 @@ def model_paths(choice: str = "all") -> dict[str, Path]:
         "icub": Path(icub_models.get_model_file("iCubGazeboV2_5")),
     }
     return paths if choice == "all" else {choice: paths[choice]}
+
+
+def model_files(choice: str = "all") -> dict[str, Path]:
+    """:func:`model_paths`, and for ``MUJOCO_HUMANOID`` MuJoCo's own humanoid MJCF (see
+    :data:`benchmarks.peers.mjx_peer.MUJOCO_HUMANOID`)."""
+    if choice == MUJOCO_HUMANOID:
+        from benchmarks.peers import mjx_peer
+
+        return {choice: mjx_peer.MUJOCO_HUMANOID}
+    return model_paths(choice)

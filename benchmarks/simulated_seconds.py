@@ -16,7 +16,10 @@ slower for the user. For each model and library:
    ``--repeats`` calls.
 
 Libraries, each in its own subprocess (jax's x64 switch is process-wide): jaxsim_like's implicit
-step (the default) and its explicit semi-implicit Euler, float32 as GPU batches use; MJX (float32,
+step (the default) and its explicit semi-implicit Euler, float32 as GPU batches use, and, on the
+humanoid row, the implicit step on MuJoCo's own humanoid MJCF (what the MJCF loader reads of it:
+joint damping, springs, armature, soft limits, its four foot-floor contact pairs) at the file's
+step, from the MuJoCo C row's initial states on that MJCF; MJX (float32,
 its only precision) on the same URDF (see :mod:`benchmarks.peers.mjx_peer`: Newton, one
 iteration) and, on the humanoid row, MuJoCo's own humanoid at its own options and 5 ms step;
 jaxsim (float64, its default) with its default soft contacts; MuJoCo C (float64, as it runs)
@@ -27,8 +30,8 @@ as diverged when MuJoCo resets it (its answer to a non-finite or huge accelerati
 the time back to 0) or its state is not finite.
 
 At the end, the ratio of every row's rate to MuJoCo C's on the same model at the same batch size
-(the ``... chunked`` rates of ``simulate_batch`` against the same B), and on the humanoid to
-MuJoCo C on its own humanoid.
+(the ``... chunked`` rates of ``simulate_batch`` against the same B; the rows on MuJoCo's humanoid
+against MuJoCo C on it), and on the humanoid to MuJoCo C on its own humanoid.
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 MUJOCO_C = "mujoco C rollout"
 MUJOCO_C_OWN = "mujoco C rollout (MuJoCo humanoid, own options)"
+OURS_ON_MJCF = "jaxsim_like implicit (MuJoCo humanoid MJCF)"
 LIBRARIES = (
-    "jaxsim_like implicit", "jaxsim_like explicit", "mjx", "mjx (MuJoCo humanoid, own options)", "jaxsim", MUJOCO_C, MUJOCO_C_OWN,
+    "jaxsim_like implicit", OURS_ON_MJCF, "jaxsim_like explicit", "mjx", "mjx (MuJoCo humanoid, own options)", "jaxsim", MUJOCO_C,
+    MUJOCO_C_OWN,
 )
 # The steps of one mujoco.rollout call in the divergence runs (its output holds every step).
 MUJOCO_C_SEGMENT = 250
@@ -75,11 +80,18 @@ def subject(library: str, path: str, dt: float):
         import jaxsim_like as js
         from jaxsim_like.simulation.step import contact_point_positions
 
-        integrator = "implicit_euler" if library.endswith("implicit") else "semi_implicit_euler"
-        model = js.load_model(path)
+        integrator = "semi_implicit_euler" if "explicit" in library else "implicit_euler"
+        if library == OURS_ON_MJCF:
+            # The MuJoCo C row's drops: the torso HEIGHT above its place in the file, the same offsets.
+            from benchmarks.peers import mjx_peer
+
+            model = js.load_model(str(mjx_peer.MUJOCO_HUMANOID))
+            base = np.array([0.0, 0.0, mujoco_humanoid_height() + HEIGHT])
+        else:
+            model = js.load_model(path)
+            upright = js.State.build(model, base_position=np.zeros(3))
+            base = np.array([0.0, 0.0, HEIGHT - float(jnp.min(contact_point_positions(model, upright)[:, 2]))])
         params = js.SimulationParams.build(model, dt=dt, integrator=integrator)
-        upright = js.State.build(model, base_position=np.zeros(3))
-        base = np.array([0.0, 0.0, HEIGHT - float(jnp.min(contact_point_positions(model, upright)[:, 2]))])
         dtype = model.link_mass.dtype
         build = jax.jit(jax.vmap(lambda q: js.State.build(model, base_position=base, joint_positions=q)))
 
@@ -122,6 +134,24 @@ def subject(library: str, path: str, dt: float):
     data = jaxsim_step_peer.build_data(probe, jnp.zeros(3), jnp.zeros(probe.dofs()))
     lowest = float(np.min(jaxsim_step_peer.point_positions(probe, data)[:, 2]))
     return jaxsim_step_peer.subject(path, dt, np.array([0.0, 0.0, HEIGHT - lowest]), offsets)[0]
+
+
+def mujoco_humanoid_height() -> float:
+    """The height [m] of MuJoCo's humanoid's torso in its file (its ``qpos0``)."""
+    import mujoco
+
+    from benchmarks.peers import mjx_peer
+
+    return float(mujoco.MjModel.from_xml_path(str(mjx_peer.MUJOCO_HUMANOID)).qpos0[2])
+
+
+def mujoco_humanoid_timestep() -> float:
+    """The step [s] of MuJoCo's humanoid's ``<option>``: its rows run at it only."""
+    import mujoco
+
+    from benchmarks.peers import mjx_peer
+
+    return float(mujoco.MjModel.from_xml_path(str(mjx_peer.MUJOCO_HUMANOID)).opt.timestep)
 
 
 def _scan(step, steps: int):
@@ -289,7 +319,7 @@ def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: lis
         for library in libraries:
             if "MuJoCo humanoid" in library and name != "humanoid":
                 continue
-            library_dts = [0.005] if "own options" in library else dts
+            library_dts = [mujoco_humanoid_timestep()] if "MuJoCo humanoid" in library else dts
             x64 = "1" if library == "jaxsim" else "0"
             command = [sys.executable, "-m", "benchmarks.simulated_seconds", "--library", library, "--path", str(path),
                        "--dts", ",".join(map(str, library_dts)), "--worlds", str(worlds), "--seconds", str(seconds),
@@ -316,21 +346,25 @@ def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: lis
 
 def ratio_lines(rows: list[dict]) -> list[str]:
     """A markdown table: every row's simulated seconds per wall second, and its ratio to MuJoCo C's
-    rate at the same batch size on the same model (and, on the humanoid, on MuJoCo's own humanoid)."""
+    rate at the same batch size on the same model (the rows on MuJoCo's humanoid MJCF against
+    MuJoCo C on it, the others against MuJoCo C on the URDF) and, on the humanoid, on MuJoCo's own
+    humanoid."""
     lines = []
     for model in dict.fromkeys(row["model"] for row in rows):
         own = {row["library"]: row for row in rows if row["model"] == model}
-        references = [(label, own[name]["rates"]) for label, name in (("same model", MUJOCO_C), ("own humanoid", MUJOCO_C_OWN))
-                      if name in own and own[name]["rates"]]
-        if not references:
+        rates = {name: own[name]["rates"] for name in (MUJOCO_C, MUJOCO_C_OWN) if name in own and own[name]["rates"]}
+        columns = [label for label, name in (("same model", MUJOCO_C), ("own humanoid", MUJOCO_C_OWN)) if name in rates]
+        if not columns:
             continue
-        lines += ["", f"[{model}] simulated s per wall s, and x MuJoCo C ({', '.join(label for label, _ in references)}):", "",
-                  "| library | dtype | dt [s] | B | simulated s / wall s | " + " | ".join(f"x MuJoCo C, {label}" for label, _ in references) + " |",
-                  "|---|---|---|---|---|" + "---|" * len(references)]
+        lines += ["", f"[{model}] simulated s per wall s, and x MuJoCo C ({', '.join(columns)}):", "",
+                  "| library | dtype | dt [s] | B | simulated s / wall s | " + " | ".join(f"x MuJoCo C, {label}" for label in columns) + " |",
+                  "|---|---|---|---|---|" + "---|" * len(columns)]
         for library, row in own.items():
+            same = rates.get(MUJOCO_C_OWN if "MuJoCo humanoid" in library else MUJOCO_C, {})
+            references = [same if label == "same model" else rates[MUJOCO_C_OWN] for label in columns]
             for batch, rate in row["rates"].items():
                 size = batch.split()[0]
-                ratios = [f"{rate / rates[size]:.2f}" if size in rates else "" for _, rates in references]
+                ratios = [f"{rate / reference[size]:.2f}" if size in reference else "" for reference in references]
                 lines.append(f"| {library}{' (simulate_batch)' if batch.endswith('chunked') else ''} | {row['dtype']} | "
                              f"{row['largest_dt']:g} | {size} | {rate:,.1f} | " + " | ".join(ratios) + " |")
     return lines
