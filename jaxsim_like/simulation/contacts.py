@@ -85,14 +85,16 @@ class ContactParams:
         linear_stiffness = (1 + p) * stiffness * max_penetration**p
         linear_damping = min(2 * damping_ratio * (linear_stiffness * mass / points_in_contact) ** 0.5, max_linear_damping)
         return ContactParams.build(
-            stiffness, linear_damping / max_penetration**q, friction, p, q, float(overdamped_weight(damping_ratio))
+            stiffness, linear_damping / max_penetration**q, friction, p, q, overdamped_weight(float(damping_ratio))
         )
 
 
 def overdamped_weight(damping_ratio: Any) -> Any:
-    """The :attr:`ContactParams.overdamped` of a law of ``damping_ratio``: 0 up to critical damping,
-    1 from twice critical, linear between."""
-    return jnp.clip(jnp.asarray(damping_ratio) - 1.0, 0.0, 1.0)
+    """The :attr:`ContactParams.overdamped` of a law of ``damping_ratio`` (a number, or an array):
+    0 up to critical damping, 1 from twice critical, linear between."""
+    if isinstance(damping_ratio, (int, float)):  # a number stays one: no eager jax program to compile
+        return min(max(float(damping_ratio) - 1.0, 0.0), 1.0)
+    return jnp.clip(damping_ratio - 1.0, 0.0, 1.0)
 
 
 def shared_law(params: ContactParams, depth: jax.Array, touching: jax.Array, link_depth: jax.Array) -> ContactParams:

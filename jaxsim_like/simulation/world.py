@@ -451,9 +451,9 @@ def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array) -> ContactP
 
     The load-aware laws of the implicit world step: a model's terrain law is sized for its mass
     plus the load with which the links of other models pressed on its links along gravity in the
-    last step (``WorldState.pair_load`` over ``|g|``), a contact
-    between links for the larger load of its two links (the lower of two stacked boxes carries
-    what rests on it). A body that carries others rests at ``max_penetration``, damped for the
+    last step (``WorldState.pair_load`` over ``|g|``), a contact between links for the lighter of
+    its two sides, each a link's mass with the load on it (between two stacked boxes, what rests
+    on the lower one; a box on a table, the box alone). A body that carries others rests at ``max_penetration``, damped for the
     mass it carries; one that nothing presses on keeps its law (a robot alone on the ground
     steps as in :func:`.step.step`)."""
     valid = jnp.isfinite(mass) & (mass > 0)
@@ -536,9 +536,13 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
     if pair_load is not None:
+        # What a contact carries: the lighter of its two sides, each a link's mass (infinite when
+        # welded to the world) with the load pressed on it (a box on a table carries itself, not
+        # what else stands on the table).
         gravity = jnp.linalg.norm(world.params.gravity).astype(mass.dtype)
-        carried = jnp.maximum(pair_load[contacts.link_a], pair_load[contacts.link_b]) / jnp.where(gravity > 0, gravity, 1.0)
-        law = _loaded(law, mass, carried)
+        weight = world.inverse_weight.astype(mass.dtype)
+        side = jnp.where(weight > 0, 1 / jnp.where(weight > 0, weight, 1.0), jnp.inf) + pair_load / jnp.where(gravity > 0, gravity, 1.0)
+        law = _loaded(law, mass, jnp.minimum(side[contacts.link_a], side[contacts.link_b]))
     contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]
