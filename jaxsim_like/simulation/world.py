@@ -473,8 +473,7 @@ def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravi
     other = jnp.asarray(model)[contacts.link_a] != jnp.asarray(model)[contacts.link_b]
     norm = jnp.linalg.norm(gravity)
     along = jnp.where(contacts.active & other, forces @ (gravity / jnp.where(norm > 0, norm, 1.0)), 0.0)
-    return (jax.ops.segment_sum(jnp.maximum(along, 0.0), contacts.link_a, table.links)
-            + jax.ops.segment_sum(jnp.maximum(-along, 0.0), contacts.link_b, table.links))
+    return _link_sums(jnp.concatenate([jnp.maximum(along, 0.0), jnp.maximum(-along, 0.0)]), contacts, table.links)
 
 
 def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, gravity: jax.Array) -> ModelParams:
