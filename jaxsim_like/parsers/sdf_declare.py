@@ -29,8 +29,7 @@ from .sdf_values import (
 from .uri import resolve_uri
 from .xml import error_at, load_xml
 
-SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "ball", "universal")
-UNSUPPORTED_JOINTS = ("screw", "gearbox", "revolute2")
+SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "ball", "universal", "revolute2", "screw", "gearbox")
 
 _MAX_INCLUDE_DEPTH = 32
 
@@ -244,13 +243,8 @@ class Declarations:
         joint_type = (item.get("type") or "").strip()
         if not joint_type:
             raise error_at(item, file, "missing joint type")
-        if joint_type in UNSUPPORTED_JOINTS:
-            supported = ", ".join(SUPPORTED_JOINTS)
-            raise error_at(
-                item, file, f"joint '{node.name}' has type '{joint_type}', which is not supported ({supported})"
-            )
         if joint_type not in SUPPORTED_JOINTS:
-            raise error_at(item, file, f"unknown joint type '{joint_type}'")
+            raise error_at(item, file, f"unknown joint type '{joint_type}' ({', '.join(SUPPORTED_JOINTS)})")
         references = {}
         for role in ("parent", "child"):
             name = child_text(item, role, file)
