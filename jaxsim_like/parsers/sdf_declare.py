@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from .sdf_elements import warn_ignored
 from .sdf_frames import MODEL_FRAME, WORLD, FrameGraph, Node, Ref, Scope, Target
 from .sdf_values import (
     NEWEST_VERSION,
@@ -271,6 +272,7 @@ class Declarations:
             raise error_at(item, file, f"includes nested deeper than {_MAX_INCLUDE_DEPTH}")
         included = load_xml(path)
         root = included.root
+        warn_ignored(root, path)
         if root.tag == "sdf":
             version = parse_version(root, path)
             model = root.find("model")

@@ -271,13 +271,14 @@ class _ModelBuilder:
         parent_link = graph.attached_link(graph.lookup(declaration.parent))
         child_link = graph.attached_link(graph.lookup(declaration.child))
         ratio = child_number(node.element, "gearbox_ratio", 1.0, file)
-        by_child = {joint.child: joint for joint in joints}
         signs, gears = [], []
         for link, tag in ((parent_link, "axis"), (child_link, "axis2")):
             link_name = self.name(link)
-            joint = by_child.get(link_name)
-            if joint is None or joint.parent != reference or joint.type not in _GEAR_JOINTS:
-                how = "is the root" if joint is None else f"hangs from '{joint.parent}' by the {joint.type} joint '{joint.name}'"
+            hanging = [joint for joint in joints if joint.child == link_name]
+            joint = next((j for j in hanging if j.parent == reference and j.type in _GEAR_JOINTS), None)
+            if joint is None:
+                ways = " and ".join(f"from '{j.parent}' by the {j.type} joint '{j.name}'" for j in hanging)
+                how = f"hangs {ways}" if hanging else "is the root"
                 raise node.error(
                     f"gearbox joint '{name}': link '{link_name}' {how}; a gearbox needs both of its links to hang "
                     f"from its reference body '{reference}' by revolute joints"

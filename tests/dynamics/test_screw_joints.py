@@ -204,3 +204,15 @@ def test_a_screw_advances_by_its_pitch():
     W_axis = poses[0, nut, :3, :3] @ np.asarray(model.joint_axis[nut])
     assert np.allclose(poses[1, nut, :3, :3], poses[0, nut, :3, :3], atol=1e-12)
     assert np.allclose(poses[1, nut, :3, 3] - poses[0, nut, :3, 3], 0.05 * W_axis, atol=1e-12)
+
+
+def test_reduce_locks_a_screw_at_its_turned_and_advanced_pose():
+    """Locking both screws of the chain (turned and advanced by their pitches) leaves the hinge
+    and the bolt, now a frame of the arm, where the full model has them."""
+    model = js.load_model(ASSETS / "screw_chain.sdf")
+    reduced = D.reduce(model, ["hinge"], {"lead": 1.3, "bolt_screw": -0.7})
+    full = D.forward_kinematics(model, js.State.build(model, joint_positions=jnp.array([1.3, 0.4, -0.7])))
+    W_H_L = D.forward_kinematics(reduced, js.State.build(reduced, joint_positions=jnp.array([0.4])))
+    W_H_F = D.frame_poses(reduced, W_H_L)
+    assert_close(W_H_L[reduced.link_index("arm")], full[model.link_index("arm")], "screw: reduced link pose")
+    assert_close(W_H_F[reduced.frame_index("bolt")], full[model.link_index("bolt")], "screw: reduced frame pose")
