@@ -216,3 +216,24 @@ def test_reduce_locks_a_screw_at_its_turned_and_advanced_pose():
     W_H_F = D.frame_poses(reduced, W_H_L)
     assert_close(W_H_L[reduced.link_index("arm")], full[model.link_index("arm")], "screw: reduced link pose")
     assert_close(W_H_F[reduced.frame_index("bolt")], full[model.link_index("bolt")], "screw: reduced frame pose")
+
+
+def test_the_gradient_with_respect_to_the_pitches_equals_central_differences():
+    """``d/d pitch`` of a weighted sum of the forward dynamics' accelerations on the fixed chain."""
+    model = js.load_model(ASSETS / "screw_chain.sdf")
+    rng = np.random.default_rng(9)
+    state = js.State.build(model, joint_positions=rng.uniform(-2, 2, 3), joint_velocities=rng.normal(size=3))
+    tau, weights = jnp.asarray(rng.normal(size=3)), jnp.asarray(rng.normal(size=3))
+
+    @jax.jit
+    def objective(pitch: jax.Array) -> jax.Array:
+        _, qdd = D.forward_dynamics(model.replace(joint_pitch=pitch), state, joint_torques=tau)
+        return jnp.dot(weights, qdd)
+
+    pitch = np.asarray(model.joint_pitch)
+    gradient = np.asarray(jax.grad(objective)(jnp.asarray(pitch)))
+    eps = 1e-6
+    screws = [model.link_index("nut"), model.link_index("bolt")]
+    expected = [(objective(jnp.asarray(pitch).at[i].add(eps)) - objective(jnp.asarray(pitch).at[i].add(-eps))) / (2 * eps) for i in screws]
+    assert np.abs(gradient[screws]).min() > 1e-3
+    assert_close(gradient[screws], np.asarray(expected), "screw: gradient of ABA w.r.t. the pitch vs central differences", tolerance=1e-7)
