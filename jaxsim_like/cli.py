@@ -62,7 +62,7 @@ def _model_source(name_or_path: str) -> str:
 def _tree_lines(model) -> list[str]:
     from .dynamics.model import JointKind
 
-    kinds = {JointKind.REVOLUTE: "revolute", JointKind.PRISMATIC: "prismatic", JointKind.BALL_ROTATION: "ball"}
+    kinds = {JointKind.REVOLUTE: "revolute", JointKind.PRISMATIC: "prismatic", JointKind.BALL_ROTATION: "ball", JointKind.SCREW: "screw"}
     children: dict[int, list[int]] = {}
     for link, parent in enumerate(model.parent):
         children.setdefault(parent, []).append(link)

@@ -78,7 +78,8 @@ class Joint(Handle):
         return self._scoped() if scoped else self._name
 
     def type(self) -> JointType:
-        """``revolute`` (also for continuous joints), ``prismatic`` or ``ball``."""
+        """``revolute`` (also for continuous and screw joints: ScenarIO has no screw type; a
+        screw joint's position is its angle), ``prismatic`` or ``ball``."""
         if self._is_ball():
             return JointType.ball
         kind = self._entry.model.joint_type[self._entry.model.joint_link[self._index]]

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..parsers.description import ModelDescription, SourceLocation
 from ..parsers.errors import ModelLoadError, warn
-from .tree import BALL, FIXED, REVOLUTE, RigidTree
+from .tree import BALL, FIXED, REVOLUTE, SCREW, RigidTree
 
 REGULARISATION = 1e-4
 _RELATIVE_TOLERANCE = 1e-6
@@ -196,9 +196,10 @@ def _joint_space_inertia(tree: RigidTree, moving: np.ndarray, mass, com, inertia
     W_c = np.einsum("nij,nj->ni", R, com) + W_H[:, :3, 3]
     axes = np.einsum("nij,nj->ni", R[joints], tree.axis[joints])
     points = np.einsum("nij,nj->ni", R[joints], tree.axis_point[joints]) + W_H[joints, :3, 3]
-    revolute = np.array([tree.joint_kind[b] in (REVOLUTE, BALL) for b in joints])
+    revolute = np.array([tree.joint_kind[b] in (REVOLUTE, BALL, SCREW) for b in joints])
     moves = subtree[joints].T  # (N, n): joint k moves body i
-    linear = np.where(revolute[None, :, None], np.cross(axes[None], W_c[:, None] - points[None]), axes[None])
+    advance = tree.pitch[joints][:, None] * axes  # a screw's translation per radian
+    linear = np.where(revolute[None, :, None], np.cross(axes[None], W_c[:, None] - points[None]) + advance[None], axes[None])
     J_v = np.where(moves[..., None], linear, 0.0)  # (N, n, 3)
     J_w = np.where((moves & revolute[None])[..., None], axes[None], 0.0)
     W_I = R @ inertia @ np.swapaxes(R, 1, 2)

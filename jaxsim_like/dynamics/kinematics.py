@@ -47,14 +47,16 @@ def joint_transforms(model: Model, joint_positions: jax.Array) -> jax.Array:
 
     ``P_H_C(q) = P_H_C0 @ (I + G(q))`` with ``G(q) = [R(q) - I, (I - R(q)) p; 0, 0]`` for a
     revolute joint (Rodrigues: ``R(q) - I = sin(q) K + (1 - cos(q)) K^2``, ``K`` the cross-product
-    matrix of the axis, ``p`` a point on it) and ``[0, q a; 0, 0]`` for a prismatic one along ``a``.
+    matrix of the axis, ``p`` a point on it) and ``[0, q a; 0, 0]`` for a prismatic one along ``a``;
+    a screw joint of pitch ``h`` is a revolute one with ``q h a`` added to the translation.
     Everything is elementwise (``K^2 = a a^T - |a|^2 I``), so XLA computes all links in one kernel.
     A ball joint's first link turns by its quaternion's ``R`` about the anchor ``p``: ``G = [R - I,
     (I - R) p; 0, 0]``; its other two links stay where their zero pose puts them (identity).
     """
     q = to_link_order(model, configuration.scalar_positions(model, joint_positions))[:, None]
-    revolute = jnp.asarray(np.asarray(model.joint_type) == JointKind.REVOLUTE)[:, None]
-    prismatic = jnp.asarray(np.asarray(model.joint_type) == JointKind.PRISMATIC)[:, None]
+    kinds = np.asarray(model.joint_type)
+    revolute = jnp.asarray(np.isin(kinds, (JointKind.REVOLUTE, JointKind.SCREW)))[:, None]
+    prismatic = jnp.asarray(kinds == JointKind.PRISMATIC)[:, None]
     a, point = model.joint_axis, model.joint_axis_point
     K = spatial.skew(a)
     K2 = a[:, :, None] * a[:, None, :] - spatial.dot(a, a)[:, None, None] * jnp.eye(3, dtype=a.dtype)
@@ -62,6 +64,9 @@ def joint_transforms(model: Model, joint_positions: jax.Array) -> jax.Array:
     sine, one_minus_cosine = jnp.where(revolute, jnp.sin(q), 0.0), jnp.where(revolute, 1 - jnp.cos(q), 0.0)
     rotation = sine[:, :, None] * K + one_minus_cosine[:, :, None] * K2
     translation = jnp.where(prismatic, q * a, 0.0) - sine * Kp - one_minus_cosine * jnp.cross(a, Kp)
+    screw = kinds == JointKind.SCREW
+    if screw.any():
+        translation = translation + jnp.where(jnp.asarray(screw)[:, None], q * model.joint_pitch[:, None] * a, 0.0)
     G = jnp.concatenate([rotation, translation[:, :, None]], axis=-1)
     if model.ball_dofs:
         G = G.at[_ball_links(model)].set(_ball_motions(model, joint_positions))
@@ -101,19 +106,23 @@ def frame_poses(model: Model, W_H_L: jax.Array) -> jax.Array:
     return W_H_L[np.asarray(model.frame_link, dtype=int)] @ model.frame_transform
 
 
-def _motion_subspaces(W_H: jax.Array, axis: jax.Array, point: jax.Array, joint_type: np.ndarray) -> jax.Array:
-    """World motion subspaces ``(..., 6)`` of joints with the given axes and points in the moved
-    frames ``W_H (..., 4, 4)`` and static :class:`.model.JointKind` codes ``joint_type (...)``."""
+def _motion_subspaces(W_H: jax.Array, axis: jax.Array, point: jax.Array, pitch: jax.Array, joint_type: np.ndarray) -> jax.Array:
+    """World motion subspaces ``(..., 6)`` of joints with the given axes, points and pitches
+    ``(...)`` [m/rad] in the moved frames ``W_H (..., 4, 4)`` and static :class:`.model.JointKind`
+    codes ``joint_type (...)``."""
     R, o = W_H[..., :3, :3], W_H[..., :3, 3]
     W_axis = spatial.rotate(R, axis)
     kinds = np.asarray(joint_type)
-    revolute = np.isin(kinds, (JointKind.REVOLUTE, JointKind.BALL_ROTATION))[..., None]
+    revolute = np.isin(kinds, (JointKind.REVOLUTE, JointKind.BALL_ROTATION, JointKind.SCREW))[..., None]
     prismatic = (kinds == JointKind.PRISMATIC)[..., None]
+    screw = (kinds == JointKind.SCREW)[..., None]
     linear = jnp.zeros_like(W_axis)
     if revolute.any():
         linear = jnp.where(revolute, jnp.cross(spatial.rotate(R, point) + o, W_axis), linear)
     if prismatic.any():
         linear = jnp.where(prismatic, W_axis, linear)
+    if screw.any():
+        linear = linear + jnp.where(screw, pitch[..., None] * W_axis, 0.0)
     return jnp.concatenate([linear, jnp.where(revolute, W_axis, 0.0)], axis=-1)
 
 
@@ -125,7 +134,7 @@ def _world_inertias(mass: jax.Array, com: jax.Array, inertia: jax.Array, W_H: ja
 
 def world_motion_subspaces(model: Model, W_H_L: jax.Array) -> jax.Array:
     """``W_S (N, 6)``: the world-frame motion of each link per unit velocity of its joint (root: 0)."""
-    return _motion_subspaces(W_H_L, model.joint_axis, model.joint_axis_point, np.asarray(model.joint_type))
+    return _motion_subspaces(W_H_L, model.joint_axis, model.joint_axis_point, model.joint_pitch, np.asarray(model.joint_type))
 
 
 def world_inertias(model: Model, W_H_L: jax.Array) -> jax.Array:

@@ -5,6 +5,10 @@ Links are numbered by depth, so level ``l`` of the tree is the slice ``levels[l]
 joints are serialised in ``joint_names`` order (the description's, or the user's after
 :func:`reduce`), and ``joint_link[k]`` is the link moved by joint ``k``.
 
+A screw joint turns its link about its axis by its position ``q`` [rad] and moves it ``pitch * q``
+along it: one degree of freedom, whose motion subspace is ``[p x a + pitch a; a]`` (``[linear; angular]``)
+in the link frame, Pinocchio's helical joint.
+
 A ball joint ``b`` is three degrees of freedom ``b:x, b:y, b:z`` (rotations about the child
 frame's axes, consecutive in the joint order; see :func:`.tree.expand_ball_joints`) whose
 position is one quaternion: joint positions ``(nq,)`` hold it inline (wxyz, as MuJoCo), joint
@@ -33,21 +37,29 @@ from .loops import NO_MOCAP, WORLD, LoopClosures
 from .fluid import FluidDrag, build_fluid
 from .soft_limits import SoftLimits, build_soft_limits
 from .tendons import Tendons, build_tendons
-from .tree import BALL, PRISMATIC, REVOLUTE, RigidTree
+from .tree import BALL, PRISMATIC, REVOLUTE, SCREW, RigidTree
 
 
 
 class JointKind(enum.IntEnum):
-    """The kind of each link's joint, ``Model.joint_type`` (static): the root has none, and a
-    ball joint is three rotations (:func:`.tree.expand_ball_joints`)."""
+    """The kind of each link's joint, ``Model.joint_type`` (static): the root has none, a
+    ball joint is three rotations (:func:`.tree.expand_ball_joints`) and a screw joint turns
+    and slides along its axis by ``Model.joint_pitch``."""
 
     ROOT = 0
     REVOLUTE = 1
     PRISMATIC = 2
     BALL_ROTATION = 3
+    SCREW = 4
 
 
-JOINT_KINDS = {tree_module.ROOT: JointKind.ROOT, REVOLUTE: JointKind.REVOLUTE, PRISMATIC: JointKind.PRISMATIC, BALL: JointKind.BALL_ROTATION}
+JOINT_KINDS = {
+    tree_module.ROOT: JointKind.ROOT,
+    REVOLUTE: JointKind.REVOLUTE,
+    PRISMATIC: JointKind.PRISMATIC,
+    BALL: JointKind.BALL_ROTATION,
+    SCREW: JointKind.SCREW,
+}
 """The :class:`JointKind` of each kind of :class:`.tree.RigidTree` joint."""
 
 _STATIC_FIELDS = (
@@ -99,6 +111,8 @@ class Model:
       about the COM in the link axes;
     - ``joint_transform (N, 4, 4)``: ``P_H_C`` of each link in its parent at zero position;
       ``joint_axis (N, 3)`` and ``joint_axis_point (N, 3)`` in the link frame;
+      ``joint_pitch (N,)`` [m/rad]: a screw joint's advance along its axis per radian (0 for
+      the other kinds);
     - ``position_limit_lower/upper``, ``effort_limit``, ``velocity_limit``, ``joint_damping``,
       ``joint_friction``: ``(n,)``;
     - ``joint_armature (n,)`` [kg m^2 or kg]: rotor inertias (MJCF ``armature``; zero from URDF and
@@ -146,6 +160,7 @@ class Model:
     joint_transform: jax.Array
     joint_axis: jax.Array
     joint_axis_point: jax.Array
+    joint_pitch: jax.Array
     position_limit_lower: jax.Array
     position_limit_upper: jax.Array
     effort_limit: jax.Array
@@ -341,6 +356,7 @@ def model_from_tree(
         joint_transform=jnp.asarray(tree.P_H_C, dtype=dtype),
         joint_axis=jnp.asarray(tree.axis, dtype=dtype),
         joint_axis_point=jnp.asarray(tree.axis_point, dtype=dtype),
+        joint_pitch=jnp.asarray(tree.pitch, dtype=dtype),
         position_limit_lower=per_joint(tree.lower),
         position_limit_upper=per_joint(tree.upper),
         effort_limit=per_joint(tree.effort),
@@ -576,7 +592,7 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
     leaders folded in (see :func:`_mimics`): needs concrete (not traced) values."""
     try:
         values = {f: np.asarray(getattr(model, f)) for f in ("link_mass", "link_com", "link_inertia", "joint_transform",
-                                                            "joint_axis", "joint_axis_point", "frame_transform",
+                                                            "joint_axis", "joint_axis_point", "joint_pitch", "frame_transform",
                                                             "collidable_points", "point_radius", "shape_transform", "shape_size")}
     except jax.errors.TracerArrayConversionError:
         raise ValueError("reduce() needs a concrete model, not one traced inside jit/vmap/grad") from None
@@ -588,7 +604,8 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
         out[list(model.joint_link)] = np.asarray(values_of_joints)
         return out
 
-    kinds = [tree_module.ROOT] + [REVOLUTE if model.joint_type[i] == JointKind.REVOLUTE else PRISMATIC for i in range(1, size)]
+    tree_kinds = {kind: name for name, kind in JOINT_KINDS.items()}
+    kinds = [tree_kinds[model.joint_type[i]] for i in range(size)]
     names: list[str | None] = [None] + [model.joint_names[topo.link_joint[i]] for i in range(1, size)]
     continuous = [False] * size
     for k, link in enumerate(model.joint_link):
@@ -610,6 +627,7 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
         P_H_C=values["joint_transform"],
         axis=values["joint_axis"],
         axis_point=values["joint_axis_point"],
+        pitch=values["joint_pitch"],
         mass=values["link_mass"],
         com=values["link_com"],
         inertia=values["link_inertia"],

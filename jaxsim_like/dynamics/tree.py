@@ -22,7 +22,7 @@ from ..parsers.description import LinkDescription, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
 from ..parsers.shapes import SweptPoints
 
-ROOT, REVOLUTE, PRISMATIC, FIXED, BALL = "root", "revolute", "prismatic", "fixed", "ball"
+ROOT, REVOLUTE, PRISMATIC, FIXED, BALL, SCREW = "root", "revolute", "prismatic", "fixed", "ball", "screw"
 BALL_AXES = ("x", "y", "z")
 """The three degrees of freedom of a ball joint: rotations about the child frame's axes."""
 SPHERE, BOX, CAPSULE, CYLINDER = "sphere", "box", "capsule", "cylinder"
@@ -34,13 +34,14 @@ def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
 
 
-def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float) -> np.ndarray:
-    """``C0_H_C (4, 4)``: the child frame moved by the joint at ``position``, in its zero pose."""
+def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float, pitch: float = 0.0) -> np.ndarray:
+    """``C0_H_C (4, 4)``: the child frame moved by the joint at ``position``, in its zero pose
+    (a screw joint of ``pitch`` [m/rad] also moves ``pitch * position`` along its axis)."""
     H = np.eye(4)
-    if kind == REVOLUTE:
+    if kind in (REVOLUTE, SCREW):
         R = rotation_about(axis, position)
         H[:3, :3] = R
-        H[:3, 3] = (np.eye(3) - R) @ point
+        H[:3, 3] = (np.eye(3) - R) @ point + pitch * position * axis
     elif kind == PRISMATIC:
         H[:3, 3] = axis * position
     return H
@@ -88,6 +89,7 @@ class RigidTree:
     the joint that connects it to its parent (unused for the root).
 
     ``P_H_C (N, 4, 4)``: child link frame in the parent link frame at zero position.
+    ``pitch (N,)`` [m/rad]: a screw joint's advance along its axis per radian (0 for other kinds).
     ``com (N, 3)``: COM in the link frame; ``inertia (N, 3, 3)``: about the COM, link axes.
     ``points``: centres of the collidable (swept) points ``(P_i, 3)`` per link, in the link frame,
     of radii ``radii (P_i,)`` [m]; ``point_source``: the description link of each of them
@@ -105,6 +107,7 @@ class RigidTree:
     P_H_C: np.ndarray
     axis: np.ndarray
     axis_point: np.ndarray
+    pitch: np.ndarray
     mass: np.ndarray
     com: np.ndarray
     inertia: np.ndarray
@@ -182,6 +185,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         P_H_C=np.tile(np.eye(4), (size, 1, 1)),
         axis=np.tile([1.0, 0.0, 0.0], (size, 1)),
         axis_point=np.zeros((size, 3)),
+        pitch=np.zeros(size),
         mass=np.zeros(size),
         com=np.zeros((size, 3)),
         inertia=np.zeros((size, 3, 3)),
@@ -227,6 +231,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         tree.P_H_C[i] = joint.P_H_C
         tree.axis[i] = np.asarray(joint.axis, dtype=float) / np.linalg.norm(joint.axis)
         tree.axis_point[i] = joint.axis_point
+        tree.pitch[i] = joint.pitch
         if joint.type != "continuous":
             tree.lower[i], tree.upper[i] = joint.limits.lower, joint.limits.upper
         tree.effort[i], tree.velocity[i] = joint.limits.effort, joint.limits.velocity
@@ -380,7 +385,7 @@ def lock_joints(tree: RigidTree, positions: dict[str, float]) -> RigidTree:
     tree = dataclasses.replace(tree, joint_kind=list(tree.joint_kind), P_H_C=tree.P_H_C.copy())
     for i, name in enumerate(tree.joint_names):
         if name in positions:
-            motion = joint_motion(tree.joint_kind[i], tree.axis[i], tree.axis_point[i], positions[name])
+            motion = joint_motion(tree.joint_kind[i], tree.axis[i], tree.axis_point[i], positions[name], tree.pitch[i])
             tree.P_H_C[i] = tree.P_H_C[i] @ motion
             tree.joint_kind[i] = FIXED
     return tree

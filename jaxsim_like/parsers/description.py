@@ -8,6 +8,8 @@ Conventions used by every field below:
   position. The joint moves the child about (revolute) or along (prismatic) ``axis``, a
   unit vector expressed in the child link frame, through ``axis_point`` (a point of the
   axis in the child link frame; zero for URDF, where the joint frame is the child frame).
+  A screw joint turns the child about ``axis`` by its position ``q`` [rad] and moves it
+  ``pitch * q`` along it.
 - Inertias are rotational inertias about the centre of mass, expressed in the inertial
   frame ``L_H_I`` (pose of the inertial frame in the link frame), kg m^2.
 """
@@ -263,7 +265,7 @@ class SoftLimit:
     inverse_weight: float = 0.0
 
 
-JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball")
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "ball", "screw")
 
 
 @dataclass
@@ -277,6 +279,8 @@ class JointDescription:
     ``cone``: a ball joint's cone limit (None: unlimited; its ``limits`` are infinite).
     ``soft_limit``: a revolute or prismatic joint's range held as MuJoCo's soft limit (MJCF;
     None: the simulation's spring-damper limit, see :func:`jaxsim_like.simulation.joint_effects`).
+    ``pitch`` [m/rad]: a screw joint's advance along ``axis`` per radian turned about it (positive:
+    a right-handed thread); zero for every other type.
     """
 
     name: str
@@ -296,6 +300,7 @@ class JointDescription:
     spring_reference: float = 0.0
     cone: BallCone | None = None
     soft_limit: SoftLimit | None = None
+    pitch: float = 0.0
 
 
 @dataclass

@@ -10,7 +10,8 @@ joint axes in their ``expressed_in`` frame (1.7+), or in the joint frame unless
 ``use_parent_model_frame`` (1.5-1.6; always the model frame in 1.4). See
 :mod:`.sdf_describe` for how the joints, the root and the defaults map to the description.
 Visuals keep their shape and ``<material><diffuse>`` colour (scripts and textures are ignored);
-sensors, lights, plugins and surface properties are ignored.
+sensors, lights and surface properties are ignored; plugins and elements that SDFormat does not
+define are ignored with a warning (:mod:`.sdf_elements`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 from .description import ModelDescription, PhysicsDescription, WorldDescription
 from .sdf_declare import Declarations, Document
 from .sdf_describe import describe_model
+from .sdf_elements import warn_ignored
 from .sdf_frames import Node
 from .sdf_values import NEWEST_VERSION, child, child_number, child_vector, parse_version
 from .validate import validate_description
@@ -34,6 +36,7 @@ def _open(source: str | os.PathLike) -> tuple[XmlSource, Document, list]:
     """The document, its :class:`Document` and the elements under ``<sdf>``."""
     xml = load_xml(source)
     root = xml.root
+    warn_ignored(root, xml.file)
     if root.tag == "sdf":
         return xml, Document(xml.file, xml.directory, parse_version(root, xml.file)), list(root)
     if root.tag in ("model", "world"):

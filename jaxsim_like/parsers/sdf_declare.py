@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from .sdf_elements import warn_ignored
 from .sdf_frames import MODEL_FRAME, WORLD, FrameGraph, Node, Ref, Scope, Target
 from .sdf_values import (
     NEWEST_VERSION,
@@ -29,8 +30,7 @@ from .sdf_values import (
 from .uri import resolve_uri
 from .xml import error_at, load_xml
 
-SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "ball", "universal")
-UNSUPPORTED_JOINTS = ("screw", "gearbox", "revolute2")
+SUPPORTED_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "ball", "universal", "revolute2", "screw", "gearbox")
 
 _MAX_INCLUDE_DEPTH = 32
 
@@ -244,13 +244,8 @@ class Declarations:
         joint_type = (item.get("type") or "").strip()
         if not joint_type:
             raise error_at(item, file, "missing joint type")
-        if joint_type in UNSUPPORTED_JOINTS:
-            supported = ", ".join(SUPPORTED_JOINTS)
-            raise error_at(
-                item, file, f"joint '{node.name}' has type '{joint_type}', which is not supported ({supported})"
-            )
         if joint_type not in SUPPORTED_JOINTS:
-            raise error_at(item, file, f"unknown joint type '{joint_type}'")
+            raise error_at(item, file, f"unknown joint type '{joint_type}' ({', '.join(SUPPORTED_JOINTS)})")
         references = {}
         for role in ("parent", "child"):
             name = child_text(item, role, file)
@@ -277,6 +272,7 @@ class Declarations:
             raise error_at(item, file, f"includes nested deeper than {_MAX_INCLUDE_DEPTH}")
         included = load_xml(path)
         root = included.root
+        warn_ignored(root, path)
         if root.tag == "sdf":
             version = parse_version(root, path)
             model = root.find("model")

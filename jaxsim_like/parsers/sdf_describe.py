@@ -16,6 +16,34 @@ carried by that turn, both axes given at zero position) is two revolute joints t
 massless link ``C::J`` posed as the child: ``J`` about ``<axis>`` from the parent to ``C::J``,
 then ``J::axis2`` about ``<axis2>`` from ``C::J`` to the child, each with its axis's limits and
 dynamics.
+
+A ``revolute2`` joint is loaded the same way. Gazebo builds it only with ODE, as ODE's hinge-2
+joint: ``<axis>`` fixed in the parent, ``<axis2>`` fixed in the child, two rotations in series,
+the same kinematics (ODE's universal joint differs only in wanting the axes perpendicular, which
+neither needs here: they must not be parallel). ODE's hinge-2 also lets the child slide along
+``<axis>`` on a spring (``<physics><ode><suspension>``, its ``cfm`` and ``erp``): that
+suspension is not modelled, the joint stays rigid along the axis, and a ``<suspension>`` warns.
+
+A ``screw`` joint turns the child about ``<axis>`` by its position ``q`` [rad] and moves it
+along the axis by ``pitch * q``, ``pitch`` [m/rad] (DART's screw joint and Pinocchio's helical
+one; :class:`JointDescription`), with the limits and dynamics of a revolute joint's
+``<axis>``. SDFormat 1.10 brought ``<screw_thread_pitch>`` [m per revolution, positive for a
+right-handed thread]: ``pitch = screw_thread_pitch / 2 pi``; the older ``<thread_pitch>``
+[rad/m, positive for a left-handed thread, as Gazebo classic reads it] gives ``pitch = -1 /
+thread_pitch``, as libsdformat converts it. ``screw_thread_pitch`` wins when both are given;
+``thread_pitch`` in a 1.10+ file warns that it is deprecated. Without either, the default of the
+file's version applies, with a warning: 1 m per revolution from 1.10, ``thread_pitch`` 1 rad/m
+before.
+
+A ``gearbox`` joint has no degree of freedom: it makes ``theta_2 = -gearbox_ratio * theta_1``,
+where ``theta_1`` is the angle of its parent link relative to ``<gearbox_reference_body>``
+about ``<axis>`` and ``theta_2`` that of its child link about ``<axis2>`` (ODE's gearbox joint,
+a constraint on the velocities, so the angles count from the loaded pose). It loads as a joint
+coupling (:class:`Mimic`) when each of the two links hangs from the reference body by a
+revolute or continuous joint whose axis is parallel to the gearbox's (``<axis>`` for the
+parent, ``<axis2>`` for the child): the child's joint ``J_2`` follows the parent's ``J_1`` by
+``q_2 = -gearbox_ratio * s_1 * s_2 * q_1``, ``s_k = +1`` where ``J_k``'s axis points as the
+gearbox's and -1 where it points the other way. Any other layout is refused, naming the joint.
 """
 
 from __future__ import annotations
@@ -39,11 +67,24 @@ from .description import (
 from .errors import ModelLoadError
 from .sdf_declare import Declarations, JointDeclaration
 from .sdf_frames import WORLD, Node, Ref, Scope, inverse
-from .sdf_values import boolean, child, child_number, numbers, pose_matrix, pose_reference, read_diffuse, read_geometry
-from .xml import error_at, location
+from .sdf_values import (
+    boolean,
+    child,
+    child_number,
+    child_text,
+    numbers,
+    pose_matrix,
+    pose_reference,
+    read_diffuse,
+    read_geometry,
+)
+from .xml import error_at, location, warn_at
 
 _SDF_INFINITY = 1e16
-_MOVING_JOINTS = ("revolute", "continuous", "prismatic")
+_MOVING_JOINTS = ("revolute", "continuous", "prismatic", "screw")
+_TWO_AXES = ("universal", "revolute2")
+_GEAR_JOINTS = ("revolute", "continuous")
+_SCREW_VERSION = (1, 10)
 
 
 def _bound(value: float) -> float:
@@ -161,11 +202,34 @@ class _ModelBuilder:
         )
         if declaration.type in _MOVING_JOINTS:
             self.axis(description, node, W_H_C)
+        if declaration.type == "screw":
+            description.pitch = self.screw_pitch(node)
         return description
 
+    def screw_pitch(self, node: Node) -> float:
+        """A screw joint's pitch [m/rad] from ``<screw_thread_pitch>`` or ``<thread_pitch>`` (see
+        the module docstring)."""
+        file, version = node.file, node.scope.version
+        modern, legacy = child(node.element, "screw_thread_pitch", file), child(node.element, "thread_pitch", file)
+        if modern is not None:
+            return child_number(node.element, "screw_thread_pitch", 1.0, file) / (2.0 * math.pi)
+        if legacy is not None:
+            thread_pitch = child_number(node.element, "thread_pitch", 1.0, file)
+            if thread_pitch == 0.0:
+                raise error_at(legacy, file, "thread_pitch must not be zero (it is radians per metre)")
+            if version >= _SCREW_VERSION:
+                warn_at(legacy, file, "thread_pitch is deprecated since SDFormat 1.10: read as -2 pi / thread_pitch "
+                        "metres per revolution; write <screw_thread_pitch>")
+            return -1.0 / thread_pitch
+        if version >= _SCREW_VERSION:
+            warn_at(node.element, file, f"screw joint '{node.name}' has no <screw_thread_pitch>: 1 m per revolution (the default)")
+            return 1.0 / (2.0 * math.pi)
+        warn_at(node.element, file, f"screw joint '{node.name}' has no <thread_pitch>: 1 rad/m, left-handed (the default)")
+        return -1.0
+
     def universal(self, declaration: JointDeclaration) -> tuple[LinkDescription, list[JointDescription]]:
-        """The massless link and the two revolute joints of a ``universal`` joint (see the module
-        docstring)."""
+        """The massless link and the two revolute joints of a ``universal`` or ``revolute2``
+        joint (see the module docstring)."""
         first = self.joint(declaration)
         node = declaration.node
         W_H_C = self.graph.world_pose(self.graph.attached_link(self.graph.lookup(declaration.child)))
@@ -178,8 +242,61 @@ class _ModelBuilder:
         self.axis(first, node, W_H_C)
         self.axis(second, node, W_H_C, "axis2")
         if np.linalg.norm(np.cross(first.axis, second.axis)) < 1e-6:
-            raise node.error(f"universal joint '{first.name}' has parallel <axis> and <axis2>: it would turn about one axis twice")
+            raise node.error(
+                f"{declaration.type} joint '{first.name}' has parallel <axis> and <axis2>: it would turn about one axis twice"
+            )
+        if declaration.type == "revolute2":
+            suspension = node.element.find("physics/ode/suspension")
+            if suspension is not None:
+                warn_at(suspension, node.file, f"revolute2 joint '{first.name}': ODE's suspension is not modelled "
+                        "(the joint is rigid along <axis>)")
         return link, [first, second]
+
+    def gearbox(self, declaration: JointDeclaration, joints: list[JointDescription]) -> None:
+        """Make the child link's joint follow the parent link's by a ``gearbox`` joint's ratio
+        (see the module docstring); ModelLoadError naming the joint for any other layout."""
+        node, graph, file = declaration.node, self.graph, declaration.node.file
+        name = self.name(node.id)
+        reference_name = child_text(node.element, "gearbox_reference_body", file)
+        if reference_name is None:
+            raise node.error(f"gearbox joint '{name}' has no <gearbox_reference_body>")
+        reference_element = child(node.element, "gearbox_reference_body", file)
+        if reference_name == WORLD:
+            reference = WORLD
+        else:
+            reference_link = graph.attached_link(graph.lookup(Ref(node.scope, reference_name, reference_element, file)))
+            reference = WORLD if reference_link == WORLD else self.name(reference_link)
+        if declaration.parent is None:
+            raise node.error(f"gearbox joint '{name}': its parent is the world; a gearbox couples two links")
+        parent_link = graph.attached_link(graph.lookup(declaration.parent))
+        child_link = graph.attached_link(graph.lookup(declaration.child))
+        ratio = child_number(node.element, "gearbox_ratio", 1.0, file)
+        signs, gears = [], []
+        for link, tag in ((parent_link, "axis"), (child_link, "axis2")):
+            link_name = self.name(link)
+            hanging = [joint for joint in joints if joint.child == link_name]
+            joint = next((j for j in hanging if j.parent == reference and j.type in _GEAR_JOINTS), None)
+            if joint is None:
+                ways = " and ".join(f"from '{j.parent}' by the {j.type} joint '{j.name}'" for j in hanging)
+                how = f"hangs {ways}" if hanging else "is the root"
+                raise node.error(
+                    f"gearbox joint '{name}': link '{link_name}' {how}; a gearbox needs both of its links to hang "
+                    f"from its reference body '{reference}' by revolute joints"
+                )
+            gear = JointDescription(name=name, type="revolute", parent=reference, child=link_name, location=joint.location)
+            self.axis(gear, node, graph.world_pose(link), tag)
+            alignment = float(np.dot(gear.axis, joint.axis))
+            if abs(alignment) < 1 - 1e-6:
+                raise node.error(
+                    f"gearbox joint '{name}': its <{tag}> is not parallel to the axis of joint '{joint.name}', "
+                    f"which turns link '{link_name}'"
+                )
+            signs.append(math.copysign(1.0, alignment))
+            gears.append(joint)
+        leader, follower = gears
+        if follower.mimic is not None:
+            raise node.error(f"gearbox joint '{name}': joint '{follower.name}' already mimics joint '{follower.mimic.joint}'")
+        follower.mimic = Mimic(joint=leader.name, multiplier=-ratio * signs[0] * signs[1], offset=0.0)
 
     def axis(self, description: JointDescription, node: Node, W_H_C: np.ndarray, tag: str = "axis") -> None:
         """Fill axis, limits, dynamics and mimic from ``<axis>`` (or ``tag``: ``<axis2>``)."""
@@ -252,12 +369,15 @@ class _ModelBuilder:
         for item in self.declarations.joints:
             if item.node.scope.top != top:
                 continue
-            if item.type == "universal":
+            if item.type in _TWO_AXES:
                 link, pair = self.universal(item)
                 links.append(link)
                 joints.extend(pair)
-            else:
+            elif item.type != "gearbox":
                 joints.append(self.joint(item))
+        for item in self.declarations.joints:
+            if item.node.scope.top == top and item.type == "gearbox":
+                self.gearbox(item, joints)
         frames = [self.frame(node) for node in self.declarations.frames if node.scope.top == top]
         static = self.scope.static
         to_world = [joint for joint in joints if joint.parent == WORLD]

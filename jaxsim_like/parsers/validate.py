@@ -22,7 +22,7 @@ from .errors import ModelLoadError, warn
 
 _RELATIVE_TOLERANCE = 1e-6
 _ROTATION_TOLERANCE = 1e-6
-_AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
+_AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar", "screw")
 _IDENTITY = np.eye(3)
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
@@ -138,6 +138,8 @@ def _check_joint(description: ModelDescription, joint: JointDescription) -> None
     for label, value in (("damping", joint.damping), ("friction", joint.friction)):
         if value < 0.0 or not math.isfinite(value):
             raise _fail(description, where, f"{label} must be finite and non-negative, got {value}")
+    if not math.isfinite(joint.pitch) or (joint.pitch != 0.0 and joint.type != "screw"):
+        raise _fail(description, where, f"pitch {joint.pitch} on a {joint.type} joint: only a screw joint has a (finite) pitch")
     if joint.mimic is not None and not (math.isfinite(joint.mimic.multiplier) and math.isfinite(joint.mimic.offset)):
         raise _fail(description, where, "mimic multiplier and offset must be finite")
     if joint.mimic is not None and not (0.0 <= joint.mimic.time_constant < math.inf and 0.0 < joint.mimic.damping_ratio < math.inf):

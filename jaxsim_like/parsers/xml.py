@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from .description import SourceLocation
-from .errors import ModelLoadError
+from .errors import ModelLoadError, warn
 
 _MAX_BYTES = 64 * 1024 * 1024
 XACRO_NAMESPACE = "http://www.ros.org/wiki/xacro"
@@ -119,3 +119,8 @@ def location(element: etree._Element, file: str | None) -> SourceLocation:
 def error_at(element: etree._Element, file: str | None, message: str) -> ModelLoadError:
     """A :class:`ModelLoadError` located at ``element``."""
     return ModelLoadError(message, file=file, line=element.sourceline, element=describe(element))
+
+
+def warn_at(element: etree._Element, file: str | None, message: str) -> None:
+    """A :class:`~jaxsim_like.parsers.errors.ModelLoadWarning` located at ``element``."""
+    warn(message, file=file, line=element.sourceline, element=describe(element))

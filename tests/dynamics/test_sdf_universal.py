@@ -1,7 +1,8 @@
 """SDF ``universal`` joints: two revolute joints through a massless link (see
 :mod:`jaxsim_like.parsers.sdf_describe`), each axis with its own limits and dynamics; the mass
 matrix and bias forces equal MuJoCo's on the same arm written as a body with two hinges, at
-random states, at 1e-9; parallel axes are refused with the joint's line."""
+random states, at 1e-9; parallel axes are refused with the joint's line; a ``revolute2`` joint loads
+as the same model."""
 
 from __future__ import annotations
 
@@ -70,3 +71,11 @@ def test_parallel_universal_axes_are_refused():
     with pytest.raises(ModelLoadError, match="universal joint 'u' has parallel <axis> and <axis2>") as caught:
         js.load_model(source)
     assert caught.value.line == 7
+
+
+def test_a_revolute2_joint_loads_as_the_universal_one():
+    """ODE's hinge-2 turns about <axis> fixed in the parent, then <axis2> fixed in the child: the same model."""
+    universal, revolute2 = js.load_model(ARM), js.load_model(ARM.replace('type="universal"', 'type="revolute2"'))
+    assert revolute2.joint_names == universal.joint_names and revolute2.link_names == universal.link_names
+    for one, two in zip(jax.tree.leaves(universal), jax.tree.leaves(revolute2)):
+        assert np.array_equal(np.asarray(one), np.asarray(two))

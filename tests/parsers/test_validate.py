@@ -111,7 +111,7 @@ def test_floating_and_planar_joints_inside_the_tree(kind: str):
 
 def test_unknown_joint_type():
     fails(
-        chain(joints=[hinge("a", "base", "arm"), hinge("b", "arm", "hand", kind="screw")]), "unknown joint type 'screw'"
+        chain(joints=[hinge("a", "base", "arm"), hinge("b", "arm", "hand", kind="helical")]), "unknown joint type 'helical'"
     )
 
 
