@@ -424,7 +424,10 @@ class ActuatorDescription:
     ``f = gain u`` (``motor``), ``f = kp (u - gear q) - kv gear q_dot`` (``position``) or
     ``f = kv (u - gear q_dot)`` (``velocity``). Unbounded ranges are ``(-inf, inf)``. A motor on
     a tendon (fixed or spatial) names the ``tendon`` (and no ``joint``): the force ``gear *
-    clip(gain u)`` acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``."""
+    clip(gain u)`` acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``.
+    On a ball joint, ``gear_axis (3,)`` (the joint's child frame; ``gear`` is then one) stands for
+    the gear: ``q`` is ``gear_axis . log(Q)``, ``q_dot`` is ``gear_axis . omega`` and the force acts
+    as the torques ``gear_axis clip(f)`` on its three degrees of freedom (None elsewhere)."""
 
     name: str
     joint: str
@@ -437,6 +440,7 @@ class ActuatorDescription:
     force_range: tuple[float, float] = (-np.inf, np.inf)
     location: SourceLocation = field(default_factory=SourceLocation)
     tendon: str = ""
+    gear_axis: tuple[float, float, float] | None = None
 
 
 @dataclass

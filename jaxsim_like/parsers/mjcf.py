@@ -75,8 +75,8 @@ that the contact law here cannot (see :mod:`.mjcf_contacts`), geoms' margins, th
 friction loss of free joints, gravity compensation (``gravcomp``) and the colliding geoms of
 mocap bodies are not represented and warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position
-and velocity actuators on joints and motors on tendons are read (:mod:`.mjcf_actuators`; others
-warn and are dropped); sensors and contact options are not read. Locations name the file and the
+and velocity actuators on joints (ball joints included, see :mod:`.mjcf_actuators`) and motors
+on tendons are read (others warn and are dropped); sensors and contact options are not read. Locations name the file and the
 element; lines are those of the main file's elements.
 """
 
