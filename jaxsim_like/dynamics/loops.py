@@ -47,7 +47,10 @@ class LoopClosures:
     (welds), and the file's ``time_constant`` [s] and ``damping_ratio (l,)`` (MJCF ``solref``,
     the defaults of ``SimulationParams.build``), the pose of each of the ``k`` mocap bodies
     the closures hold on, ``mocap_position (k, 3)`` [m] and ``mocap_quaternion (k, 4)`` (wxyz,
-    world frame; the file's by default, see :meth:`posed`) (traced); the links ``link1`` and
+    world frame; the file's by default, see :meth:`posed`), each closure's impedance parameters
+    ``solimp (l, 5)`` and the approximate inverse masses ``inverse_weight (l, 2)`` of its
+    translation and rotation rows (:class:`~jaxsim_like.parsers.description.LoopClosure`)
+    (traced); the links ``link1`` and
     ``link2 (l,)`` in the model's link order, the mocap bodies ``mocap1`` and ``mocap2 (l,)``
     of their ``WORLD`` sides (``NO_MOCAP``: fixed in the world), whether each is a ``weld``
     (else a connect), their ``names`` and the ``mocap_names (k,)`` (static)."""
@@ -59,6 +62,8 @@ class LoopClosures:
     damping_ratio: jax.Array
     mocap_position: jax.Array
     mocap_quaternion: jax.Array
+    solimp: jax.Array
+    inverse_weight: jax.Array
     link1: tuple[int, ...] = ()
     link2: tuple[int, ...] = ()
     weld: tuple[bool, ...] = ()
@@ -72,7 +77,9 @@ class LoopClosures:
         """No closure (arrays put on the device from NumPy, as :meth:`.JointCouplings.none`)."""
         frames = jnp.asarray(np.zeros((0, 4, 4)), dtype=dtype)
         scalars = (jnp.asarray(np.zeros(0), dtype=dtype) for _ in range(3))
-        return LoopClosures(frames, frames, *scalars, jnp.asarray(np.zeros((0, 3)), dtype=dtype), jnp.asarray(np.zeros((0, 4)), dtype=dtype))
+        return LoopClosures(
+            frames, frames, *scalars, *(jnp.asarray(np.zeros((0, size)), dtype=dtype) for size in (3, 4, 5, 2))
+        )
 
     def posed(self, positions: jax.Array | None, quaternions: jax.Array | None) -> "LoopClosures":
         """These closures with their mocap bodies at ``positions (k, 3)`` [m] and ``quaternions
@@ -105,6 +112,11 @@ class LoopClosures:
     def rows(self) -> int:
         """The number of rows ``r`` (static): 3 per connect, 6 per weld."""
         return int(self.row_closure.size)
+
+    @property
+    def row_rotational(self) -> np.ndarray:
+        """``(r,)``: whether each row is a rotation row (a weld's last three; static)."""
+        return self._row_index() % 6 >= 3
 
     def _row_index(self) -> np.ndarray:
         """``(r,)``: each row's index in the ``(l * 6)`` rows computed for every closure as a weld."""

@@ -463,6 +463,8 @@ def _loops(tree: RigidTree, loops: Sequence[LoopClosure], mocap_bodies: Sequence
         damping_ratio=jnp.asarray([c.damping_ratio for c in loops], dtype=dtype),
         mocap_position=jnp.asarray(poses[:, :3, 3], dtype=dtype),
         mocap_quaternion=spatial.rotation_to_quaternion(jnp.asarray(poses[:, :3, :3], dtype=dtype)) if mocap else jnp.asarray(np.zeros((0, 4)), dtype=dtype),
+        solimp=jnp.asarray(np.array([c.solimp for c in loops], dtype=float), dtype=dtype),
+        inverse_weight=jnp.asarray(np.array([c.inverse_weight for c in loops], dtype=float), dtype=dtype),
         link1=tuple(one[0] for one, _ in sides),
         link2=tuple(two[0] for _, two in sides),
         weld=tuple(c.kind == "weld" for c in loops),
@@ -500,6 +502,8 @@ def model_loops(model: Model) -> list[LoopClosure]:
             float(loops.torque_scale[k]),
             float(loops.time_constant[k]),
             float(loops.damping_ratio[k]),
+            solimp=tuple(float(value) for value in loops.solimp[k]),
+            inverse_weight=tuple(float(value) for value in loops.inverse_weight[k]),
         )
         for k, (name, weld, link1, link2, mocap1, mocap2) in enumerate(
             zip(loops.names, loops.weld, loops.link1, loops.link2, loops.mocap1, loops.mocap2)

@@ -207,7 +207,12 @@ class LoopClosure:
     ``"weld"``: their poses coincide (6 rows: origins, and the orientation error ``torque_scale
     * vec(q_F2^-1 q_F1)``, MuJoCo's). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)`` are the frames in
     their links (in the world for the world, in the body for a mocap body); ``time_constant``
-    [s] and ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``)."""
+    [s] and ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``);
+    ``solimp`` ``(d0, d_width, width, midpoint, power)``: MuJoCo's impedance of the closure at
+    the norm of its violation, and ``inverse_weight`` ``(translation [1/kg], rotation [1/(kg
+    m^2)])``: the approximate inverse mass of its rows (the sums of MuJoCo's ``body_invweight0``
+    of its two bodies), with which the rows get MuJoCo's compliance ``(1 - d) / d
+    inverse_weight`` (zero: none)."""
 
     name: str
     kind: str
@@ -219,6 +224,8 @@ class LoopClosure:
     time_constant: float = 0.02
     damping_ratio: float = 1.0
     location: SourceLocation = field(default_factory=SourceLocation)
+    solimp: tuple[float, float, float, float, float] = (0.9, 0.95, 0.001, 0.5, 2.0)
+    inverse_weight: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass
