@@ -52,7 +52,6 @@ class BallCones:
         empty = jnp.asarray(np.zeros(0), dtype=dtype)
         return BallCones(empty, empty, empty, empty, jnp.asarray(np.zeros((0, 5)), dtype=dtype), empty)
 
-
     def reduce(self, ball_joint_names: Sequence[str], kept: Sequence[str]) -> "BallCones":
         """The cone limits of the ball joints ``kept`` (the ball joint names of a reduced model, in
         its order) of a model whose ball joints are ``ball_joint_names``."""

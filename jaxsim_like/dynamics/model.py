@@ -681,7 +681,8 @@ def _locked_values(model: Model, locked_positions: dict[str, Any] | Sequence[flo
         entry = [k + sum(start < k for start in model.ball_dofs) for k in range(model.dofs)]
         in_ball = {start + axis for start in model.ball_dofs for axis in range(3)}
         scalars = {name: float(values[entry[k]]) for k, name in enumerate(model.joint_names) if k not in in_ball}
-        return scalars | {b: values[entry[start] : entry[start] + 4] for b, start in zip(model.ball_joint_names, model.ball_dofs)}
+        balls = {b: values[entry[start] : entry[start] + 4] for b, start in zip(model.ball_joint_names, model.ball_dofs)}
+        return _locked_values(model, scalars | balls)
     positions: dict[str, Any] = {}
     for name, value in locked_positions.items():
         if name in model.ball_joint_names:

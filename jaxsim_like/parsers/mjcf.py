@@ -76,8 +76,8 @@ friction loss of free joints, gravity compensation (``gravcomp``) and the collid
 mocap bodies are not represented and warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position
 and velocity actuators on joints (ball joints included, see :mod:`.mjcf_actuators`) and motors
-on tendons are read (others warn and are dropped); sensors and contact options are not read. Locations name the file and the
-element; lines are those of the main file's elements.
+on tendons are read (others warn and are dropped); sensors and contact options are not read.
+Locations name the file and the element; lines are those of the main file's elements.
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ def _read(reader, a: int) -> ActuatorDescription | None:
         joint=reader.joint(target) if on_joint else "",
         tendon=reader.tendon(target) if on_tendon else "",
         kind=kind,
-        gear=1.0 if gear_axis else float(m.actuator_gear[a][0]),
+        gear=1.0 if gear_axis is not None else float(m.actuator_gear[a][0]),
         gear_axis=gear_axis,
         gain=gain if kind == "motor" else 1.0,
         kp=gain if kind == "position" else 0.0,
