@@ -40,7 +40,7 @@ NO_MOCAP = -1
 """The mocap body of a closure's side on a link or fixed in the world."""
 
 
-@pytree_dataclass(static=["link1", "link2", "weld", "names", "mocap1", "mocap2", "mocap_names"])
+@pytree_dataclass(static=["link1", "link2", "weld", "names", "mocap1", "mocap2", "mocap_names", "mujoco_reference"])
 class LoopClosures:
     """``l`` closures: ``frame1`` and ``frame2 (l, 4, 4)``, ``L1_H_F1`` and ``L2_H_F2`` (for a
     ``WORLD`` side: ``W_H_F``; on a mocap body: ``M_H_F`` in the body), ``torque_scale (l,)``
@@ -53,7 +53,12 @@ class LoopClosures:
     (traced); the links ``link1`` and
     ``link2 (l,)`` in the model's link order, the mocap bodies ``mocap1`` and ``mocap2 (l,)``
     of their ``WORLD`` sides (``NO_MOCAP``: fixed in the world), whether each is a ``weld``
-    (else a connect), their ``names`` and the ``mocap_names (k,)`` (static)."""
+    (else a connect), their ``names`` and the ``mocap_names (k,)``, and ``mujoco_reference``
+    (static): False (the default), the step holds the rows on the implicit oscillator with the
+    path term over the step (:mod:`jaxsim_like.simulation.couplings`), which keeps a stiff loop
+    closed to ``O(h^3)`` per step; True, on MuJoCo's explicit reference
+    (:func:`jaxsim_like.simulation.couplings.mujoco_reference`), which moves as ``mj_step``'s
+    Euler with the semi-implicit Euler step, and opens as far."""
 
     frame1: jax.Array
     frame2: jax.Array
@@ -71,6 +76,7 @@ class LoopClosures:
     mocap1: tuple[int, ...] = ()
     mocap2: tuple[int, ...] = ()
     mocap_names: tuple[str, ...] = ()
+    mujoco_reference: bool = False
 
     @staticmethod
     def none(dtype) -> "LoopClosures":

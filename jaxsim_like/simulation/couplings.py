@@ -120,9 +120,9 @@ class EqualityRows(NamedTuple):
     ``links`` (static; world axes, about ``G``'s origin; either None when no row has one); of
     its first ``e`` rows, the equalities (joint couplings, then loop closures), the
     ``violation``, the ``velocity`` ``G nu``, the ``path_bias`` ``J_dot nu``, the reference's
-    ``time_constant`` [s] and ``damping_ratio`` and the rows' ``impedance`` and ``resistance``
-    ``(e,)`` (a closure's: see :func:`loop_impedance`, its time constant scaled by ``d_width``
-    as MuJoCo's; a coupling's: one and zero); ``resistance`` is None without closures."""
+    ``time_constant`` [s] and ``damping_ratio`` and the rows' ``impedance``, largest impedance
+    ``width_impedance`` and ``resistance`` ``(e,)`` (a closure's: see :func:`loop_impedance`; a
+    coupling's: one, one and zero); ``resistance`` is None without closures."""
 
     torques: jax.Array | None
     wrenches: jax.Array | None
@@ -133,6 +133,7 @@ class EqualityRows(NamedTuple):
     time_constant: jax.Array
     damping_ratio: jax.Array
     impedance: jax.Array
+    width_impedance: jax.Array
     resistance: jax.Array | None
 
     def with_joint_rows(self, jacobian: jax.Array, dofs: int) -> "EqualityRows":
@@ -177,13 +178,24 @@ def equality_rows(model: Model, params: ModelParams, state: State, kin: Kinemati
             torques = jnp.concatenate([torques, jnp.zeros((loops.rows, model.dofs), dtype)])
         parts.append((rows.violation, rows.rate, rows.path_bias))
     violation, velocity, path_bias = (jnp.concatenate(values) for values in zip(*parts)) if parts else (jnp.zeros(0, dtype),) * 3
-    d, resistance = jnp.ones_like(violation), None
+    d, d_width, resistance = jnp.ones_like(violation), jnp.ones_like(violation), None
     if loops.rows:
-        loop_d, d_width, loop_resistance = loop_impedance(loops, rows.violation)
-        d = d.at[couplings.rows :].set(loop_d)
-        time_constant = time_constant.at[couplings.rows :].multiply(d_width)
+        loop_d, loop_width, loop_resistance = loop_impedance(loops, rows.violation)
+        d, d_width = d.at[couplings.rows :].set(loop_d), d_width.at[couplings.rows :].set(loop_width)
         resistance = jnp.zeros_like(violation).at[couplings.rows :].set(loop_resistance)
-    return EqualityRows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio, d, resistance)
+    return EqualityRows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio, d, d_width, resistance)
+
+
+def mujoco_reference(rows: EqualityRows, dt: jax.Array) -> jax.Array:
+    """``(e,)``: the equality rows' end-velocity target ``w + dt (a_ref - J_dot nu)`` with MuJoCo's
+    reference acceleration ``a_ref = -b w - d k phi`` (``k = 1 / (d_width t z)^2``, ``b = 2 /
+    (d_width t)`` of ``solref (t, z)``: ``time_constant = t z``, ``damping_ratio = z``, ``t`` at
+    least ``2 dt`` as MuJoCo's ``refsafe``), less the path term as MuJoCo's ``mj_Jdotv``: what
+    ``mj_step`` does to a connect or a weld (see :attr:`.loops.LoopClosures.mujoco_reference`)."""
+    solref_time = jnp.maximum(rows.time_constant / rows.damping_ratio, 2.0 * dt)
+    stiffness = 1.0 / (rows.width_impedance * solref_time * rows.damping_ratio) ** 2
+    damping = 2.0 / (rows.width_impedance * solref_time)
+    return rows.velocity + dt * (-damping * rows.velocity - rows.impedance * stiffness * rows.violation - rows.path_bias)
 
 
 def _link_accelerations(model: Model, kin: Kinematics, links: tuple[int, ...], G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
@@ -253,15 +265,18 @@ def enforce(
     regularisation = jnp.finfo(dtype).eps ** 0.75 * jnp.trace(effective) / size
     effective = effective + regularisation * jnp.eye(size, dtype=dtype)
     equalities = rows.violation.shape[0]
+    tau = rows.time_constant * rows.width_impedance
     if euler:
         # The oscillator runs on the rows' mean rates over a step, (phi+ - phi) / h = G nu+ + h b / 2.
         half_bias = 0.5 * dt * rows.path_bias
-        target = reference_velocity(rows.violation, rows.velocity - half_bias, rows.time_constant, rows.damping_ratio, dt, rows.impedance) - half_bias
+        target = reference_velocity(rows.violation, rows.velocity - half_bias, tau, rows.damping_ratio, dt, rows.impedance) - half_bias
         offset = base_velocity_offset(model, state, kin)
         drift = rows_rate(model, kin, rows, offset, jnp.zeros_like(joint_accelerations)) if rows.wrenches is not None else 0.0
     else:
-        target = reference_velocity(rows.violation, rows.velocity, rows.time_constant, rows.damping_ratio, dt, rows.impedance) - dt * rows.path_bias
+        target = reference_velocity(rows.violation, rows.velocity, tau, rows.damping_ratio, dt, rows.impedance) - dt * rows.path_bias
         drift = 0.0
+    if model.loops.mujoco_reference:
+        target = target.at[model.couplings.rows :].set(mujoco_reference(rows, dt)[model.couplings.rows :])
     # The rows' velocity G nu (the equalities': their rate) plus h G (a_free + d).
     velocity = rows.velocity if extra is None else rows_rate(model, kin, rows, kin.G_v_B, state.joint_velocities)
     start = velocity + dt * (rows_rate(model, kin, rows, G_a_B, joint_accelerations) + drift)

@@ -136,10 +136,12 @@ def _rollout(model: js.Model, state: js.State, params: js.SimulationParams, torq
     return states, jax.vmap(measure)(states)
 
 
-def _ours(xml: str, steps: int, state: js.State | None = None) -> tuple[js.Model, js.State, tuple[np.ndarray, ...]]:
+def _ours(xml: str, steps: int, state: js.State | None = None, mujoco_reference: bool = False) -> tuple[js.Model, js.State, tuple[np.ndarray, ...]]:
     """Our run of ``steps`` steps of ``xml`` from ``state`` (default: at rest at ``qpos0``), its
-    states and the measures of :func:`_rollout`."""
+    states and the measures of :func:`_rollout`; ``mujoco_reference``: the closures held on
+    MuJoCo's reference (:attr:`.LoopClosures.mujoco_reference`)."""
     model = js.load_model(xml)
+    model = model.replace(loops=model.loops.replace(mujoco_reference=mujoco_reference))
     params = js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler", gravity=js.load_world(xml).gravity)
     state = js.State.build(model) if state is None else state
     states, measures = _rollout(model, state, params, jnp.zeros((steps, model.dofs)))
@@ -284,15 +286,17 @@ def test_a_weld_between_two_links_of_a_spinning_floating_base_holds(figures):
 SOFT = 'solimp="0.5 0.9 0.01"'
 
 
+@pytest.mark.parametrize("mujoco_reference", [False, True], ids=["oscillator", "mujoco_reference"])
 @pytest.mark.parametrize("name", ["four_bar", "hanging"])
-def test_closures_with_mujocos_impedance_move_as_in_mujoco(name, figures):
+def test_closures_with_mujocos_impedance_move_as_in_mujoco(name, mujoco_reference, figures):
     """A connect (the four-bar) and a weld (the hanging arm) at MuJoCo's default ``solref`` and a
-    soft ``solimp``, 1 s: the loop opens as far as MuJoCo's (its impedance and compliance); the
-    motion stays near MuJoCo's, apart by the two references' discretisation. Measured: 3.5e-2
-    rad (four-bar) and 0.12 (hanging: rad or m) at most, against 0.14 and 1.6 with an impedance
-    of one."""
+    soft ``solimp``, 1 s: the loop opens as far as MuJoCo's (its impedance and compliance). On
+    the default reference the motion stays near MuJoCo's, apart by the two references'
+    discretisation (measured: 3.5e-2 rad (four-bar) and 0.12 (hanging: rad or m) at most,
+    against 0.14 and 1.6 with an impedance of one); on MuJoCo's reference it is MuJoCo's to
+    rounding."""
     xml = FOUR_BAR.replace(STIFF, SOFT) if name == "four_bar" else ARMED.format(gravity="0 0 -9.81", body2="", bar=BAR, stiff=SOFT)
-    model, states, (violations, _, _) = _ours(xml, 1000)
+    model, states, (violations, _, _) = _ours(xml, 1000, mujoco_reference=mujoco_reference)
     reference, _ = _mujoco(xml, 1000)
     m = mujoco.MjModel.from_xml_string(xml)
     m.opt.timestep = DT
@@ -307,10 +311,11 @@ def test_closures_with_mujocos_impedance_move_as_in_mujoco(name, figures):
         reference = np.concatenate([reference[:, :3], reference[:, 7:]], axis=1)
     else:
         q = np.asarray(states.joint_positions)
-    distance = figures(f"{name}, solimp 0.5 0.9 0.01: max |q - q_MuJoCo| over 1 s", float(np.abs(q - reference).max()))
-    figures(f"{name}, solimp 0.5 0.9 0.01: largest violation, ours / MuJoCo's", float(ours / opened))
+    label = f"{name}, solimp 0.5 0.9 0.01{', MuJoCo reference' if mujoco_reference else ''}"
+    distance = figures(f"{label}: max |q - q_MuJoCo| over 1 s", float(np.abs(q - reference).max()))
+    figures(f"{label}: largest violation, ours / MuJoCo's", float(ours / opened))
     assert 0.8 < ours / opened < 1.25 and opened > 1e-3
-    assert distance < (0.05 if name == "four_bar" else 0.15)
+    assert distance < (1e-8 if mujoco_reference else 0.05 if name == "four_bar" else 0.15)
 
 
 def test_gradients_through_a_soft_connect_equal_central_differences():
