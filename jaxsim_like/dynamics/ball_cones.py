@@ -52,6 +52,17 @@ class BallCones:
         empty = jnp.asarray(np.zeros(0), dtype=dtype)
         return BallCones(empty, empty, empty, empty, jnp.asarray(np.zeros((0, 5)), dtype=dtype), empty)
 
+    def reduce(self, ball_joint_names: Sequence[str], kept: Sequence[str]) -> "BallCones":
+        """The cone limits of the ball joints ``kept`` (the ball joint names of a reduced model, in
+        its order) of a model whose ball joints are ``ball_joint_names``."""
+        rows = [(kept.index(ball_joint_names[b]), k) for k, b in enumerate(self.balls) if ball_joint_names[b] in kept]
+        if not rows:
+            return BallCones.none(self.angle.dtype)
+        rows.sort()
+        index = np.array([k for _, k in rows], dtype=int)
+        columns = (self.angle, self.margin, self.time_constant, self.damping_ratio, self.solimp, self.inverse_weight)
+        return BallCones(*(column[index] for column in columns), balls=tuple(b for b, _ in rows))
+
 
 def build_ball_cones(joints: Sequence[JointDescription], ball_joint_names: Sequence[str], dtype: Any) -> BallCones:
     """The :class:`BallCones` of the ball ``joints`` of a description with a ``cone``, on the

@@ -40,17 +40,25 @@ NO_MOCAP = -1
 """The mocap body of a closure's side on a link or fixed in the world."""
 
 
-@pytree_dataclass(static=["link1", "link2", "weld", "names", "mocap1", "mocap2", "mocap_names"])
+@pytree_dataclass(static=["link1", "link2", "weld", "names", "mocap1", "mocap2", "mocap_names", "mujoco_reference"])
 class LoopClosures:
     """``l`` closures: ``frame1`` and ``frame2 (l, 4, 4)``, ``L1_H_F1`` and ``L2_H_F2`` (for a
     ``WORLD`` side: ``W_H_F``; on a mocap body: ``M_H_F`` in the body), ``torque_scale (l,)``
     (welds), and the file's ``time_constant`` [s] and ``damping_ratio (l,)`` (MJCF ``solref``,
     the defaults of ``SimulationParams.build``), the pose of each of the ``k`` mocap bodies
     the closures hold on, ``mocap_position (k, 3)`` [m] and ``mocap_quaternion (k, 4)`` (wxyz,
-    world frame; the file's by default, see :meth:`posed`) (traced); the links ``link1`` and
+    world frame; the file's by default, see :meth:`posed`), each closure's impedance parameters
+    ``solimp (l, 5)`` and the approximate inverse masses ``inverse_weight (l, 2)`` of its
+    translation and rotation rows (:class:`~jaxsim_like.parsers.description.LoopClosure`)
+    (traced); the links ``link1`` and
     ``link2 (l,)`` in the model's link order, the mocap bodies ``mocap1`` and ``mocap2 (l,)``
     of their ``WORLD`` sides (``NO_MOCAP``: fixed in the world), whether each is a ``weld``
-    (else a connect), their ``names`` and the ``mocap_names (k,)`` (static)."""
+    (else a connect), their ``names`` and the ``mocap_names (k,)``, and ``mujoco_reference``
+    (static): False (the default), the step holds the rows on the implicit oscillator with the
+    path term over the step (:mod:`jaxsim_like.simulation.couplings`), which keeps a stiff loop
+    closed to ``O(h^3)`` per step; True, on MuJoCo's explicit reference
+    (:func:`jaxsim_like.simulation.couplings.mujoco_reference`), which moves as ``mj_step``'s
+    Euler with the semi-implicit Euler step, and opens as far."""
 
     frame1: jax.Array
     frame2: jax.Array
@@ -59,6 +67,8 @@ class LoopClosures:
     damping_ratio: jax.Array
     mocap_position: jax.Array
     mocap_quaternion: jax.Array
+    solimp: jax.Array
+    inverse_weight: jax.Array
     link1: tuple[int, ...] = ()
     link2: tuple[int, ...] = ()
     weld: tuple[bool, ...] = ()
@@ -66,13 +76,16 @@ class LoopClosures:
     mocap1: tuple[int, ...] = ()
     mocap2: tuple[int, ...] = ()
     mocap_names: tuple[str, ...] = ()
+    mujoco_reference: bool = False
 
     @staticmethod
     def none(dtype) -> "LoopClosures":
         """No closure (arrays put on the device from NumPy, as :meth:`.JointCouplings.none`)."""
         frames = jnp.asarray(np.zeros((0, 4, 4)), dtype=dtype)
         scalars = (jnp.asarray(np.zeros(0), dtype=dtype) for _ in range(3))
-        return LoopClosures(frames, frames, *scalars, jnp.asarray(np.zeros((0, 3)), dtype=dtype), jnp.asarray(np.zeros((0, 4)), dtype=dtype))
+        return LoopClosures(
+            frames, frames, *scalars, *(jnp.asarray(np.zeros((0, size)), dtype=dtype) for size in (3, 4, 5, 2))
+        )
 
     def posed(self, positions: jax.Array | None, quaternions: jax.Array | None) -> "LoopClosures":
         """These closures with their mocap bodies at ``positions (k, 3)`` [m] and ``quaternions
@@ -105,6 +118,11 @@ class LoopClosures:
     def rows(self) -> int:
         """The number of rows ``r`` (static): 3 per connect, 6 per weld."""
         return int(self.row_closure.size)
+
+    @property
+    def row_rotational(self) -> np.ndarray:
+        """``(r,)``: whether each row is a rotation row (a weld's last three; static)."""
+        return self._row_index() % 6 >= 3
 
     def _row_index(self) -> np.ndarray:
         """``(r,)``: each row's index in the ``(l * 6)`` rows computed for every closure as a weld."""

@@ -479,6 +479,8 @@ def _loops(tree: RigidTree, loops: Sequence[LoopClosure], mocap_bodies: Sequence
         damping_ratio=jnp.asarray([c.damping_ratio for c in loops], dtype=dtype),
         mocap_position=jnp.asarray(poses[:, :3, 3], dtype=dtype),
         mocap_quaternion=spatial.rotation_to_quaternion(jnp.asarray(poses[:, :3, :3], dtype=dtype)) if mocap else jnp.asarray(np.zeros((0, 4)), dtype=dtype),
+        solimp=jnp.asarray(np.array([c.solimp for c in loops], dtype=float), dtype=dtype),
+        inverse_weight=jnp.asarray(np.array([c.inverse_weight for c in loops], dtype=float), dtype=dtype),
         link1=tuple(one[0] for one, _ in sides),
         link2=tuple(two[0] for _, two in sides),
         weld=tuple(c.kind == "weld" for c in loops),
@@ -516,6 +518,8 @@ def model_loops(model: Model) -> list[LoopClosure]:
             float(loops.torque_scale[k]),
             float(loops.time_constant[k]),
             float(loops.damping_ratio[k]),
+            solimp=tuple(float(value) for value in loops.solimp[k]),
+            inverse_weight=tuple(float(value) for value in loops.inverse_weight[k]),
         )
         for k, (name, weld, link1, link2, mocap1, mocap2) in enumerate(
             zip(loops.names, loops.weld, loops.link1, loops.link2, loops.mocap1, loops.mocap2)
@@ -666,42 +670,86 @@ def _mimics(model: Model, locked: dict[str, float] | None = None) -> dict[str, M
     return mimics
 
 
-def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str, float] | Sequence[float] | None = None) -> Model:
+def _kept_names(model: Model, joint_names: Sequence[str]) -> list[str]:
+    """``joint_names`` with each ball joint's name as its three degrees of freedom; ValueError for
+    unknown names, duplicates and a ball joint kept in part."""
+    balls = dict(zip(model.ball_joint_names, (tree_module.ball_dof_names(b) for b in model.ball_joint_names)))
+    names = [dof for name in joint_names for dof in (balls[name] if name in balls else (name,))]
+    for name in names:
+        model.joint_index(name)
+    if len(set(names)) != len(names):
+        raise ValueError(f"joint_names has duplicates: {list(joint_names)}")
+    for ball, dofs in balls.items():
+        if 0 < len(set(dofs) & set(names)) < 3:
+            raise ValueError(f"ball joint {ball!r}: keep its three degrees of freedom {list(dofs)} or none (its name keeps them)")
+    return names
+
+
+def _locked_values(model: Model, locked_positions: dict[str, Any] | Sequence[float] | None) -> dict[str, Any]:
+    """The given positions by joint name: a float per scalar joint, a unit quaternion ``(4,)`` per
+    ball joint (by the ball's name); ValueError for unknown names and malformed values."""
+    if locked_positions is None:
+        return {}
+    if not isinstance(locked_positions, dict):
+        values = np.asarray(locked_positions, dtype=float).reshape(-1)
+        if values.size != model.joint_position_size:
+            raise ValueError(f"locked_positions has {values.size} values, the model has {model.joint_position_size} joint positions")
+        # Each ball before a degree of freedom shifts its entry by one (4 positions, 3 dofs).
+        entry = [k + sum(start < k for start in model.ball_dofs) for k in range(model.dofs)]
+        in_ball = {start + axis for start in model.ball_dofs for axis in range(3)}
+        scalars = {name: float(values[entry[k]]) for k, name in enumerate(model.joint_names) if k not in in_ball}
+        balls = {b: values[entry[start] : entry[start] + 4] for b, start in zip(model.ball_joint_names, model.ball_dofs)}
+        return _locked_values(model, scalars | balls)
+    positions: dict[str, Any] = {}
+    for name, value in locked_positions.items():
+        if name in model.ball_joint_names:
+            quaternion = np.asarray(value, dtype=float)
+            if quaternion.shape != (4,) or not np.linalg.norm(quaternion) > 0:
+                raise ValueError(f"ball joint {name!r} is locked at a quaternion (4,) (wxyz, nonzero), got {value!r}")
+            positions[name] = quaternion / np.linalg.norm(quaternion)
+        elif model.joint_index(name) in {start + axis for start in model.ball_dofs for axis in range(3)}:
+            raise ValueError(f"{name!r} is a degree of freedom of a ball joint: lock the ball by its name at a quaternion")
+        else:
+            positions[name] = float(value)
+    return positions
+
+
+def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str, Any] | Sequence[float] | None = None) -> Model:
     """A model with only ``joint_names`` (in that order); every other joint is locked and lumped.
 
-    ``locked_positions`` gives the positions [rad or m] of locked joints, as a mapping by name
-    or a sequence in the model's joint order; missing ones are locked at zero. A mimic joint
-    whose leader is locked keeps its rule with the leader at its locked position; locking a
-    mimic joint but not its leader is a ValueError.
+    A ball joint is kept by its name (its three degrees of freedom, ``b:x, b:y, b:z``) or by
+    those three consecutive. ``locked_positions`` gives the positions of locked joints, as a
+    mapping by name (a scalar joint's [rad or m], a ball joint's quaternion ``(4,)`` (wxyz) by
+    the ball's name) or as the model's joint positions ``(nq,)`` (the layout of
+    ``State.joint_positions``); missing ones are locked at zero, missing balls at the identity.
+    A locked ball's pose is folded into the fixed transform to its child, and its cone limit
+    dropped. A mimic joint whose leader is locked keeps its rule with the leader at its locked
+    position; locking a mimic joint but not its leader is a ValueError.
     """
-    if model.ball_dofs:
-        raise ValueError(f"reduce() does not support ball joints yet; model {model.name!r} has {list(model.ball_joint_names)}")
-    joint_names = list(joint_names)
-    for name in joint_names:
-        model.joint_index(name)
-    if len(set(joint_names)) != len(joint_names):
-        raise ValueError(f"joint_names has duplicates: {joint_names}")
-    if locked_positions is None:
-        positions: dict[str, float] = {}
-    elif isinstance(locked_positions, dict):
-        positions = {k: float(v) for k, v in locked_positions.items()}
-        for name in positions:
-            model.joint_index(name)
-    else:
-        values = np.asarray(locked_positions, dtype=float).reshape(-1)
-        if values.size != model.dofs:
-            raise ValueError(f"locked_positions has {values.size} values, the model has {model.dofs} joints")
-        positions = dict(zip(model.joint_names, values.tolist()))
-    locked = {name: positions.get(name, 0.0) for name in model.joint_names if name not in joint_names}
+    joint_names = _kept_names(model, joint_names)
+    positions = _locked_values(model, locked_positions)
+    identity = np.array([1.0, 0.0, 0.0, 0.0])
+    locked_balls = {b: positions.get(b, identity) for b in model.ball_joint_names if tree_module.ball_dof_names(b)[0] not in joint_names}
+    of_balls = {dof for b in model.ball_joint_names for dof in tree_module.ball_dof_names(b)}
+    locked = {name: positions.get(name, 0.0) for name in model.joint_names if name not in joint_names and name not in of_balls}
     for follower, leader in zip(model.couplings.follower, model.couplings.leader):
         if model.joint_names[follower] in locked and leader != NO_LEADER and model.joint_names[leader] not in locked:
             raise ValueError(
                 f"joint {model.joint_names[leader]!r} leads the locked mimic joint {model.joint_names[follower]!r}: "
                 "lock both or keep both"
             )
-    tree = tree_module.lock_joints(_tree_of_model(model, locked), locked)
+    # A locked ball turns its first degree of freedom's link by its quaternion, the other two by none.
+    turns = {dof: q if axis == 0 else identity for b, q in locked_balls.items() for axis, dof in enumerate(tree_module.ball_dof_names(b))}
+    # What tendons read of a locked ball: its rotation vector.
+    rotation_vectors = {
+        dof: float(value)
+        for b, q in locked_balls.items()
+        for dof, value in zip(tree_module.ball_dof_names(b), np.asarray(spatial.quaternion_log(jnp.asarray(q))))
+    }
+    tree = tree_module.lock_joints(_tree_of_model(model, locked), locked | turns)
     tendons = model.tendons.reduce(
-        [model.joint_index(name) for name in joint_names], {model.joint_index(name): value for name, value in locked.items()}
+        [model.joint_index(name) for name in joint_names],
+        {model.joint_index(name): value for name, value in (locked | rotation_vectors).items()},
     )
     reduced = model_from_tree(
         tree_module.lump_fixed_joints(tree),
@@ -717,6 +765,7 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
     # The bodies in the fluid, by the names of their links here, on the reduced model's links.
     fluid = model.fluid.renamed(model.link_names)
     soft_limits = model.soft_limits.reduce([model.joint_index(name) for name in joint_names])
-    return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)), soft_limits=soft_limits,
+    ball_cones = model.ball_cones.reduce(model.ball_joint_names, reduced.ball_joint_names)
+    return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)), soft_limits=soft_limits, ball_cones=ball_cones,
                            collision_rules=model.collision_rules,
                            point_terrain=terrain_points(model.collision_rules, reduced.point_collision, reduced.point_radius.dtype))

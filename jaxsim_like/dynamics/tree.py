@@ -34,14 +34,26 @@ def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
 
 
-def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float, pitch: float = 0.0) -> np.ndarray:
-    """``C0_H_C (4, 4)``: the child frame moved by the joint at ``position``, in its zero pose
-    (a screw joint of ``pitch`` [m/rad] also moves ``pitch * position`` along its axis)."""
+def quaternion_rotation(quaternion: np.ndarray) -> np.ndarray:
+    """The rotation ``(3, 3)`` of a wxyz ``quaternion (4,)`` (normalised here)."""
+    w, x, y, z = np.asarray(quaternion, dtype=float) / np.linalg.norm(quaternion)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float | np.ndarray, pitch: float = 0.0) -> np.ndarray:
+    """``C0_H_C (4, 4)``: the child frame moved by the joint at ``position``, in its zero pose: a
+    scalar [rad or m] (a screw joint of ``pitch`` [m/rad] also moves ``pitch * position`` along
+    its axis), or for a degree of freedom of a ball joint (kind ``BALL``) the quaternion ``(4,)``
+    (wxyz) it turns by about ``point`` (the identity for the second and third)."""
     H = np.eye(4)
-    if kind in (REVOLUTE, SCREW):
-        R = rotation_about(axis, position)
+    if kind in (REVOLUTE, SCREW, BALL):
+        R = quaternion_rotation(position) if kind == BALL else rotation_about(axis, position)
         H[:3, :3] = R
-        H[:3, 3] = (np.eye(3) - R) @ point + pitch * position * axis
+        H[:3, 3] = (np.eye(3) - R) @ point + (pitch * position * axis if kind == SCREW else 0.0)
     elif kind == PRISMATIC:
         H[:3, 3] = axis * position
     return H
@@ -380,8 +392,9 @@ def expand_ball_joints(tree: RigidTree) -> RigidTree:
     return expanded
 
 
-def lock_joints(tree: RigidTree, positions: dict[str, float]) -> RigidTree:
-    """The same tree with the named moving joints turned fixed at the given positions."""
+def lock_joints(tree: RigidTree, positions: dict[str, float | np.ndarray]) -> RigidTree:
+    """The same tree with the named moving joints turned fixed at the given positions (see
+    :func:`joint_motion`)."""
     tree = dataclasses.replace(tree, joint_kind=list(tree.joint_kind), P_H_C=tree.P_H_C.copy())
     for i, name in enumerate(tree.joint_names):
         if name in positions:

@@ -209,7 +209,12 @@ class LoopClosure:
     ``"weld"``: their poses coincide (6 rows: origins, and the orientation error ``torque_scale
     * vec(q_F2^-1 q_F1)``, MuJoCo's). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)`` are the frames in
     their links (in the world for the world, in the body for a mocap body); ``time_constant``
-    [s] and ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``)."""
+    [s] and ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``);
+    ``solimp`` ``(d0, d_width, width, midpoint, power)``: MuJoCo's impedance of the closure at
+    the norm of its violation, and ``inverse_weight`` ``(translation [1/kg], rotation [1/(kg
+    m^2)])``: the approximate inverse mass of its rows (the sums of MuJoCo's ``body_invweight0``
+    of its two bodies), with which the rows get MuJoCo's compliance ``(1 - d) / d
+    inverse_weight`` (zero: none)."""
 
     name: str
     kind: str
@@ -221,6 +226,8 @@ class LoopClosure:
     time_constant: float = 0.02
     damping_ratio: float = 1.0
     location: SourceLocation = field(default_factory=SourceLocation)
+    solimp: tuple[float, float, float, float, float] = (0.9, 0.95, 0.001, 0.5, 2.0)
+    inverse_weight: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass
@@ -429,7 +436,10 @@ class ActuatorDescription:
     ``f = gain u`` (``motor``), ``f = kp (u - gear q) - kv gear q_dot`` (``position``) or
     ``f = kv (u - gear q_dot)`` (``velocity``). Unbounded ranges are ``(-inf, inf)``. A motor on
     a tendon (fixed or spatial) names the ``tendon`` (and no ``joint``): the force ``gear *
-    clip(gain u)`` acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``."""
+    clip(gain u)`` acts along the tendon's length, the joint torques ``gear clip(gain u) dL/dq``.
+    On a ball joint, ``gear_axis (3,)`` (the joint's child frame; ``gear`` is then one) stands for
+    the gear: ``q`` is ``gear_axis . log(Q)``, ``q_dot`` is ``gear_axis . omega`` and the force acts
+    as the torques ``gear_axis clip(f)`` on its three degrees of freedom (None elsewhere)."""
 
     name: str
     joint: str
@@ -442,6 +452,7 @@ class ActuatorDescription:
     force_range: tuple[float, float] = (-np.inf, np.inf)
     location: SourceLocation = field(default_factory=SourceLocation)
     tendon: str = ""
+    gear_axis: tuple[float, float, float] | None = None
 
 
 @dataclass

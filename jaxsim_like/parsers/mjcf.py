@@ -59,9 +59,9 @@ What is read:
 - the medium of ``<option density viscosity wind>`` (:class:`FluidDescription`), on the bodies
   with mass: MuJoCo's inertia-box fluid model, or its ellipsoid model on the geoms of
   ``fluidshape="ellipsoid"`` (:class:`FluidGeomDescription`, with ``fluidcoef``);
-- connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``)
-  as loop closures (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; their
-  ``solimp`` is not read: the step holds them with an impedance of one;
+- connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``,
+  ``solimp`` with the compiled ``body_invweight0`` of their bodies) as loop closures
+  (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies;
 - mocap bodies (``mocap="true"``) as moving frames of the world (:class:`MocapBody`, see
   :func:`_mocap_bodies`): no tree's, their pose in the file the default of an input of the step;
   the closures that name one hold on it, and belong to the tree of their other body.
@@ -75,9 +75,9 @@ that the contact law here cannot (see :mod:`.mjcf_contacts`), geoms' margins, th
 friction loss of free joints, gravity compensation (``gravcomp``) and the colliding geoms of
 mocap bodies are not represented and warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position
-and velocity actuators on joints and motors on tendons are read (:mod:`.mjcf_actuators`; others
-warn and are dropped); sensors and contact options are not read. Locations name the file and the
-element; lines are those of the main file's elements.
+and velocity actuators on joints (ball joints included, see :mod:`.mjcf_actuators`) and motors
+on tendons are read (others warn and are dropped); sensors and contact options are not read.
+Locations name the file and the element; lines are those of the main file's elements.
 """
 
 from __future__ import annotations
@@ -373,6 +373,8 @@ def _loops(reader: _Reader) -> list[tuple[tuple[int, int], LoopClosure]]:
             time_constant=time_constant,
             damping_ratio=damping_ratio,
             location=where,
+            solimp=tuple(float(value) for value in m.eq_solimp[e]),
+            inverse_weight=tuple(float(m.body_invweight0[bodies[0], k] + m.body_invweight0[bodies[1], k]) for k in range(2)),
         )
         loops.append((bodies, closure))
     return loops

@@ -4,10 +4,15 @@ MuJoCo's actuator force is ``gain u + b0 + b1 length + b2 velocity`` with ``leng
 joint transmission. A fixed gain and no or affine bias on a hinge or slide joint, without
 activation dynamics, is one of three kinds: ``motor`` (no bias), ``position`` (``b1 = -gain``:
 ``kp = gain``, ``kv = -b2``) and ``velocity`` (``b1 = 0``, ``b2 = -gain``: ``kv = gain``); what
-``position`` and ``velocity`` elements and ``general`` ones of these forms compile to. A
-``motor`` on a tendon (``length = gear L``; fixed or spatial) is read too. Any other actuator
-(position and velocity ones on tendons, site transmissions, filters, muscles) is dropped with
-one located warning.
+``position`` and ``velocity`` elements and ``general`` ones of these forms compile to. On a ball
+joint (MuJoCo's ``mj_transmission``) the gear's first three numbers are an axis ``g`` in the
+joint (child) frame: ``length = g . log(Q)``, velocity ``g . omega``, joint torques ``g f``; a
+motor takes any axis, a position or velocity actuator an axis along one of the joint's (so that
+it is one degree of freedom's controller), and a position actuator no ``kv`` (the controller's
+derivative is that of ``log(Q)``, not ``omega``). A ``motor`` on a tendon (``length = gear L``;
+fixed or spatial) is read too. Any other actuator (position and velocity ones on tendons, those
+on a ball joint named above, forces in the parent frame (``jointinparent``), site
+transmissions, filters, muscles) is dropped with one located warning.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from .errors import warn
 
 _JOINT_TRANSMISSION, _TENDON_TRANSMISSION, _GAIN_FIXED, _NO_DYNAMICS = 0, 3, 0, 0
 _BIAS_NONE, _BIAS_AFFINE = 0, 1
-_HINGE_OR_SLIDE = (2, 3)
+_BALL, _HINGE_OR_SLIDE = 1, (2, 3)
 
 
 def _kind(gain: float, bias: np.ndarray) -> str | None:
@@ -64,17 +69,24 @@ def _read(reader, a: int) -> ActuatorDescription | None:
         and m.actuator_biastype[a] in (_BIAS_NONE, _BIAS_AFFINE)
     )
     kind = _kind(gain, m.actuator_biasprm[a]) if simple else None
-    on_joint = m.actuator_trntype[a] == _JOINT_TRANSMISSION and m.jnt_type[target] in _HINGE_OR_SLIDE
+    on_joint = m.actuator_trntype[a] == _JOINT_TRANSMISSION and m.jnt_type[target] in (_BALL, *_HINGE_OR_SLIDE)
     on_tendon = m.actuator_trntype[a] == _TENDON_TRANSMISSION and kind == "motor"
     if kind is None or not (on_joint or on_tendon):
         return None
+    gear_axis = None
+    if on_joint and m.jnt_type[target] == _BALL:
+        gear_axis = tuple(float(value) for value in m.actuator_gear[a][:3])
+        oblique = kind != "motor" and np.count_nonzero(gear_axis) != 1
+        if oblique or (kind == "position" and m.actuator_biasprm[a][2] != 0.0):
+            return None
     name = reader.name("actuator", a) or f"actuator{a}"
     return ActuatorDescription(
         name=name,
         joint=reader.joint(target) if on_joint else "",
         tendon=reader.tendon(target) if on_tendon else "",
         kind=kind,
-        gear=float(m.actuator_gear[a][0]),
+        gear=1.0 if gear_axis is not None else float(m.actuator_gear[a][0]),
+        gear_axis=gear_axis,
         gain=gain if kind == "motor" else 1.0,
         kp=gain if kind == "position" else 0.0,
         kv={"position": -float(m.actuator_biasprm[a][2]), "velocity": gain}.get(kind, 0.0),
@@ -92,7 +104,7 @@ def warn_unrepresented(reader) -> None:
         names = ", ".join(f"'{reader.name('actuator', a)}'" if reader.name("actuator", a) else f"#{a}" for a in dropped)
         warn(
             f"{len(dropped)} actuator(s) of a kind not represented (only motor, position and velocity actuators on a "
-            f"hinge or slide joint, and motors on a tendon, are) are dropped: {names}",
+            f"hinge, slide or ball joint (on a ball about one of its axes but motors, and position ones without kv), and motors on a tendon, are) are dropped: {names}",
             file=where.file,
             line=where.line,
             element=where.element,

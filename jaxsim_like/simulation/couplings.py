@@ -15,7 +15,12 @@ products with the rows' units] that make the rows' velocity at the end of the st
 from the rows' violation ``phi`` and velocity ``w = G nu`` at the step's start: the linearly
 implicit Euler step of the damped oscillator ``phi'' = -2 zeta phi' / tau - phi / tau^2`` of time
 constant ``tau`` and damping ratio ``zeta`` (MuJoCo's ``solref`` with an impedance of one: the
-rows move as this oscillator whatever the loads). ``d`` is the change of the base's inertial
+joint couplings' rows move as this oscillator whatever the loads). A loop closure's rows have
+MuJoCo's impedance ``imp`` (of its ``solimp``, :func:`loop_impedance`): the oscillator's
+stiffness is ``imp / tau^2`` (its ``tau`` scaled by ``solimp``'s ``d_width``, as MuJoCo's) and
+the rows have MuJoCo's compliance ``h R`` (:class:`.constraint_rows.Rows`), so that one row of
+inverse mass ``w`` moves at ``imp`` times the oscillator's rate plus ``1 - imp`` times its free
+one. ``d`` is the change of the base's inertial
 velocity that the step makes beside ``h a`` (with the mixed representation, where it integrates
 the derivative of the mixed velocity: ``-[o_dot x omega; 0]``), and ``b`` the rows' path bias
 ``J_dot nu`` (:class:`~jaxsim_like.dynamics.loops.LoopRows`; zero for joint couplings): the
@@ -51,19 +56,23 @@ from ..dynamics import kinematics as kin_module
 from ..dynamics.aba import ArticulatedFactor, articulated_body_responses
 from ..dynamics.configuration import dof_positions
 from ..dynamics.kinematics import Kinematics
-from ..dynamics.loops import WORLD, loop_rows
+from ..dynamics.loops import WORLD, LoopClosures, loop_rows
 from ..dynamics.model import Model, topology
 from ..dynamics.state import State
 from .constraint_rows import MAX_IMPEDANCE, MIN_IMPEDANCE, Rows, impedance, row_forces
 from .params import ModelParams
 
 
-def reference_velocity(violation: jax.Array, velocity: jax.Array, time_constant: jax.Array, damping_ratio: jax.Array, dt: jax.Array) -> jax.Array:
+def reference_velocity(
+    violation: jax.Array, velocity: jax.Array, time_constant: jax.Array, damping_ratio: jax.Array, dt: jax.Array,
+    impedance: jax.Array | float = 1.0,
+) -> jax.Array:
     """``w+ (c,)``: the rows' velocity at the end of a step of ``dt`` [s] from their
-    ``violation`` and ``velocity`` ``(c,)`` at its start (see the module docstring)."""
+    ``violation`` and ``velocity`` ``(c,)`` at its start (see the module docstring), the
+    oscillator's stiffness scaled by the rows' ``impedance`` ``d`` (MuJoCo's ``-b w - d k phi``)."""
     tau = time_constant.astype(violation.dtype)
-    denominator = tau**2 + 2 * damping_ratio * dt * tau + dt**2
-    return (tau**2 * velocity - dt * violation) / denominator
+    denominator = tau**2 + 2 * damping_ratio * dt * tau + impedance * dt**2
+    return (tau**2 * velocity - dt * impedance * violation) / denominator
 
 
 def soft_limit_reference(
@@ -87,13 +96,33 @@ def soft_limit_reference(
     return velocity + dt * acceleration, dt * (1.0 - d) / d * inverse_weight
 
 
+def loop_impedance(loops: LoopClosures, violation: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Per row ``(r,)`` of the ``loops`` at their ``violation (r,)``, as MuJoCo's connects and
+    welds: the impedance ``d`` of its closure's ``solimp`` at the norm of the closure's violation
+    (its 3 or 6 rows, :func:`.constraint_rows.impedance`), the closure's largest impedance
+    ``d_width``, and the row's resistance ``R = (1 - d) / d w`` (velocity per force per second)
+    with ``w`` the closure's approximate inverse mass of translation or rotation."""
+    dtype = violation.dtype
+    closure = loops.row_closure
+    squared = jnp.zeros(loops.count, dtype).at[closure].add(violation**2)
+    nonzero = squared > 0.0
+    norm = jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, squared, 1.0)), 0.0)  # finite gradients at zero
+    solimp = loops.solimp.astype(dtype)
+    d = impedance(solimp, norm)[closure]
+    d_width = jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE)[closure]
+    weight = loops.inverse_weight.astype(dtype)[closure, loops.row_rotational.astype(int)]
+    return d, d_width, (1.0 - d) / d * weight
+
+
 class EqualityRows(NamedTuple):
     """A model's ``r`` constraint rows at a state: the generalised force of unit row forces as
     joint torques ``torques (r, n)`` and wrenches ``wrenches (r, m, 6)`` on the ``m`` links
     ``links`` (static; world axes, about ``G``'s origin; either None when no row has one); of
     its first ``e`` rows, the equalities (joint couplings, then loop closures), the
-    ``violation``, the ``velocity`` ``G nu``, the ``path_bias`` ``J_dot nu`` and the
-    reference's ``time_constant`` [s] and ``damping_ratio`` ``(e,)``."""
+    ``violation``, the ``velocity`` ``G nu``, the ``path_bias`` ``J_dot nu``, the reference's
+    ``time_constant`` [s] and ``damping_ratio`` and the rows' ``impedance``, largest impedance
+    ``width_impedance`` and ``resistance`` ``(e,)`` (a closure's: see :func:`loop_impedance`; a
+    coupling's: one, one and zero); ``resistance`` is None without closures."""
 
     torques: jax.Array | None
     wrenches: jax.Array | None
@@ -103,6 +132,9 @@ class EqualityRows(NamedTuple):
     path_bias: jax.Array
     time_constant: jax.Array
     damping_ratio: jax.Array
+    impedance: jax.Array
+    width_impedance: jax.Array
+    resistance: jax.Array | None
 
     def with_joint_rows(self, jacobian: jax.Array, dofs: int) -> "EqualityRows":
         """These rows followed by the joint-space rows ``jacobian (k, n)``."""
@@ -146,7 +178,24 @@ def equality_rows(model: Model, params: ModelParams, state: State, kin: Kinemati
             torques = jnp.concatenate([torques, jnp.zeros((loops.rows, model.dofs), dtype)])
         parts.append((rows.violation, rows.rate, rows.path_bias))
     violation, velocity, path_bias = (jnp.concatenate(values) for values in zip(*parts)) if parts else (jnp.zeros(0, dtype),) * 3
-    return EqualityRows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio)
+    d, d_width, resistance = jnp.ones_like(violation), jnp.ones_like(violation), None
+    if loops.rows:
+        loop_d, loop_width, loop_resistance = loop_impedance(loops, rows.violation)
+        d, d_width = d.at[couplings.rows :].set(loop_d), d_width.at[couplings.rows :].set(loop_width)
+        resistance = jnp.zeros_like(violation).at[couplings.rows :].set(loop_resistance)
+    return EqualityRows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio, d, d_width, resistance)
+
+
+def mujoco_reference(rows: EqualityRows, dt: jax.Array) -> jax.Array:
+    """``(e,)``: the equality rows' end-velocity target ``w + dt (a_ref - J_dot nu)`` with MuJoCo's
+    reference acceleration ``a_ref = -b w - d k phi`` (``k = 1 / (d_width t z)^2``, ``b = 2 /
+    (d_width t)`` of ``solref (t, z)``: ``time_constant = t z``, ``damping_ratio = z``, ``t`` at
+    least ``2 dt`` as MuJoCo's ``refsafe``), less the path term as MuJoCo's ``mj_Jdotv``: what
+    ``mj_step`` does to a connect or a weld (see :attr:`.loops.LoopClosures.mujoco_reference`)."""
+    solref_time = jnp.maximum(rows.time_constant / rows.damping_ratio, 2.0 * dt)
+    stiffness = 1.0 / (rows.width_impedance * solref_time * rows.damping_ratio) ** 2
+    damping = 2.0 / (rows.width_impedance * solref_time)
+    return rows.velocity + dt * (-damping * rows.velocity - rows.impedance * stiffness * rows.violation - rows.path_bias)
 
 
 def _link_accelerations(model: Model, kin: Kinematics, links: tuple[int, ...], G_a_B: jax.Array, joint_accelerations: jax.Array) -> jax.Array:
@@ -216,19 +265,24 @@ def enforce(
     regularisation = jnp.finfo(dtype).eps ** 0.75 * jnp.trace(effective) / size
     effective = effective + regularisation * jnp.eye(size, dtype=dtype)
     equalities = rows.violation.shape[0]
+    tau = rows.time_constant * rows.width_impedance
     if euler:
         # The oscillator runs on the rows' mean rates over a step, (phi+ - phi) / h = G nu+ + h b / 2.
         half_bias = 0.5 * dt * rows.path_bias
-        target = reference_velocity(rows.violation, rows.velocity - half_bias, rows.time_constant, rows.damping_ratio, dt) - half_bias
+        target = reference_velocity(rows.violation, rows.velocity - half_bias, tau, rows.damping_ratio, dt, rows.impedance) - half_bias
         offset = base_velocity_offset(model, state, kin)
         drift = rows_rate(model, kin, rows, offset, jnp.zeros_like(joint_accelerations)) if rows.wrenches is not None else 0.0
     else:
-        target = reference_velocity(rows.violation, rows.velocity, rows.time_constant, rows.damping_ratio, dt) - dt * rows.path_bias
+        target = reference_velocity(rows.violation, rows.velocity, tau, rows.damping_ratio, dt, rows.impedance) - dt * rows.path_bias
         drift = 0.0
+    if model.loops.mujoco_reference:
+        target = target.at[model.couplings.rows :].set(mujoco_reference(rows, dt)[model.couplings.rows :])
     # The rows' velocity G nu (the equalities': their rate) plus h G (a_free + d).
     velocity = rows.velocity if extra is None else rows_rate(model, kin, rows, kin.G_v_B, state.joint_velocities)
     start = velocity + dt * (rows_rate(model, kin, rows, G_a_B, joint_accelerations) + drift)
     bilateral = Rows.bilateral(rows.torques[:equalities] if rows.torques is not None else jnp.zeros((equalities, model.dofs), dtype), target)
+    if rows.resistance is not None:
+        bilateral = bilateral._replace(compliance=dt * rows.resistance)
     stacked = bilateral if extra is None else bilateral.stack(extra)
     forces = row_forces(stacked, effective, start, dt)
     torques = forces @ rows.torques if rows.torques is not None else jnp.zeros_like(joint_accelerations)

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..dynamics.tree import ball_dof_names
 from ..parsers.description import ActuatorDescription
 from ..pytree import pytree_dataclass
 from ..simulation import control
@@ -26,6 +27,20 @@ _MODES = {"position": control.JointControlMode.position, "velocity": control.Joi
 _TARGET = {"position": control.POSITION_TARGET, "velocity": control.VELOCITY_TARGET}
 
 
+def _on_dof(actuator: ActuatorDescription) -> tuple[str, float] | None:
+    """The degree of freedom a joint actuator drives and its scalar gear: its joint and gear, or on
+    a ball joint about one of the joint's axes that axis's degree of freedom and the gear axis's
+    component; None on a tendon or on a ball joint about an oblique axis."""
+    if actuator.tendon:
+        return None
+    if actuator.gear_axis is None:
+        return actuator.joint, actuator.gear
+    nonzero = np.flatnonzero(actuator.gear_axis)
+    if len(nonzero) != 1:
+        return None
+    return ball_dof_names(actuator.joint)[nonzero[0]], actuator.gear_axis[nonzero[0]]
+
+
 @pytree_dataclass(static=["kind", "joints", "dofs"])
 class ActionMap:
     """``kind`` (one of :data:`KINDS`), the actuated ``joints`` (indices into the model's joints,
@@ -34,7 +49,8 @@ class ActionMap:
     control ``table (n, control.COLUMNS)`` and controller ``period`` [s] (None for torques).
     ``moments (A, n)``: a torque map with motors on tendons gives the joint torques
     ``moments^T (offset + scale a)``, row ``k`` the unit vector of actuator ``k``'s joint or its
-    fixed tendon's coefficients ``dL/dq`` (its entry of ``joints`` is then -1; zero for a
+    fixed tendon's coefficients ``dL/dq`` or, on a ball joint about an oblique axis, that gear
+    axis on the joint's three degrees of freedom (its entry of ``joints`` is then -1; zero for a
     spatial tendon); None otherwise. ``tendon_moments (A, t)``: with motors on spatial tendons,
     whose ``dL/dq`` depends on the state, the forces ``tendon_moments^T (offset + scale a)``
     along the tendons (:attr:`.ModelInputs.tendon_forces`), row ``k`` the unit vector of actuator
@@ -104,29 +120,37 @@ class ActionMap:
         ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
         mixed kinds, a joint driven twice, and a motor whose force range clips its controls. A
         motor on a tendon (``actuator.tendon``) gives the torques ``gear gain u dL/dq``
-        (see :attr:`moments`)."""
+        (see :attr:`moments`). On a ball joint (``actuator.gear_axis``) an actuator about one of
+        the joint's axes is one on that degree of freedom, its gear the axis's component (the
+        rotation vector's component as MuJoCo's length); a motor about an oblique axis gives the
+        torques ``gain u gear_axis`` (see :attr:`moments`), a position or velocity actuator
+        about an oblique axis raises ValueError."""
         kinds = {actuator.kind for actuator in actuators}
         if len(kinds) != 1:
             raise ValueError(f"the actuators must be of one kind to form one action map, got {sorted(kinds) or 'none'}")
-        joints = [actuator.joint for actuator in actuators]
-        on_tendons = any(actuator.tendon for actuator in actuators)
-        if not on_tendons and len(set(joints)) != len(joints):
+        kind = kinds.pop()
+        on_dofs = [_on_dof(actuator) for actuator in actuators]
+        oblique = [a.name for a, on in zip(actuators, on_dofs) if on is None and not a.tendon]
+        if oblique and kind != "motor":
+            raise ValueError(f"the {kind} actuator(s) {oblique} act on a ball joint about an axis along none of its own: no action map")
+        joints = [on[0] if on else actuator.joint for actuator, on in zip(actuators, on_dofs)]
+        with_moments = oblique or any(actuator.tendon for actuator in actuators)
+        if not with_moments and len(set(joints)) != len(joints):
             raise ValueError("several actuators drive one joint: no action map represents their sum")
         ranges = np.array([a.ctrl_range for a in actuators], dtype=float)
         bounded = np.isfinite(ranges).all(axis=1)
         low, high = np.where(bounded[:, None], ranges, [-1.0, 1.0]).T  # unbounded: u = a
         mid, half = 0.5 * (low + high), 0.5 * (high - low)
-        gear = np.array([a.gear for a in actuators], dtype=float)
+        gear = np.array([on[1] if on else a.gear for a, on in zip(actuators, on_dofs)], dtype=float)
         force_low, force_high = np.array([a.force_range for a in actuators], dtype=float).T
-        kind = kinds.pop()
         if kind == "motor":
             gain = np.array([a.gain for a in actuators], dtype=float)
             forces = np.sort(gain[:, None] * np.stack([mid - half, mid + half], axis=1), axis=1)
             clipped = [a.name for a, (f0, f1), lo, hi in zip(actuators, forces, force_low, force_high) if f0 < lo or f1 > hi]
             if clipped:
                 raise ValueError(f"the force range of motor(s) {clipped} clips their controls: no affine action map")
-            if on_tendons:
-                return ActionMap._on_tendons(model, actuators, scale=gear * gain * half, offset=gear * gain * mid)
+            if with_moments:
+                return ActionMap._with_moments(model, actuators, on_dofs, scale=gear * gain * half, offset=gear * gain * mid)
             return ActionMap.build(model, "torque", joints, scale=gear * gain * half, offset=gear * gain * mid)
         kp = np.array([a.kp if kind == "position" else a.kv for a in actuators], dtype=float)
         kd = np.array([a.kv if kind == "position" else 0.0 for a in actuators], dtype=float)
@@ -142,11 +166,28 @@ class ActionMap:
         )
 
     @staticmethod
-    def _on_tendons(model: Model, motors: Sequence[ActuatorDescription], *, scale: np.ndarray, offset: np.ndarray) -> "ActionMap":
-        """The torque map of ``motors`` on joints and tendons (see :attr:`moments` and :attr:`tendon_moments`)."""
+    def _with_moments(
+        model: Model,
+        motors: Sequence[ActuatorDescription],
+        on_dofs: Sequence[tuple[str, float] | None],
+        *,
+        scale: np.ndarray,
+        offset: np.ndarray,
+    ) -> "ActionMap":
+        """The torque map of ``motors`` on joints, tendons and ball joints about oblique axes (their
+        entry of ``on_dofs`` None; see :attr:`moments` and :attr:`tendon_moments`)."""
         C = np.asarray(model.tendons.coefficients)  # zero rows for the spatial tendons
         eye = np.eye(model.dofs)
-        moments = np.stack([C[model.tendons.index(a.tendon)] if a.tendon else eye[model.joint_index(a.joint)] for a in motors])
+
+        def moment(motor: ActuatorDescription, on: tuple[str, float] | None) -> np.ndarray:
+            if motor.tendon:
+                return C[model.tendons.index(motor.tendon)]
+            if on is not None:
+                return eye[model.joint_index(on[0])]
+            start = model.joint_index(ball_dof_names(motor.joint)[0])
+            return np.pad(np.asarray(motor.gear_axis, dtype=float), (start, model.dofs - start - 3))
+
+        moments = np.stack([moment(a, on) for a, on in zip(motors, on_dofs)])
         spatial = [a.tendon and model.tendons.index(a.tendon) in model.tendons.spatial for a in motors]
         tendon_moments = None
         if any(spatial):
@@ -158,7 +199,7 @@ class ActionMap:
             table=None,
             period=None,
             kind="torque",
-            joints=tuple(-1 if a.tendon else model.joint_index(a.joint) for a in motors),
+            joints=tuple(model.joint_index(on[0]) if on else -1 for on in on_dofs),
             dofs=model.dofs,
             moments=jnp.asarray(moments),
             tendon_moments=None if tendon_moments is None else jnp.asarray(tendon_moments),

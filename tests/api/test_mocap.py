@@ -16,13 +16,14 @@ QUIET = 'contype="0" conaffinity="0"'
 XML = f"""<mujoco model="carried"><worldbody>
   <body name="hand" mocap="true" pos="0.3 0 1" quat="0.9 0 0.1 0.2"><geom type="sphere" size="0.02" {QUIET}/></body>
   <body name="box" pos="0.3 0.02 0.9" euler="0.1 0.2 0"><freejoint/><geom type="box" size="0.05 0.04 0.03" mass="0.5" {QUIET}/></body>
-</worldbody><equality><weld body1="box" body2="hand" solref="0.002 1"/></equality></mujoco>"""
+</worldbody><equality><weld body1="box" body2="hand" solref="0.002 1" solimp="0.9999 0.9999 0.001"/></equality></mujoco>"""
 MOVE = np.array([0.05, -0.1, 0.2])
 
 
 def test_a_box_welded_to_a_mocap_body_follows_where_it_is_put(caplog):
     """Moved by ``MOVE`` (orientation kept), the hand carries the box there within 0.3 s: the
-    box's pose is its pose in the file shifted by ``MOVE``, as the weld holds it under gravity."""
+    box's pose is its pose in the file shifted by ``MOVE``, as the stiff weld (a ``solimp`` of
+    nearly one) holds it under gravity (MuJoCo's default ``solimp`` lets it sag by 6.6e-5 m)."""
     sim = simulator(step_size=0.001, steps_per_run=300)
     world = sim.get_world()
     assert world.insert_model_from_string(XML, api.Pose((0, 0, 0)), "carried")

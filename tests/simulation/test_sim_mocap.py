@@ -194,8 +194,8 @@ def test_the_welds_forces_are_mujocos(carried, figures):
     _, (_, outputs), (_, efc) = carried
     forces = np.asarray(outputs.loop_forces)
     assert forces.shape == (STEPS, 6)
-    np.testing.assert_allclose(forces[:, 2], 0.5 * 9.81, rtol=1e-6)
     settled = slice(50, None)
+    np.testing.assert_allclose(forces[settled, 2], 0.5 * 9.81, rtol=1e-6)  # the jolt moves it by 0.026 N, MuJoCo's 0.058
     difference = figures("mocap weld: max |row force - MuJoCo's| after 50 ms [N or N m]", float(np.abs(forces - efc)[settled].max()))
     assert np.linalg.norm(forces[settled, :2], axis=1).min() > 1.9
     assert difference < 0.03
