@@ -1,0 +1,104 @@
+"""SDF loop closures in the step: the four-bar of ``tests/assets/sdf_loops/four_bar.sdf``, closed by
+its revolute joint 'pin' (a connect), moves as the same linkage written as MJCF with a connect
+equality: to rounding in our step (the two loaders give one model), and as MuJoCo's ``mj_step``
+within the first-order difference of the two discretisations (see ``test_sim_loops.py``); closed
+by a ``fixed`` joint (a weld) it stays still. Semi-implicit Euler (MuJoCo's Euler), dt 1 ms, 1 s
+from rest, the closures made stiff as in ``test_sim_loops.py``: time constant 2 ms, damping ratio
+1 (MuJoCo's ``solref="0.002 1"`` with an impedance of nearly one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsim_like as js
+from jaxsim_like.dynamics.kinematics import kinematics
+from jaxsim_like.dynamics.loops import loop_rows
+
+mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
+
+FOUR_BAR = (Path(__file__).resolve().parents[1] / "assets" / "sdf_loops" / "four_bar.sdf").read_text()
+MJCF = """<mujoco model="four_bar">
+  <option gravity="0 0 -9.8" integrator="Euler"/>
+  <worldbody>
+    <body name="crank" pos="0 0 1">
+      <joint name="crank_joint" type="hinge" axis="0 1 0"/>
+      <inertial pos="0.05 0 0" mass="0.2" diaginertia="1e-05 0.0002 0.0002"/>
+      <body name="coupler" pos="0.1 0 0">
+        <joint name="coupler_joint" type="hinge" axis="0 1 0"/>
+        <inertial pos="0.1 0 0.1" mass="0.3" fullinertia="0.0005 0.001 0.0006 0 -0.0004 0"/>
+      </body>
+    </body>
+    <body name="rocker" pos="0.3 0 1">
+      <joint name="rocker_joint" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 0.1" mass="0.25" diaginertia="0.0008 0.0008 1e-05"/>
+    </body>
+  </worldbody>
+  <equality>
+    <connect name="pin" body1="rocker" body2="coupler" anchor="0 0 0.2" solref="0.002 1" solimp="0.9999 0.9999 0.001"/>
+  </equality>
+</mujoco>"""
+DT, STEPS, STIFF = 0.001, 1000, 0.002
+
+
+@jax.jit
+def _rollout(model: js.Model, state: js.State, params: js.SimulationParams):
+    """The joint positions ``(T, n)`` after each step and the closures' violations ``(T, r)``."""
+    _, (states, _) = js.rollout(model, state, jnp.zeros((STEPS, model.dofs)), params=params)
+    violations = jax.vmap(lambda s: loop_rows(model, kinematics(model, s)).violation)(states)
+    return states.joint_positions, violations
+
+
+def _ours(source: str) -> tuple[np.ndarray, np.ndarray]:
+    model = js.load_model(source)
+    params = js.SimulationParams.build(
+        model, dt=DT, integrator="semi_implicit_euler", gravity=jnp.array([0.0, 0.0, -9.8]), coupling_time_constant=STIFF
+    )
+    q, violations = _rollout(model, js.State.build(model), params)
+    return np.asarray(q), np.asarray(violations)
+
+
+@pytest.fixture(scope="module")
+def runs() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Our runs of the SDF four-bar and of its MJCF twin."""
+    with pytest.warns(js.ModelLoadWarning, match="closes a loop"):
+        sdf = _ours(FOUR_BAR)
+    return sdf, _ours(MJCF)
+
+
+def test_the_sdf_four_bar_moves_as_its_mjcf_twin_to_rounding(runs, figures):
+    (q, violations), (q_mjcf, violations_mjcf) = runs
+    assert np.ptp(q[:, 0]) > 0.5
+    difference = figures("SDF four-bar vs its MJCF twin, ours, 1 s [rad]", float(np.abs(q - q_mjcf).max()))
+    assert difference < 1e-10
+    np.testing.assert_allclose(np.abs(violations), np.abs(violations_mjcf), atol=1e-12)
+    assert figures("SDF four-bar: max loop error over 1 s [m]", float(np.abs(violations).max())) < 1e-5
+
+
+def test_the_sdf_four_bar_moves_as_mujocos_connect(runs, figures):
+    (q, _), _ = runs
+    m = mujoco.MjModel.from_xml_string(MJCF)
+    m.opt.timestep = DT
+    data = mujoco.MjData(m)
+    reference = np.zeros((STEPS, m.nq))
+    for k in range(STEPS):
+        mujoco.mj_step(m, data)
+        reference[k] = data.qpos
+    rms = figures("SDF four-bar vs mj_step, joint RMS over 1 s [rad]", float(np.sqrt(np.mean((q - reference) ** 2))))
+    assert rms < 1e-3
+
+
+def test_a_fixed_joint_closing_the_four_bar_holds_it_still(figures):
+    """The rocker's pivot lowered by 0.1 m, off the line of the crank's two hinges (there the weld's
+    rows would be dependent: a dead point)."""
+    source = (
+        FOUR_BAR.replace('<joint name="pin" type="revolute">\n      <pose>0 0 0.2 0 0 0</pose>', '<joint name="pin" type="fixed">\n      <pose>0 0 0.3 0 0 0</pose>')
+        .replace("<pose>0.3 0 1 0 0 0</pose>", "<pose>0.3 0 0.9 0 0 0</pose>")
+    )
+    q, violations = _ours(source)
+    figures("four-bar welded by a fixed joint: max |q| over 1 s [rad]", float(np.abs(q).max()))
+    assert np.abs(q).max() < 1e-3 and np.abs(violations).max() < 1e-4
