@@ -102,3 +102,46 @@ def test_a_fixed_joint_closing_the_four_bar_holds_it_still(figures):
     q, violations = _ours(source)
     figures("four-bar welded by a fixed joint: max |q| over 1 s [rad]", float(np.abs(q).max()))
     assert np.abs(q).max() < 1e-3 and np.abs(violations).max() < 1e-4
+
+
+def test_one_step_from_rest_equals_pinocchios_constrained_dynamics(figures):
+    """Our step with the exact velocity constraint (``coupling_time_constant=0``), from rest under
+    random torques, changes the velocities by ``dt`` times Pinocchio's ``constraintDynamics`` on the
+    same linkage built joint by joint, closed by a ``CONTACT_3D`` at the pin's frame in the rocker
+    and in the coupler (at rest the rows' path bias is zero, so the two agree to rounding)."""
+    pin = pytest.importorskip("pinocchio")
+    with pytest.warns(js.ModelLoadWarning, match="closes a loop"):
+        model = js.load_model(FOUR_BAR)
+    reference = pin.Model()
+    reference.gravity.linear = np.array([0.0, 0.0, -9.8])
+    crank = reference.addJoint(0, pin.JointModelRY(), pin.SE3(np.eye(3), np.array([0.0, 0.0, 1.0])), "crank_joint")
+    reference.appendBodyToJoint(crank, pin.Inertia(0.2, np.array([0.05, 0.0, 0.0]), np.diag([1e-5, 2e-4, 2e-4])), pin.SE3.Identity())
+    coupler = reference.addJoint(crank, pin.JointModelRY(), pin.SE3(np.eye(3), np.array([0.1, 0.0, 0.0])), "coupler_joint")
+    inertia = np.array([[5e-4, 0.0, -4e-4], [0.0, 1e-3, 0.0], [-4e-4, 0.0, 6e-4]])
+    reference.appendBodyToJoint(coupler, pin.Inertia(0.3, np.array([0.1, 0.0, 0.1]), inertia), pin.SE3.Identity())
+    rocker = reference.addJoint(0, pin.JointModelRY(), pin.SE3(np.eye(3), np.array([0.3, 0.0, 1.0])), "rocker_joint")
+    reference.appendBodyToJoint(rocker, pin.Inertia(0.25, np.array([0.0, 0.0, 0.1]), np.diag([8e-4, 8e-4, 1e-5])), pin.SE3.Identity())
+    closure = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D, reference, rocker, pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.2])),
+        coupler, pin.SE3(np.eye(3), np.array([0.2, 0.0, 0.2])), pin.ReferenceFrame.LOCAL,
+    )
+    closures, closure_data = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    closures.append(closure)
+    closure_data.append(closure.createData())
+    data = reference.createData()
+    pin.initConstraintDynamics(reference, data, closures, closure_data)
+    dt = 1e-4
+    params = js.SimulationParams.build(
+        model, dt=dt, integrator="semi_implicit_euler", gravity=jnp.array([0.0, 0.0, -9.8]), coupling_time_constant=0.0
+    )
+    state = js.State.build(model)
+    step = jax.jit(lambda torques: js.step(model, state, joint_torques=torques, params=params)[0].joint_velocities)
+    order = [model.joint_names.index(name) for name in ("crank_joint", "coupler_joint", "rocker_joint")]
+    worst = 0.0
+    for torques in np.random.default_rng(0).normal(scale=0.5, size=(4, 3)):
+        ours = np.zeros(3)
+        ours[order] = torques
+        accelerations = np.asarray(step(jnp.asarray(ours)))[order] / dt
+        expected = pin.constraintDynamics(reference, data, np.zeros(3), np.zeros(3), torques, closures, closure_data, pin.ProximalSettings(1e-14, 1e-12, 100))
+        worst = max(worst, float(np.abs(accelerations - expected).max() / np.abs(expected).max()))
+    assert figures("SDF four-bar, one step vs Pinocchio's constraintDynamics (relative)", worst) < 1e-9
