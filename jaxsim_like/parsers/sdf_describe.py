@@ -17,11 +17,13 @@ a link's first parent joint builds the tree): a joint closes a loop when its chi
 hangs from an earlier joint, or is the root of the tree its parent link hangs in (the joint would
 close a cycle). The closure holds the joint's frame ``J`` (at zero position) in its child link
 (``link1``) on ``J`` in its parent link (``link2``): a ``ball`` joint is a connect (``J``'s
-origin), a ``fixed`` joint a weld (``J``'s pose); any other type is a connect with a warning
-naming what it leaves free or locks (a ``revolute``, ``continuous``, ``universal`` or
-``revolute2`` joint also turns about the axes it should hold; a ``prismatic`` or ``screw`` one
-cannot slide and turns freely). The closure has the joint's name and MuJoCo's default
-reference (``solref`` 0.02 s, damping ratio 1). A joint that would close a loop with the world as
+origin), a ``fixed`` joint a weld (``J``'s pose), a ``revolute`` or ``continuous`` joint two
+connects, ``J``'s origin and the point ``HINGE_ARM`` along its axis (named ``J::axis``): a hinge,
+6 rows of which the two along the axis are redundant (the step's solve gives redundant rows zero
+force). Any other type is a connect with a warning naming what it leaves free or locks (a
+``universal`` or ``revolute2`` joint also turns about the axis normal to its two; a
+``prismatic`` or ``screw`` one cannot slide and turns freely). The closures have the joint's name
+and MuJoCo's default reference (``solref`` 0.02 s, damping ratio 1). A joint that would close a loop with the world as
 its parent is refused. Pinocchio instead splits the child link into one copy per parent joint,
 welded together, so that every joint type closes exactly.
 
@@ -100,9 +102,10 @@ _MOVING_JOINTS = ("revolute", "continuous", "prismatic", "screw")
 _TWO_AXES = ("universal", "revolute2")
 _GEAR_JOINTS = ("revolute", "continuous")
 _SCREW_VERSION = (1, 10)
+HINGE_ARM = 0.1
+"""The distance [m] along a closing hinge's axis of its second connect."""
+_HINGES = ("revolute", "continuous")
 _FREE_IN_A_CONNECT = {
-    "revolute": "so the links also turn freely about the two axes normal to <axis>",
-    "continuous": "so the links also turn freely about the two axes normal to <axis>",
     "universal": "so the links also turn freely about the axis normal to <axis> and <axis2>",
     "revolute2": "so the links also turn freely about the axis normal to <axis> and <axis2>",
     "prismatic": "so the links turn freely about every axis and do not slide along <axis>",
@@ -351,27 +354,41 @@ class _ModelBuilder:
             closing.add(item.node.id)
         return closing
 
-    def closure(self, declaration: JointDeclaration) -> LoopClosure:
-        """The :class:`LoopClosure` of a joint that closes a loop: its frame ``J`` (at zero
-        position) held in its child link and in its parent link (see the module docstring)."""
+    def closures(self, declaration: JointDeclaration) -> list[LoopClosure]:
+        """The :class:`LoopClosure` of a joint that closes a loop, its frame ``J`` (at zero
+        position) held in its child link and in its parent link, and for a hinge the second
+        connect on its axis (see the module docstring)."""
         node, graph = declaration.node, self.graph
         parent, child_link = self.links_of(declaration)
         name = self.name(node.id)
         if parent == child_link:
             raise node.error(f"joint '{node.name}' connects link '{graph.nodes[child_link].name}' to itself")
-        kind = "weld" if declaration.type == "fixed" else "connect"
         if declaration.type in _FREE_IN_A_CONNECT:
             warn_at(node.element, node.file, f"{declaration.type} joint '{name}' closes a loop: loaded as a connect "
                     f"(its frame's origin held in both links), {_FREE_IN_A_CONNECT[declaration.type]}")
-        return LoopClosure(
+        C_H_J, P_H_J = graph.relative_pose(node.id, child_link), graph.relative_pose(node.id, parent)
+        closure = LoopClosure(
             name=name,
-            kind=kind,
+            kind="weld" if declaration.type == "fixed" else "connect",
             link1=self.name(child_link),
             link2=self.name(parent),
-            L1_H_F1=graph.relative_pose(node.id, child_link),
-            L2_H_F2=graph.relative_pose(node.id, parent),
+            L1_H_F1=C_H_J,
+            L2_H_F2=P_H_J,
             location=location(node.element, node.file),
         )
+        if declaration.type not in _HINGES:
+            return [closure]
+        hinge = JointDescription(name=name, type=declaration.type, parent=closure.link2, child=closure.link1)
+        W_H_C = graph.world_pose(child_link)
+        self.axis(hinge, node, W_H_C)
+        J_axis = C_H_J[:3, :3].T @ hinge.axis
+        on_axis = np.eye(4)
+        on_axis[:3, 3] = HINGE_ARM * J_axis
+        second = LoopClosure(
+            name=f"{name}::axis", kind="connect", link1=closure.link1, link2=closure.link2,
+            L1_H_F1=C_H_J @ on_axis, L2_H_F2=P_H_J @ on_axis, location=closure.location,
+        )
+        return [closure, second]
 
     def axis(self, description: JointDescription, node: Node, W_H_C: np.ndarray, tag: str = "axis") -> None:
         """Fill axis, limits, dynamics and mimic from ``<axis>`` (or ``tag``: ``<axis2>``)."""
@@ -443,7 +460,7 @@ class _ModelBuilder:
         joints = []
         declared = [item for item in self.declarations.joints if item.node.scope.top == top]
         closing = self.closing_joints(declared)
-        loops = [self.closure(item) for item in declared if item.node.id in closing]
+        loops = [loop for item in declared if item.node.id in closing for loop in self.closures(item)]
         for item in declared:
             if item.node.id in closing:
                 continue

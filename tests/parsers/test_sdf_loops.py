@@ -1,7 +1,8 @@
 """SDF joints that close a loop (see :mod:`jaxsim_like.parsers.sdf_describe`): in document order,
 a joint whose child link already hangs from the tree (or is the root of its parent's tree)
 becomes a :class:`LoopClosure` holding its frame in its child and its parent link: ``ball`` a
-connect, ``fixed`` a weld, other types a connect with a warning at the joint's line; a closing
+connect, ``fixed`` a weld, ``revolute`` two connects on its axis, other types a connect with a
+warning at the joint's line; a closing
 joint from the world and joints between world-level models are refused at their line."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 from jaxsim_like.parsers.errors import ModelLoadError, ModelLoadWarning
 from jaxsim_like.parsers.sdf import parse_sdf
+from jaxsim_like.parsers.sdf_describe import HINGE_ARM
 
 FOUR_BAR = (Path(__file__).resolve().parents[1] / "assets" / "sdf_loops" / "four_bar.sdf").read_text()
 CASSIE = os.path.join(
@@ -58,10 +60,23 @@ def test_a_fixed_joint_closing_a_loop_is_a_weld_of_its_pose():
     assert not np.allclose(loop.L1_H_F1[:3, :3], np.eye(3))
 
 
-def test_a_revolute_joint_closing_a_loop_is_a_connect_and_warns_at_its_line():
-    with pytest.warns(ModelLoadWarning, match="revolute joint 'pin' closes a loop: loaded as a connect .* turn freely about the two axes normal to <axis>") as caught:
-        description = parse_sdf(FOUR_BAR)
-    line = line_of(FOUR_BAR, '<joint name="pin"')
+def test_a_revolute_joint_closing_a_loop_is_two_connects_on_its_axis():
+    description = quietly(closing("revolute", "0 0 0.2 0.4 0 0"))
+    origin, on_axis = description.loops
+    assert [(loop.name, loop.kind, loop.link1, loop.link2) for loop in description.loops] == [
+        ("pin", "connect", "rocker", "coupler"), ("pin::axis", "connect", "rocker", "coupler")
+    ]
+    axis = np.array([0.0, np.cos(0.4), np.sin(0.4)])  # <axis> 0 1 0 in the joint frame, rolled by 0.4 rad
+    np.testing.assert_allclose(on_axis.L1_H_F1[:3, 3] - origin.L1_H_F1[:3, 3], HINGE_ARM * axis, atol=1e-15)
+    np.testing.assert_allclose(on_axis.L2_H_F2[:3, 3] - origin.L2_H_F2[:3, 3], HINGE_ARM * axis, atol=1e-15)
+    np.testing.assert_allclose(on_axis.L2_H_F2[:3, 3], [0.2, HINGE_ARM * axis[1], 0.2 + HINGE_ARM * axis[2]], atol=1e-15)
+
+
+def test_a_prismatic_joint_closing_a_loop_is_a_connect_and_warns_at_its_line():
+    text = closing("prismatic")
+    with pytest.warns(ModelLoadWarning, match="prismatic joint 'pin' closes a loop: loaded as a connect .* do not slide along <axis>") as caught:
+        description = parse_sdf(text)
+    line = line_of(text, '<joint name="pin"')
     assert f":{line}:" in str(caught[0].message)
     (loop,) = description.loops
     assert (loop.kind, loop.link1, loop.link2) == ("connect", "rocker", "coupler")
@@ -104,7 +119,8 @@ def test_cassies_six_closing_joints_load_as_connects():
     for side in ("left", "right"):
         assert loops[f"{side}-shin-spring-joint"] == ("connect", f"{side}-knee-spring", f"{side}-shin")
         assert loops[f"{side}-achilles-spring-joint"] == ("connect", f"{side}-heel-spring", f"{side}-achilles-rod")
+        assert loops[f"{side}-achilles-spring-joint::axis"] == loops[f"{side}-achilles-spring-joint"]
         assert loops[f"{side}-plantar-foot-joint"] == ("connect", f"{side}-foot", f"{side}-plantar-rod")
-    assert len(loops) == 6
+    assert len(loops) == 8
     closing_warnings = [str(w.message) for w in caught if "closes a loop" in str(w.message)]
-    assert len(closing_warnings) == 4  # the prismatic shin springs and revolute achilles springs
+    assert len(closing_warnings) == 2 and all("prismatic joint" in message for message in closing_warnings)  # the shin springs

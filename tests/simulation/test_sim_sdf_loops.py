@@ -1,6 +1,6 @@
 """SDF loop closures in the step: the four-bar of ``tests/assets/sdf_loops/four_bar.sdf``, closed by
-its revolute joint 'pin' (a connect), moves as the same linkage written as MJCF with a connect
-equality: to rounding in our step (the two loaders give one model), and as MuJoCo's ``mj_step``
+its revolute joint 'pin' (two connects on its axis), moves as the same linkage written as MJCF
+with those two connect equalities: to rounding in our step (the two loaders give one model), and as MuJoCo's ``mj_step``
 within the first-order difference of the two discretisations (see ``test_sim_loops.py``); closed
 by a ``fixed`` joint (a weld) it stays still. Semi-implicit Euler (MuJoCo's Euler), dt 1 ms, 1 s
 from rest, the closures made stiff as in ``test_sim_loops.py``: time constant 2 ms, damping ratio
@@ -40,6 +40,7 @@ MJCF = """<mujoco model="four_bar">
   </worldbody>
   <equality>
     <connect name="pin" body1="rocker" body2="coupler" anchor="0 0 0.2" solref="0.002 1" solimp="0.9999 0.9999 0.001"/>
+    <connect name="pin::axis" body1="rocker" body2="coupler" anchor="0 0.1 0.2" solref="0.002 1" solimp="0.9999 0.9999 0.001"/>
   </equality>
 </mujoco>"""
 DT, STEPS, STIFF = 0.001, 1000, 0.002
@@ -65,9 +66,7 @@ def _ours(source: str) -> tuple[np.ndarray, np.ndarray]:
 @pytest.fixture(scope="module")
 def runs() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Our runs of the SDF four-bar and of its MJCF twin."""
-    with pytest.warns(js.ModelLoadWarning, match="closes a loop"):
-        sdf = _ours(FOUR_BAR)
-    return sdf, _ours(MJCF)
+    return _ours(FOUR_BAR), _ours(MJCF)
 
 
 def test_the_sdf_four_bar_moves_as_its_mjcf_twin_to_rounding(runs, figures):
@@ -108,10 +107,10 @@ def test_one_step_from_rest_equals_pinocchios_constrained_dynamics(figures):
     """Our step with the exact velocity constraint (``coupling_time_constant=0``), from rest under
     random torques, changes the velocities by ``dt`` times Pinocchio's ``constraintDynamics`` on the
     same linkage built joint by joint, closed by a ``CONTACT_3D`` at the pin's frame in the rocker
-    and in the coupler (at rest the rows' path bias is zero, so the two agree to rounding)."""
+    and in the coupler (at rest the rows' path bias is zero, so the two agree to rounding; the
+    pin's second connect only adds rows that no motion of the planar linkage moves)."""
     pin = pytest.importorskip("pinocchio")
-    with pytest.warns(js.ModelLoadWarning, match="closes a loop"):
-        model = js.load_model(FOUR_BAR)
+    model = js.load_model(FOUR_BAR)
     reference = pin.Model()
     reference.gravity.linear = np.array([0.0, 0.0, -9.8])
     crank = reference.addJoint(0, pin.JointModelRY(), pin.SE3(np.eye(3), np.array([0.0, 0.0, 1.0])), "crank_joint")
@@ -145,3 +144,40 @@ def test_one_step_from_rest_equals_pinocchios_constrained_dynamics(figures):
         expected = pin.constraintDynamics(reference, data, np.zeros(3), np.zeros(3), torques, closures, closure_data, pin.ProximalSettings(1e-14, 1e-12, 100))
         worst = max(worst, float(np.abs(accelerations - expected).max() / np.abs(expected).max()))
     assert figures("SDF four-bar, one step vs Pinocchio's constraintDynamics (relative)", worst) < 1e-9
+
+
+HINGED = """<sdf version="1.9"><model name="hinged">
+  <link name="ground"/>
+  <link name="body">
+    <inertial>
+      <pose>0.1 0.02 -0.2 0 0 0</pose>
+      <mass>1</mass>
+      <inertia><ixx>0.02</ixx><iyy>0.03</iyy><izz>0.015</izz><ixy>0.001</ixy><ixz>0.002</ixz><iyz>-0.001</iyz></inertia>
+    </inertial>
+  </link>
+  <joint name="weld" type="fixed"><parent>world</parent><child>ground</child></joint>
+  <joint name="swing" type="{tree}"><parent>ground</parent><child>body</child><axis><xyz>0 1 0</xyz></axis></joint>
+  {closing}
+</model></sdf>"""
+
+
+def test_a_revolute_joint_closing_a_loop_holds_as_a_hinge(figures):
+    """A body on a ball joint whose loop is closed by a revolute joint about y at the ball's centre
+    swings as the same body on a revolute joint (its centre of mass and products of inertia off the
+    plane: a ball alone, or a single connect, would let it leave it)."""
+    closing = '<joint name="hinge" type="revolute"><parent>ground</parent><child>body</child><axis><xyz>0 1 0</xyz></axis></joint>'
+    poses = []
+    for tree, extra in (("ball", closing), ("revolute", "")):
+        model = js.load_model(HINGED.format(tree=tree, closing=extra))
+        params = js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler", coupling_time_constant=STIFF)
+        body = model.link_names.index("body")
+
+        @jax.jit
+        def run(state, model=model, params=params, body=body):
+            _, (states, _) = js.rollout(model, state, jnp.zeros((STEPS, model.dofs)), params=params)
+            return jax.vmap(lambda s: kinematics(model, s).G_H_L[body])(states)  # both welded to the world at one place
+
+        poses.append(np.asarray(run(js.State.build(model))))
+    hinged, revolute = poses
+    assert np.abs(revolute[:, :3, :3] - np.eye(3)).max() > 0.5
+    assert figures("ball closed by a revolute joint vs a revolute joint, max pose difference over 1 s", float(np.abs(hinged - revolute).max())) < 1e-9
