@@ -23,9 +23,9 @@ connects, ``J``'s origin and the point ``HINGE_ARM`` along its axis (named ``J::
 force). Any other type is a connect with a warning naming what it leaves free or locks (a
 ``universal`` or ``revolute2`` joint also turns about the axis normal to its two; a
 ``prismatic`` or ``screw`` one cannot slide and turns freely). The closures have the joint's name
-and MuJoCo's default reference (``solref`` 0.02 s, damping ratio 1). A joint that would close a loop with the world as
-its parent is refused. Pinocchio instead splits the child link into one copy per parent joint,
-welded together, so that every joint type closes exactly.
+and MuJoCo's default reference (``solref`` 0.02 s, damping ratio 1). A joint that would close a
+loop with the world as its parent is refused. Pinocchio instead splits the child link into one
+copy per parent joint, welded together, so that every joint type closes exactly.
 
 A ``universal`` joint ``J`` (DART's: the child turns about ``<axis>``, then about ``<axis2>``
 carried by that turn, both axes given at zero position) is two revolute joints through a
