@@ -20,7 +20,7 @@ close a cycle). The closure holds the joint's frame ``J`` (at zero position) in 
 origin), a ``fixed`` joint a weld (``J``'s pose), a ``revolute`` or ``continuous`` joint two
 connects, ``J``'s origin and the point ``HINGE_ARM`` along its axis (named ``J::axis``): a hinge,
 6 rows of which the two along the axis are redundant (the step's solve gives redundant rows zero
-force while their violations agree; at ``coupling_time_constant=0`` Cassie's diverge). Any other type is a connect with a warning naming what it leaves free or locks (a
+force). Any other type is a connect with a warning naming what it leaves free or locks (a
 ``universal`` or ``revolute2`` joint also turns about the axis normal to its two; a
 ``prismatic`` or ``screw`` one cannot slide and turns freely). The closures have the joint's name
 and MuJoCo's default reference (``solref`` 0.02 s, damping ratio 1). A joint that would close a
