@@ -2,8 +2,8 @@
 a joint whose child link already hangs from the tree (or is the root of its parent's tree)
 becomes a :class:`LoopClosure` holding its frame in its child and its parent link: ``ball`` a
 connect, ``fixed`` a weld, ``revolute`` two connects on its axis, other types a connect with a
-warning at the joint's line; a closing
-joint from the world and joints between world-level models are refused at their line."""
+warning at the joint's line; a closing joint from the world and joints between world-level
+models are refused at their line."""
 
 from __future__ import annotations
 
