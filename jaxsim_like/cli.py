@@ -95,7 +95,7 @@ def _sampling(args: argparse.Namespace):
 
 
 def summary_lines(model) -> list[str]:
-    """A text summary of a model: tree, DoFs, masses, frames and contact points."""
+    """A text summary of a model: tree, DoFs, masses, frames, contact points and loop closures."""
     points_per_link = np.bincount(np.asarray(model.point_link, dtype=int), minlength=model.number_of_links)
     lines = [
         f"model        {model.name}",
@@ -111,6 +111,22 @@ def summary_lines(model) -> list[str]:
     ]
     if model.frame_names:
         lines.append("frames: " + ", ".join(model.frame_names))
+    return lines + _closure_lines(model)
+
+
+def _closure_lines(model) -> list[str]:
+    """One line per loop closure: its name, kind and the links (or world, mocap body) it joins."""
+    loops = model.loops
+
+    def side(link: int, mocap: int) -> str:
+        if link >= 0:
+            return model.link_names[link]
+        return f"mocap '{loops.mocap_names[mocap]}'" if mocap >= 0 else "world"
+
+    lines = [f"loop closures ({loops.count}):"] if loops.count else []
+    for k, name in enumerate(loops.names):
+        kind = "weld" if loops.weld[k] else "connect"
+        lines.append(f"  {name}  {kind}  {side(loops.link1[k], loops.mocap1[k])} -- {side(loops.link2[k], loops.mocap2[k])}")
     return lines
 
 

@@ -11,6 +11,22 @@ root, welded to the world (further fixed joints to ``world`` hang from that root
 joint to ``world`` keeps a massless ``world`` link as the root. In a static model, links
 without a parent joint are welded to the root by fixed joints named ``__weld_<link>__``.
 
+A joint that closes a loop becomes a loop closure (:class:`LoopClosure`) instead of a tree
+joint. The joints are taken in document order (Pinocchio's SDF reader without parent guidance:
+a link's first parent joint builds the tree): a joint closes a loop when its child link already
+hangs from an earlier joint, or is the root of the tree its parent link hangs in (the joint would
+close a cycle). The closure holds the joint's frame ``J`` (at zero position) in its child link
+(``link1``) on ``J`` in its parent link (``link2``): a ``ball`` joint is a connect (``J``'s
+origin), a ``fixed`` joint a weld (``J``'s pose), a ``revolute`` or ``continuous`` joint two
+connects, ``J``'s origin and the point ``HINGE_ARM`` along its axis (named ``J::axis``): a hinge,
+6 rows of which the two along the axis are redundant (the step's solve gives redundant rows zero
+force). Any other type is a connect with a warning naming what it leaves free or locks (a
+``universal`` or ``revolute2`` joint also turns about the axis normal to its two; a
+``prismatic`` or ``screw`` one cannot slide and turns freely). The closures have the joint's name
+and MuJoCo's default reference (``solref`` 0.02 s, damping ratio 1). A joint that would close a
+loop with the world as its parent is refused. Pinocchio instead splits the child link into one
+copy per parent joint, welded together, so that every joint type closes exactly.
+
 A ``universal`` joint ``J`` (DART's: the child turns about ``<axis>``, then about ``<axis2>``
 carried by that turn, both axes given at zero position) is two revolute joints through a
 massless link ``C::J`` posed as the child: ``J`` about ``<axis>`` from the parent to ``C::J``,
@@ -60,6 +76,7 @@ from .description import (
     JointDescription,
     JointLimits,
     LinkDescription,
+    LoopClosure,
     Mimic,
     ModelDescription,
     Visual,
@@ -85,6 +102,15 @@ _MOVING_JOINTS = ("revolute", "continuous", "prismatic", "screw")
 _TWO_AXES = ("universal", "revolute2")
 _GEAR_JOINTS = ("revolute", "continuous")
 _SCREW_VERSION = (1, 10)
+HINGE_ARM = 0.1
+"""The distance [m] along a closing hinge's axis of its second connect."""
+_HINGES = ("revolute", "continuous")
+_FREE_IN_A_CONNECT = {
+    "universal": "so the links also turn freely about the axis normal to <axis> and <axis2>",
+    "revolute2": "so the links also turn freely about the axis normal to <axis> and <axis2>",
+    "prismatic": "so the links turn freely about every axis and do not slide along <axis>",
+    "screw": "so the links turn freely about every axis and do not slide along <axis>",
+}
 
 
 def _bound(value: float) -> float:
@@ -298,6 +324,72 @@ class _ModelBuilder:
             raise node.error(f"gearbox joint '{name}': joint '{follower.name}' already mimics joint '{follower.mimic.joint}'")
         follower.mimic = Mimic(joint=leader.name, multiplier=-ratio * signs[0] * signs[1], offset=0.0)
 
+    def links_of(self, declaration: JointDeclaration) -> tuple[str, str]:
+        """The node ids of a joint's parent link (``WORLD``: the world) and child link."""
+        graph = self.graph
+        parent = WORLD if declaration.parent is None else graph.attached_link(graph.lookup(declaration.parent))
+        return parent, graph.attached_link(graph.lookup(declaration.child))
+
+    def closing_joints(self, declared: list[JointDeclaration]) -> set[str]:
+        """The node ids of the joints that close a loop (see the module docstring): in document
+        order, a joint whose child link already hangs from a joint, or is the root of the tree of
+        its parent link; ModelLoadError for one whose parent is the world."""
+        parent_of: dict[str, str] = {}
+        closing: set[str] = set()
+        for item in declared:
+            if item.type == "gearbox":
+                continue
+            parent, child_link = self.links_of(item)
+            ancestor = parent
+            while ancestor in parent_of and ancestor != child_link:
+                ancestor = parent_of[ancestor]
+            if child_link not in parent_of and ancestor != child_link:
+                parent_of[child_link] = parent
+                continue
+            if parent == WORLD:
+                raise item.node.error(
+                    f"joint '{self.name(item.node.id)}' closes a loop to the world (link "
+                    f"'{self.name(child_link)}' already hangs from the tree): not supported"
+                )
+            closing.add(item.node.id)
+        return closing
+
+    def closures(self, declaration: JointDeclaration) -> list[LoopClosure]:
+        """The :class:`LoopClosure` of a joint that closes a loop, its frame ``J`` (at zero
+        position) held in its child link and in its parent link, and for a hinge the second
+        connect on its axis (see the module docstring)."""
+        node, graph = declaration.node, self.graph
+        parent, child_link = self.links_of(declaration)
+        name = self.name(node.id)
+        if parent == child_link:
+            raise node.error(f"joint '{node.name}' connects link '{graph.nodes[child_link].name}' to itself")
+        if declaration.type in _FREE_IN_A_CONNECT:
+            warn_at(node.element, node.file, f"{declaration.type} joint '{name}' closes a loop: loaded as a connect "
+                    f"(its frame's origin held in both links), {_FREE_IN_A_CONNECT[declaration.type]}")
+        C_H_J, P_H_J = graph.relative_pose(node.id, child_link), graph.relative_pose(node.id, parent)
+        closure = LoopClosure(
+            name=name,
+            kind="weld" if declaration.type == "fixed" else "connect",
+            link1=self.name(child_link),
+            link2=self.name(parent),
+            L1_H_F1=C_H_J,
+            L2_H_F2=P_H_J,
+            location=location(node.element, node.file),
+        )
+        if declaration.type not in _HINGES:
+            return [closure]
+        hinge = JointDescription(name=name, type=declaration.type, parent=closure.link2, child=closure.link1)
+        W_H_C = graph.world_pose(child_link)
+        self.axis(hinge, node, W_H_C)
+        J_axis = C_H_J[:3, :3].T @ hinge.axis
+        on_axis = np.eye(4)
+        on_axis[:3, 3] = HINGE_ARM * J_axis
+        second = LoopClosure(
+            name=f"{name}::axis", kind="connect", link1=closure.link1, link2=closure.link2,
+            L1_H_F1=C_H_J @ on_axis, L2_H_F2=P_H_J @ on_axis, location=closure.location,
+        )
+        return [closure, second]
+
     def axis(self, description: JointDescription, node: Node, W_H_C: np.ndarray, tag: str = "axis") -> None:
         """Fill axis, limits, dynamics and mimic from ``<axis>`` (or ``tag``: ``<axis2>``)."""
         file, scope, version = node.file, node.scope, node.scope.version
@@ -366,8 +458,11 @@ class _ModelBuilder:
         if not links:
             raise self.model.error(f"model '{self.model.name}' has no links")
         joints = []
-        for item in self.declarations.joints:
-            if item.node.scope.top != top:
+        declared = [item for item in self.declarations.joints if item.node.scope.top == top]
+        closing = self.closing_joints(declared)
+        loops = [loop for item in declared if item.node.id in closing for loop in self.closures(item)]
+        for item in declared:
+            if item.node.id in closing:
                 continue
             if item.type in _TWO_AXES:
                 link, pair = self.universal(item)
@@ -375,8 +470,8 @@ class _ModelBuilder:
                 joints.extend(pair)
             elif item.type != "gearbox":
                 joints.append(self.joint(item))
-        for item in self.declarations.joints:
-            if item.node.scope.top == top and item.type == "gearbox":
+        for item in declared:
+            if item.type == "gearbox":
                 self.gearbox(item, joints)
         frames = [self.frame(node) for node in self.declarations.frames if node.scope.top == top]
         static = self.scope.static
@@ -425,6 +520,7 @@ class _ModelBuilder:
             W_H_M=self.W_H_M,
             fixed_to_world=static or bool(to_world),
             static=static,
+            loops=loops,
             source=self.scope.file,
         )
 
