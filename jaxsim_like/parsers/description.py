@@ -214,7 +214,10 @@ class LoopClosure:
     the norm of its violation, and ``inverse_weight`` ``(translation [1/kg], rotation [1/(kg
     m^2)])``: the approximate inverse mass of its rows (the sums of MuJoCo's ``body_invweight0``
     of its two bodies), with which the rows get MuJoCo's compliance ``(1 - d) / d
-    inverse_weight`` (zero: none)."""
+    inverse_weight`` (zero: none). The defaults, for formats without ``solimp`` (SDF), hold the
+    closure with the largest impedance (``d`` of one, clipped to
+    :data:`~jaxsim_like.simulation.constraint_rows.MAX_IMPEDANCE`) and no compliance: the
+    reference alone, ``time_constant`` and ``damping_ratio``, sets how a violation decays."""
 
     name: str
     kind: str
@@ -226,7 +229,7 @@ class LoopClosure:
     time_constant: float = 0.02
     damping_ratio: float = 1.0
     location: SourceLocation = field(default_factory=SourceLocation)
-    solimp: tuple[float, float, float, float, float] = (0.9, 0.95, 0.001, 0.5, 2.0)
+    solimp: tuple[float, float, float, float, float] = (1.0, 1.0, 0.001, 0.5, 2.0)
     inverse_weight: tuple[float, float] = (0.0, 0.0)
 
 

@@ -56,8 +56,12 @@ def _rollout(model: js.Model, state: js.State, params: js.SimulationParams):
     return states.joint_positions, violations
 
 
-def _ours(source: str) -> tuple[np.ndarray, np.ndarray]:
+def _ours(source: str, impedance_of: js.Model | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Our run of the model of ``source``; with ``impedance_of``, its closures take that model's
+    ``solimp`` and inverse weights (SDF has neither: the loaders are compared on the rest)."""
     model = js.load_model(source)
+    if impedance_of is not None:
+        model = model.replace(loops=model.loops.replace(solimp=impedance_of.loops.solimp, inverse_weight=impedance_of.loops.inverse_weight))
     params = js.SimulationParams.build(
         model, dt=DT, integrator="semi_implicit_euler", gravity=jnp.array([0.0, 0.0, -9.8]), coupling_time_constant=STIFF
     )
@@ -68,7 +72,7 @@ def _ours(source: str) -> tuple[np.ndarray, np.ndarray]:
 @pytest.fixture(scope="module")
 def runs() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Our runs of the SDF four-bar and of its MJCF twin."""
-    return _ours(FOUR_BAR), _ours(MJCF)
+    return _ours(FOUR_BAR), _ours(MJCF, impedance_of=js.load_model(FOUR_BAR))
 
 
 def test_the_sdf_four_bar_moves_as_its_mjcf_twin_to_rounding(runs, figures):
