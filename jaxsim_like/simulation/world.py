@@ -53,8 +53,8 @@ from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
 from ..pytree import pytree_dataclass
 from . import control, wrenches
-from .step import (
-    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, step, with_mocap_poses,
+from .model_step import (
+    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, with_mocap_poses,
 )
 from ..dynamics.jacobians import link_jacobians
 from .collision import CollisionTable, Contacts, Geometry, query
@@ -166,6 +166,14 @@ class WorldModel:
             load_aware=bool(load_aware),
         )
 
+    @staticmethod
+    def of(model: Model, world: WorldParams, params: ModelParams) -> "WorldModel":
+        """The world of ``model`` alone under the ``world`` settings and its ``params``, without a
+        collision table. No numpy work: a traced model and traced parameters make a traced world
+        (the world that :func:`.step.step` advances)."""
+        return WorldModel(models=(model,), model_params=(params,), params=world, pair_law=PairLaw.build(),
+                          inverse_weight=jnp.zeros(0, jnp.result_type(float)), exact_velocity=(False,))
+
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
         """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
         controllers fresh, with a history of the last ``history`` commanded torques."""
@@ -275,7 +283,8 @@ class ModelInputs(NamedTuple):
     """What acts on one model during a step, each optional: ``joint_torques (n,)`` [N m or N]
     added to the controllers' command, ``link_wrenches (N, 6)`` (world axes, about each link
     origin, see :mod:`.wrenches`), the control ``table (n, control.COLUMNS)`` with its controller
-    ``period`` [s] (None: no controllers), ``timed_wrenches (K, wrenches.COLUMNS)``,
+    ``period`` [s] (None: no controllers), ``com_wrenches (N, 6)`` (as ``link_wrenches``, about
+    each link's centre of mass), ``timed_wrenches (K, wrenches.COLUMNS)``,
     ``tendon_forces (t,)`` [N] along the model's tendons (their joint torques ``J^T f`` at the
     step's start join the command), and the pose of the mocap bodies its loop closures hold on
     (``model.loops.mocap_names``), ``mocap_positions (k, 3)`` [m] and ``mocap_quaternions (k,
@@ -287,6 +296,7 @@ class ModelInputs(NamedTuple):
     period: jax.Array | None = None
     timed_wrenches: jax.Array | None = None
     tendon_forces: jax.Array | None = None
+    com_wrenches: jax.Array | None = None
     mocap_positions: jax.Array | None = None
     mocap_quaternions: jax.Array | None = None
 
@@ -365,10 +375,11 @@ def _commands(
 def _exact_velocity(
     model: Model,
     state: State,
-    params: SimulationParams,
+    world: WorldParams,
+    params: ModelParams,
     table: jax.Array,
     commands: control.Commands,
-    link_wrenches: jax.Array | None,
+    link_wrenches: jax.Array,
 ) -> jax.Array:
     """The commanded torques plus, on velocity_follower_dart joints, the torques that bring their
     velocity to the (clipped) target in one step, clipped to the table's effort limits.
@@ -382,23 +393,25 @@ def _exact_velocity(
     alone; the contacts with other models are left out, and RK4 is approximate)."""
     follower = table[:, control.MODE] == int(control.JointControlMode.velocity_follower_dart)
     n, dtype = model.dofs, state.joint_positions.dtype
-    if params.integrator == "implicit_euler":
-        world, model_params = params.world_params(), params.model_params()
+    if world.integrator == "implicit_euler":
         slopes = (commands.stiffness, commands.damping)
-        prepared = prepare(model, state, world, model_params, commands.torques, link_wrenches, False, True, slopes)
+        prepared = prepare(model, state, world, params, commands.torques, True, slopes)
+        prepared = prepared._replace(G_f_ext=prepared.G_f_ext + wrenches.about_frame_origin(link_wrenches, prepared.kin.G_H_L[:, :3, 3]))
 
         def accelerations(extra: jax.Array) -> jax.Array:
             effects = prepared.effects._replace(torques=prepared.effects.torques + extra)
-            return solve(model, state, world, model_params, prepared._replace(effects=effects), True).outputs.joint_accelerations
+            return solve(model, state, world, params, prepared._replace(effects=effects), True).outputs.joint_accelerations
 
         accelerations_0, linear = jax.linearize(accelerations, jnp.zeros(n, dtype))
-        free = state.joint_velocities + params.dt * accelerations_0
-        response = params.dt * jax.vmap(linear)(jnp.eye(n, dtype=dtype)).T
+        free = state.joint_velocities + world.dt * accelerations_0
+        response = world.dt * jax.vmap(linear)(jnp.eye(n, dtype=dtype)).T
     else:
-        free = step(model, state, joint_torques=commands.torques, link_wrenches=link_wrenches, params=params)[0].joint_velocities
+        alone = WorldModel.of(model, world, params)
+        inputs = [ModelInputs(joint_torques=commands.torques, link_wrenches=link_wrenches)]
+        free = world_step(alone, alone.initial_state([state]), inputs)[0].states[0].joint_velocities
         M = mass_matrix(model, state)
         selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
-        response = params.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
+        response = world.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
     target = jnp.clip(table[:, control.VELOCITY_TARGET], table[:, control.VELOCITY_MIN], table[:, control.VELOCITY_MAX])
     system = jnp.where(follower[:, None] & follower[None, :], response, jnp.eye(n, dtype=dtype))
     extra = jnp.linalg.solve(system, jnp.where(follower, target - free, 0.0))
@@ -573,9 +586,9 @@ def _world_rates(
     for b, batch_params, current, command in zip(batches, model_params, states, commanded):
         def prepared_model(model, model_params, state, inputs, command, padding):
             slopes = (command.stiffness, command.damping)
-            p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes, padding)
+            p = prepare(model, state, params, model_params, command.torques, implicit, slopes, padding)
             acting = _user_wrenches(model, state, inputs, steps, p.kin.G_H_L[:, :3, :3])
-            if inputs.link_wrenches is not None or inputs.timed_wrenches is not None:
+            if any(x is not None for x in (inputs.link_wrenches, inputs.com_wrenches, inputs.timed_wrenches)):
                 p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
             return p, acting
 
@@ -692,18 +705,24 @@ def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, 
 def _user_wrenches(
     model: Model, state: State, inputs: ModelInputs, steps: jax.Array, W_R_L: jax.Array | None = None
 ) -> jax.Array:
-    """``(N, 6)``: the user's link wrenches and the timed wrenches due at physics step ``steps``
-    (world axes, about each link origin); the link orientations ``W_R_L (N, 3, 3)`` default to
-    those of ``state``."""
+    """``(N, 6)``: the user's link wrenches (those about the centres of mass moved to the link
+    origins) and the timed wrenches due at physics step ``steps`` (world axes, about each link
+    origin); the link orientations ``W_R_L (N, 3, 3)`` default to those of ``state``."""
     dtype = state.joint_positions.dtype
     total = jnp.zeros((model.number_of_links, 6), dtype)
-    if inputs.link_wrenches is not None:
-        given = jnp.asarray(inputs.link_wrenches, dtype)
-        if given.shape != total.shape:
-            raise ValueError(f"link_wrenches must have shape {total.shape} for model {model.name!r}, got {tuple(given.shape)}")
-        total = total + given
+    given = {}
+    for name in ("link_wrenches", "com_wrenches"):
+        if getattr(inputs, name) is not None:
+            given[name] = jnp.asarray(getattr(inputs, name), dtype)
+            if given[name].shape != total.shape:
+                raise ValueError(f"{name} must have shape {total.shape} for model {model.name!r}, got {tuple(given[name].shape)}")
+    if W_R_L is None and (inputs.timed_wrenches is not None or "com_wrenches" in given):
+        W_R_L = kin_module.forward_kinematics(model, state)[:, :3, :3]
+    if "link_wrenches" in given:
+        total = total + given["link_wrenches"]
+    if "com_wrenches" in given:
+        total = total + wrenches.about_frame_origin(given["com_wrenches"], spatial.rotate(W_R_L, model.link_com.astype(dtype)))
     if inputs.timed_wrenches is not None:
-        W_R_L = kin_module.forward_kinematics(model, state)[:, :3, :3] if W_R_L is None else W_R_L
         total = total + wrenches.active_link_wrenches(model.number_of_links, inputs.timed_wrenches, steps, W_R_L)
     return total
 
@@ -783,7 +802,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
 
             def exact(model, model_params, current, i, commands):
                 acting = _user_wrenches(model, current, i, steps)
-                return _exact_velocity(model, current, SimulationParams.combine(params, model_params), i.table, commands, acting)
+                return _exact_velocity(model, current, params, model_params, i.table, commands, acting)
 
             commands = commands._replace(torques=jax.vmap(exact)(b.model, b.params, current, b.inputs, commands))
         commanded.append(commands)
