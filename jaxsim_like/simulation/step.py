@@ -33,7 +33,7 @@ def step(
     *,
     joint_torques: jax.Array | None = None,
     link_wrenches: jax.Array | None = None,
-    params: SimulationParams | None = None,
+    params: SimulationParams,
     link_wrenches_at_com: bool = False,
     tendon_forces: jax.Array | None = None,
     mocap_positions: jax.Array | None = None,
@@ -68,11 +68,13 @@ def step(
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
     - ``"rk4"``: classic Runge-Kutta on the explicit rates.
 
+    ``params`` is required: build it once, outside any jitted function
+    (:meth:`.params.SimulationParams.build` does numpy work on the model).
+
     Returns the next state and the :class:`.model_step.StepOutput` of the step (positions,
     penetrations and contact flags at its start).
     """
-    params = SimulationParams.build(model) if params is None else params
-    world = WorldModel.of(model, params.world_params(), params.model_params())
+    world = WorldModel.of(model, params.world, params.model)
     wrench_field = "com_wrenches" if link_wrenches_at_com else "link_wrenches"
     inputs = ModelInputs(joint_torques=joint_torques, tendon_forces=tendon_forces, mocap_positions=mocap_positions,
                          mocap_quaternions=mocap_quaternions, **{wrench_field: link_wrenches})
@@ -85,7 +87,7 @@ def rollout(
     state: State,
     joint_torques: jax.Array,
     *,
-    params: SimulationParams | None = None,
+    params: SimulationParams,
     link_wrenches: jax.Array | None = None,
     link_wrenches_at_com: bool = False,
     checkpoint: bool = False,
@@ -101,7 +103,6 @@ def rollout(
     after each step. ``checkpoint=True`` rematerialises each step in the backward pass, so the
     memory of a gradient stays flat in the horizon.
     """
-    params = SimulationParams.build(model) if params is None else params
     torques = jnp.asarray(joint_torques, state.joint_positions.dtype)
     if torques.ndim != 2 or torques.shape[1] != model.dofs:
         raise ValueError(f"joint_torques must have shape (T, {model.dofs}), got {tuple(torques.shape)}")

@@ -147,7 +147,7 @@ class WorldModel:
         ]
         if not built:
             raise ValueError("a world needs at least one model")
-        world = built[0].world_params()
+        world = built[0].world
         table = None
         if collisions:
             table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget)
@@ -155,7 +155,7 @@ class WorldModel:
         weights = np.concatenate([link_inverse_weights(m) for m in models]) if table is not None else np.zeros(0)
         return WorldModel(
             models=models,
-            model_params=tuple(p.model_params() for p in built),
+            model_params=tuple(p.model for p in built),
             params=world,
             pair_law=PairLaw.build() if pair_law is None else pair_law,
             inverse_weight=jnp.asarray(weights),
