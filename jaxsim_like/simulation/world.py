@@ -283,12 +283,12 @@ class ModelInputs(NamedTuple):
     """What acts on one model during a step, each optional: ``joint_torques (n,)`` [N m or N]
     added to the controllers' command, ``link_wrenches (N, 6)`` (world axes, about each link
     origin, see :mod:`.wrenches`), the control ``table (n, control.COLUMNS)`` with its controller
-    ``period`` [s] (None: no controllers), ``com_wrenches (N, 6)`` (as ``link_wrenches``, about
-    each link's centre of mass), ``timed_wrenches (K, wrenches.COLUMNS)``,
+    ``period`` [s] (None: no controllers), ``timed_wrenches (K, wrenches.COLUMNS)``,
     ``tendon_forces (t,)`` [N] along the model's tendons (their joint torques ``J^T f`` at the
     step's start join the command), and the pose of the mocap bodies its loop closures hold on
     (``model.loops.mocap_names``), ``mocap_positions (k, 3)`` [m] and ``mocap_quaternions (k,
-    4)`` (wxyz, world frame; None: the model's, the file's pose; see :func:`.step.step`)."""
+    4)`` (wxyz, world frame; None: the model's, the file's pose; see :func:`.step.step`), and
+    ``com_wrenches (N, 6)``, as ``link_wrenches`` but about each link's centre of mass."""
 
     joint_torques: jax.Array | None = None
     link_wrenches: jax.Array | None = None
@@ -296,9 +296,9 @@ class ModelInputs(NamedTuple):
     period: jax.Array | None = None
     timed_wrenches: jax.Array | None = None
     tendon_forces: jax.Array | None = None
-    com_wrenches: jax.Array | None = None
     mocap_positions: jax.Array | None = None
     mocap_quaternions: jax.Array | None = None
+    com_wrenches: jax.Array | None = None
 
 
 class ModelReport(NamedTuple):
