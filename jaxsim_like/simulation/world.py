@@ -592,14 +592,14 @@ def _world_rates(
                 p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
             return p, acting
 
-        p, acting = _each(prepared_model)(b.model, batch_params, current, b.inputs, command, b.padding)
+        p, acting = _each(world, prepared_model)(b.model, batch_params, current, b.inputs, command, b.padding)
         prepared.append(p)
         user.append(acting)
 
     def solved_batch(k: int, wrench: jax.Array | None, inertia: jax.Array | None, with_implicit: bool) -> Solved:
         b = batches[k]
         at = (lambda values: None if values is None else from_global(b.group, "links", values))
-        return _each(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, with_implicit, w, i))(
+        return _each(world, lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, with_implicit, w, i))(
             b.model, model_params[k], states[k], prepared[k], at(wrench), at(inertia))
 
     if world.collision is None:
@@ -631,7 +631,7 @@ def _world_rates(
         b = batches[k]
         taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
         links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
-        return _each(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
+        return _each(world, lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
             taken(b.model), taken(model_params[k]), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
 
     turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
@@ -682,18 +682,17 @@ def _turns(group: ModelGroup, colours: int, kinds: int) -> np.ndarray:
     return np.stack([np.pad(r, (0, width - len(r)), constant_values=len(group.members)) for r in rows]).astype(np.int32)
 
 
-def _each(f):
-    """``f`` over the leading (member) axis of its arguments' arrays: ``jax.vmap``, except for a
-    batch of one member, which ``f`` takes unbatched (XLA compiles a batch of one as a batch, a
+def _each(world: WorldModel, f):
+    """``f`` over the leading (member) axis of its arguments' arrays: ``jax.vmap``, except in the
+    world of one model, whose step takes it unbatched (XLA compiles a batch of one as a batch, a
     slower and longer program than the unbatched one)."""
+    if len(world.models) > 1:
+        return jax.vmap(f)
 
-    def mapped(*args):
-        leaves = jax.tree.leaves(args)
-        if leaves and all(np.shape(x)[:1] == (1,) for x in leaves):
-            return jax.tree.map(lambda y: jnp.expand_dims(y, 0), f(*jax.tree.map(lambda x: x[0], args)))
-        return jax.vmap(f)(*args)
+    def alone(*args):
+        return jax.tree.map(lambda y: jnp.expand_dims(y, 0), f(*jax.tree.map(lambda x: x[0], args)))
 
-    return mapped
+    return alone
 
 
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
@@ -808,7 +807,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
     steps = carried.steps
     commanded, controllers = [], []
     for b, current, controller in zip(batches, carried.states, carried.controllers):
-        commands, controller = _each(lambda model, current, controller, i: _commands(
+        commands, controller = _each(world, lambda model, current, controller, i: _commands(
             model, params, current, controller, i, steps, implicit))(b.model, current, controller, b.inputs)
         if b.exact:
             if b.inputs.table is None:
@@ -818,7 +817,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
                 acting = _user_wrenches(model, current, i, steps)
                 return _exact_velocity(model, current, params, model_params, i.table, commands, acting)
 
-            commands = commands._replace(torques=_each(exact)(b.model, b.params, current, b.inputs, commands))
+            commands = commands._replace(torques=_each(world, exact)(b.model, b.params, current, b.inputs, commands))
         commanded.append(commands)
         controllers.append(controller)
     if params.integrator == "rk4":
@@ -828,7 +827,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
         solved, prepared, pairs, user, deformation, load = _world_rates(
             world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation, carried.pair_load
         )
-        next_states = [_each(lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
+        next_states = [_each(world, lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
                        for b, s, k in zip(batches, carried.states, solved)]
 
     def finish(model, current, following, commands, controller, history, p, k, acting):
@@ -838,7 +837,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
         report = _report(model, current, params, p, k, tau, acting)
         return k.outputs._replace(finite=is_finite(following)), report, controller, history
 
-    finished = [_each(finish)(b.model, s, n, c, ctrl, h, p, k, u) for b, s, n, c, ctrl, h, p, k, u in zip(
+    finished = [_each(world, finish)(b.model, s, n, c, ctrl, h, p, k, u) for b, s, n, c, ctrl, h, p, k, u in zip(
         batches, carried.states, next_states, commanded, controllers, carried.histories, prepared, solved, user)]
     outputs, reports, controllers, histories = ([f[i] for f in finished] for i in range(4))
     finite = jnp.all(jnp.concatenate([o.finite for o in outputs])) if outputs else jnp.asarray(True)
@@ -872,7 +871,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
         return _world_rates(world, batches, at, commanded, steps, False, pair_deformation, pair_load)
 
     def moved(by, fraction):
-        return [_each(lambda s, r: advance(s, r, fraction * dt))(s, k.rates) for s, k in zip(states, by)]
+        return [_each(world, lambda s, r: advance(s, r, fraction * dt))(s, k.rates) for s, k in zip(states, by)]
 
     k1, prepared, pairs, user, deformation, load = rates(states)
     k2 = rates(moved(k1, 0.5))[0]
@@ -882,7 +881,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
     for b, state, r1, r2, r3, r4 in zip(batches, states, k1, k2, k3, k4):
         combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, r1.rates, r2.rates, r3.rates, r4.rates)
 
-        next_states.append(_each(lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
+        next_states.append(_each(world, lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
         outputs = r1.outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
         solved.append(r1._replace(outputs=outputs))
     return next_states, solved, prepared, pairs, user, deformation, load
