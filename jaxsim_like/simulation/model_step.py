@@ -73,7 +73,7 @@ def _point_positions(model: Model, W_H_L: jax.Array) -> jax.Array:
     """The centres ``(P, 3)`` of the collidable points in the frame of the link poses ``W_H_L (N,
     4, 4)``: products of the columns of the poses, fused with their gather (as a dot, the
     1024-world humanoid step spent 2.4 of 26 us per world-step there; see
-    :func:`contact_point_positions`)."""
+    :func:`.step.contact_point_positions`)."""
     W_H_point = W_H_L[np.asarray(model.point_link, dtype=int)]
     c = model.collidable_points
     return W_H_point[:, :3, 0] * c[:, :1] + W_H_point[:, :3, 1] * c[:, 1:2] + W_H_point[:, :3, 2] * c[:, 2:] + W_H_point[:, :3, 3]
@@ -190,9 +190,10 @@ def prepare(
     padding: tuple[jax.Array, jax.Array] | None = None,
 ) -> Prepared:
     """The :class:`Prepared` model at ``state`` under ``commanded`` joint torques ``(n,)`` (the
-    user's link wrenches are the caller's to add to ``G_f_ext``); ``implicit``: linearise the terrain contacts for a
-    linearly implicit Euler step of ``world.dt``, and take the commanded torques at the end of the
-    step with their ``command_slopes`` ``(stiffness, damping) (n,)`` (see :class:`.control.Commands`).
+    user's link wrenches are the caller's to add to ``G_f_ext``); ``implicit``: linearise the
+    terrain contacts for a linearly implicit Euler step of ``world.dt``, and take the commanded
+    torques at the end of the step with their ``command_slopes`` ``(stiffness, damping) (n,)``
+    (see :class:`.control.Commands`).
     ``padding``: of a model whose points are padded (:mod:`.groups`), which points are its own
     ``(P,)`` (the others never touch) and the contact slots each link rests on at most ``(N,)``."""
     kin = kin_module.kinematics(model, state)
@@ -249,6 +250,8 @@ def prepare(
         stiffness, damping = command_slopes
         effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
     return Prepared(kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects, fluid_damping)
+
+
 def solve(
     model: Model,
     state: State,
@@ -259,7 +262,7 @@ def solve(
     pair_wrenches: jax.Array | None = None,
     pair_inertia: jax.Array | None = None,
 ) -> Solved:
-    """The rates and outputs of ``prepared`` (see :func:`step`), with the start-of-step wrenches
+    """The rates and outputs of ``prepared`` (see :func:`.step.step`), with the start-of-step wrenches
     ``pair_wrenches G_f (N, 6)`` and, implicit, the added link inertias ``pair_inertia (N, 6, 6)``
     of the contacts with other links (world axes, about ``G``'s origin), if any. The applied
     wrenches of :class:`Solved` leave those out (the caller linearised them)."""

@@ -26,9 +26,9 @@ reported force is the linearised force at the last sweep's velocity changes.
 Models of one structure are stepped as one batch (:mod:`.groups`): every per-model stage is
 ``vmap``-ped over the batch (in the world of one model, taken unbatched), and a sweep solves the
 batches in turn, each in two half-sweeps that keep the solution of one colour of its members
-(red-black), so that the traced step grows with the number of structures, not of models. A batch of kinds (models that differ only in their
-collidable points, padded) solves, at each turn, the members of one kind and colour, in the order
-that batches of their own would have.
+(red-black), so that the traced step grows with the number of structures, not of models. A
+batch of kinds (models that differ only in their collidable points, padded) solves, at each turn,
+the members of one kind and colour, in the order that batches of their own would have.
 """
 
 from __future__ import annotations
