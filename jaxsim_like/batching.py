@@ -56,7 +56,8 @@ from .dynamics.model import Model
 from .dynamics.state import State
 from .simulation.params import SimulationParams
 from .monitor import Keep, Summary, monitored_rollout
-from .simulation.step import StepOutput, rollout
+from .simulation.model_step import StepOutput
+from .simulation.step import rollout
 
 AXIS = "batch"
 CPU_CHUNK_SIZE = 1024

@@ -19,7 +19,8 @@ from .dynamics.model import Model
 from .dynamics.state import State
 from .recording import SAMPLE_FIELDS
 from .simulation.params import SimulationParams
-from .simulation.step import StepOutput, step
+from .simulation.model_step import StepOutput
+from .simulation.step import step
 
 STATE_FIELDS = ("base_position", "base_quaternion", "base_velocity", "joint_positions", "joint_velocities", "contact_deformation")
 OUTPUT_FIELDS = tuple(name for name in StepOutput._fields if name != "finite")

@@ -31,7 +31,8 @@ import optax
 from .dynamics.model import Model
 from .dynamics.state import State
 from .simulation.params import SimulationParams
-from .simulation.step import StepOutput, step
+from .simulation.model_step import StepOutput
+from .simulation.step import step
 
 
 class OptimizationResult(NamedTuple):

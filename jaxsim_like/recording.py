@@ -18,7 +18,7 @@ import numpy as np
 
 from .dynamics.model import Model
 from .dynamics.state import State
-from .simulation.step import StepOutput
+from .simulation.model_step import StepOutput
 
 _FORMAT = "jaxsim_like.recording/1"
 

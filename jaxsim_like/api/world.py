@@ -274,7 +274,7 @@ class World:
             max_penetration=self._contact["max_penetration"],
             friction=self._contact["friction"],
             damping_ratio=_damping_ratio(model, self._contact["damping_ratio"]),
-        ).model_params()
+        ).model
 
     def _rebuild_params(self, entry: ModelEntry) -> None:
         """Rebuild the simulation parameters of a dynamic model."""

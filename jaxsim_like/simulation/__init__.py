@@ -5,7 +5,8 @@ from .contacts import ContactParams, contact_forces
 from . import control, wrenches
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .self_collision import SelfCollision
-from .step import StepOutput, rollout, self_contacts, step
+from .model_step import StepOutput, self_contacts
+from .step import rollout, step
 from .terrain import Terrain, penetration
 
 __all__ = [

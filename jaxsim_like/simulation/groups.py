@@ -26,7 +26,7 @@ import numpy as np
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from .params import ModelParams
-from .step import StepOutput
+from .model_step import StepOutput
 
 _NAMES = ("name", "link_names", "joint_names", "frame_names", "point_source", "shape_source", "semantics", "point_collision",
           "shape_collision")

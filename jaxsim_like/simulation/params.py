@@ -50,10 +50,12 @@ class ModelParams:
     """The settings of one model of a world: its contact law (with the terrain, and its side of
     the contacts with other links), the per-link contact switch ``contact_enabled (N,)``, the
     joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)``,
-    its constraints' ``coupling_time_constant`` and ``coupling_damping_ratio`` ``(c + l,)`` (the
-    joint couplings', then the loop closures'),
-    its self-collision pairs (None: off) and its ``contact_slots`` (static); see
-    :class:`SimulationParams`."""
+    its constraints' ``coupling_time_constant`` [s] and ``coupling_damping_ratio`` ``(c + l,)``
+    with which a violation decays (the joint couplings', then the loop closures', see
+    :mod:`.couplings`), its ``self_collision`` pairs (:class:`~.self_collision.SelfCollision`,
+    with the same ``contact`` law; None: off) and its ``contact_slots`` (static): the implicit
+    step rests each link on at most that many of its deepest points ``(N,)`` (None: every point;
+    see :mod:`.contact_slots`). Defaults: :meth:`SimulationParams.build`."""
 
     contact: ContactParams
     contact_enabled: jax.Array
@@ -70,32 +72,26 @@ _WORLD_FIELDS = tuple(field.name for field in dataclasses.fields(WorldParams))
 _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 
 
-@pytree_dataclass(static=["integrator", "contact_slots"])
+@pytree_dataclass()
 class SimulationParams:
-    """Step size ``dt`` [s], ``gravity (3,)`` [m/s^2], contact law, terrain, per-link contact switch
-    ``contact_enabled (N,)``, and per-joint ``limit_stiffness``, ``limit_damping`` and Coulomb
-    ``friction_velocity`` ``(n,)``, and per constraint (each joint coupling, a mimic joint, then
-    each loop closure, see :mod:`.couplings`) the ``coupling_time_constant`` [s] and
-    ``coupling_damping_ratio`` ``(c + l,)`` with which a violation decays; ``integrator`` is ``"implicit_euler"`` (the
-    default), ``"semi_implicit_euler"`` or ``"rk4"`` (see :func:`~.step.step`).
-    ``self_collision`` is None (links of the model do not collide with each other) or the
-    :class:`~.self_collision.SelfCollision` pairs, which use the same ``contact`` law.
-    ``contact_slots`` (static): the implicit step rests each link on at most that many of its
-    deepest points ``(N,)`` (None: every point; see :mod:`.contact_slots`)."""
+    """The parameters of the world of one model: its ``world`` settings (:class:`WorldParams`) and
+    the ``model``'s (:class:`ModelParams`). Every field of either reads as an attribute
+    (``params.dt``, ``params.contact``) and :meth:`replace` changes any of them by its name."""
 
-    dt: jax.Array
-    gravity: jax.Array
-    contact: ContactParams
-    terrain: Terrain
-    contact_enabled: jax.Array
-    limit_stiffness: jax.Array
-    limit_damping: jax.Array
-    friction_velocity: jax.Array
-    coupling_time_constant: jax.Array
-    coupling_damping_ratio: jax.Array
-    self_collision: SelfCollision | None = None
-    integrator: str = "implicit_euler"
-    contact_slots: tuple[int, ...] | None = None
+    world: WorldParams
+    model: ModelParams
+
+    def replace(self, **changes: Any) -> "SimulationParams":
+        """A copy with fields of ``world`` or ``model`` changed by name (``world`` and ``model``
+        themselves too); TypeError naming any other."""
+        unknown = sorted(set(changes) - set(_WORLD_FIELDS) - set(_MODEL_FIELDS) - {"world", "model"})
+        if unknown:
+            raise TypeError(f"SimulationParams has no fields {unknown}")
+        world, model = changes.get("world", self.world), changes.get("model", self.model)
+        return SimulationParams(
+            world=world.replace(**{k: v for k, v in changes.items() if k in _WORLD_FIELDS}),
+            model=model.replace(**{k: v for k, v in changes.items() if k in _MODEL_FIELDS}),
+        )
 
     @staticmethod
     def build(
@@ -198,11 +194,14 @@ class SimulationParams:
             friction_velocity = np.maximum(np.asarray(model.joint_friction) * dt / (0.5 * inertia), 1e-3)
         else:
             friction_velocity = np.full(model.dofs, IMPLICIT_FRICTION_VELOCITY)
-        return SimulationParams(
+        world = WorldParams(
             dt=jnp.asarray(float(dt)),
             gravity=jnp.asarray(gravity),
-            contact=contact,
             terrain=Terrain.plane() if terrain is None else terrain,
+            integrator=integrator,
+        )
+        return SimulationParams(world=world, model=ModelParams(
+            contact=contact,
             contact_enabled=jnp.asarray(enabled),
             limit_stiffness=jnp.asarray(inertia * frequency**2),
             limit_damping=jnp.asarray(2.0 * inertia * frequency),
@@ -210,24 +209,18 @@ class SimulationParams:
             coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
             self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
-            integrator=integrator,
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
-        )
+        ))
 
-    def world_params(self) -> WorldParams:
-        """The world settings of these parameters (the world of one model)."""
-        return WorldParams(**{name: getattr(self, name) for name in _WORLD_FIELDS})
 
-    def model_params(self) -> ModelParams:
-        """The model settings of these parameters."""
-        return ModelParams(**{name: getattr(self, name) for name in _MODEL_FIELDS})
+def _read_through(part: str, name: str) -> property:
+    """The property that reads field ``name`` of the ``part`` (``world`` or ``model``) of a :class:`SimulationParams`."""
+    return property(lambda self: getattr(getattr(self, part), name), doc=f"``{part}.{name}``")
 
-    @staticmethod
-    def combine(world: WorldParams, model: ModelParams) -> "SimulationParams":
-        """The parameters of the world of one model."""
-        fields = {name: getattr(world, name) for name in _WORLD_FIELDS}
-        fields.update({name: getattr(model, name) for name in _MODEL_FIELDS})
-        return SimulationParams(**fields)
+
+for _part, _names in (("world", _WORLD_FIELDS), ("model", _MODEL_FIELDS)):
+    for _name in _names:
+        setattr(SimulationParams, _name, _read_through(_part, _name))
 
 
 def _constraints(model: Model, field: str) -> jax.Array:

@@ -24,11 +24,11 @@ converges to the coupled solution, since the coupled system is symmetric positiv
 reported force is the linearised force at the last sweep's velocity changes.
 
 Models of one structure are stepped as one batch (:mod:`.groups`): every per-model stage is
-``vmap``-ped over the batch, and a sweep solves the batches in turn, each in two half-sweeps
-that keep the solution of one colour of its members (red-black), so that the traced step grows
-with the number of structures, not of models. A batch of kinds (models that differ only in their
-collidable points, padded) solves, at each turn, the members of one kind and colour, in the order
-that batches of their own would have.
+``vmap``-ped over the batch (in the world of one model, taken unbatched), and a sweep solves the
+batches in turn, each in two half-sweeps that keep the solution of one colour of its members
+(red-black), so that the traced step grows with the number of structures, not of models. A
+batch of kinds (models that differ only in their collidable points, padded) solves, at each turn,
+the members of one kind and colour, in the order that batches of their own would have.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
 from ..pytree import pytree_dataclass
 from . import control, wrenches
-from .step import (
-    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, step, with_mocap_poses,
+from .model_step import (
+    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, with_mocap_poses,
 )
 from ..dynamics.jacobians import link_jacobians
 from .collision import CollisionTable, Contacts, Geometry, query
@@ -147,7 +147,7 @@ class WorldModel:
         ]
         if not built:
             raise ValueError("a world needs at least one model")
-        world = built[0].world_params()
+        world = built[0].world
         table = None
         if collisions:
             table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget)
@@ -155,7 +155,7 @@ class WorldModel:
         weights = np.concatenate([link_inverse_weights(m) for m in models]) if table is not None else np.zeros(0)
         return WorldModel(
             models=models,
-            model_params=tuple(p.model_params() for p in built),
+            model_params=tuple(p.model for p in built),
             params=world,
             pair_law=PairLaw.build() if pair_law is None else pair_law,
             inverse_weight=jnp.asarray(weights),
@@ -165,6 +165,14 @@ class WorldModel:
             pair_sweeps=int(pair_sweeps),
             load_aware=bool(load_aware),
         )
+
+    @staticmethod
+    def of(model: Model, world: WorldParams, params: ModelParams) -> "WorldModel":
+        """The world of ``model`` alone under the ``world`` settings and its ``params``, without a
+        collision table. No numpy work: a traced model and traced parameters make a traced world
+        (the world that :func:`.step.step` advances)."""
+        return WorldModel(models=(model,), model_params=(params,), params=world, pair_law=PairLaw.build(),
+                          inverse_weight=jnp.zeros(0, jnp.result_type(float)), exact_velocity=(False,))
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
         """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
@@ -279,7 +287,8 @@ class ModelInputs(NamedTuple):
     ``tendon_forces (t,)`` [N] along the model's tendons (their joint torques ``J^T f`` at the
     step's start join the command), and the pose of the mocap bodies its loop closures hold on
     (``model.loops.mocap_names``), ``mocap_positions (k, 3)`` [m] and ``mocap_quaternions (k,
-    4)`` (wxyz, world frame; None: the model's, the file's pose; see :func:`.step.step`)."""
+    4)`` (wxyz, world frame; None: the model's, the file's pose; see :func:`.step.step`), and
+    ``com_wrenches (N, 6)``, as ``link_wrenches`` but about each link's centre of mass."""
 
     joint_torques: jax.Array | None = None
     link_wrenches: jax.Array | None = None
@@ -289,6 +298,7 @@ class ModelInputs(NamedTuple):
     tendon_forces: jax.Array | None = None
     mocap_positions: jax.Array | None = None
     mocap_quaternions: jax.Array | None = None
+    com_wrenches: jax.Array | None = None
 
 
 class ModelReport(NamedTuple):
@@ -365,10 +375,11 @@ def _commands(
 def _exact_velocity(
     model: Model,
     state: State,
-    params: SimulationParams,
+    world: WorldParams,
+    params: ModelParams,
     table: jax.Array,
     commands: control.Commands,
-    link_wrenches: jax.Array | None,
+    link_wrenches: jax.Array,
 ) -> jax.Array:
     """The commanded torques plus, on velocity_follower_dart joints, the torques that bring their
     velocity to the (clipped) target in one step, clipped to the table's effort limits.
@@ -382,23 +393,25 @@ def _exact_velocity(
     alone; the contacts with other models are left out, and RK4 is approximate)."""
     follower = table[:, control.MODE] == int(control.JointControlMode.velocity_follower_dart)
     n, dtype = model.dofs, state.joint_positions.dtype
-    if params.integrator == "implicit_euler":
-        world, model_params = params.world_params(), params.model_params()
+    if world.integrator == "implicit_euler":
         slopes = (commands.stiffness, commands.damping)
-        prepared = prepare(model, state, world, model_params, commands.torques, link_wrenches, False, True, slopes)
+        prepared = prepare(model, state, world, params, commands.torques, True, slopes)
+        prepared = prepared._replace(G_f_ext=prepared.G_f_ext + wrenches.about_frame_origin(link_wrenches, prepared.kin.G_H_L[:, :3, 3]))
 
         def accelerations(extra: jax.Array) -> jax.Array:
             effects = prepared.effects._replace(torques=prepared.effects.torques + extra)
-            return solve(model, state, world, model_params, prepared._replace(effects=effects), True).outputs.joint_accelerations
+            return solve(model, state, world, params, prepared._replace(effects=effects), True).outputs.joint_accelerations
 
         accelerations_0, linear = jax.linearize(accelerations, jnp.zeros(n, dtype))
-        free = state.joint_velocities + params.dt * accelerations_0
-        response = params.dt * jax.vmap(linear)(jnp.eye(n, dtype=dtype)).T
+        free = state.joint_velocities + world.dt * accelerations_0
+        response = world.dt * jax.vmap(linear)(jnp.eye(n, dtype=dtype)).T
     else:
-        free = step(model, state, joint_torques=commands.torques, link_wrenches=link_wrenches, params=params)[0].joint_velocities
+        alone = WorldModel.of(model, world, params)
+        inputs = [ModelInputs(joint_torques=commands.torques, link_wrenches=link_wrenches)]
+        free = world_step(alone, alone.initial_state([state]), inputs)[0].states[0].joint_velocities
         M = mass_matrix(model, state)
         selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
-        response = params.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
+        response = world.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
     target = jnp.clip(table[:, control.VELOCITY_TARGET], table[:, control.VELOCITY_MIN], table[:, control.VELOCITY_MAX])
     system = jnp.where(follower[:, None] & follower[None, :], response, jnp.eye(n, dtype=dtype))
     extra = jnp.linalg.solve(system, jnp.where(follower, target - free, 0.0))
@@ -573,20 +586,20 @@ def _world_rates(
     for b, batch_params, current, command in zip(batches, model_params, states, commanded):
         def prepared_model(model, model_params, state, inputs, command, padding):
             slopes = (command.stiffness, command.damping)
-            p = prepare(model, state, params, model_params, command.torques, None, False, implicit, slopes, padding)
+            p = prepare(model, state, params, model_params, command.torques, implicit, slopes, padding)
             acting = _user_wrenches(model, state, inputs, steps, p.kin.G_H_L[:, :3, :3])
-            if inputs.link_wrenches is not None or inputs.timed_wrenches is not None:
+            if any(x is not None for x in (inputs.link_wrenches, inputs.com_wrenches, inputs.timed_wrenches)):
                 p = p._replace(G_f_ext=p.G_f_ext + wrenches.about_frame_origin(acting, p.kin.G_H_L[:, :3, 3]))
             return p, acting
 
-        p, acting = jax.vmap(prepared_model)(b.model, batch_params, current, b.inputs, command, b.padding)
+        p, acting = _each(world, prepared_model)(b.model, batch_params, current, b.inputs, command, b.padding)
         prepared.append(p)
         user.append(acting)
 
     def solved_batch(k: int, wrench: jax.Array | None, inertia: jax.Array | None, with_implicit: bool) -> Solved:
         b = batches[k]
         at = (lambda values: None if values is None else from_global(b.group, "links", values))
-        return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, with_implicit, w, i))(
+        return _each(world, lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, with_implicit, w, i))(
             b.model, model_params[k], states[k], prepared[k], at(wrench), at(inertia))
 
     if world.collision is None:
@@ -618,7 +631,7 @@ def _world_rates(
         b = batches[k]
         taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
         links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
-        return jax.vmap(lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
+        return _each(world, lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
             taken(b.model), taken(model_params[k]), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
 
     turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
@@ -669,6 +682,19 @@ def _turns(group: ModelGroup, colours: int, kinds: int) -> np.ndarray:
     return np.stack([np.pad(r, (0, width - len(r)), constant_values=len(group.members)) for r in rows]).astype(np.int32)
 
 
+def _each(world: WorldModel, f):
+    """``f`` over the leading (member) axis of its arguments' arrays: ``jax.vmap``, except in the
+    world of one model, whose step takes it unbatched (XLA compiles a batch of one as a batch, a
+    slower and longer program than the unbatched one)."""
+    if len(world.models) > 1:
+        return jax.vmap(f)
+
+    def alone(*args):
+        return jax.tree.map(lambda y: jnp.expand_dims(y, 0), f(*jax.tree.map(lambda x: x[0], args)))
+
+    return alone
+
+
 def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, solved: Solved,
             commanded: jax.Array, user_wrenches: jax.Array) -> ModelReport:
     kin = prepared.kin
@@ -692,18 +718,24 @@ def _report(model: Model, state: State, world: WorldParams, prepared: Prepared, 
 def _user_wrenches(
     model: Model, state: State, inputs: ModelInputs, steps: jax.Array, W_R_L: jax.Array | None = None
 ) -> jax.Array:
-    """``(N, 6)``: the user's link wrenches and the timed wrenches due at physics step ``steps``
-    (world axes, about each link origin); the link orientations ``W_R_L (N, 3, 3)`` default to
-    those of ``state``."""
+    """``(N, 6)``: the user's link wrenches (those about the centres of mass moved to the link
+    origins) and the timed wrenches due at physics step ``steps`` (world axes, about each link
+    origin); the link orientations ``W_R_L (N, 3, 3)`` default to those of ``state``."""
     dtype = state.joint_positions.dtype
     total = jnp.zeros((model.number_of_links, 6), dtype)
-    if inputs.link_wrenches is not None:
-        given = jnp.asarray(inputs.link_wrenches, dtype)
-        if given.shape != total.shape:
-            raise ValueError(f"link_wrenches must have shape {total.shape} for model {model.name!r}, got {tuple(given.shape)}")
-        total = total + given
+    given = {}
+    for name in ("link_wrenches", "com_wrenches"):
+        if getattr(inputs, name) is not None:
+            given[name] = jnp.asarray(getattr(inputs, name), dtype)
+            if given[name].shape != total.shape:
+                raise ValueError(f"{name} must have shape {total.shape} for model {model.name!r}, got {tuple(given[name].shape)}")
+    if W_R_L is None and (inputs.timed_wrenches is not None or "com_wrenches" in given):
+        W_R_L = kin_module.forward_kinematics(model, state)[:, :3, :3]
+    if "link_wrenches" in given:
+        total = total + given["link_wrenches"]
+    if "com_wrenches" in given:
+        total = total + wrenches.about_frame_origin(given["com_wrenches"], spatial.rotate(W_R_L, model.link_com.astype(dtype)))
     if inputs.timed_wrenches is not None:
-        W_R_L = kin_module.forward_kinematics(model, state)[:, :3, :3] if W_R_L is None else W_R_L
         total = total + wrenches.active_link_wrenches(model.number_of_links, inputs.timed_wrenches, steps, W_R_L)
     return total
 
@@ -775,7 +807,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
     steps = carried.steps
     commanded, controllers = [], []
     for b, current, controller in zip(batches, carried.states, carried.controllers):
-        commands, controller = jax.vmap(lambda model, current, controller, i: _commands(
+        commands, controller = _each(world, lambda model, current, controller, i: _commands(
             model, params, current, controller, i, steps, implicit))(b.model, current, controller, b.inputs)
         if b.exact:
             if b.inputs.table is None:
@@ -783,9 +815,9 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
 
             def exact(model, model_params, current, i, commands):
                 acting = _user_wrenches(model, current, i, steps)
-                return _exact_velocity(model, current, SimulationParams.combine(params, model_params), i.table, commands, acting)
+                return _exact_velocity(model, current, params, model_params, i.table, commands, acting)
 
-            commands = commands._replace(torques=jax.vmap(exact)(b.model, b.params, current, b.inputs, commands))
+            commands = commands._replace(torques=_each(world, exact)(b.model, b.params, current, b.inputs, commands))
         commanded.append(commands)
         controllers.append(controller)
     if params.integrator == "rk4":
@@ -795,7 +827,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
         solved, prepared, pairs, user, deformation, load = _world_rates(
             world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation, carried.pair_load
         )
-        next_states = [jax.vmap(lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
+        next_states = [_each(world, lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
                        for b, s, k in zip(batches, carried.states, solved)]
 
     def finish(model, current, following, commands, controller, history, p, k, acting):
@@ -805,7 +837,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
         report = _report(model, current, params, p, k, tau, acting)
         return k.outputs._replace(finite=is_finite(following)), report, controller, history
 
-    finished = [jax.vmap(finish)(b.model, s, n, c, ctrl, h, p, k, u) for b, s, n, c, ctrl, h, p, k, u in zip(
+    finished = [_each(world, finish)(b.model, s, n, c, ctrl, h, p, k, u) for b, s, n, c, ctrl, h, p, k, u in zip(
         batches, carried.states, next_states, commanded, controllers, carried.histories, prepared, solved, user)]
     outputs, reports, controllers, histories = ([f[i] for f in finished] for i in range(4))
     finite = jnp.all(jnp.concatenate([o.finite for o in outputs])) if outputs else jnp.asarray(True)
@@ -839,7 +871,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
         return _world_rates(world, batches, at, commanded, steps, False, pair_deformation, pair_load)
 
     def moved(by, fraction):
-        return [jax.vmap(lambda s, r: advance(s, r, fraction * dt))(s, k.rates) for s, k in zip(states, by)]
+        return [_each(world, lambda s, r: advance(s, r, fraction * dt))(s, k.rates) for s, k in zip(states, by)]
 
     k1, prepared, pairs, user, deformation, load = rates(states)
     k2 = rates(moved(k1, 0.5))[0]
@@ -849,7 +881,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
     for b, state, r1, r2, r3, r4 in zip(batches, states, k1, k2, k3, k4):
         combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, r1.rates, r2.rates, r3.rates, r4.rates)
 
-        next_states.append(jax.vmap(lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
+        next_states.append(_each(world, lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
         outputs = r1.outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
         solved.append(r1._replace(outputs=outputs))
     return next_states, solved, prepared, pairs, user, deformation, load

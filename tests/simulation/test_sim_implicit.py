@@ -25,6 +25,7 @@ from jaxsim_like.dynamics import crba, kinematics, rnea
 from jaxsim_like.simulation import contact_slots, contacts, joint_effects, terrain
 
 step_module = importlib.import_module("jaxsim_like.simulation.step")
+model_step = importlib.import_module("jaxsim_like.simulation.model_step")
 
 WORLDS = 64
 FLOAT32_WORLDS = 16
@@ -182,21 +183,21 @@ def _ours_and_dense(model, state, tau, params):
     points = len(model.point_link)
     _, out = js.step(model, state, joint_torques=tau, params=params)
     kin = kinematics.kinematics(model, state)
-    centres = step_module._point_positions(model, kin.G_H_L)
+    centres = model_step._point_positions(model, kin.G_H_L)
     depth, normal, W_p = terrain.touch(params.terrain, centres + kin.origin, model.point_radius)
     W_p = W_p - kin.origin  # the swept points' contact points
-    W_v = step_module._point_velocities(model, kin.G_v, W_p)
+    W_v = model_step._point_velocities(model, kin.G_v, W_p)
     enabled = params.contact_enabled[np.asarray(model.point_link)]
     chosen = contact_slots.contact_slots(model, depth, enabled, params.contact_slots)
     touching = chosen.mask((chosen.take(depth) > 0) & chosen.take(enabled))
-    law = step_module._shared_law(model, params.contact, depth, chosen.scatter(touching.astype(jnp.int32), points) > 0)
+    law = model_step._shared_law(model, params.contact, depth, chosen.scatter(touching.astype(jnp.int32), points) > 0)
     linear = contacts.implicit_contact_forces(
-        law, depth, normal, W_v, state.contact_deformation, enabled, params.dt, step_module._moved_mass(model), chosen
+        law, depth, normal, W_v, state.contact_deformation, enabled, params.dt, model_step._moved_mass(model), chosen
     )
 
     def point_velocities(nu):
         moved = kinematics.kinematics(model, state.replace(base_velocity=nu[:6], joint_velocities=nu[6:]))
-        return step_module._point_velocities(model, moved.G_v, W_p).reshape(-1)
+        return model_step._point_velocities(model, moved.G_v, W_p).reshape(-1)
 
     nu = jnp.concatenate([state.base_velocity, state.joint_velocities])
     J = jax.jacfwd(point_velocities)(nu)

@@ -1,0 +1,415 @@
+"""The step of one model of a world, in two stages: :func:`prepare` (kinematics, terrain contacts,
+external wrenches, joint effects at the step's start) and :func:`solve` (the articulated-body
+solve, explicit or linearly implicit, and the state rates); :func:`.world.world_step` runs them
+for every model (:func:`.step.step` is the world of one model)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics import configuration
+from ..dynamics import kinematics as kin_module
+from ..dynamics import representations as rep
+from ..dynamics import spatial
+from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
+from ..dynamics.fluid import fluid_forces
+from ..dynamics.model import Model
+from ..dynamics.state import State
+from . import contacts, couplings, self_collision, separating_rows, terrain
+from .ball_limits import cone_rows
+from .joint_limits import limit_rows
+from .tendons import tendon_rows
+from .contact_slots import contact_slots, link_one_hot
+from .joint_effects import joint_effects
+from .params import ModelParams, SimulationParams, WorldParams
+
+
+class StepOutput(NamedTuple):
+    """What happened during a step, at its start, per collidable point ``P`` and joint ``n``.
+
+    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m],
+    ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
+    those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
+    contact acts: with the implicit integrator, the touching contact slots), the
+    ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings, tendons, cone and soft joint limits), the step's
+    ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
+    zero with a fixed base) and ``joint_accelerations (n,)``, the forces of the loop closures'
+    rows ``loop_forces (r,)`` (closure after closure in the order of ``model.loops``, 3 rows per
+    connect and 6 per weld: first the force [N] on ``link1`` at its frame's origin, world axes,
+    ``link2`` taking the opposite, then a weld's orientation rows' forces [N m]; MuJoCo's
+    ``efc_force`` of the same rows, see :mod:`.couplings`), and ``finite``: whether every field of
+    the next state is finite. The forces and torques are those the step applied: with the implicit
+    integrator, the linearised forces at the end of the step.
+    Self-contacts are not among them: :func:`self_contacts` gives them for any state.
+    """
+
+    contact_positions: jax.Array
+    contact_normals: jax.Array
+    penetration: jax.Array
+    contact_forces: jax.Array
+    contact_torques: jax.Array
+    in_contact: jax.Array
+    joint_torques: jax.Array
+    base_acceleration: jax.Array
+    joint_accelerations: jax.Array
+    loop_forces: jax.Array
+    finite: jax.Array
+
+
+class _Rates(NamedTuple):
+    base_position: jax.Array
+    base_quaternion: jax.Array
+    base_velocity: jax.Array
+    joint_positions: jax.Array
+    joint_velocities: jax.Array
+    contact_deformation: jax.Array
+
+
+def _point_positions(model: Model, W_H_L: jax.Array) -> jax.Array:
+    """The centres ``(P, 3)`` of the collidable points in the frame of the link poses ``W_H_L (N,
+    4, 4)``: products of the columns of the poses, fused with their gather (as a dot, the
+    1024-world humanoid step spent 2.4 of 26 us per world-step there; see
+    :func:`.step.contact_point_positions`)."""
+    W_H_point = W_H_L[np.asarray(model.point_link, dtype=int)]
+    c = model.collidable_points
+    return W_H_point[:, :3, 0] * c[:, :1] + W_H_point[:, :3, 1] * c[:, 1:2] + W_H_point[:, :3, 2] * c[:, 2:] + W_H_point[:, :3, 3]
+
+
+def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Array:
+    """``(P, 3)``: the velocity of the material point at ``points (P, 3)`` of each collidable
+    point's link, from the inertial link velocities ``W_v (N, 6)`` (one frame)."""
+    W_v_point = W_v[np.asarray(model.point_link, dtype=int)]
+    return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
+
+
+def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple[jax.Array, jax.Array]:
+    """The self-contacts the step applies at ``state``: the force ``(K, 3)`` [N] on the point of
+    each pair of ``params.self_collision`` (world axes; the shape's link gets the opposite force at
+    the same point) and its penetration ``(K,)`` [m]; ValueError when self-collisions are off."""
+    if params.self_collision is None:
+        raise ValueError("self-collisions are off: build the parameters with SimulationParams.build(..., self_collision=True)")
+    kin = kin_module.kinematics(model, state)
+    centres = _point_positions(model, kin.G_H_L)
+    _, forces, depth = self_collision.link_wrenches(
+        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
+    )
+    return forces, depth
+
+
+def _wrenches(forces: jax.Array, points: jax.Array) -> jax.Array:
+    """``(P, 6)``: forces ``(P, 3)`` at ``points (P, 3)`` as wrenches about the origin."""
+    return jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
+
+
+def point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
+    """``X_p^T A_p X_p (P, 6, 6)`` with ``X_p = [I, -[p]x]``: the spatial matrix (world axes, about
+    the origin) that a 3x3 ``A_p`` acting on the velocity of point ``p (P, 3)`` puts on its link."""
+    P = spatial.skew(points)
+    AP = spatial.matmul(matrices, P, fused=False)
+    PAP = spatial.matmul(P, AP, fused=False)
+    return jnp.concatenate(
+        [jnp.concatenate([matrices, -AP], axis=-1), jnp.concatenate([-jnp.swapaxes(AP, -1, -2), -PAP], axis=-1)], axis=-2
+    )
+
+
+def _moved_mass(model: Model) -> jax.Array:
+    """``(P,)`` [kg]: a lower bound of the mass that a force at each collidable point moves, in any
+    direction: that of its link alone as a free rigid body, ``1 / (1/m + |r|^2 / lambda_min)`` with
+    ``r`` the point from the link's COM and ``lambda_min >= 4 det(I) / tr(I)^2`` the smallest
+    principal moment (joints only add inertia). Zero for points on point masses."""
+    links = np.asarray(model.point_link, dtype=int)
+    mass, inertia = model.link_mass[links], model.link_inertia[links]
+    trace = inertia[:, 0, 0] + inertia[:, 1, 1] + inertia[:, 2, 2]
+    determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
+    smallest = jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
+    # The farthest material point of a swept point from the COM: its centre's distance plus its radius.
+    reach = spatial.safe_norm(model.collidable_points - model.link_com[links]) + model.point_radius
+    compliance = 1 / jnp.where(mass > 0, mass, 1.0) + reach**2 / jnp.where(smallest > 0, smallest, 1.0)
+    return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
+
+
+class Prepared(NamedTuple):
+    """A model at the start of a step: its kinematics, the terrain contact ``points (P, 3)`` of its
+    collidable points (the material point of each swept point nearest the terrain, ``p - r n``)
+    and their velocities (internal frame ``G``: world axes, origin at the base, ``kin.origin``),
+    the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
+    by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
+    linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
+    the start (terrain contacts, user wrenches, the fluid's, self-contacts), the added link
+    inertias ``(N, 6, 6)`` of the terrain contacts and the fluid (implicit step; else None), the
+    joint effects and the fluid's damping ``G_D (N, 6, 6)`` (implicit step with a fluid; else None,
+    see :func:`.fluid.fluid_forces`)."""
+
+    kin: kin_module.Kinematics
+    points: jax.Array
+    velocities: jax.Array
+    depth: jax.Array
+    normal: jax.Array
+    enabled: jax.Array
+    contact: contacts.ContactParams
+    forces: jax.Array | None
+    deformation_rate: jax.Array | None
+    linear: contacts.ImplicitContacts | None
+    G_f_ext: jax.Array
+    added_inertia: jax.Array | None
+    effects: Any
+    fluid_damping: jax.Array | None = None
+
+
+class Solved(NamedTuple):
+    """A model's step solved: the state rates, the outputs, the velocity change ``G_dv (N, 6)``
+    of every link over the step (inertial, world axes about ``G``'s origin; zero with an explicit
+    integrator) and the external wrenches the step applied, ``G_f (N, 6)``."""
+
+    rates: "_Rates"
+    outputs: StepOutput
+    G_dv: jax.Array
+    G_f_applied: jax.Array
+
+
+def _shared_law(model: Model, law: contacts.ContactParams, depth: jax.Array, carried: jax.Array) -> contacts.ContactParams:
+    """The terrain law ``(P,)`` of each point when the ``carried (P,)`` points of a link, at
+    ``depth (P,)`` [m], share the link's ``law`` (:func:`.contacts.shared_law`). One sum for the
+    slots and for every point, so that the two agree to the bit while they carry the same points."""
+    one_hot = link_one_hot(np.asarray(model.point_link, dtype=int), model.number_of_links, depth.dtype)
+    return contacts.shared_law(law, depth, carried, (one_hot @ jnp.where(carried, depth, 0.0)) @ one_hot)
+
+
+def prepare(
+    model: Model,
+    state: State,
+    world: WorldParams,
+    params: ModelParams,
+    commanded: jax.Array,
+    implicit: bool,
+    command_slopes: tuple[jax.Array, jax.Array] | None = None,
+    padding: tuple[jax.Array, jax.Array] | None = None,
+) -> Prepared:
+    """The :class:`Prepared` model at ``state`` under ``commanded`` joint torques ``(n,)`` (the
+    user's link wrenches are the caller's to add to ``G_f_ext``); ``implicit``: linearise the
+    terrain contacts for a linearly implicit Euler step of ``world.dt``, and take the commanded
+    torques at the end of the step with their ``command_slopes`` ``(stiffness, damping) (n,)``
+    (see :class:`.control.Commands`).
+    ``padding``: of a model whose points are padded (:mod:`.groups`), which points are its own
+    ``(P,)`` (the others never touch) and the contact slots each link rests on at most ``(N,)``."""
+    kin = kin_module.kinematics(model, state)
+    dtype = kin.G_H_L.dtype
+    dt = world.dt.astype(dtype)
+    point_link = np.asarray(model.point_link, dtype=int)
+    centres = _point_positions(model, kin.G_H_L)
+    depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, model.point_radius.astype(dtype))
+    points = W_points - kin.origin
+    velocities = _point_velocities(model, kin.G_v, points)
+    enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)
+    present, slot_limit = (None, None) if padding is None else padding
+    if present is not None:
+        enabled = enabled & present
+    linear = added_inertia = deformation_rate = None
+    if implicit:
+        slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit)
+        # The touching slots of a link share its law (the other points feel no force).
+        touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
+        law = _shared_law(model, params.contact, depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
+        linear = contacts.implicit_contact_forces(
+            law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
+        )
+        forces = None
+        slot_points = slots.take(points)
+        added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
+        G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
+    else:
+        law = _shared_law(model, params.contact, depth, (depth > 0) & enabled)
+        forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
+        G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
+    fluid_damping = None
+    if model.fluid.count or model.fluid.geom_count:
+        G_f_fluid, G_D_fluid = fluid_forces(model.fluid, model.number_of_links, kin.G_H_L, kin.G_v)
+        G_f_ext = G_f_ext + G_f_fluid
+        if implicit:  # the drag at the end of the step, linearised: f - D dv
+            fluid_damping = G_D_fluid
+            added_inertia = added_inertia + dt * G_D_fluid
+    if params.self_collision is not None:
+        G_f_self, _, _ = self_collision.link_wrenches(
+            model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
+        )
+        G_f_ext = G_f_ext + G_f_self
+    effects = joint_effects(
+        model,
+        configuration.dof_positions(model, state.joint_positions),
+        state.joint_velocities,
+        commanded,
+        limit_stiffness=params.limit_stiffness,
+        limit_damping=params.limit_damping,
+        friction_velocity=params.friction_velocity,
+    )
+    if implicit and command_slopes is not None:
+        stiffness, damping = command_slopes
+        effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
+    return Prepared(kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects, fluid_damping)
+
+
+def solve(
+    model: Model,
+    state: State,
+    world: WorldParams,
+    params: ModelParams,
+    prepared: Prepared,
+    implicit: bool,
+    pair_wrenches: jax.Array | None = None,
+    pair_inertia: jax.Array | None = None,
+) -> Solved:
+    """The rates and outputs of ``prepared`` (see :func:`.step.step`), with the start-of-step wrenches
+    ``pair_wrenches G_f (N, 6)`` and, implicit, the added link inertias ``pair_inertia (N, 6, 6)``
+    of the contacts with other links (world axes, about ``G``'s origin), if any. The applied
+    wrenches of :class:`Solved` leave those out (the caller linearised them)."""
+    kin, effects = prepared.kin, prepared.effects
+    dtype = kin.G_H_L.dtype
+    dt = world.dt.astype(dtype)
+    point_link = np.asarray(model.point_link, dtype=int)
+    points, forces = prepared.points, prepared.forces
+    G_f_ext = prepared.G_f_ext if pair_wrenches is None else prepared.G_f_ext + pair_wrenches
+    gravity = world.gravity.astype(dtype)
+    if implicit:
+        added_inertia = prepared.added_inertia if pair_inertia is None else prepared.added_inertia + pair_inertia
+        tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
+        armature = dt * (effects.damping + dt * effects.stiffness)
+        G_a_B, qdd, factor = articulated_body_factorised(
+            model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
+        )
+        linear = prepared.linear
+        released = separating_rows.release(
+            model, linear, prepared.contact, prepared.depth, points, prepared.velocities, kin.G_S, factor, G_a_B, qdd, dt
+        )
+        G_a_B, qdd = released.G_a_B, released.joint_accelerations
+        G_a_B, qdd, tau, loop_forces = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
+        G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
+        dv_points = _point_velocities(model, G_dv, points)
+        slots = linear.slots
+        slot_forces = linear.step_forces - linear.resist(slots.take(dv_points)) + released.slot_forces
+        forces = slots.scatter(slot_forces, len(point_link))
+        deformation_next = contacts.implicit_deformation(
+            prepared.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
+        )
+        deformation_rate = (deformation_next - state.contact_deformation) / dt
+        tau = tau - armature * qdd
+        G_f_applied = prepared.G_f_ext + slots.link_sums(
+            _wrenches(slot_forces - linear.step_forces, slots.take(points)), model.number_of_links
+        )
+        if prepared.fluid_damping is not None:
+            G_f_applied = G_f_applied - spatial.matvec(prepared.fluid_damping, G_dv)
+        in_contact = linear.carried
+    else:
+        G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
+        G_a_B, qdd, tau, loop_forces = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, implicit, world.integrator != "rk4")
+        G_dv = jnp.zeros_like(kin.G_v)
+        deformation_rate = prepared.deformation_rate
+        G_f_applied = prepared.G_f_ext
+        in_contact = (prepared.depth > 0) & prepared.enabled
+    G_H_B, G_v_B = kin.G_H_L[0], kin.G_v_B
+    base_acceleration = rep.acceleration_from_inertial(G_a_B, G_H_B, G_v_B, state.velocity_representation, kin.origin)
+    omega = G_v_B[3:]
+    position_rate = G_v_B[:3] + jnp.cross(omega, G_H_B[:3, 3])
+    quaternion_rate = spatial.quaternion_derivative(state.base_quaternion, omega)
+    if not model.floating_base:
+        base_acceleration = jnp.zeros_like(base_acceleration)
+        position_rate, quaternion_rate = jnp.zeros_like(position_rate), jnp.zeros_like(quaternion_rate)
+    link_origins = kin.G_H_L[point_link, :3, 3]
+    outputs = StepOutput(
+        contact_positions=points + kin.origin,
+        contact_normals=prepared.normal,
+        penetration=jnp.maximum(prepared.depth, 0.0),
+        contact_forces=forces,
+        contact_torques=jnp.cross(points - link_origins, forces),
+        in_contact=in_contact,
+        joint_torques=tau,
+        base_acceleration=base_acceleration,
+        joint_accelerations=qdd,
+        loop_forces=loop_forces,
+        finite=jnp.asarray(True),
+    )
+    rates = _Rates(
+        base_position=position_rate,
+        base_quaternion=quaternion_rate,
+        base_velocity=base_acceleration,
+        joint_positions=configuration.position_rates(model, state.joint_positions, state.joint_velocities),
+        joint_velocities=qdd,
+        contact_deformation=deformation_rate,
+    )
+    return Solved(rates, outputs, G_dv, G_f_applied)
+
+
+def _couplings(
+    model: Model, params: ModelParams, state: State, kin: kin_module.Kinematics, factor: ArticulatedFactor,
+    G_a_B: jax.Array, qdd: jax.Array, tau: jax.Array, dt: jax.Array, implicit: bool, euler: bool = True,
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The accelerations of a solve with the model's joint couplings, loop closures, tendon rows,
+    ball-joint cone limits and soft joint limits enforced (:func:`.couplings.enforce`,
+    :func:`.tendons.tendon_rows`, :func:`.ball_limits.cone_rows`, :func:`.joint_limits.limit_rows`),
+    the joint torques ``tau (n,)`` with the joint-space rows' added and the forces of the loop
+    closures' rows ``(r,)``; a model without any is left as it is; ``euler``: the step is
+    Euler's (else RK4's stages)."""
+    if not (model.couplings.rows or model.loops.rows or model.tendons.rows or model.ball_cones.count or model.soft_limits.count):
+        return G_a_B, qdd, tau, jnp.zeros(0, qdd.dtype)
+    extra = tendon_rows(model, state, kin, params.friction_velocity, dt, implicit) if model.tendons.rows else None
+    for present, rows in ((model.ball_cones.count, cone_rows), (model.soft_limits.count, limit_rows)):
+        if present:
+            more = rows(model, state, dt)
+            extra = more if extra is None else extra.stack(more)
+    G_a_B, qdd, tau_couplings, forces = couplings.enforce(model, params, state, kin, factor, G_a_B, qdd, dt, euler, extra)
+    return G_a_B, qdd, tau + tau_couplings, forces[model.couplings.rows :]
+
+
+def advance(state: State, rates: _Rates, dt: jax.Array) -> State:
+    """``state + dt * rates`` field by field (the quaternion is renormalised by the kinematics)."""
+    return state.replace(**{name: getattr(state, name) + dt * value for name, value in rates._asdict().items()})
+
+
+def normalized(model: Model, state: State) -> State:
+    """``state`` with its base and ball joint quaternions of unit norm (after an explicit integrator)."""
+    return state.replace(
+        base_quaternion=spatial.normalize(state.base_quaternion),
+        joint_positions=configuration.normalize_positions(model, state.joint_positions),
+    )
+
+
+def is_finite(state: State) -> jax.Array:
+    """Whether every numeric field of ``state`` is finite (a scalar)."""
+    leaves = jax.tree.leaves(state)
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in leaves]))
+
+
+def euler_advance(model: Model, state: State, rates: _Rates, dt: jax.Array) -> State:
+    """Semi-implicit Euler: the velocities first, then the positions from the new velocities."""
+    base_velocity = state.base_velocity + dt * rates.base_velocity
+    joint_velocities = state.joint_velocities + dt * rates.joint_velocities
+    G_H_B, origin = kin_module.internal_base_pose(state)
+    G_v_B = rep.velocity_to_inertial(base_velocity, G_H_B, state.velocity_representation, origin)
+    if model.floating_base:
+        position = state.base_position + dt * G_v_B[:3]
+        quaternion = spatial.integrate_quaternion(state.base_quaternion, G_v_B[3:], dt)
+    else:
+        position, quaternion = state.base_position, state.base_quaternion
+    return state.replace(
+        base_position=position,
+        base_quaternion=quaternion,
+        base_velocity=base_velocity,
+        joint_positions=configuration.integrate_positions(model, state.joint_positions, joint_velocities, dt),
+        joint_velocities=joint_velocities,
+        contact_deformation=state.contact_deformation + dt * rates.contact_deformation,
+    )
+
+
+def with_mocap_poses(model: Model, positions: jax.Array | None, quaternions: jax.Array | None) -> Model:
+    """``model`` with the mocap bodies its loop closures hold on at ``positions (k, 3)`` [m] and
+    ``quaternions (k, 4)`` (wxyz; world frame; in the order of ``model.loops.mocap_names``),
+    each left at the model's (the file's) when None (see :meth:`.loops.LoopClosures.posed`)."""
+    if positions is None and quaternions is None:
+        return model
+    try:
+        return model.replace(loops=model.loops.posed(positions, quaternions))
+    except ValueError as error:
+        raise ValueError(f"model {model.name!r}: {error}") from None
