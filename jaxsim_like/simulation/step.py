@@ -74,6 +74,8 @@ def step(
     Returns the next state and the :class:`.model_step.StepOutput` of the step (positions,
     penetrations and contact flags at its start).
     """
+    if link_wrenches is not None and jnp.shape(link_wrenches) != (model.number_of_links, 6):
+        raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(jnp.shape(link_wrenches))}")
     world = WorldModel.of(model, params.world, params.model)
     wrench_field = "com_wrenches" if link_wrenches_at_com else "link_wrenches"
     inputs = ModelInputs(joint_torques=joint_torques, tendon_forces=tendon_forces, mocap_positions=mocap_positions,

@@ -28,11 +28,12 @@ def test_rollout_rejects_wrong_torque_shape(setup, torques):
         js.rollout(model, state, torques, params=params)
 
 
-def test_step_rejects_wrong_link_wrench_shape(setup):
+@pytest.mark.parametrize("at_com", [False, True])
+def test_step_rejects_wrong_link_wrench_shape(setup, at_com):
     model, state, params = setup
     wrenches = np.zeros((model.number_of_links + 1, 6))
-    with pytest.raises(ValueError, match="link_wrenches"):
-        jax.eval_shape(lambda s: js.step(model, s, link_wrenches=wrenches, params=params), state)
+    with pytest.raises(ValueError, match="link_wrenches must have shape"):
+        jax.eval_shape(lambda s: js.step(model, s, link_wrenches=wrenches, params=params, link_wrenches_at_com=at_com), state)
 
 
 @pytest.mark.parametrize("integrator", ["euler", "RK4", ""])
