@@ -108,7 +108,6 @@ class ModelEntry:
         description: ModelDescription,
         model: Model,
         params: ModelParams | None,
-        dt: float,
         srdf: Any = None,
         step: int = 0,
     ) -> None:
@@ -118,7 +117,6 @@ class ModelEntry:
         self.model = model
         self.static = params is None
         self.params = params
-        self.dt = dt
         self.srdf = srdf
         self.joints = joint_dofs(model)
         self.dof_joint = {k: name for name, dofs in self.joints.items() for k in dofs}
@@ -359,12 +357,9 @@ class ModelEntry:
         self._pid_resets = True
         self.touch()
 
-    def add_wrench(self, link: int, wrench: np.ndarray, point: np.ndarray, duration: float) -> None:
+    def add_wrench(self, link: int, wrench: np.ndarray, point: np.ndarray, steps: int) -> None:
         """A wrench ``[force; torque]`` (world axes, torque about the application point) applied at
-        ``point`` (link frame) for ``duration`` seconds (one physics step when zero)."""
-        if not duration >= 0 or not math.isfinite(duration):
-            raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
-        steps = max(1, math.ceil(duration / self.dt - 1e-9))
+        ``point`` (link frame) for ``steps >= 1`` physics steps."""
         if not self.features.wrenches:
             self.features = self.features._replace(wrenches=True)
         self._wrenches.append({"link": link, "wrench": wrench, "point": point, "steps": steps})

@@ -187,7 +187,7 @@ class Link(Handle):
         if entry.static:
             raise errors.LinkError("wrenches cannot be applied to a static model", self._scoped())
         wrench = np.concatenate([vector(force, 3, "force"), vector(torque, 3, "torque")])
-        entry.add_wrench(self._index, wrench, point, float(duration))
+        entry.add_wrench(self._index, wrench, point, self._world._physics_steps(float(duration)))
         return True
 
     # ----- Gazebo Sim's Link queries ----------------------------------------------------

@@ -10,6 +10,7 @@ by :func:`jaxsim_like.simulation.world.world_step` against the world's terrain (
 
 from __future__ import annotations
 
+import math
 import os
 import zlib
 from collections.abc import Callable
@@ -102,7 +103,7 @@ class World:
         self._pair_law = PairLaw.build()
         self._pair_deformation: jax.Array | None = None
         self._pair_load: jax.Array | None = None
-        self._device_step_size = jnp.asarray(float(simulator.step_size()))
+        self._device_step_size = jnp.asarray(float(simulator.step_size()))  # the dt of every WorldParams built here
         self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
         self._valid = True
         for description in models:
@@ -134,6 +135,13 @@ class World:
 
     def name(self) -> str:
         return self._name
+
+    def _physics_steps(self, duration: float) -> int:
+        """The physics steps that cover ``duration >= 0`` [s] (at least one) at the simulator's
+        step size."""
+        if not duration >= 0 or not math.isfinite(duration):
+            raise ValueError(f"duration must be a finite non-negative number of seconds, got {duration}")
+        return max(1, math.ceil(duration / self._simulator.step_size() - 1e-9))
 
     def gravity(self) -> tuple[float, float, float]:
         """The gravity vector [m/s^2]."""
@@ -287,7 +295,7 @@ class World:
         )
         semantics = parse_srdf(srdf, description) if srdf is not None else None
         params = None if description.static else self._params(model)
-        entry = ModelEntry(name, description, model, params, self._simulator.step_size(), semantics, self._step_count)
+        entry = ModelEntry(name, description, model, params, semantics, self._step_count)
         self._entries[name] = entry
         if entry.static:
             self._terrain_dirty = True
