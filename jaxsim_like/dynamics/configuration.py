@@ -13,14 +13,16 @@ normalised; the difference of two configurations is ``log(Q0^-1 Q1)`` for a ball
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import spatial
-from .model import Model
+
+if TYPE_CHECKING:
+    from .model import Model
 
 
 class PositionLayout(NamedTuple):

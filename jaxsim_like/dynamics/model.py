@@ -29,7 +29,7 @@ import numpy as np
 from ..parsers.description import LoopClosure, Mimic, MocapBody, ModelDescription
 from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
-from . import consistency, spatial
+from . import configuration, consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
 from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
@@ -694,11 +694,9 @@ def _locked_values(model: Model, locked_positions: dict[str, Any] | Sequence[flo
         values = np.asarray(locked_positions, dtype=float).reshape(-1)
         if values.size != model.joint_position_size:
             raise ValueError(f"locked_positions has {values.size} values, the model has {model.joint_position_size} joint positions")
-        # Each ball before a degree of freedom shifts its entry by one (4 positions, 3 dofs).
-        entry = [k + sum(start < k for start in model.ball_dofs) for k in range(model.dofs)]
-        in_ball = {start + axis for start in model.ball_dofs for axis in range(3)}
-        scalars = {name: float(values[entry[k]]) for k, name in enumerate(model.joint_names) if k not in in_ball}
-        balls = {b: values[entry[start] : entry[start] + 4] for b, start in zip(model.ball_joint_names, model.ball_dofs)}
+        layout = configuration.position_layout(model)
+        scalars = {model.joint_names[k]: float(values[entry]) for k, entry in zip(layout.scalar_dofs, layout.scalar_positions)}
+        balls = {b: values[entry : entry + 4] for b, entry in zip(model.ball_joint_names, layout.ball_positions)}
         return _locked_values(model, scalars | balls)
     positions: dict[str, Any] = {}
     for name, value in locked_positions.items():
