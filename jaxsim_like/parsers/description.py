@@ -116,7 +116,11 @@ class CollisionRules:
       :data:`TERRAIN` stands for the world body and its floor);
     - ``terrain``: the collisions that touch the terrain (the file's floor), None when the file
       has no floor (then every collision does);
-    - ``pairs``: the :class:`ContactPair` that touch whatever the rules above say.
+    - ``pairs``: the :class:`ContactPair` that touch whatever the rules above say;
+    - ``surfaces``: ``(collision, friction, margin, gap, condim)``: the Coulomb friction, margin
+      [m], gap [m] and contact dimension that a collision (:data:`TERRAIN`: the floor) brings to
+      its contacts (MJCF geoms' ``friction``, first coefficient, ``margin``, ``gap`` and
+      ``condim``); see :meth:`surface`.
     """
 
     filters: tuple[tuple[str, int, int], ...] = ()
@@ -124,11 +128,32 @@ class CollisionRules:
     excludes: tuple[tuple[str, str], ...] = ()
     terrain: frozenset[str] | None = None
     pairs: tuple[ContactPair, ...] = ()
+    surfaces: tuple[tuple[str, float, float, float, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_filter", {name: (contype, conaffinity) for name, contype, conaffinity in self.filters})
         object.__setattr__(self, "_weld", {name: (weld, parent) for name, weld, parent in self.welds})
         object.__setattr__(self, "_excluded", {frozenset(pair) for pair in self.excludes})
+        object.__setattr__(self, "_surface", {name: values for name, *values in self.surfaces})
+        object.__setattr__(self, "_pair", {frozenset((p.collision_a, p.collision_b)): p for p in self.pairs})
+
+    def surface(self, collision_a: str, collision_b: str) -> ContactPair | None:
+        """The friction, margin and gap of the contacts between ``collision_a`` and ``collision_b``
+        (:data:`TERRAIN`: the floor), as MuJoCo combines them: an explicit pair's own; else the
+        larger friction, margin, gap and contact dimension of the two collisions' surfaces, no
+        friction at dimension 1 (against a file without a floor surface, the collision's own);
+        None when a collision has no surface (the models' contact law decides)."""
+        pair = self._pair.get(frozenset((collision_a, collision_b)))
+        if pair is not None:
+            return pair
+        a, b = self._surface.get(collision_a), self._surface.get(collision_b)
+        if collision_b == TERRAIN and a is not None:
+            b = b or a
+        if a is None or b is None:
+            return None
+        friction, margin, gap, condim = (max(x, y) for x, y in zip(a, b))
+        first, second = sorted((collision_a, collision_b))
+        return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
 
     def filter(self, collision: str) -> tuple[int, int]:
         """``(contype, conaffinity)`` of ``collision``."""

@@ -228,6 +228,7 @@ def _dynamics_only(model: Model) -> Model:
         frame_transform=frames, frame_link=(), collidable_points=points, point_radius=points[:, 0], point_terrain=points[:, 0],
         point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
         shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None, semantics=Semantics(),
+        point_friction=None, point_margin=None,
     )
 
 
@@ -440,7 +441,8 @@ def _link_sums(values: jax.Array, contacts: Contacts, links: int) -> jax.Array:
 
 def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
     """The law ``(C,)`` of each contact (:meth:`.collision.forces.PairLaw.contact_params`, with the
-    larger friction of the two models, as MuJoCo combines friction, or an explicit pair's) and its effective mass
+    larger friction of the two models, as MuJoCo combines friction, or the friction of the
+    table's pair at its slot: an explicit pair's, or the larger of two collisions' own) and its effective mass
     ``(C,)`` [kg] (infinite between two links welded to the world)."""
     dtype = contacts.depth.dtype
     friction = to_global([b.group for b in batches], "links", [

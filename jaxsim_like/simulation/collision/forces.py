@@ -70,8 +70,8 @@ class PairLaw:
 
 @pytree_dataclass()
 class ExplicitPairs:
-    """The law of the explicit contact pairs of a collision table (``table.pairs``, MJCF
-    ``<contact><pair>``), in place of the models' (``(E,)`` each): the Coulomb ``friction`` and
+    """The law of the pairs of a collision table (``table.pairs``: MJCF ``<contact><pair>``, and
+    two geoms' friction, margins and gaps combined), in place of the models' (``(E,)`` each): the Coulomb ``friction`` and
     the ``margin`` [m] (the pair's margin less its gap) by which their contacts are deeper."""
 
     friction: jax.Array
