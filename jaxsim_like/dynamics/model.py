@@ -127,7 +127,7 @@ class Model:
       and ``point_terrain (P,)``: 1 where the point touches the terrain, 0 where it does not (by
       the file's collision rules, see :func:`terrain_points`); ``point_friction (P,)`` and
       ``point_margin (P,)`` [m]: the Coulomb friction of each point's contact with the terrain
-      and the distance from it within which that contact pushes (its margin less its gap), as
+      and the distance from it within which that contact pushes (its margin), as
       the file's collision rules give them (see :func:`terrain_surfaces`; None: the friction of
       the model's contact law, no margin);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
@@ -596,14 +596,14 @@ def terrain_points(rules: Any, point_collision: Sequence[str], dtype: Any) -> ja
 def terrain_surfaces(rules: Any, point_collision: Sequence[str], dtype: Any) -> dict[str, jax.Array | None]:
     """``point_friction`` and ``point_margin`` ``(P,)`` of the points of collisions ``point_collision``
     with the terrain, by the collision ``rules`` (:meth:`~jaxsim_like.parsers.description.CollisionRules.surface`:
-    a pair with the floor, else the larger of the collision's and the floor's; the margin less
-    the gap); both None unless the rules give every point's."""
+    a pair with the floor, else the larger of the collision's and the floor's); both None
+    unless the rules give every point's."""
     surfaces = [None if rules is None or name == "" else rules.surface(name, TERRAIN) for name in point_collision]
     if not surfaces or any(surface is None for surface in surfaces):
         return {"point_friction": None, "point_margin": None}
     return {
         "point_friction": jnp.asarray(np.asarray([s.friction for s in surfaces], dtype=float), dtype=dtype),
-        "point_margin": jnp.asarray(np.asarray([s.margin - s.gap for s in surfaces], dtype=float), dtype=dtype),
+        "point_margin": jnp.asarray(np.asarray([s.margin for s in surfaces], dtype=float), dtype=dtype),
     }
 
 

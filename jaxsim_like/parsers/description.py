@@ -87,7 +87,7 @@ class ContactPair:
     """An explicit contact pair (MJCF ``<contact><pair>``) between the collisions ``collision_a``
     and ``collision_b`` (names; :data:`TERRAIN` for the terrain): its Coulomb ``friction`` (the
     first tangential coefficient), ``margin`` [m] (the surfaces touch ``margin`` apart) and
-    ``gap`` [m] (of the margin, what does not push)."""
+    ``gap`` [m] (beyond the margin, contacts that MuJoCo, since 3.9, reports without force: none here)."""
 
     collision_a: str
     collision_b: str

@@ -16,15 +16,16 @@ floor. Without a floor in the world body every geom touches the terrain; the wor
 geoms (walls) are left out. Each geom brings its Coulomb friction (the first of its three
 coefficients), ``margin``, ``gap`` and ``condim`` to its contacts, and the floor its own (the
 first floor's: floors that differ warn); a contact without a pair takes the larger of each,
-MuJoCo's rule, and has no friction at ``condim`` 1 (:meth:`CollisionRules.surface`); geoms of
-a ``condim`` other than 1 and 3 warn (once, at the first). A pair keeps its Coulomb friction (the
-first of its five coefficients; none at ``condim`` 1), its ``margin`` and ``gap``, with the
-floor too; what the contact law here cannot represent warns, located at the ``<pair>``: a
-``condim`` other than 1 and 3 (the torsional and
-rolling coefficients are not used), an anisotropic friction (the second coefficient differs
-from the first), the ``solref``, ``solreffriction`` and ``solimp`` of the pair (the law here is
-sized from the bodies' masses). A pair with a world geom that is not a floor warns and is
-ignored.
+MuJoCo's rule, and has no friction at ``condim`` 1 (:meth:`CollisionRules.surface`). A pair
+keeps its Coulomb friction (the first of its five coefficients; none at ``condim`` 1), its
+``margin`` and ``gap``, with the floor too. A contact pushes within its margin; its gap acts
+as in MuJoCo since 3.9 (it only widens which contacts MuJoCo reports, without force): not at
+all. What the contact law here cannot represent warns, located: a geom's ``condim`` other than
+1 and 3 (once, at the first such geom), and at the ``<pair>``: a ``condim`` other than 1 and 3
+(the torsional and rolling coefficients are not used), an anisotropic friction (the second
+coefficient differs from the first), the ``solref``, ``solreffriction`` and ``solimp`` of the
+pair (the law here is sized from the bodies' masses). A pair with a world geom that is not a
+floor warns and is ignored.
 """
 
 from __future__ import annotations
