@@ -178,7 +178,7 @@ def _warn_condim(reader, kept: list[int]) -> None:
               "is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)", where)
 
 
-def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, float], ...]:
+def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, float, int], ...]:
     """The terrain's surface, the first floor's (a warning, located at the second floor, when
     floors differ: the terrain is one surface); none without a floor."""
     if not floors:

@@ -31,7 +31,8 @@ from .params import ModelParams, SimulationParams, WorldParams
 class StepOutput(NamedTuple):
     """What happened during a step, at its start, per collidable point ``P`` and joint ``n``.
 
-    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m],
+    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m] (into
+    the terrain's surface raised by the point's ``Model.point_margin``),
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the

@@ -71,9 +71,9 @@ class PairLaw:
 @pytree_dataclass()
 class ExplicitPairs:
     """The law of the pairs of a collision table (``table.pairs``: MJCF ``<contact><pair>``, and
-    two geoms' friction, margins and gaps combined), in place of the models' (``(E,)`` each): the Coulomb ``friction`` and
-    the ``margin`` [m] by which their contacts are deeper (the pair's: since MuJoCo 3.9 a gap
-    only widens which contacts MuJoCo reports, without force)."""
+    two geoms' friction, margins and gaps combined), in place of the models' (``(E,)`` each):
+    the Coulomb ``friction`` and the ``margin`` [m] by which their contacts are deeper (the
+    pair's: since MuJoCo 3.9 a gap only widens which contacts MuJoCo reports, without force)."""
 
     friction: jax.Array
     margin: jax.Array
