@@ -26,6 +26,7 @@ from jaxsim_like.dynamics.model import build_model
 from jaxsim_like.loading import ContactSampling
 from jaxsim_like.parsers import ModelLoadWarning, parse_mjcf_world
 from jaxsim_like.simulation.world import WorldModel, world_rollout
+from jaxsim_like.tasks.randomisation import Sample, apply
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
 
@@ -139,14 +140,28 @@ def test_a_margin_holds_a_sphere_off_the_floor_and_off_a_box_as_in_mujoco(figure
     assert heights["ball"] > 0.0595 and heights["top"] > 0.159 and heights["gapped"] == pytest.approx(heights["ball"], abs=1e-9)
 
 
-def test_the_sliding_distance_has_the_gradient_of_central_differences():
-    """A box of friction 0.3 slides 0.2 s down the slope from rest; the gradient of its
-    distance with respect to its geom's friction (its points') equals central differences."""
+def one_box() -> tuple[js.Model, np.ndarray]:
+    """The slope's box of friction 0.3 alone, and the file's gravity."""
     xml = SLOPE[: SLOPE.index('<body name="low"')] + SLOPE[SLOPE.index('<body name="mid"') : SLOPE.index('<body name="high"')] + "</worldbody></mujoco>"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelLoadWarning)
-        model = js.load_model(xml)
-        gravity = parse_mjcf_world(xml).gravity
+        return js.load_model(xml), parse_mjcf_world(xml).gravity
+
+
+def test_randomised_friction_scales_the_points_own():
+    """Domain randomisation's friction factor scales a model's point frictions with its law's."""
+    model, gravity = one_box()
+    world = WorldModel.build([model], dt=DT, gravity=gravity)
+    sample = Sample((jnp.ones(model.number_of_links),), (jnp.asarray(2.0),), jnp.asarray(0.0))
+    randomised = apply(world, sample)
+    np.testing.assert_allclose(np.asarray(randomised.models[0].point_friction), 0.6)
+    assert float(randomised.model_params[0].contact.friction) == 2 * float(world.model_params[0].contact.friction)
+
+
+def test_the_sliding_distance_has_the_gradient_of_central_differences():
+    """A box of friction 0.3 slides 0.2 s down the slope from rest; the gradient of its
+    distance with respect to its geom's friction (its points') equals central differences."""
+    model, gravity = one_box()
     params = js.SimulationParams.build(model, dt=DT, gravity=gravity, max_penetration=MAX_PENETRATION)
     state = js.State.build(model, base_position=[0.0, 0.3, 0.05 - MAX_PENETRATION * math.cos(TILT)])
     torques = jnp.zeros((100, model.dofs))
