@@ -117,10 +117,10 @@ class CollisionRules:
     - ``terrain``: the collisions that touch the terrain (the file's floor), None when the file
       has no floor (then every collision does);
     - ``pairs``: the :class:`ContactPair` that touch whatever the rules above say;
-    - ``surfaces``: ``(collision, friction, margin, gap, condim)``: the Coulomb friction, margin
-      [m], gap [m] and contact dimension that a collision (:data:`TERRAIN`: the floor) brings to
-      its contacts (MJCF geoms' ``friction``, first coefficient, ``margin``, ``gap`` and
-      ``condim``); see :meth:`surface`.
+    - ``surfaces``: ``(collision, friction, margin, gap, condim, priority)``: the Coulomb
+      friction, margin [m], gap [m], contact dimension and priority that a collision
+      (:data:`TERRAIN`: the floor) brings to its contacts (MJCF geoms' ``friction``, first
+      coefficient, ``margin``, ``gap``, ``condim`` and ``priority``); see :meth:`surface`.
     """
 
     filters: tuple[tuple[str, int, int], ...] = ()
@@ -128,7 +128,7 @@ class CollisionRules:
     excludes: tuple[tuple[str, str], ...] = ()
     terrain: frozenset[str] | None = None
     pairs: tuple[ContactPair, ...] = ()
-    surfaces: tuple[tuple[str, float, float, float, int], ...] = ()
+    surfaces: tuple[tuple[str, float, float, float, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_filter", {name: (contype, conaffinity) for name, contype, conaffinity in self.filters})
@@ -140,7 +140,8 @@ class CollisionRules:
     def surface(self, collision_a: str, collision_b: str) -> ContactPair | None:
         """The friction, margin and gap of the contacts between ``collision_a`` and ``collision_b``
         (:data:`TERRAIN`: the floor), as MuJoCo combines them: an explicit pair's own; else the
-        larger friction, margin, gap and contact dimension of the two collisions' surfaces, no
+        larger margin and gap of the two collisions' surfaces, and the friction and contact
+        dimension of the one of higher priority, or the larger of each at equal priorities; no
         friction at dimension 1 (against a file without a floor surface, the collision's own);
         None when a collision has no surface (the models' contact law decides)."""
         pair = self._pair.get(frozenset((collision_a, collision_b)))
@@ -151,7 +152,9 @@ class CollisionRules:
             b = b or a
         if a is None or b is None:
             return None
-        friction, margin, gap, condim = (max(x, y) for x, y in zip(a, b))
+        friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
+        if a[4] != b[4]:
+            friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
         first, second = sorted((collision_a, collision_b))
         return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
 

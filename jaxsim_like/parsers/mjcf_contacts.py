@@ -14,9 +14,10 @@ The world body's planes facing up (floors) are the terrain: a geom touches it wh
 matches a floor's and no exclude names its body and the world, or when a pair names it and a
 floor. Without a floor in the world body every geom touches the terrain; the world body's other
 geoms (walls) are left out. Each geom brings its Coulomb friction (the first of its three
-coefficients), ``margin``, ``gap`` and ``condim`` to its contacts, and the floor its own (the
-first floor's: floors that differ warn); a contact without a pair takes the larger of each,
-MuJoCo's rule, and has no friction at ``condim`` 1 (:meth:`CollisionRules.surface`). A pair
+coefficients), ``margin``, ``gap``, ``condim`` and ``priority`` to its contacts, and the floor
+its own (the first floor's: floors that differ warn); a contact without a pair takes the larger
+margin and gap, and the friction and ``condim`` of the geom of higher priority, or the larger of
+each (MuJoCo's rule), and has no friction at ``condim`` 1 (:meth:`CollisionRules.surface`). A pair
 keeps its Coulomb friction (the first of its five coefficients; none at ``condim`` 1), its
 ``margin`` and ``gap``, with the floor too. A contact pushes within its margin; its gap acts
 as in MuJoCo since 3.9 (it only widens which contacts MuJoCo reports, without force): not at
@@ -161,9 +162,9 @@ def collision_rules(reader, kept: list[int]) -> CollisionRules:
     )
 
 
-def _surface(m, g: int) -> tuple[float, float, float, int]:
-    """Geom ``g``'s Coulomb friction (the first coefficient), margin, gap and contact dimension."""
-    return float(m.geom_friction[g][0]), float(m.geom_margin[g]), float(m.geom_gap[g]), int(m.geom_condim[g])
+def _surface(m, g: int) -> tuple[float, float, float, int, int]:
+    """Geom ``g``'s Coulomb friction (the first coefficient), margin, gap, contact dimension and priority."""
+    return float(m.geom_friction[g][0]), float(m.geom_margin[g]), float(m.geom_gap[g]), int(m.geom_condim[g]), int(m.geom_priority[g])
 
 
 def _warn_condim(reader, kept: list[int]) -> None:
@@ -178,7 +179,7 @@ def _warn_condim(reader, kept: list[int]) -> None:
               "is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)", where)
 
 
-def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, float, int], ...]:
+def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, float, int, int], ...]:
     """The terrain's surface, the first floor's (a warning, located at the second floor, when
     floors differ: the terrain is one surface); none without a floor."""
     if not floors:
@@ -188,5 +189,6 @@ def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, 
     if other is not None:
         name = reader.name("geom", other)
         where = reader.where("geom", name) if name else reader.where("body", reader.body(0))
-        _warn(f"the floors' friction, margin and gap differ: the terrain takes those of the first, '{geom_label(reader, floors[0])}'", where)
+        _warn(f"the floors' friction, margin, gap, condim and priority differ: the terrain takes those of the first, "
+              f"'{geom_label(reader, floors[0])}'", where)
     return ((TERRAIN, *first),)

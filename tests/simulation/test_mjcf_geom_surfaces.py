@@ -3,8 +3,9 @@ combine them as MuJoCo does (the larger friction, margin and gap of the two geom
 own), against ``mj_step`` in float64.
 
 ``SLOPE``: boxes on a floor of friction 0.2 under gravity tilted by 0.35 rad (``tan = 0.365``):
-geom frictions 0.1 (slides with the floor's 0.2), 0.3 (slides) and 0.5 (sticks), and a box of
-friction 1 whose pair with the floor has friction 0.25 and a 1 cm margin. ``REST``: spheres of a
+geom frictions 0.1 (slides with the floor's 0.2), 0.3 (slides) and 0.5 (sticks), a box of
+friction 1 whose pair with the floor has friction 0.25 and a 1 cm margin, and one of friction
+0.15 and a priority above the floor's (its own friction rules). ``REST``: spheres of a
 1 cm margin resting on the floor, one with a gap too, and one on a box (a body welded to the
 world). Our terrain law sinks a body at rest by ``max_penetration`` and MuJoCo's soft
 contacts these by at most 0.4 mm: the worlds here take 0.3 mm, so that the rest heights
@@ -41,8 +42,9 @@ SLOPE = f"""<mujoco><option timestep="{DT}" gravity="{G * math.sin(TILT)} 0 {-G 
 <body name="mid" pos="0 .3 .05"><freejoint/><geom name="mid" type="box" size=".05 .05 .05" mass="1" friction="0.3"/></body>
 <body name="high" pos="0 .6 .05"><freejoint/><geom name="high" type="box" size=".05 .05 .05" mass="1" friction="0.5"/></body>
 <body name="paired" pos="0 .9 .06"><freejoint/><geom name="paired" type="box" size=".05 .05 .05" mass="1"/></body>
+<body name="first" pos="0 1.2 .05"><freejoint/><geom name="first" type="box" size=".05 .05 .05" mass="1" friction="0.15" priority="1"/></body>
 </worldbody><contact><pair geom1="floor" geom2="paired" friction="0.25 0.25" margin="0.01"/></contact></mujoco>"""
-FRICTION = {"low": 0.2, "mid": 0.3, "high": 0.5, "paired": 0.25}  # MuJoCo's: the larger of geom and floor, or the pair's
+FRICTION = {"low": 0.2, "mid": 0.3, "high": 0.5, "paired": 0.25, "first": 0.15}  # MuJoCo's: the larger of geom and floor, the pair's, or the geom's of higher priority
 SLOPE_TIME = 1.0  # [s]: our boxes near their friction limit creep for a few tenths of a second before they slide
 
 REST = f"""<mujoco><option timestep="{DT}"/>
