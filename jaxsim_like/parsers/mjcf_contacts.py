@@ -180,8 +180,8 @@ def _warn_condim(reader, kept: list[int]) -> None:
 
 
 def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, float, int, int], ...]:
-    """The terrain's surface, the first floor's (a warning, located at the second floor, when
-    floors differ: the terrain is one surface); none without a floor."""
+    """The terrain's surface, the first floor's (a warning, located at the first floor that
+    differs, when floors differ: the terrain is one surface); none without a floor."""
     if not floors:
         return ()
     first = _surface(reader.m, floors[0])
