@@ -12,7 +12,7 @@ import pytest
 from collision_worlds import pose, solid
 
 import jaxsim_like as js
-from jaxsim_like.simulation import world as world_module
+from jaxsim_like.simulation.collision import collisions as collisions_module
 from jaxsim_like.simulation.collision import CollisionTable, Geometry, query
 from jaxsim_like.simulation.collision.broad import overlapping
 from jaxsim_like.simulation.groups import group_models
@@ -215,7 +215,7 @@ def test_bodies_that_differ_only_in_their_collision_shapes_share_the_compiled_in
     at their origins, from one compilation of the inverse weights."""
     mass = 0.7
     bodies = [solid(f"body{i}", shape, mass, 0.01) for i, shape in enumerate(('<sphere radius="0.04"/>', '<box size="0.1 0.2 0.3"/>'))]
-    before = world_module._inverse_weights._cache_size()
-    weights = [world_module.link_inverse_weights(body) for body in bodies]
-    assert world_module._inverse_weights._cache_size() - before <= 1
+    before = collisions_module._inverse_weights._cache_size()
+    weights = [collisions_module.link_inverse_weights(body) for body in bodies]
+    assert collisions_module._inverse_weights._cache_size() - before <= 1
     np.testing.assert_allclose(np.concatenate(weights), 1 / mass, rtol=1e-12)
