@@ -149,7 +149,7 @@ def test_bodies_of_different_kinds_step_in_one_padded_batch_as_they_would_alone(
         alone, alone_out = jax.jit(js.step)(model, state, params=params)
         for got, want in zip(jax.tree.leaves(following.states[m]), jax.tree.leaves(alone)):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
-        for got, want in zip(outputs.models[m], alone_out):
+        for got, want in zip(jax.tree.leaves(outputs.models[m]), jax.tree.leaves(alone_out)):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     box = outputs.models[1]
     assert int(jnp.sum(box.penetration > 0)) == 6 and int(jnp.sum(box.in_contact)) == 4
