@@ -129,7 +129,8 @@ def rollout(
     in one ``lax.scan``.
 
     Returns the final state and the stacked ``(states, outputs)``: ``states`` holds the state
-    after each step. ``checkpoint=True`` rematerialises each step in the backward pass, so the
+    after each step (with self-collisions, with their ``pair_deformation``, started by
+    :func:`pair_memory`). ``checkpoint=True`` rematerialises each step in the backward pass, so the
     memory of a gradient stays flat in the horizon.
     """
     torques = jnp.asarray(joint_torques, state.joint_positions.dtype)
