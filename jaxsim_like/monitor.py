@@ -20,7 +20,7 @@ from .dynamics.state import State
 from .recording import SAMPLE_FIELDS
 from .simulation.params import SimulationParams
 from .simulation.model_step import StepOutput
-from .simulation.step import step
+from .simulation.step import pair_memory, step
 
 STATE_FIELDS = ("base_position", "base_quaternion", "base_velocity", "joint_positions", "joint_velocities", "contact_deformation")
 OUTPUT_FIELDS = tuple(name for name in StepOutput._fields if name not in ("finite", "self_contacts"))
@@ -114,7 +114,7 @@ def monitored_rollout(
         return (following, summary.update(outputs, index), index + 1), (following, outputs)
 
     body = jax.checkpoint(advance) if checkpoint else advance
-    start = (state, stats, jnp.asarray(0, jnp.int32))
+    start = (pair_memory(params, state), stats, jnp.asarray(0, jnp.int32))
     if keep is None:
         (final, summary, _), _ = jax.lax.scan(lambda c, u: (body(c, u)[0], None), start, torques)
         return final, summary, None
