@@ -19,6 +19,8 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like.dynamics import build_model, centroidal_momentum
+from jaxsim_like.monitor import monitored_rollout
+from jaxsim_like.optimization import rollout_cost
 from jaxsim_like.parsers import parse_model, parse_srdf
 from jaxsim_like.simulation.collision.collisions import link_inverse_weights
 from jaxsim_like.simulation.collision.kinds import POINTS
@@ -199,33 +201,41 @@ GEOMETRY_CASES = [  # shape, world point, expected depth, expected outward norma
 ]
 
 
-def point_against(model: js.Model, shape: int, point: jax.Array, radius: float):
-    """Depth and normal of the swept point at ``point (3,)`` (world; the link at the origin)
-    against ``shape`` of ``model``: the table's point-shape narrow phase."""
-    slots = point_shape(point, jnp.asarray(radius, point.dtype), KIND_CODES[model.shape_kind[shape]],
-                        model.shape_transform[shape], model.shape_size[shape])
-    return slots.depth[0], slots.normal[0]
+@jax.jit
+def point_against(points: jax.Array, radius: jax.Array, kinds: jax.Array, transforms: jax.Array, sizes: jax.Array):
+    """Depths ``(K,)`` and normals ``(K, 3)`` of the swept points at ``points (K, 3)`` (world; the
+    link at the origin) against shapes of ``kinds (K,)`` (codes) at ``transforms (K, 4, 4)`` of
+    ``sizes (K, 3)``: the table's point-shape narrow phase."""
+    slots = jax.vmap(point_shape, in_axes=(0, None, 0, 0, 0))(points, radius, kinds, transforms, sizes)
+    return slots.depth[:, 0], slots.normal[:, 0]
+
+
+def shape_arrays(model: js.Model, shapes) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The kind codes, transforms and sizes of ``shapes`` of ``model``."""
+    shapes = np.asarray(shapes, dtype=int)
+    return (jnp.asarray([KIND_CODES[model.shape_kind[s]] for s in shapes]), model.shape_transform[shapes], model.shape_size[shapes])
 
 
 def test_penetration_and_normals(shapes_model):
+    points, shapes = jnp.asarray([c[1] for c in GEOMETRY_CASES]), shape_arrays(shapes_model, [c[0] for c in GEOMETRY_CASES])
     for radius in (0.0, 0.01):  # a swept point is its radius deeper, along the same normal
-        for shape in range(3):
-            cases = [c for c in GEOMETRY_CASES if c[0] == shape]
-            depth, normal = jax.vmap(lambda p: point_against(shapes_model, shape, p, radius))(jnp.asarray([c[1] for c in cases]))
-            np.testing.assert_allclose(np.asarray(depth), [c[2] + radius for c in cases], atol=1e-12)
-            np.testing.assert_allclose(np.asarray(normal), [c[3] for c in cases], atol=1e-12)
+        depth, normal = point_against(points, jnp.asarray(radius), *shapes)
+        np.testing.assert_allclose(np.asarray(depth), [c[2] + radius for c in GEOMETRY_CASES], atol=1e-12)
+        np.testing.assert_allclose(np.asarray(normal), [c[3] for c in GEOMETRY_CASES], atol=1e-12)
 
 
 def test_depth_and_normal_have_finite_gradients_at_the_centre_and_the_boundary(shapes_model):
     """A point at a sphere's centre, on a capsule's segment, exactly on a surface, and at a box's
     centre: depth and normal have finite gradients with respect to the point."""
-    for shape, point in ((0, [1.0, 0.0, 0.0]), (1, [2.0, 0.1, 0.0]), (0, [1.1, 0.0, 0.0]), (2, [3.0, 0.0, 0.0])):
-        def total(p):
-            depth, normal = point_against(shapes_model, shape, p, 0.01)
-            return depth + jnp.sum(normal * jnp.array([0.3, 0.5, 0.7]))
+    points = jnp.asarray([[1.0, 0.0, 0.0], [2.0, 0.1, 0.0], [1.1, 0.0, 0.0], [3.0, 0.0, 0.0]])
+    shapes = shape_arrays(shapes_model, [0, 1, 0, 2])
 
-        value, gradient = jax.value_and_grad(total)(jnp.asarray(point))
-        assert np.isfinite(float(value)) and np.isfinite(np.asarray(gradient)).all()
+    def total(points):
+        depth, normal = point_against(points, jnp.asarray(0.01), *shapes)
+        return jnp.sum(depth) + jnp.sum(normal * jnp.array([0.3, 0.5, 0.7]))
+
+    value, gradient = jax.value_and_grad(total)(points)
+    assert np.isfinite(float(value)) and np.isfinite(np.asarray(gradient)).all()
 
 
 # ----- physics ------------------------------------------------------------------------------
@@ -465,3 +475,18 @@ def test_off_adds_no_operations(arm):
     assert equations(arm) == equations(bare)
     following, outputs = js.step(arm, state, params=params)
     assert outputs.self_contacts is None and following.pair_deformation is None
+
+
+def test_monitored_rollouts_and_rollout_costs_carry_the_pair_memory(ramp):
+    """The scans of :func:`~jaxsim_like.monitor.monitored_rollout` and
+    :func:`~jaxsim_like.optimization.rollout_cost` over ``step`` start the self-contacts'
+    tangential memory as ``rollout`` does, and end where it ends."""
+    params = js.SimulationParams.build(ramp, dt=0.005, friction=0.8, self_collision=True)
+    state, torques = js.State.build(ramp), jnp.zeros((500, 2))  # the horizon of the test above: one compilation
+    final = run(ramp, state, torques, params)[0]
+    monitored = monitored_rollout(ramp, state, torques, params=params)[0]
+    costed = rollout_cost(ramp, state, torques, params=params, stage_cost=lambda s, o, k: jnp.sum(s.joint_positions**2))[1]
+    for other in (monitored, costed):
+        for mine, theirs in zip(jax.tree.leaves(other), jax.tree.leaves(final)):
+            np.testing.assert_allclose(np.asarray(mine), np.asarray(theirs), rtol=0, atol=1e-12)
+    assert np.abs(np.asarray(final.pair_deformation)).max() > 0
