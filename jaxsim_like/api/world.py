@@ -28,7 +28,8 @@ from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, ModelParams, SimulationParams, WorldParams
 from ..simulation.collision import CollisionTable
 from ..simulation.collision.forces import ExplicitPairs, PairLaw
-from ..simulation.world import WorldModel, link_inverse_weights
+from ..simulation.collision.collisions import link_inverse_weights
+from ..simulation.world import WorldModel
 from . import engine, errors, scenery
 from .calls import scenario_methods
 from .entry import ModelEntry

@@ -99,12 +99,12 @@ def _pointless(value: Any) -> Any:
 def group_models(models: Sequence[Model], trees: Sequence[Sequence[Any]], flags: Sequence[Hashable]) -> tuple[ModelGroup, ...]:
     """The groups of ``models`` whose structure, ``trees`` (sequences of pytrees, one entry per
     model each; the first, the models' :class:`.params.ModelParams`) and ``flags`` (one hashable
-    per model) agree, but for the collidable points and shape kinds of models without
-    self-collisions whose flag is falsy, in order of their first member."""
+    per model) agree, but for the collidable points and shape kinds of models whose flag is
+    falsy, in order of their first member."""
     params = trees[0]
     keys: dict[tuple, list[int]] = {}
     for m, model in enumerate(models):
-        loose = params[m].self_collision is None and not flags[m]
+        loose = not flags[m]
         values = [_pointless(v[m]) if loose else v[m] for v in trees]
         anonymous = template(_pointless(model) if loose else model, models[0])
         key = (loose, _signature(anonymous), flags[m], *(_signature(v) for v in values))

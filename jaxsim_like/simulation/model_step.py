@@ -5,7 +5,7 @@ for every model (:func:`.step.step` is the world of one model)."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -19,13 +19,16 @@ from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
 from ..dynamics.fluid import fluid_forces
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from . import contacts, couplings, self_collision, separating_rows, terrain
+from . import contacts, couplings, separating_rows, terrain
 from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
 from .contact_slots import contact_slots, link_one_hot
 from .joint_effects import joint_effects
-from .params import ModelParams, SimulationParams, WorldParams
+from .params import ModelParams, WorldParams
+
+if TYPE_CHECKING:
+    from .world import PairContacts
 
 
 class StepOutput(NamedTuple):
@@ -44,8 +47,10 @@ class StepOutput(NamedTuple):
     ``link2`` taking the opposite, then a weld's orientation rows' forces [N m]; MuJoCo's
     ``efc_force`` of the same rows, see :mod:`.couplings`), and ``finite``: whether every field of
     the next state is finite. The forces and torques are those the step applied: with the implicit
-    integrator, the linearised forces at the end of the step.
-    Self-contacts are not among them: :func:`self_contacts` gives them for any state.
+    integrator, the linearised forces at the end of the step. ``self_contacts``: the contacts
+    between the model's own links (:class:`.world.PairContacts`, link indices the model's), as
+    :func:`.step.step` reports them with self-collisions on (None: off, and in the outputs of
+    each model of a world, whose ``pairs`` hold them).
     """
 
     contact_positions: jax.Array
@@ -59,6 +64,7 @@ class StepOutput(NamedTuple):
     joint_accelerations: jax.Array
     loop_forces: jax.Array
     finite: jax.Array
+    self_contacts: PairContacts | None = None
 
 
 class _Rates(NamedTuple):
@@ -85,20 +91,6 @@ def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Ar
     point's link, from the inertial link velocities ``W_v (N, 6)`` (one frame)."""
     W_v_point = W_v[np.asarray(model.point_link, dtype=int)]
     return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
-
-
-def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple[jax.Array, jax.Array]:
-    """The self-contacts the step applies at ``state``: the force ``(K, 3)`` [N] on the point of
-    each pair of ``params.self_collision`` (world axes; the shape's link gets the opposite force at
-    the same point) and its penetration ``(K,)`` [m]; ValueError when self-collisions are off."""
-    if params.self_collision is None:
-        raise ValueError("self-collisions are off: build the parameters with SimulationParams.build(..., self_collision=True)")
-    kin = kin_module.kinematics(model, state)
-    centres = _point_positions(model, kin.G_H_L)
-    _, forces, depth = self_collision.link_wrenches(
-        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
-    )
-    return forces, depth
 
 
 def _wrenches(forces: jax.Array, points: jax.Array) -> jax.Array:
@@ -140,7 +132,7 @@ class Prepared(NamedTuple):
     the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
     by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
-    the start (terrain contacts, user wrenches, the fluid's, self-contacts), the added link
+    the start (terrain contacts, user wrenches, the fluid's), the added link
     inertias ``(N, 6, 6)`` of the terrain contacts and the fluid (implicit step; else None), the
     joint effects and the fluid's damping ``G_D (N, 6, 6)`` (implicit step with a fluid; else None,
     see :func:`.fluid.fluid_forces`)."""
@@ -244,11 +236,6 @@ def prepare(
         if implicit:  # the drag at the end of the step, linearised: f - D dv
             fluid_damping = G_D_fluid
             added_inertia = added_inertia + dt * G_D_fluid
-    if params.self_collision is not None:
-        G_f_self, _, _ = self_collision.link_wrenches(
-            model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
-        )
-        G_f_ext = G_f_ext + G_f_self
     effects = joint_effects(
         model,
         configuration.dof_positions(model, state.joint_positions),

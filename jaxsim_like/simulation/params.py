@@ -16,8 +16,8 @@ from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from .contact_slots import facet_counts
+from .collision.collisions import Collisions
 from .contacts import ContactParams
-from .self_collision import SelfCollision
 from .terrain import Terrain
 
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
@@ -52,8 +52,7 @@ class ModelParams:
     joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)``,
     its constraints' ``coupling_time_constant`` [s] and ``coupling_damping_ratio`` ``(c + l,)``
     with which a violation decays (the joint couplings', then the loop closures', see
-    :mod:`.couplings`), its ``self_collision`` pairs (:class:`~.self_collision.SelfCollision`,
-    with the same ``contact`` law; None: off) and its ``contact_slots`` (static): the implicit
+    :mod:`.couplings`) and its ``contact_slots`` (static): the implicit
     step rests each link on at most that many of its deepest points ``(N,)`` (None: every point;
     see :mod:`.contact_slots`). Defaults: :meth:`SimulationParams.build`."""
 
@@ -64,7 +63,6 @@ class ModelParams:
     friction_velocity: jax.Array
     coupling_time_constant: jax.Array
     coupling_damping_ratio: jax.Array
-    self_collision: SelfCollision | None = None
     contact_slots: tuple[int, ...] | None = None
 
 
@@ -74,23 +72,28 @@ _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 
 @pytree_dataclass()
 class SimulationParams:
-    """The parameters of the world of one model: its ``world`` settings (:class:`WorldParams`) and
-    the ``model``'s (:class:`ModelParams`). Every field of either reads as an attribute
-    (``params.dt``, ``params.contact``) and :meth:`replace` changes any of them by its name."""
+    """The parameters of the world of one model: its ``world`` settings (:class:`WorldParams`),
+    the ``model``'s (:class:`ModelParams`) and the contacts between its own links, ``collisions``
+    (:class:`.collision.collisions.Collisions`: the self-collision table and the pair law, as a
+    world of this model alone with self-collisions has them; None: off). Every field of
+    ``world`` and ``model`` reads as an attribute (``params.dt``, ``params.contact``) and
+    :meth:`replace` changes any of them by its name."""
 
     world: WorldParams
     model: ModelParams
+    collisions: Collisions | None = None
 
     def replace(self, **changes: Any) -> "SimulationParams":
-        """A copy with fields of ``world`` or ``model`` changed by name (``world`` and ``model``
-        themselves too); TypeError naming any other."""
-        unknown = sorted(set(changes) - set(_WORLD_FIELDS) - set(_MODEL_FIELDS) - {"world", "model"})
+        """A copy with fields of ``world`` or ``model`` changed by name (``world``, ``model`` and
+        ``collisions`` themselves too); TypeError naming any other."""
+        unknown = sorted(set(changes) - set(_WORLD_FIELDS) - set(_MODEL_FIELDS) - {"world", "model", "collisions"})
         if unknown:
             raise TypeError(f"SimulationParams has no fields {unknown}")
         world, model = changes.get("world", self.world), changes.get("model", self.model)
         return SimulationParams(
             world=world.replace(**{k: v for k, v in changes.items() if k in _WORLD_FIELDS}),
             model=model.replace(**{k: v for k, v in changes.items() if k in _MODEL_FIELDS}),
+            collisions=changes.get("collisions", self.collisions),
         )
 
     @staticmethod
@@ -131,12 +134,15 @@ class SimulationParams:
         Coulomb friction is smoothed over a ``friction_velocity`` of ``IMPLICIT_FRICTION_VELOCITY``
         with the implicit integrator, and one that keeps the explicit step stable with the others.
 
-        ``self_collision=True`` makes the collidable points of each link collide with the spheres,
-        boxes and capsules of the other links (see :mod:`.self_collision`), except parent and
-        child and the pairs that ``srdf`` (default ``model.srdf``) disables; the slip velocity
-        of their friction keeps its slope ``mu f_n / v_s`` at the contacts' design load
-        (``K max_penetration^(1+p)`` shared as they share the law) within the damping bound
-        above, shared alike (at least 1 mm/s).
+        ``self_collision=True`` makes the links of the model touch each other as the links of the
+        models of a world do (:meth:`.world.WorldModel.build` with ``self_collision=[True]``):
+        through the collision table (shapes against shapes and points against shapes; parent and
+        child, and the pairs that ``srdf``, default ``model.srdf``, disables, never touch; see
+        :mod:`.collision.table`), with the pair law sized from the effective masses at each
+        contact, tangential memory (static friction) and the implicit contact solve. It sets
+        :attr:`collisions` (None when no two links can touch). The step's state then carries
+        the tangential deformation of the self-contacts (``State.pair_deformation``, see
+        :func:`.step.step`).
 
         ``contact_slots="auto"``: the implicit step rests each link on its deepest points, as many
         as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
@@ -208,9 +214,8 @@ class SimulationParams:
             friction_velocity=jnp.asarray(friction_velocity),
             coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
-            self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
-        ))
+        ), collisions=Collisions.build([model], self_collision=[True], srdf=[srdf]) if self_collision else None)
 
 
 def _read_through(part: str, name: str) -> property:
@@ -261,14 +266,6 @@ def _joint_effective_inertia(model: Model) -> np.ndarray:
         return np.zeros(0)
     M = np.asarray(jax.jit(crba.mass_matrix)(model, State.build(model)), dtype=float)
     return np.maximum(1.0 / np.diag(np.linalg.inv(M))[-model.dofs :], 1e-9)
-
-
-def _self_collision(model: Model, contact: ContactParams, dt: float, max_penetration: float, srdf: Any) -> SelfCollision:
-    """The self-collision pairs, with the slip velocity described in :meth:`SimulationParams.build`."""
-    friction, stiffness, p = (float(np.max(np.asarray(x))) for x in (contact.friction, contact.stiffness, contact.p))
-    load = stiffness * max_penetration ** (1 + p)
-    slip_velocity = max(1e-3, friction * load / _stable_point_damping(model, dt))
-    return SelfCollision.build(model, srdf=srdf, slip_velocity=slip_velocity)
 
 
 def _stable_point_damping(model: Model, dt: float) -> float:

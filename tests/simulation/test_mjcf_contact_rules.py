@@ -303,5 +303,6 @@ def test_the_single_model_self_collisions_follow_the_rules():
 <body name="hand" pos="0.2 0 0"><joint type="hinge" axis="0 0 1"/><geom name="hand" size="0.05" contype="2" conaffinity="2"/></body></body>
 <body name="leg" pos="0 0 -0.3"><joint type="hinge"/><geom name="leg" size="0.05"/></body></body></worldbody></mujoco>"""
     model = js.load_model(xml)
-    pairs = js.SimulationParams.build(model, self_collision=True).self_collision.pairs
-    assert {(model.point_collision[p], model.shape_collision[s]) for p, s in pairs} == {("arm", "leg"), ("leg", "arm")}
+    table = js.SimulationParams.build(model, self_collision=True).collisions.table
+    found = {frozenset((model.shape_collision[a], model.shape_collision[b])) for g in table.groups for a, b in zip(g.first, g.second)}
+    assert [g.kind for g in table.groups] == ["sphere-sphere"] and found == {frozenset(("arm", "leg"))}

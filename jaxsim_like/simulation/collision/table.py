@@ -5,8 +5,9 @@ geometry, read once to tell which collidable points sample a solid shape):
 
 - every link of a model against every link of every other model; within a model only when its
   self-collisions are on, skipping a link and itself, parent and child links, and the pairs the
-  SRDF disables (by the description links the shapes and points came from, as
-  :func:`..self_collision.collision_pairs` does);
+  SRDF disables (by the description links the shapes and points came from:
+  ``Model.shape_source`` and ``Model.point_source``; a link lumped into its parent by a fixed
+  joint keeps its own name there, so SRDF pairs naming it hold for its shapes and points only);
 - of models with :attr:`~...dynamics.model.Model.collision_rules` (MJCF), only the collisions
   those rules let touch (MuJoCo's ``contype``/``conaffinity`` filter, its parent filter on
   welded bodies in place of the parent-and-child rule, and the excludes, see
