@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 class StepOutput(NamedTuple):
     """What happened during a step, at its start, per collidable point ``P`` and joint ``n``.
 
-    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m],
+    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m] (into
+    the terrain's surface raised by the point's ``Model.point_margin``),
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
@@ -171,6 +172,17 @@ def _shared_law(model: Model, law: contacts.ContactParams, depth: jax.Array, car
     return contacts.shared_law(law, depth, carried, (one_hot @ jnp.where(carried, depth, 0.0)) @ one_hot)
 
 
+def _terrain_radius(model: Model) -> jax.Array:
+    """``(P,)`` [m]: the radius with which each point meets the terrain, its own plus its
+    ``point_margin`` (its contact pushes within that distance of the surface)."""
+    return model.point_radius if model.point_margin is None else model.point_radius + model.point_margin
+
+
+def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactParams:
+    """The model's terrain ``law`` with each point's ``point_friction (P,)`` where the model has them."""
+    return law if model.point_friction is None else law.replace(friction=model.point_friction.astype(jnp.result_type(law.friction)))
+
+
 def prepare(
     model: Model,
     state: State,
@@ -193,7 +205,7 @@ def prepare(
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     centres = _point_positions(model, kin.G_H_L)
-    depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, model.point_radius.astype(dtype))
+    depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, _terrain_radius(model).astype(dtype))
     points = W_points - kin.origin
     velocities = _point_velocities(model, kin.G_v, points)
     enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)
@@ -205,7 +217,7 @@ def prepare(
         slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit)
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
-        law = _shared_law(model, params.contact, depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
+        law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
         linear = contacts.implicit_contact_forces(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
@@ -214,7 +226,7 @@ def prepare(
         added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
         G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
     else:
-        law = _shared_law(model, params.contact, depth, (depth > 0) & enabled)
+        law = _shared_law(model, _terrain_law(model, params.contact), depth, (depth > 0) & enabled)
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     fluid_damping = None

@@ -27,7 +27,7 @@ class Collisions:
     """The contacts between the links of some models: the collision ``table`` (static), the
     ``pair_law`` (:class:`.forces.PairLaw`), each link's inverse weight ``inverse_weight (L,)``
     [1/kg] (global link order, see :func:`link_inverse_weights`) and the friction and margins of
-    the table's explicit pairs (``explicit_pairs``, None: none)."""
+    the table's pairs (``explicit_pairs``: explicit ones and two geoms' surfaces; None: none)."""
 
     table: CollisionTable
     pair_law: PairLaw
@@ -76,6 +76,7 @@ def _dynamics_only(model: Model) -> Model:
         frame_transform=frames, frame_link=(), collidable_points=points, point_radius=points[:, 0], point_terrain=points[:, 0],
         point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
         shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None, semantics=Semantics(),
+        point_friction=None, point_margin=None,
     )
 
 
