@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any
 
 import jax
@@ -21,6 +22,10 @@ from .contacts import ContactParams
 from .terrain import Terrain
 
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
+
+DEFAULT_FRICTION = 0.5
+"""The Coulomb friction of a model's contact law when neither the call nor the file gives one."""
+
 EXPLICIT_INTEGRATORS = ("semi_implicit_euler", "rk4")
 IMPLICIT_FRICTION_VELOCITY = 0.01
 """[rad/s or m/s]: the default ``friction_velocity`` of the implicit step (a joint held below its
@@ -106,7 +111,7 @@ class SimulationParams:
         terrain: Terrain | None = None,
         contact: ContactParams | None = None,
         max_penetration: float = 0.001,
-        friction: float = 0.5,
+        friction: float | None = None,
         damping_ratio: float = 1.0,
         contact_enabled_links: Any = None,
         limit_frequency: float | None = None,
@@ -119,13 +124,16 @@ class SimulationParams:
         """Parameters for ``model`` with defaults derived from it.
 
         Contacts default to :meth:`ContactParams.from_mass` with the model's mass, ``max_penetration``
-        [m], ``friction`` and ``damping_ratio`` (default 1, critically damped: impacts are nearly
+        [m], ``friction`` (None: ``DEFAULT_FRICTION``) and ``damping_ratio`` (default 1, critically damped: impacts are nearly
         inelastic; larger, overdamped: a body stops at touchdown and its contact forces carry its
         weight within a few steps, while its depth creeps to ``max_penetration``): the law of a link's
         terrain contact, which its touching points share in proportion to their depth
         (:func:`.contacts.shared_law`), so that the model resting on ``RESTING_LINKS`` of its
         links (a biped on its feet; a body of one link on it) sinks by ``max_penetration``, on one
-        point or many. With an explicit
+        point or many. A model whose file gives its collisions their own friction
+        (``Model.point_friction``, MJCF) keeps those for its terrain contacts; a ``friction``
+        given for it then warns (``model.replace(point_friction=None)`` makes it apply there too).
+        With an explicit
         integrator the damping is capped so that the lightest link carrying collidable points
         stays stable (``c dt / m <= 0.5``), which makes impacts bounce; the implicit integrator
         needs no cap. Joint limits are spring-dampers giving each
@@ -178,6 +186,12 @@ class SimulationParams:
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.isfinite(gravity).all():
             raise ValueError(f"gravity must be a finite 3-vector, got {gravity!r}")
+        if friction is not None and contact is None and model.point_friction is not None:
+            warnings.warn(
+                f"model '{model.name}' gives its collisions their own friction (Model.point_friction, from its file), which its "
+                f"terrain contacts keep: friction={friction} applies only to its contacts without one (pass "
+                "model.replace(point_friction=None) to apply it everywhere)", UserWarning, stacklevel=2)
+        friction = DEFAULT_FRICTION if friction is None else friction
         if contact is None:
             contact = ContactParams.from_mass(
                 max(float(model.total_mass), 1e-3),

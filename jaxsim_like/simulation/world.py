@@ -103,7 +103,7 @@ class WorldModel:
         terrain: Terrain | None = None,
         contact: Sequence[ContactParams | None] | None = None,
         max_penetration: float = 0.001,
-        friction: float = 0.5,
+        friction: float | None = None,
         collisions: bool = True,
         self_collision: Sequence[bool] | None = None,
         srdf: Sequence[Any] | None = None,

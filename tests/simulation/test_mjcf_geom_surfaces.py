@@ -150,6 +150,18 @@ def one_box() -> tuple[js.Model, np.ndarray]:
         return js.load_model(xml), parse_mjcf_world(xml).gravity
 
 
+def test_a_friction_given_for_a_model_with_its_files_frictions_warns():
+    """The file's frictions are kept for the terrain contacts: a ``friction`` given with them
+    warns, saying so; the default (None) and a model without them do not."""
+    model, _ = one_box()
+    with pytest.warns(UserWarning, match="gives its collisions their own friction"):
+        js.SimulationParams.build(model, friction=0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        js.SimulationParams.build(model)
+        js.SimulationParams.build(model.replace(point_friction=None), friction=0.9)
+
+
 def test_randomised_friction_scales_the_points_own():
     """Domain randomisation's friction factor scales a model's point frictions with its law's."""
     model, gravity = one_box()
