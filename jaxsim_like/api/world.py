@@ -26,9 +26,7 @@ from ..parsers import find_sdf_file, parse_model, parse_srdf
 from ..parsers.description import ModelDescription
 from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, ModelParams, SimulationParams, WorldParams
-from ..simulation.collision import CollisionTable
-from ..simulation.collision.forces import ExplicitPairs, PairLaw
-from ..simulation.collision.collisions import link_inverse_weights
+from ..simulation.collision.collisions import Collisions
 from ..simulation.world import WorldModel
 from . import engine, errors, scenery
 from .calls import scenario_methods
@@ -98,10 +96,8 @@ class World:
         self._terrain = None
         self._terrain_names: list[str] = [""]
         self._terrain_dirty = True
-        self._collision: CollisionTable | None = None
+        self._collisions: Collisions | None = None
         self._collision_key: tuple | None = None
-        self._inverse_weight = jnp.zeros(0)
-        self._pair_law = PairLaw.build()
         self._pair_deformation: jax.Array | None = None
         self._pair_load: jax.Array | None = None
         self._device_step_size = jnp.asarray(float(simulator.step_size()))  # the dt of every WorldParams built here
@@ -378,27 +374,22 @@ class World:
         built once per set of models, self-collision switches and SRDFs."""
         key = tuple((entry.generation, entry.self_collision, id(entry.srdf)) for entry in dynamic)
         if self._collision_key != key:
-            self._collision = CollisionTable.build(
+            self._collisions = Collisions.build(
                 [entry.model for entry in dynamic],
                 self_collision=[entry.self_collision for entry in dynamic],
                 srdf=[entry.srdf for entry in dynamic],
             )
-            self._collision = self._collision if self._collision.groups else None
             self._collision_key = key
-            self._inverse_weight = jnp.asarray(np.concatenate([link_inverse_weights(entry.model) for entry in dynamic]))
             self._pair_deformation = self._pair_load = None
         settings = WorldParams(
             dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
         )
-        return WorldModel(
-            models=tuple(entry.model for entry in dynamic),
-            model_params=tuple(entry.params for entry in dynamic),
-            params=settings,
-            pair_law=self._pair_law,
-            inverse_weight=self._inverse_weight,
-            explicit_pairs=ExplicitPairs.of(self._collision) if self._collision is not None and self._collision.pairs else None,
-            collision=self._collision,
-            exact_velocity=tuple(entry.features.exact_velocity for entry in dynamic),
+        return WorldModel.assemble(
+            [entry.model for entry in dynamic],
+            [entry.params for entry in dynamic],
+            settings,
+            self._collisions,
+            exact_velocity=[entry.features.exact_velocity for entry in dynamic],
         )
 
     def _plugins_to_run(self) -> list[tuple[Callable, Any]]:

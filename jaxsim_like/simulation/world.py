@@ -164,7 +164,23 @@ class WorldModel:
         contacts between its links ``collisions`` (:attr:`.params.SimulationParams.collisions`,
         None: none). No numpy work: a traced model and traced parameters make a traced world
         (the world that :func:`.step.step` advances)."""
-        return WorldModel(models=(model,), model_params=(params,), params=world, exact_velocity=(False,), **_collision_fields(collisions))
+        return WorldModel.assemble((model,), (params,), world, collisions)
+
+    @staticmethod
+    def assemble(
+        models: Sequence[Model],
+        model_params: Sequence[ModelParams],
+        world: WorldParams,
+        collisions: Collisions | None = None,
+        exact_velocity: Sequence[bool] | None = None,
+    ) -> "WorldModel":
+        """The world of ``models`` with their ``model_params`` under the ``world`` settings, the
+        contacts between their links ``collisions`` (:meth:`.collision.collisions.Collisions.build`
+        of the same models, built once; None: none) and ``exact_velocity`` per model (default:
+        none). No numpy work (the world the object API steps; :meth:`build` makes every part)."""
+        exact_velocity = (False,) * len(models) if exact_velocity is None else tuple(bool(x) for x in exact_velocity)
+        return WorldModel(models=tuple(models), model_params=tuple(model_params), params=world, exact_velocity=exact_velocity,
+                          **_collision_fields(collisions))
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
         """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
