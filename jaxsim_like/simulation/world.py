@@ -57,6 +57,7 @@ from .model_step import (
     Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, with_mocap_poses,
 )
 from ..dynamics.jacobians import link_jacobians
+from ..dynamics.hulls import Hulls
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.forces import ExplicitPairs, PairLaw, explicit_pair_forces, pair_forces
 from .contacts import ContactParams, implicit_deformation
@@ -544,6 +545,10 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     poses = to_global(groups, "links", [p.kin.G_H_L.at[..., :3, 3].add(p.kin.origin[:, None]) for p in prepared])
     geometry = Geometry(*(to_global(groups, field, [getattr(b.model, name) for b in batches]) for field, name in (
         ("shapes", "shape_transform"), ("shapes", "shape_size"), ("points", "collidable_points"), ("points", "point_radius"))))
+    if 0 not in world.collision.hull_counts:
+        hulls = [b.model.shape_hulls.padded(world.collision.hull_counts) for b in batches]
+        geometry = geometry._replace(hulls=Hulls(*(to_global(groups, "shapes", [getattr(h, name) for h in hulls])
+                                                   for name in ("vertices", "planes", "faces", "edges"))))
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)

@@ -8,6 +8,8 @@ against a capsule, a box or a cylinder is the capsule of its radius and segment 
 contacts on its side kept (:func:`.cylinder.on_side`, switched per pair), and a sphere against a
 cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
 the first ``slots`` of its family's slots: the others are never candidates for its shapes.
+Convex hulls meet hulls and boxes in one narrow phase of their own (:data:`HULLS`, a box being
+the hull of its corners: :mod:`.hull`), which takes the hulls' data besides their poses.
 """
 
 from __future__ import annotations
@@ -17,17 +19,22 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
 from .cylinder import on_side
+from .hull import HULL_SLOTS, hull_hull
 from .points import KIND_CODES, point_shape
 from .round import capsule_capsule
 from .slots import Slots
 
-SOLID = (SPHERE, CAPSULE, BOX, CYLINDER)
+SOLID = (SPHERE, CAPSULE, BOX, CYLINDER, HULL)
 """The shape kinds with shape-shape narrow phases, in pair order (a pair's first shape comes first here)."""
 
 POINTS = "point-shape"
+HULLS = "hull"
+"""The family of the pairs of a hull and a hull or a box: its kernel is :func:`.hull.hull_hull`
+of the two (:class:`.hull.HullData` in world axes, the normal from b towards a), its tangential
+memories per pair depend on the world's hulls (:attr:`.table.PairGroup.memory`)."""
 POINT_CHUNK = 8
 """Collidable points meet a shape in chunks of this many points of one link (the last one padded):
 one bounding sphere, one candidate of the cull, per chunk."""
@@ -94,7 +101,9 @@ class Kind(NamedTuple):
     @property
     def kernel(self) -> Callable:
         """The narrow phase of one pair of this kind, ``(H_a, size_a, H_b, size_b) -> Slots``
-        (collidable points: :func:`.points.point_shape`)."""
+        (collidable points: :func:`.points.point_shape`; hulls: :func:`.hull.hull_hull`)."""
+        if self.family == HULLS:
+            return hull_hull
         if self.family == POINTS and self.ball_against is None:
             return point_shape
         if self.family == POINTS:
@@ -120,6 +129,8 @@ KINDS: dict[str, Kind] = {
     "capsule-cylinder": Kind("round", 2, cylinders=(False, True)),
     "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False)),
     "cylinder-cylinder": Kind("round", 2, cylinders=(True, True)),
+    "box-hull": Kind(HULLS, HULL_SLOTS),
+    "hull-hull": Kind(HULLS, HULL_SLOTS),
     POINTS: Kind(POINTS, POINT_CHUNK),
 }
 
@@ -130,5 +141,6 @@ meet the other shape (caps and rims)."""
 
 
 def solid_kind(first: str, second: str) -> str:
-    """The name of the pair kind of two solid shapes given in pair order."""
+    """The name of the pair kind of two solid shapes given in pair order (a name not in
+    :data:`KINDS`: the two have no narrow phase, a sphere, a capsule or a cylinder and a hull)."""
     return f"{first}-{second}"
