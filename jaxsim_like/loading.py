@@ -18,8 +18,8 @@ class ContactSampling:
     """How collision shapes become collidable points (see :mod:`jaxsim_like.parsers.shapes`):
     spheres and capsules are exact swept points; the counts sample ellipsoids, cylinders, box
     edges and meshes. ``mesh_hulls = V`` makes each mesh the convex hull of at most V of its
-    vertices instead, a shape that touches other hulls and boxes (and the terrain and the other
-    shapes at its vertices); None samples meshes by ``mesh_max_points``."""
+    vertices instead, a shape that touches other hulls, boxes, spheres and capsules (and the
+    terrain and cylinders at its vertices); None samples meshes by ``mesh_max_points``."""
 
     box_edge_samples: int = 0
     sphere_samples: int = 12

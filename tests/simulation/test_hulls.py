@@ -20,8 +20,8 @@ from jaxsim_like.dynamics.hulls import Hulls
 from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation import ContactParams, SimulationParams, rollout
 from jaxsim_like.simulation.collision import CollisionTable, collide, pair_forces
-from jaxsim_like.simulation.collision.box import box_box
-from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, hull_hull, in_world
+from jaxsim_like.simulation.collision.box import box_box, capsule_box
+from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, hull_hull, in_world, round_hull
 from jaxsim_like.simulation.contacts import implicit_deformation
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
@@ -122,6 +122,29 @@ def test_cube_hulls_touch_as_box_box_does(position, R):
             assert np.min(np.linalg.norm(np.asarray(reference.position)[held] - p, axis=1)) < 1e-9
     if np.allclose(R, np.eye(3)) or np.isclose(R[0, 0], np.cos(0.3)):
         assert np.asarray(slots.valid).sum() == 4  # a face on a face rests on 4 points
+
+
+ROUND_HULL = jax.jit(lambda H_a, size_a, H_b, b: round_hull(H_a, size_a, in_world(H_b, b)))
+
+
+@pytest.mark.parametrize("size, position, R", [
+    ((0.05, 0.0, 0.0), (0.03, 0.02, 0.14), np.eye(3)),  # a ball on a face
+    ((0.05, 0.0, 0.0), (0.12, 0.0, 0.12), np.eye(3)),  # on an edge
+    ((0.05, 0.0, 0.0), (0.12, 0.11, 0.13), np.eye(3)),  # on a corner
+    ((0.05, 0.0, 0.0), (0.02, 0.01, 0.05), np.eye(3)),  # inside
+    ((0.05, 0.2, 0.0), (0.05, 0.0, 0.145), rotation("y", np.pi / 2)),  # a capsule lying across the top
+    ((0.05, 0.05, 0.0), (0.0, 0.02, 0.142), rotation("y", 1.4) @ rotation("x", 0.2)),  # shorter, tilted: its nearest point
+    ((0.03, 0.1, 0.0), (0.0, 0.0, 0.23), np.eye(3)),  # standing on the top face
+])
+def test_spheres_and_capsules_touch_a_cube_hull_as_they_touch_the_box(size, position, R):
+    """A ball or a capsule against a cube hull: the contacts of capsule-box against the same box
+    (the hull's signed distance is exact)."""
+    slots = ROUND_HULL(H(position, R), jnp.asarray(size), H(), hull_row(CUBE))
+    reference = capsule_box(H(position, R), jnp.asarray(size), H(), jnp.full(3, 0.1))
+    held = np.asarray(reference.valid)
+    np.testing.assert_array_equal(np.asarray(slots.valid), held)
+    for name in ("position", "normal", "depth"):
+        np.testing.assert_allclose(np.asarray(getattr(slots, name))[held], np.asarray(getattr(reference, name))[held], atol=1e-8)
 
 
 def test_the_deepest_contact_of_two_hulls_agrees_with_mujoco():
@@ -246,17 +269,26 @@ def test_a_hull_rests_on_the_terrain_on_its_vertices(meshes):
     assert np.asarray(outputs.penetration[-1])[touching].mean() == pytest.approx(0.001, rel=0.1)
 
 
-def test_hulls_stack_in_the_world_step(meshes):
-    """A mesh cube on a mesh cube on the ground, in the world step: the top one presses its weight
-    on the lower one, which presses both on the ground (0.5 %), and both come to rest."""
+def test_hulls_and_a_ball_stack_in_the_world_step(meshes):
+    """A ball on a mesh cube on a mesh cube on the ground, in the world step: each carries what is
+    above it (the ball 1 kg, the cubes 5 kg; 0.5 %), the ball on 1 contact, the cube on 4; the
+    cubes come to rest."""
     lower, upper = mesh_body("lower", meshes["cube"]), mesh_body("upper", meshes["cube"])
-    world = WorldModel.build([lower, upper], dt=0.002)
-    assert [g.kind for g in world.collision.groups] == ["hull-hull"]
-    states = [js.State.build(lower, base_position=[0.0, 0.0, 0.1]), js.State.build(upper, base_position=[0.03, 0.02, 0.302])]
+    ball = js.load_model("""<robot name="ball"><link name="link"><inertial><mass value="1"/>
+        <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry><sphere radius="0.05"/></geometry></collision></link></robot>""")
+    world = WorldModel.build([lower, upper, ball], dt=0.002)
+    assert sorted(g.kind for g in world.collision.groups) == ["hull-hull", "sphere-hull"]
+    states = [js.State.build(lower, base_position=[0.0, 0.0, 0.1]), js.State.build(upper, base_position=[0.03, 0.02, 0.302]),
+              js.State.build(ball, base_position=[0.05, 0.0, 0.454])]
     final, outputs = jax.jit(world_rollout, static_argnames="steps")(world, world.initial_state(states), None, steps=500)
     last = jax.tree.map(lambda x: np.asarray(x[-1]), outputs.pairs)
-    active = last.contacts.active
-    assert active.sum() == 4
-    np.testing.assert_allclose(last.forces[active].sum(axis=0)[2], -MASS * G, rtol=5e-3)
-    np.testing.assert_allclose(np.asarray(outputs.models[0].contact_forces[-1]).sum(axis=0)[2], 2 * MASS * G, rtol=5e-3)
-    assert max(float(jnp.linalg.norm(s.base_velocity)) for s in final.states) < 1e-3
+    active, link_a, link_b = last.contacts.active, last.contacts.link_a, last.contacts.link_b
+    on_lower = active & (link_a == 0)  # global links: lower 0, upper 1, ball 2; forces on a, from b
+    on_ball = active & (link_a == 2)
+    assert on_lower.sum() == 4 and on_ball.sum() == 1 and np.all(link_b[on_lower] == 1) and np.all(link_b[on_ball] == 1)
+    np.testing.assert_allclose(last.forces[on_ball].sum(axis=0)[2], G, rtol=5e-3)
+    np.testing.assert_allclose(last.forces[on_lower].sum(axis=0)[2], -(MASS + 1.0) * G, rtol=5e-3)
+    np.testing.assert_allclose(np.asarray(outputs.models[0].contact_forces[-1]).sum(axis=0)[2], (2 * MASS + 1.0) * G, rtol=5e-3)
+    assert max(float(jnp.linalg.norm(s.base_velocity)) for s in final.states[:2]) < 1e-3
+    assert abs(float(final.states[2].base_velocity[2])) < 1e-4  # the ball may roll (the cubes' settling set it going)

@@ -14,8 +14,8 @@ from ...dynamics.model import Model
 from ...dynamics.tree import BOX
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
-from .hull import HullData, box_hull, hull_hull, in_world
-from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS
+from .hull import HullData, box_hull, hull_hull, in_world, round_hull
+from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
 from .points import KIND_CODES
 from .slots import Slots
 from .table import CollisionTable, PairGroup
@@ -216,6 +216,11 @@ def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, si
                                                       code, hulls)):
                 results[g] = result
             continue
+        if family == ROUND_HULLS:
+            for g, result in zip(members, _round_hulls([groups[g] for g in members], [culled[g] for g in members], W_H_S, sizes,
+                                                       hulls)):
+                results[g] = result
+            continue
         kinds = [KINDS[groups[g].kind] for g in members]
         a = _joined([culled[g].second if k.swapped else culled[g].first for g, k in zip(members, kinds)])
         b = _joined([culled[g].first if k.swapped else culled[g].second for g, k in zip(members, kinds)])
@@ -246,6 +251,20 @@ def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes
     slots = jax.vmap(pair)(W_H_S[a], sizes[a], box[a], tuple(x[a] for x in rows), W_H_S[b], sizes[b], box[b], tuple(x[b] for x in rows))
     ends = np.cumsum([0] + [group.keep for group in groups])
     return [jax.tree.map(lambda x: x[start:end], slots) for start, end in zip(ends[:-1], ends[1:])]
+
+
+def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
+    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of spheres and capsules against hulls, in one narrow phase."""
+    a = _joined([kept.first for kept in culled])
+    b = _joined([kept.second for kept in culled])
+
+    def pair(H_a, size_a, H_b, row_b):
+        return round_hull(H_a, size_a, in_world(H_b, HullData(*row_b)))
+
+    rows = (hulls.vertices, hulls.planes, hulls.faces, hulls.edges)
+    slots = jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in rows))
+    ends = np.cumsum([0] + [group.keep for group in groups])
+    return [KINDS[group.kind].taken(jax.tree.map(lambda x: x[start:end], slots)) for group, start, end in zip(groups, ends[:-1], ends[1:])]
 
 
 def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:

@@ -1,6 +1,7 @@
-"""Narrow phase between convex hulls (a box being the hull of its 8 corners): separating axes
-over the face normals of both and the cross products of their edges, and up to
-:data:`HULL_SLOTS` contacts spread over the overlap (fixed work: no loop, no sort).
+"""Narrow phases against convex hulls: between hulls (a box being the hull of its 8 corners),
+separating axes over the face normals of both and the cross products of their edges, and up to
+:data:`HULL_SLOTS` contacts spread over the overlap; a capsule (a sphere: of no length) against a
+hull, the exact signed distance of points of its segment (fixed work: no loop, no sort).
 
 Hulls come as :class:`HullData` in world axes (:func:`in_world` of a shape's
 :class:`~jaxsim_like.dynamics.hulls.Hulls` row, or :func:`box_hull` of a box), padded by
@@ -76,13 +77,16 @@ def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, ja
     squared = jnp.sum(crosses**2, axis=-1)
     scale = (jnp.sum(d_a**2, axis=-1)[:, None] * jnp.sum(d_b**2, axis=-1)[None, :]).reshape(-1)
     usable = squared > 1e-12 * scale
-    edge = crosses / jnp.sqrt(jnp.where(usable, squared, 1.0))[:, None]
+    length = jnp.sqrt(jnp.where(usable, squared, 1.0))
+    # The projections (axes x vertices) are computed apart from their reductions: fused into them,
+    # XLA's CPU backend recomputes the products element by element, many times slower.
+    along_a, along_b, face_a, face_b = jax.lax.optimization_barrier(
+        (crosses @ a.vertices.T, crosses @ b.vertices.T, face @ a.vertices.T, face @ b.vertices.T))
     # Either direction of an edge axis may be the one from b towards a: the smaller overlap is.
-    along_a, along_b = a.vertices @ edge.T, b.vertices @ edge.T  # (V, A)
-    plus = jnp.max(along_b, axis=0) - jnp.min(along_a, axis=0)
-    minus = jnp.max(along_a, axis=0) - jnp.min(along_b, axis=0)
-    edge = jnp.where((plus <= minus)[:, None], edge, -edge)
-    face_overlap = jnp.max(b.vertices @ face.T, axis=0) - jnp.min(a.vertices @ face.T, axis=0)
+    plus = (jnp.max(along_b, axis=1) - jnp.min(along_a, axis=1)) / length
+    minus = (jnp.max(along_a, axis=1) - jnp.min(along_b, axis=1)) / length
+    edge = jnp.where((plus <= minus)[:, None], 1.0, -1.0) * crosses / length[:, None]
+    face_overlap = jnp.max(face_b, axis=1) - jnp.min(face_a, axis=1)
     return face, face_overlap, edge, jnp.where(usable, jnp.minimum(plus, minus), jnp.inf)
 
 
@@ -154,22 +158,22 @@ def hull_hull(a: HullData, b: HullData) -> Slots:
     - face axis: the ``V_a`` vertices of a inside b (inclusive), each as deep as it moves along the
       normal before it leaves b, the ``V_b`` of b inside a likewise, and the ``K_a x K_b`` crossings of
       the sides of a's face and b's face that meet along the normal (seen along it);
-    - edge axis: the closest points of the two edges that meet (of parallel edges, the closest
-      pair), at the axis' overlap.
+    - edge axis: the closest points of the two edges that meet (the hulls' supports along it),
+      at the axis' overlap.
 
     The slots hold the deepest candidate and three spread around it (:func:`_spread`); each
     filled slot's feature is its candidate's place in the order above, empty slot ``k`` has
     feature ``V_a + V_b + K_a K_b + 1 + k`` (:func:`features`). Depths are positive when penetrating."""
     face_axes, face_overlap, edge_axes, edge_overlap = _axes(a, b)
-    face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
-    use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
-    # Of parallel edge pairs (one axis, one overlap), the pair that meets is the one whose edges
-    # are the hulls' supports along it: a's lowest and b's highest.
+    # An edge pair's axis counts where its two edges are the hulls' supports along it (a's
+    # lowest, b's highest: the edges that meet); of parallel edges, only that pair.
     E_b = b.edges.shape[0]
     middle_a, middle_b = jnp.mean(a.edges, axis=1), jnp.mean(b.edges, axis=1)
     reach = jnp.einsum("ijk,ijk->ij", middle_b[None, :, :] - middle_a[:, None, :], edge_axes.reshape(-1, E_b, 3)).reshape(-1)
     supporting = reach >= edge_overlap - tolerance(reach.dtype, 1e-9) * (1.0 + jnp.abs(edge_overlap))
-    edge = jnp.argmin(jnp.where(supporting, edge_overlap, jnp.inf))
+    edge_overlap = jnp.where(supporting, edge_overlap, jnp.inf)
+    face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
+    use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
     first, second = edge // E_b, edge % E_b
 
     def on_edge(segment):
@@ -213,3 +217,64 @@ def features(counts: tuple[int, int, int, int]) -> int:
     """The candidates of :func:`hull_hull` plus its empty slots, for hulls of ``counts`` ``(V, F, K, E)``."""
     V, _, K, _ = counts
     return 2 * V + K * K + 1 + HULL_SLOTS
+
+
+def signed_distance(point: jax.Array, hull: HullData) -> tuple[jax.Array, jax.Array]:
+    """Signed distance [m] (negative inside) of ``point (3,)`` to ``hull`` and the outward unit
+    normal there: the largest ``L . point - h(L)`` (``h`` the hull's support) over the face normals,
+    the directions from each vertex and from each edge's nearest point to the point, which hold
+    the direction of the nearest feature (and no direction gives more)."""
+    from_vertex = point - hull.vertices
+    start, along = hull.edges[:, 0], hull.edges[:, 1] - hull.edges[:, 0]
+    fraction = jnp.clip(safe_divide(jnp.sum((point - start) * along, axis=-1), jnp.sum(along**2, axis=-1)), 0.0, 1.0)
+    from_edge = point - (start + fraction[:, None] * along)
+    free = jnp.concatenate([from_vertex, from_edge])
+    squared = jnp.sum(free**2, axis=-1)
+    usable = squared > 1e-24
+    free = free / jnp.sqrt(jnp.where(usable, squared, 1.0))[:, None]
+    directions = jnp.concatenate([hull.planes[:, :3], free])
+    gap = directions @ point - jnp.max(hull.vertices @ directions.T, axis=0)
+    gap = jnp.where(jnp.concatenate([jnp.ones(hull.planes.shape[0], bool), usable]), gap, -jnp.inf)
+    best = jnp.argmax(gap)
+    return gap[best], directions[best]
+
+
+_NEAREST_ITERATIONS = 40  # golden-section steps: the bracket shrinks 0.618^40 ~ 4e-9 of the segment
+
+
+def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
+    """3 slots of the capsule (sphere: no length) of ``size_a`` (radius, half length along its z)
+    at ``H_a`` against the hull ``b`` (world axes), normal from b towards a: points of its segment
+    as balls of its radius against the hull (:func:`signed_distance`), as
+    :func:`.box.capsule_box` takes them: the two ends of the part of the segment over the hull
+    (the hull projected on its axis), the second only when that part is at least a radius long,
+    and the point of the segment nearest to the hull (the signed distance is convex along the
+    segment: a golden-section search of fixed length), only strictly between the two."""
+    radius, half = size_a[0], size_a[1]
+    axis, centre = H_a[:3, 2], H_a[:3, 3]
+    along = (b.vertices - centre) @ axis
+    low, high = jnp.clip(jnp.min(along), -half, half), jnp.clip(jnp.max(along), -half, half)
+
+    def distance(t):
+        return signed_distance(centre + t * axis, b)[0]
+
+    ratio = 0.5 * (np.sqrt(5.0) - 1.0)
+
+    def narrowed(_, bracket):
+        left, right = bracket
+        x1, x2 = right - ratio * (right - left), left + ratio * (right - left)
+        closer = distance(x1) < distance(x2)
+        return jnp.where(closer, left, x1), jnp.where(closer, x2, right)
+
+    left, right = jax.lax.fori_loop(0, _NEAREST_ITERATIONS, narrowed, (-half, half))
+    nearest = jax.lax.stop_gradient(0.5 * (left + right))
+
+    def ball(t):
+        point = centre + t * axis
+        gap, normal = signed_distance(point, b)
+        return point - 0.5 * (gap + radius) * normal, normal, radius - gap
+
+    position, normal, depth = jax.vmap(ball)(jnp.stack([low, high, nearest]))
+    margin = tolerance(centre.dtype, 1e-6) * (half + radius)
+    valid = jnp.stack([True, high - low >= radius, (nearest > low + margin) & (nearest < high - margin)])
+    return Slots(position, normal, depth, valid)

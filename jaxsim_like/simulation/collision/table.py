@@ -16,13 +16,12 @@ geometry, read once to tell which collidable points sample a solid shape):
   these rules and the self-collision switch say, but never within one link; a candidate of an
   explicit pair records it (:attr:`PairGroup.explicit`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
-  cylinders, hulls: :data:`.kinds.SOLID`) that has a narrow phase (a hull meets hulls and boxes),
+  cylinders, hulls: :data:`.kinds.SOLID`) that has a narrow phase (a hull meets all but cylinders),
   and every collidable point of one link against every solid shape but a hull of the other unless the point (its ball, for a swept point: a sphere's centre point
   of its radius) lies on a solid shape of its own link whose narrow phase
   with that shape is complete (a box corner does not meet a box as a point; it does meet a
   cylinder, whose narrow phases against capsules, boxes and cylinders see only its side:
-  :data:`.kinds.PARTIAL`; a hull's vertices, points of its surface, meet the spheres, capsules and
-  cylinders). Meshes that are not hulls, ellipsoids and the like thus touch solid shapes through
+  :data:`.kinds.PARTIAL`; a hull's vertices, points of its surface, meet cylinders). Meshes that are not hulls, ellipsoids and the like thus touch solid shapes through
   their points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
@@ -40,7 +39,7 @@ import numpy as np
 from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, HULL
 from .hull import BOX_COUNTS, features
-from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, SOLID, solid_kind
+from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, solid_kind
 from .points import KIND_CODES
 
 DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 128}
@@ -207,7 +206,7 @@ class CollisionTable:
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
             pairs=tuple(by_id[k] for k in used),
-            hull_counts=hull_counts if any(KINDS[g.kind].family == HULLS for g in groups) else (0, 0, 0, 0),
+            hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS) for g in groups) else (0, 0, 0, 0),
         )
 
 
