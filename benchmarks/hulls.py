@@ -88,7 +88,7 @@ def kernels(caps: list[int]) -> list[dict]:
     cloud = 0.12 * cloud / np.linalg.norm(cloud, axis=1, keepdims=True)
     for label, points, cap in [("cube hulls", cube, 8)] + [("round hulls", cloud, v) for v in caps]:
         hull = Hulls.of([convex_hull(points, cap)], jnp.float64)
-        data = HullData(hull.vertices[0], hull.planes[0], hull.faces[0], hull.edges[0])
+        data = HullData(*(x[0] for x in (hull.vertices, hull.planes, hull.faces, hull.edges, hull.edge_normals)))
         V, F, K, E = hull.counts
         add(f"{label} (V {V}, F {F}, K {K}, E {E})", jax.vmap(lambda Ha, Hb, d=data: hull_hull(in_world(Ha, d), in_world(Hb, d))), H_a, H_b)
     return rows

@@ -19,13 +19,15 @@ from ..pytree import pytree_dataclass
 @pytree_dataclass()
 class Hulls:
     """Per shape, in its frame (:class:`~jaxsim_like.parsers.hulls.Hull`): ``vertices (S, V, 3)``
-    [m], ``planes (S, F, 4)`` (outward unit normal, offset [m]), ``faces (S, F, K, 3)`` [m] and
-    ``edges (S, E, 2, 3)`` [m]; all counts 0 in a model without hulls."""
+    [m], ``planes (S, F, 4)`` (outward unit normal, offset [m]), ``faces (S, F, K, 3)`` [m],
+    ``edges (S, E, 2, 3)`` [m] and ``edge_normals (S, E, 2, 3)``; all counts 0 in a model without
+    hulls."""
 
     vertices: jax.Array
     planes: jax.Array
     faces: jax.Array
     edges: jax.Array
+    edge_normals: jax.Array
 
     @property
     def counts(self) -> tuple[int, int, int, int]:
@@ -43,7 +45,7 @@ class Hulls:
         V, F, K, E = counts
         rows = [_padded(h, V, F, K, E) if h is not None else None for h in hulls]
         arrays = []
-        for i, shape in enumerate(((V, 3), (F, 4), (F, K, 3), (E, 2, 3))):
+        for i, shape in enumerate(((V, 3), (F, 4), (F, K, 3), (E, 2, 3), (E, 2, 3))):
             stacked = np.stack([r[i] if r is not None else np.zeros(shape) for r in rows]) if rows else np.zeros((0, *shape))
             arrays.append(jnp.asarray(stacked, dtype=dtype))
         return Hulls(*arrays)
@@ -56,13 +58,14 @@ class Hulls:
             return self
         if 0 in self.counts:
             lead, dtype = self.vertices.shape[:-2], self.vertices.dtype
-            return Hulls(*(jnp.zeros(lead + shape, dtype) for shape in ((V, 3), (F, 4), (F, K, 3), (E, 2, 3))))
+            return Hulls(*(jnp.zeros(lead + shape, dtype) for shape in ((V, 3), (F, 4), (F, K, 3), (E, 2, 3), (E, 2, 3))))
         faces = _repeat(self.faces, K, -2, last=True)
-        return Hulls(_repeat(self.vertices, V, -2), _repeat(self.planes, F, -2), _repeat(faces, F, -3), _repeat(self.edges, E, -3))
+        return Hulls(_repeat(self.vertices, V, -2), _repeat(self.planes, F, -2), _repeat(faces, F, -3), _repeat(self.edges, E, -3),
+                     _repeat(self.edge_normals, E, -3))
 
     def hull(self, s: int) -> Hull:
         """Row ``s`` as a :class:`~jaxsim_like.parsers.hulls.Hull` (numpy, padding kept)."""
-        return Hull(*(np.asarray(x[s]) for x in (self.vertices, self.planes, self.faces, self.edges)))
+        return Hull(*(np.asarray(x[s]) for x in (self.vertices, self.planes, self.faces, self.edges, self.edge_normals)))
 
 
 def _repeat(x: jax.Array, count: int, axis: int, last: bool = False) -> jax.Array:
@@ -77,4 +80,4 @@ def _padded(hull: Hull, V: int, F: int, K: int, E: int) -> tuple[np.ndarray, ...
         return np.concatenate([x, np.repeat(x[:1], count - len(x), axis=0)])
 
     faces = np.concatenate([hull.faces, np.repeat(hull.faces[:, -1:], K - hull.faces.shape[1], axis=1)], axis=1)
-    return first(hull.vertices, V), first(hull.planes, F), first(faces, F), first(hull.edges, E)
+    return first(hull.vertices, V), first(hull.planes, F), first(faces, F), first(hull.edges, E), first(hull.edge_normals, E)

@@ -26,12 +26,13 @@ class Hull(NamedTuple):
     outward unit normal and offset ``(n, d)``, the face is ``n . x = d`` and the hull is
     ``n . x <= d``; ``faces (F, K, 3)`` [m]: each face's polygon, counter-clockwise seen from
     outside, padded by repeating its last corner; ``edges (E, 2, 3)`` [m]: each edge's two ends,
-    once."""
+    once; ``edge_normals (E, 2, 3)``: the outward normals of the two faces that meet there."""
 
     vertices: np.ndarray
     planes: np.ndarray
     faces: np.ndarray
     edges: np.ndarray
+    edge_normals: np.ndarray
 
     @property
     def radius(self) -> float:
@@ -63,9 +64,13 @@ def convex_hull(points: np.ndarray, max_vertices: int) -> Hull | None:
     polygons = [_polygon(points, np.flatnonzero(on_face[:, f]), planes[f, :3]) for f in range(len(planes))]
     corners = max(len(p) for p in polygons)
     faces = np.stack([np.concatenate([p, np.repeat(p[-1:], corners - len(p))]) for p in polygons])
-    sides = np.concatenate([np.stack([p, np.roll(p, -1)], axis=1) for p in polygons])
-    edges = np.unique(np.sort(sides, axis=1), axis=0)
-    return Hull(points[corner], planes, points[faces], points[edges])
+    faces_of: dict[tuple[int, int], list[int]] = {}
+    for f, polygon in enumerate(polygons):
+        for start, end in zip(polygon, np.roll(polygon, -1)):
+            faces_of.setdefault((min(start, end), max(start, end)), []).append(f)
+    edges = np.array(sorted(faces_of))
+    normals = np.stack([planes[[faces_of[tuple(e)][0], faces_of[tuple(e)][-1]], :3] for e in edges])
+    return Hull(points[corner], planes, points[faces], points[edges], normals)
 
 
 def _face_planes(points: np.ndarray, tolerance: float) -> np.ndarray:

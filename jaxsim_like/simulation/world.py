@@ -547,8 +547,8 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
         ("shapes", "shape_transform"), ("shapes", "shape_size"), ("points", "collidable_points"), ("points", "point_radius"))))
     if 0 not in world.collision.hull_counts:
         hulls = [b.model.shape_hulls.padded(world.collision.hull_counts) for b in batches]
-        geometry = geometry._replace(hulls=Hulls(*(to_global(groups, "shapes", [getattr(h, name) for h in hulls])
-                                                   for name in ("vertices", "planes", "faces", "edges"))))
+        geometry = geometry._replace(hulls=Hulls(*(to_global(groups, "shapes", [getattr(h, field.name) for h in hulls])
+                                                   for field in dataclasses.fields(Hulls))))
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)

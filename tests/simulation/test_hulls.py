@@ -61,7 +61,7 @@ def mesh_body(name: str, path: str, mass: float = MASS, inertia: float = MASS * 
 
 def hull_row(vertices: np.ndarray) -> HullData:
     rows = Hulls.of([convex_hull(vertices, 32)], jnp.float64)
-    return HullData(rows.vertices[0], rows.planes[0], rows.faces[0], rows.edges[0])
+    return HullData(*(x[0] for x in (rows.vertices, rows.planes, rows.faces, rows.edges, rows.edge_normals)))
 
 
 def H(position=(0.0, 0.0, 0.0), R=np.eye(3)) -> jax.Array:
@@ -86,6 +86,9 @@ def test_the_hull_of_a_mesh_is_its_faces_edges_and_extreme_vertices():
     for face, plane in zip(cube.faces, cube.planes):
         np.testing.assert_allclose(face @ plane[:3], plane[3], atol=1e-12)  # the polygon lies on its plane
         assert np.cross(face[1] - face[0], face[2] - face[1]) @ plane[:3] > 0  # counter-clockwise seen from outside
+        for edge, normals in zip(cube.edges, cube.edge_normals):  # each edge's two faces: both hold it
+            np.testing.assert_allclose(edge @ normals.T, 0.1, atol=1e-12)
+            assert abs(normals[0] @ normals[1]) < 1e-12
     tetra = convex_hull(TETRA, 32)
     assert (tetra.planes.shape, tetra.faces.shape, tetra.edges.shape) == ((4, 4), (4, 3, 3), (6, 2, 3))
     assert convex_hull(np.random.default_rng(1).uniform(size=(12, 3)) * [1.0, 1.0, 0.0], 32) is None

@@ -49,7 +49,8 @@ class Geometry(NamedTuple):
     """The collision geometry of a world's models, in the table's global order: each shape's
     ``L_H_S (S, 4, 4)`` in its link and ``size (S, 3)`` [m]; each collidable point's centre
     ``(P, 3)`` [m] in its link frame and ``radius (P,)`` [m]; the shapes' ``hulls``
-    (:class:`~...dynamics.hulls.Hulls`, ``S`` rows; None where the table has no pairs of hulls)."""
+    (:class:`~...dynamics.hulls.Hulls`, ``S`` rows; None without hulls, or where the table has
+    no pairs of hulls: :func:`query` needs them only then)."""
 
     shape_transform: jax.Array
     shape_size: jax.Array
@@ -75,7 +76,7 @@ def joined_hulls(hulls: Sequence[Hulls], dtype: Any) -> Hulls | None:
     if 0 in counts:
         return None
     padded = [h.padded(counts) for h in hulls]
-    return Hulls(*(jnp.concatenate([getattr(h, name).astype(dtype) for h in padded]) for name in ("vertices", "planes", "faces", "edges")))
+    return Hulls(*(jnp.concatenate([getattr(h, field.name).astype(dtype) for h in padded]) for field in dataclasses.fields(Hulls)))
 
 
 def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.Array]) -> Contacts:
@@ -247,7 +248,7 @@ def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes
     def pair(H_a, size_a, box_a, row_a, H_b, size_b, box_b, row_b):
         return hull_hull(shape_hull(H_a, size_a, box_a, row_a), shape_hull(H_b, size_b, box_b, row_b))
 
-    rows = (hulls.vertices, hulls.planes, hulls.faces, hulls.edges)
+    rows = tuple(getattr(hulls, field.name) for field in dataclasses.fields(Hulls))
     slots = jax.vmap(pair)(W_H_S[a], sizes[a], box[a], tuple(x[a] for x in rows), W_H_S[b], sizes[b], box[b], tuple(x[b] for x in rows))
     ends = np.cumsum([0] + [group.keep for group in groups])
     return [jax.tree.map(lambda x: x[start:end], slots) for start, end in zip(ends[:-1], ends[1:])]
@@ -261,7 +262,7 @@ def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, size
     def pair(H_a, size_a, H_b, row_b):
         return round_hull(H_a, size_a, in_world(H_b, HullData(*row_b)))
 
-    rows = (hulls.vertices, hulls.planes, hulls.faces, hulls.edges)
+    rows = tuple(getattr(hulls, field.name) for field in dataclasses.fields(Hulls))
     slots = jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in rows))
     ends = np.cumsum([0] + [group.keep for group in groups])
     return [KINDS[group.kind].taken(jax.tree.map(lambda x: x[start:end], slots)) for group, start, end in zip(groups, ends[:-1], ends[1:])]

@@ -32,16 +32,19 @@ _BOX_FACES = np.array([  # corner indices of each face, counter-clockwise seen f
     [0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]])
 _BOX_NORMALS = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]], float)
 _BOX_EDGES = np.array([(i, j) for i in range(8) for j in range(i + 1, 8) if np.sum(_SIGNS[i] != _SIGNS[j]) == 1])
+# The outward normals of the two faces of each edge: the axes it does not run along, signed as its corners.
+_BOX_EDGE_NORMALS = np.array([[np.eye(3)[k] * _SIGNS[i][k] for k in range(3) if _SIGNS[i][k] == _SIGNS[j][k]] for i, j in _BOX_EDGES])
 
 
 class HullData(NamedTuple):
     """One hull (see :class:`~jaxsim_like.dynamics.hulls.Hulls`): ``vertices (V, 3)``,
-    ``planes (F, 4)``, ``faces (F, K, 3)``, ``edges (E, 2, 3)``."""
+    ``planes (F, 4)``, ``faces (F, K, 3)``, ``edges (E, 2, 3)``, ``edge_normals (E, 2, 3)``."""
 
     vertices: jax.Array
     planes: jax.Array
     faces: jax.Array
     edges: jax.Array
+    edge_normals: jax.Array
 
 
 def _padded(x: jax.Array, count: int, axis: int = 0) -> jax.Array:
@@ -57,7 +60,8 @@ def box_hull(half: jax.Array, counts: tuple[int, int, int, int]) -> HullData:
     normals = jnp.asarray(_BOX_NORMALS, half.dtype)
     planes = jnp.concatenate([normals, (jnp.abs(normals) @ half)[:, None]], axis=1)
     faces = _padded(corners[_BOX_FACES], K, axis=1)
-    return HullData(_padded(corners, V), _padded(planes, F), _padded(faces, F), _padded(corners[_BOX_EDGES], E))
+    normals = jnp.asarray(_BOX_EDGE_NORMALS, half.dtype)
+    return HullData(_padded(corners, V), _padded(planes, F), _padded(faces, F), _padded(corners[_BOX_EDGES], E), _padded(normals, E))
 
 
 def in_world(H: jax.Array, hull: HullData) -> HullData:
@@ -65,29 +69,42 @@ def in_world(H: jax.Array, hull: HullData) -> HullData:
     R, c = H[:3, :3], H[:3, 3]
     normals = hull.planes[:, :3] @ R.T
     return HullData(hull.vertices @ R.T + c, jnp.concatenate([normals, (hull.planes[:, 3] + normals @ c)[:, None]], axis=1),
-                    hull.faces @ R.T + c, hull.edges @ R.T + c)
+                    hull.faces @ R.T + c, hull.edges @ R.T + c, hull.edge_normals @ R.T)
+
+
+def _supports(direction: jax.Array, normals: jax.Array) -> jax.Array:
+    """Whether each edge whose two faces have outward ``normals (..., 2, 3)`` is the support of its
+    hull along ``direction (..., 3)`` (perpendicular to it): the direction lies between the two
+    normals (Gauss map)."""
+    n1, n2 = normals[..., 0, :], normals[..., 1, :]
+    axis = jnp.cross(n1, n2)
+    slack = 1e-9 * jnp.sum(axis**2, axis=-1)
+    return (jnp.sum(jnp.cross(n1, direction) * axis, axis=-1) >= -slack) & (jnp.sum(jnp.cross(direction, n2) * axis, axis=-1) >= -slack)
 
 
 def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """Candidate axes: the ``F`` face normals of a (pointing into a: b to a), the ``F`` of b, then
-    the ``E x E`` edge crosses; each axis' overlap (its normal from b towards a) and usability."""
+    the ``E_a x E_b`` edge crosses, each from b towards a; each axis' overlap. An edge pair's
+    axis counts (else its overlap is infinite) where its two edges are their hulls' supports
+    along it, a's edge along the axis reversed, b's along it (the pairs that can meet, as their
+    Gauss maps cross); its overlap is then the distance between the edges along it."""
     face = jnp.concatenate([-a.planes[:, :3], b.planes[:, :3]])
-    d_a, d_b = a.edges[:, 1] - a.edges[:, 0], b.edges[:, 1] - b.edges[:, 0]
-    crosses = jnp.cross(d_a[:, None, :], d_b[None, :, :]).reshape(-1, 3)
-    squared = jnp.sum(crosses**2, axis=-1)
-    scale = (jnp.sum(d_a**2, axis=-1)[:, None] * jnp.sum(d_b**2, axis=-1)[None, :]).reshape(-1)
-    usable = squared > 1e-12 * scale
-    length = jnp.sqrt(jnp.where(usable, squared, 1.0))
     # The projections (axes x vertices) are computed apart from their reductions: fused into them,
     # XLA's CPU backend recomputes the products element by element, many times slower.
-    along_a, along_b, face_a, face_b = jax.lax.optimization_barrier(
-        (crosses @ a.vertices.T, crosses @ b.vertices.T, face @ a.vertices.T, face @ b.vertices.T))
-    # Either direction of an edge axis may be the one from b towards a: the smaller overlap is.
-    plus = (jnp.max(along_b, axis=1) - jnp.min(along_a, axis=1)) / length
-    minus = (jnp.max(along_a, axis=1) - jnp.min(along_b, axis=1)) / length
-    edge = jnp.where((plus <= minus)[:, None], 1.0, -1.0) * crosses / length[:, None]
+    face_a, face_b = jax.lax.optimization_barrier((face @ a.vertices.T, face @ b.vertices.T))
     face_overlap = jnp.max(face_b, axis=1) - jnp.min(face_a, axis=1)
-    return face, face_overlap, edge, jnp.where(usable, jnp.minimum(plus, minus), jnp.inf)
+    d_a, d_b = a.edges[:, 1] - a.edges[:, 0], b.edges[:, 1] - b.edges[:, 0]
+    crosses = jnp.cross(d_a[:, None, :], d_b[None, :, :])  # (E_a, E_b, 3)
+    squared = jnp.sum(crosses**2, axis=-1)
+    usable = squared > 1e-12 * jnp.sum(d_a**2, axis=-1)[:, None] * jnp.sum(d_b**2, axis=-1)[None, :]
+    axis = crosses / jnp.sqrt(jnp.where(usable, squared, 1.0))[..., None]
+    normals_a, normals_b = a.edge_normals[:, None], b.edge_normals[None, :]
+    plus = _supports(-axis, normals_a) & _supports(axis, normals_b)
+    minus = _supports(axis, normals_a) & _supports(-axis, normals_b)
+    axis = jnp.where(plus[..., None], axis, -axis)
+    gap = jnp.mean(b.edges, axis=1)[None, :, :] - jnp.mean(a.edges, axis=1)[:, None, :]
+    edge_overlap = jnp.where(usable & (plus | minus), jnp.sum(gap * axis, axis=-1), jnp.inf)
+    return face, face_overlap, axis.reshape(-1, 3), edge_overlap.reshape(-1)
 
 
 def _inside(points: jax.Array, hull: HullData, direction: jax.Array, slack: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -158,22 +175,16 @@ def hull_hull(a: HullData, b: HullData) -> Slots:
     - face axis: the ``V_a`` vertices of a inside b (inclusive), each as deep as it moves along the
       normal before it leaves b, the ``V_b`` of b inside a likewise, and the ``K_a x K_b`` crossings of
       the sides of a's face and b's face that meet along the normal (seen along it);
-    - edge axis: the closest points of the two edges that meet (the hulls' supports along it),
-      at the axis' overlap.
+    - edge axis: the closest points of the two edges that meet (the hulls' supports along it:
+      :func:`_axes`), at the axis' overlap.
 
     The slots hold the deepest candidate and three spread around it (:func:`_spread`); each
     filled slot's feature is its candidate's place in the order above, empty slot ``k`` has
     feature ``V_a + V_b + K_a K_b + 1 + k`` (:func:`features`). Depths are positive when penetrating."""
     face_axes, face_overlap, edge_axes, edge_overlap = _axes(a, b)
-    # An edge pair's axis counts where its two edges are the hulls' supports along it (a's
-    # lowest, b's highest: the edges that meet); of parallel edges, only that pair.
-    E_b = b.edges.shape[0]
-    middle_a, middle_b = jnp.mean(a.edges, axis=1), jnp.mean(b.edges, axis=1)
-    reach = jnp.einsum("ijk,ijk->ij", middle_b[None, :, :] - middle_a[:, None, :], edge_axes.reshape(-1, E_b, 3)).reshape(-1)
-    supporting = reach >= edge_overlap - tolerance(reach.dtype, 1e-9) * (1.0 + jnp.abs(edge_overlap))
-    edge_overlap = jnp.where(supporting, edge_overlap, jnp.inf)
     face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
     use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
+    E_b = b.edges.shape[0]
     first, second = edge // E_b, edge % E_b
 
     def on_edge(segment):
@@ -233,7 +244,7 @@ def signed_distance(point: jax.Array, hull: HullData) -> tuple[jax.Array, jax.Ar
     usable = squared > 1e-24
     free = free / jnp.sqrt(jnp.where(usable, squared, 1.0))[:, None]
     directions = jnp.concatenate([hull.planes[:, :3], free])
-    gap = directions @ point - jnp.max(hull.vertices @ directions.T, axis=0)
+    gap = directions @ point - jnp.max(jax.lax.optimization_barrier(directions @ hull.vertices.T), axis=1)  # as in _axes
     gap = jnp.where(jnp.concatenate([jnp.ones(hull.planes.shape[0], bool), usable]), gap, -jnp.inf)
     best = jnp.argmax(gap)
     return gap[best], directions[best]

@@ -16,13 +16,14 @@ geometry, read once to tell which collidable points sample a solid shape):
   these rules and the self-collision switch say, but never within one link; a candidate of an
   explicit pair records it (:attr:`PairGroup.explicit`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
-  cylinders, hulls: :data:`.kinds.SOLID`) that has a narrow phase (a hull meets all but cylinders),
-  and every collidable point of one link against every solid shape but a hull of the other unless the point (its ball, for a swept point: a sphere's centre point
-  of its radius) lies on a solid shape of its own link whose narrow phase
-  with that shape is complete (a box corner does not meet a box as a point; it does meet a
-  cylinder, whose narrow phases against capsules, boxes and cylinders see only its side:
-  :data:`.kinds.PARTIAL`; a hull's vertices, points of its surface, meet cylinders). Meshes that are not hulls, ellipsoids and the like thus touch solid shapes through
-  their points; points never touch points.
+  cylinders, hulls: :data:`.kinds.SOLID`) that has a narrow phase (a hull meets all but
+  cylinders), and every collidable point of one link against every solid shape but a hull of the
+  other unless the point (its ball, for a swept point: a sphere's centre point of its radius)
+  lies on a solid shape of its own link whose narrow phase with that shape is complete (a box
+  corner does not meet a box as a point; it does meet a cylinder, whose narrow phases against
+  capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`; a hull's vertices,
+  points of its surface, meet cylinders). Meshes that are not hulls, ellipsoids and the like
+  thus touch solid shapes through their points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
 bounding spheres overlap, in table order): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
