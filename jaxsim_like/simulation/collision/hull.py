@@ -72,39 +72,48 @@ def in_world(H: jax.Array, hull: HullData) -> HullData:
                     hull.faces @ R.T + c, hull.edges @ R.T + c, hull.edge_normals @ R.T)
 
 
-def _supports(direction: jax.Array, normals: jax.Array) -> jax.Array:
-    """Whether each edge whose two faces have outward ``normals (..., 2, 3)`` is the support of its
-    hull along ``direction (..., 3)`` (perpendicular to it): the direction lies between the two
-    normals (Gauss map)."""
-    n1, n2 = normals[..., 0, :], normals[..., 1, :]
-    axis = jnp.cross(n1, n2)
-    slack = 1e-9 * jnp.sum(axis**2, axis=-1)
-    return (jnp.sum(jnp.cross(n1, direction) * axis, axis=-1) >= -slack) & (jnp.sum(jnp.cross(direction, n2) * axis, axis=-1) >= -slack)
+def _edge_frames(hull: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Per edge: its unit direction ``(E, 3)``, its middle ``(E, 3)`` and the unit vectors
+    ``(E, 3)`` each that bound the directions it supports (those between its two faces' outward
+    normals n1, n2: ``u . s1 >= 0`` and ``u . s2 >= 0`` for ``u`` perpendicular to the edge, with
+    ``s1 = c x n1``, ``s2 = n2 x c``, ``c = n1 x n2`` along the edge)."""
+    direction, _ = jax.vmap(unit)(hull.edges[:, 1] - hull.edges[:, 0], jnp.zeros_like(hull.edges[:, 0]))
+    n1, n2 = hull.edge_normals[:, 0], hull.edge_normals[:, 1]
+    c = jnp.cross(n1, n2)
+    length = jnp.sqrt(jnp.maximum(jnp.sum(c**2, axis=-1, keepdims=True), 1e-30))
+    return direction, jnp.mean(hull.edges, axis=1), jnp.cross(c, n1) / length, jnp.cross(n2, c) / length
 
 
 def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """Candidate axes: the ``F`` face normals of a (pointing into a: b to a), the ``F`` of b, then
-    the ``E_a x E_b`` edge crosses, each from b towards a; each axis' overlap. An edge pair's
-    axis counts (else its overlap is infinite) where its two edges are their hulls' supports
-    along it, a's edge along the axis reversed, b's along it (the pairs that can meet, as their
-    Gauss maps cross); its overlap is then the distance between the edges along it."""
+    """Candidate axes: the ``F`` face normals of a (pointing into a: b to a) and the ``F`` of b,
+    with their overlaps (the normal from b towards a), and the overlap of each of the
+    ``E_a x E_b`` edge pairs' axes ``+-(d_a x d_b)`` with the sign ``(E_a E_b,)`` that points from
+    b towards a. An edge pair's axis counts (else its overlap is infinite) where its two edges
+    are their hulls' supports along it, a's edge along the axis reversed, b's along it (the
+    pairs that can meet: their Gauss maps cross); its overlap is then the distance between the
+    edges' lines along it. Every edge pair's test and overlap are scalar triple products, products
+    of ``(E_a, 3)`` by ``(3, E_b)`` matrices."""
     face = jnp.concatenate([-a.planes[:, :3], b.planes[:, :3]])
-    # The projections (axes x vertices) are computed apart from their reductions: fused into them,
-    # XLA's CPU backend recomputes the products element by element, many times slower.
-    face_a, face_b = jax.lax.optimization_barrier((face @ a.vertices.T, face @ b.vertices.T))
+    d_a, middle_a, s1_a, s2_a = _edge_frames(a)
+    d_b, middle_b, s1_b, s2_b = _edge_frames(b)
+    # Products (axes x vertices, edges x edges) apart from what reduces or combines them: fused
+    # into it, XLA's CPU backend recomputes them element by element, many times slower.
+    face_a, face_b, cosine, p1, p2, q1, q2, reach = jax.lax.optimization_barrier((
+        face @ a.vertices.T, face @ b.vertices.T, d_a @ d_b.T,
+        jnp.cross(s1_a, d_a) @ d_b.T, jnp.cross(s2_a, d_a) @ d_b.T,  # (d_a x d_b) . s_a
+        d_a @ jnp.cross(d_b, s1_b).T, d_a @ jnp.cross(d_b, s2_b).T,  # (d_a x d_b) . s_b
+        d_a @ jnp.cross(d_b, middle_b).T - jnp.cross(middle_a, d_a) @ d_b.T,  # (d_a x d_b) . (middle_b - middle_a)
+    ))
     face_overlap = jnp.max(face_b, axis=1) - jnp.min(face_a, axis=1)
-    d_a, d_b = a.edges[:, 1] - a.edges[:, 0], b.edges[:, 1] - b.edges[:, 0]
-    crosses = jnp.cross(d_a[:, None, :], d_b[None, :, :])  # (E_a, E_b, 3)
-    squared = jnp.sum(crosses**2, axis=-1)
-    usable = squared > 1e-12 * jnp.sum(d_a**2, axis=-1)[:, None] * jnp.sum(d_b**2, axis=-1)[None, :]
-    axis = crosses / jnp.sqrt(jnp.where(usable, squared, 1.0))[..., None]
-    normals_a, normals_b = a.edge_normals[:, None], b.edge_normals[None, :]
-    plus = _supports(-axis, normals_a) & _supports(axis, normals_b)
-    minus = _supports(axis, normals_a) & _supports(-axis, normals_b)
-    axis = jnp.where(plus[..., None], axis, -axis)
-    gap = jnp.mean(b.edges, axis=1)[None, :, :] - jnp.mean(a.edges, axis=1)[:, None, :]
-    edge_overlap = jnp.where(usable & (plus | minus), jnp.sum(gap * axis, axis=-1), jnp.inf)
-    return face, face_overlap, axis.reshape(-1, 3), edge_overlap.reshape(-1)
+    slack = 1e-9
+    plus = (p1 <= slack) & (p2 <= slack) & (q1 >= -slack) & (q2 >= -slack)  # a supports along -(d_a x d_b), b along +
+    minus = (p1 >= -slack) & (p2 >= -slack) & (q1 <= slack) & (q2 <= slack)
+    squared = 1.0 - cosine**2
+    usable = squared > 1e-12
+    length = jnp.sqrt(jnp.where(usable, squared, 1.0))
+    sign = jnp.where(plus, 1.0, -1.0)
+    edge_overlap = jnp.where(usable & (plus | minus), sign * reach / length, jnp.inf)
+    return face, face_overlap, sign.reshape(-1), edge_overlap.reshape(-1)
 
 
 def _inside(points: jax.Array, hull: HullData, direction: jax.Array, slack: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -181,11 +190,13 @@ def hull_hull(a: HullData, b: HullData) -> Slots:
     The slots hold the deepest candidate and three spread around it (:func:`_spread`); each
     filled slot's feature is its candidate's place in the order above, empty slot ``k`` has
     feature ``V_a + V_b + K_a K_b + 1 + k`` (:func:`features`). Depths are positive when penetrating."""
-    face_axes, face_overlap, edge_axes, edge_overlap = _axes(a, b)
+    face_axes, face_overlap, edge_sign, edge_overlap = _axes(a, b)
     face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
     use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
     E_b = b.edges.shape[0]
     first, second = edge // E_b, edge % E_b
+    edge_axis = edge_sign[edge] * unit(jnp.cross(a.edges[first, 1] - a.edges[first, 0], b.edges[second, 1] - b.edges[second, 0]),
+                                      face_axes[face])[0]
 
     def on_edge(segment):
         axis, length = unit(segment[1] - segment[0], jnp.zeros(3, segment.dtype))
@@ -195,7 +206,7 @@ def hull_hull(a: HullData, b: HullData) -> Slots:
     centre_b, axis_b, half_b = on_edge(b.edges[second])
     s, t = segments_closest(centre_a, axis_a, half_a, centre_b, axis_b, half_b)
     meeting = 0.5 * (centre_a + s * axis_a + centre_b + t * axis_b)
-    normal = jnp.where(use_edge, edge_axes[edge], face_axes[face])
+    normal = jnp.where(use_edge, edge_axis, face_axes[face])
     overlap = jnp.where(use_edge, edge_overlap[edge], face_overlap[face])
 
     size = jnp.max(jnp.abs(a.vertices - a.vertices[0])) + jnp.max(jnp.abs(b.vertices - b.vertices[0]))
