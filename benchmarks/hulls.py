@@ -1,6 +1,6 @@
 """Meshes as convex hulls against sampled points: what hulls cost on the iCub.
 
-For the iCub (``icub-models``, iCubGazeboV2_5, 36 collision meshes), in float64, for the default
+For the iCub (``icub-models``, iCubGazeboV2_5, 37 collision meshes), in float64, for the default
 sampling (8 points per mesh) and hulls of at most V vertices (``ContactSampling(mesh_hulls=V)``):
 the load time, the collidable points, the compile time (process CPU of lowering and compiling a
 jitted 200-step rollout of the default implicit step) and the in-graph cost per step (the

@@ -46,7 +46,7 @@ def convex_hull(points: np.ndarray, max_vertices: int) -> Hull | None:
     from .shapes import farthest_points, hull_vertices
 
     if max_vertices < 4:
-        raise ValueError(f"a hull needs at most >= 4 vertices, got {max_vertices}")
+        raise ValueError(f"max_vertices must be >= 4, got {max_vertices}")
     points = np.unique(np.asarray(points, dtype=float).reshape(-1, 3), axis=0)
     if len(points) > max_vertices:
         points = points[hull_vertices(points)]

@@ -21,7 +21,8 @@ from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation import ContactParams, SimulationParams, rollout
 from jaxsim_like.simulation.collision import CollisionTable, collide, pair_forces
 from jaxsim_like.simulation.collision.box import box_box, capsule_box
-from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, hull_hull, in_world, round_hull
+from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, hull_hull, in_world
+from jaxsim_like.simulation.collision.hull_round import round_hull
 from jaxsim_like.simulation.contacts import implicit_deformation
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
@@ -97,6 +98,18 @@ def test_the_hull_of_a_mesh_is_its_faces_edges_and_extreme_vertices():
     capped = convex_hull(cloud, 16)
     assert len(capped.vertices) == 16
     assert np.all(capped.vertices @ capped.planes[:, :3].T - capped.planes[:, 3] <= 1e-9)
+
+
+def test_a_flat_mesh_keeps_its_points_and_a_bad_vertex_cap_is_refused(tmp_path):
+    """A mesh without volume (a square) has no hull: it stays sampled points; a cap below 4 is a
+    ValueError naming the option."""
+    square = write_obj(tmp_path / "square.obj", SLAB[SLAB[:, 2] > 0], [[0, 1, 3, 2]])
+    flat = mesh_body("flat", square)
+    assert flat.shape_kind == () and len(flat.point_link) == 4
+    with pytest.raises(ValueError, match="mesh_hulls must be >= 4 or None, got 3"):
+        js.load_model(f"""<robot name="r"><link name="l"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0"
+            ixz="0" iyz="0"/></inertial><collision><geometry><mesh filename="{square}"/></geometry></collision></link></robot>""",
+                      contact_sampling=js.ContactSampling(mesh_hulls=3))
 
 
 HULL_HULL = jax.jit(lambda H_a, a, H_b, b: hull_hull(in_world(H_a, a), in_world(H_b, b)))

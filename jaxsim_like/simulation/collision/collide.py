@@ -14,7 +14,8 @@ from ...dynamics.model import Model
 from ...dynamics.tree import BOX
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
-from .hull import HullData, box_hull, hull_hull, in_world, round_hull
+from .hull import HullData, box_hull, hull_hull, in_world
+from .hull_round import round_hull
 from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
 from .points import KIND_CODES
 from .slots import Slots

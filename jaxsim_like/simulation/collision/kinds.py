@@ -23,7 +23,8 @@ import jax.numpy as jnp
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
 from .cylinder import on_side
-from .hull import HULL_SLOTS, hull_hull, round_hull
+from .hull import HULL_SLOTS, hull_hull
+from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
 from .round import capsule_capsule
 from .slots import Slots
@@ -38,7 +39,7 @@ of the two (:class:`.hull.HullData` in world axes, the normal from b towards a),
 memories per pair depend on the world's hulls (:attr:`.table.PairGroup.memory`)."""
 ROUND_HULLS = "round-hull"
 """The family of the pairs of a sphere or a capsule (a) and a hull (b): its kernel is
-:func:`.hull.round_hull` of a's pose and size and b's :class:`.hull.HullData` in world axes, 3 slots."""
+:func:`.hull_round.round_hull` of a's pose and size and b's :class:`.hull.HullData` in world axes, 3 slots."""
 POINT_CHUNK = 8
 """Collidable points meet a shape in chunks of this many points of one link (the last one padded):
 one bounding sphere, one candidate of the cull, per chunk."""
@@ -106,7 +107,7 @@ class Kind(NamedTuple):
     def kernel(self) -> Callable:
         """The narrow phase of one pair of this kind, ``(H_a, size_a, H_b, size_b) -> Slots``
         (collidable points: :func:`.points.point_shape`; hulls: :func:`.hull.hull_hull` and
-        :func:`.hull.round_hull`, on hull data)."""
+        :func:`.hull_round.round_hull`, on hull data)."""
         if self.family == HULLS:
             return hull_hull
         if self.family == ROUND_HULLS:
