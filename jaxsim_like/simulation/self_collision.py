@@ -34,6 +34,7 @@ import numpy as np
 
 from ..dynamics import spatial
 from ..dynamics.model import Model
+from ..dynamics.tree import HULL
 from ..pytree import pytree_dataclass
 from .collision.points import KIND_CODES, signed_distance
 from .contacts import ContactParams, normal_force
@@ -82,14 +83,15 @@ def collision_pairs(model: Model, srdf: Any = None) -> tuple[tuple[int, int], ..
     """``(point, shape)`` index pairs to test, ordered by point then shape: different links, not
     parent and child (of a model with collision rules, MJCF: those the rules let touch, see
     :class:`~..parsers.description.CollisionRules`; explicit pairs need the world step's
-    collision table), and not disabled by ``srdf.collision_disabled(point source, shape source)``."""
+    collision table), and not disabled by ``srdf.collision_disabled(point source, shape source)``;
+    hulls are not among the shapes (their points are)."""
     rules = model.collision_rules
     point_collision = model.point_collision or ("",) * len(model.point_link)
     shape_collision = model.shape_collision or ("",) * len(model.shape_link)
     pairs = []
     for p, (point_link, point_source) in enumerate(zip(model.point_link, model.point_source)):
         for s, (shape_link, shape_source) in enumerate(zip(model.shape_link, model.shape_source)):
-            if point_link == shape_link:
+            if point_link == shape_link or model.shape_kind[s] == HULL:
                 continue
             if rules is None and (model.parent[point_link] == shape_link or model.parent[shape_link] == point_link):
                 continue

@@ -24,6 +24,7 @@ from jaxsim_like.simulation.collision.box import box_box, capsule_box
 from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, hull_hull, in_world
 from jaxsim_like.simulation.collision.hull_round import round_hull
 from jaxsim_like.simulation.contacts import implicit_deformation
+from jaxsim_like.simulation.self_collision import collision_pairs
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 G, DT, MASS, MU = 9.81, 5e-3, 5.0, 0.5
@@ -110,6 +111,23 @@ def test_a_flat_mesh_keeps_its_points_and_a_bad_vertex_cap_is_refused(tmp_path):
         js.load_model(f"""<robot name="r"><link name="l"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0"
             ixz="0" iyz="0"/></inertial><collision><geometry><mesh filename="{square}"/></geometry></collision></link></robot>""",
                       contact_sampling=js.ContactSampling(mesh_hulls=3))
+
+
+def test_self_collision_meets_a_hull_at_its_vertices_only(meshes):
+    """The self-collision pairs (points against the shapes of other links) of a chain whose base is
+    a hull: the hull's vertices meet the ball at the chain's end; no point meets the hull (it has
+    no signed distance there)."""
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    joint = '<joint name="{0}" type="revolute"><parent link="{1}"/><child link="{2}"/><origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>' \
+            '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+    chain = js.load_model(
+        f"""<robot name="chain"><link name="base">{inertial}<collision><geometry><mesh filename="{meshes['cube']}"/></geometry>
+        </collision></link><link name="middle">{inertial}</link><link name="tip">{inertial}<collision><geometry>
+        <sphere radius="0.05"/></geometry></collision></link>{joint.format("j1", "base", "middle")}{joint.format("j2", "middle", "tip")}
+        </robot>""", contact_sampling=js.ContactSampling(mesh_hulls=32))
+    assert chain.shape_kind == ("hull", "sphere")
+    pairs = collision_pairs(chain)
+    assert len(pairs) == 8 and {chain.shape_kind[s] for _, s in pairs} == {"sphere"}
 
 
 HULL_HULL = jax.jit(lambda H_a, a, H_b, b: hull_hull(in_world(H_a, a), in_world(H_b, b)))
