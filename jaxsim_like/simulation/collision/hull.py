@@ -178,7 +178,7 @@ def _spread(position: jax.Array, depth: jax.Array, holds: jax.Array, normal: jax
 def hull_hull(a: HullData, b: HullData) -> Slots:
     """:data:`HULL_SLOTS` slots of hulls a and b (world axes) along one separating-axis normal
     (from b towards a; the axis of least overlap among both hulls' face normals and the cross
-    products of their edges, an edge axis only when clearly better), chosen among the
+    products of their edges that can meet, an edge axis only when clearly better), chosen among the
     candidates below in this order:
 
     - face axis: the ``V_a`` vertices of a inside b (inclusive), each as deep as it moves along the
