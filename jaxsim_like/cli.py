@@ -88,10 +88,12 @@ def _load(args: argparse.Namespace):
 
 
 def _sampling(args: argparse.Namespace):
-    """The contact sampling of ``--mesh-points``."""
+    """The contact sampling of ``--mesh-points`` and ``--mesh-hulls``."""
     from .loading import ContactSampling
 
-    return ContactSampling() if args.mesh_points is None else ContactSampling(mesh_max_points=args.mesh_points)
+    default = ContactSampling()
+    return ContactSampling(mesh_max_points=default.mesh_max_points if args.mesh_points is None else args.mesh_points,
+                           mesh_hulls=args.mesh_hulls)
 
 
 def summary_lines(model) -> list[str]:
@@ -233,12 +235,24 @@ def _loading_options(parser: argparse.ArgumentParser) -> None:
         help="collidable points per collision mesh, spread by farthest-point sampling of its hull (0: meshes do not collide; "
         "default: jaxsim_like.ContactSampling's)",
     )
+    parser.add_argument(
+        "--mesh-hulls", type=_hull_vertices, metavar="V",
+        help="make each collision mesh the convex hull of at most V (>= 4) of its vertices, which touches other hulls, "
+        "boxes, spheres and capsules (default: sampled points, --mesh-points)",
+    )
 
 
 def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return value
+
+
+def _hull_vertices(text: str) -> int:
+    value = int(text)
+    if value < 4:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 4, got {text}")
     return value
 
 

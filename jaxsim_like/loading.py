@@ -17,12 +17,15 @@ from .parsers.shapes import SweptPoints, link_collidable_points
 class ContactSampling:
     """How collision shapes become collidable points (see :mod:`jaxsim_like.parsers.shapes`):
     spheres and capsules are exact swept points; the counts sample ellipsoids, cylinders, box
-    edges and meshes."""
+    edges and meshes. ``mesh_hulls = V`` makes each mesh the convex hull of at most V of its
+    vertices instead, a shape that touches other hulls, boxes, spheres and capsules (and the
+    terrain and cylinders at its vertices); None samples meshes by ``mesh_max_points``."""
 
     box_edge_samples: int = 0
     sphere_samples: int = 12
     cylinder_samples: int = 8
     mesh_max_points: int | None = 8
+    mesh_hulls: int | None = None
 
     def points(self, link: LinkDescription) -> SweptPoints:
         """The swept points of ``link`` in its frame."""
@@ -32,6 +35,7 @@ class ContactSampling:
             sphere_samples=self.sphere_samples,
             cylinder_samples=self.cylinder_samples,
             mesh_max_points=self.mesh_max_points,
+            mesh_hulls=self.mesh_hulls,
         )
 
 
@@ -55,7 +59,8 @@ def load_model(
     with strictness(strict):
         description = parse_model(source)
         semantics = parse_srdf(srdf, description) if srdf is not None else None
-        return build_model(description, floating_base=floating_base, collidable_points=contact_sampling.points, semantics=semantics)
+        return build_model(description, floating_base=floating_base, collidable_points=contact_sampling.points, semantics=semantics,
+                           mesh_hulls=contact_sampling.mesh_hulls)
 
 
 def load_world(source: str | os.PathLike, *, strict: bool = False) -> WorldDescription:

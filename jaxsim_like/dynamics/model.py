@@ -35,6 +35,7 @@ from . import tree as tree_module
 from .couplings import NO_LEADER, JointCouplings
 from .loops import NO_MOCAP, WORLD, LoopClosures
 from .fluid import FluidDrag, build_fluid
+from .hulls import Hulls
 from .soft_limits import SoftLimits, build_soft_limits
 from .tendons import Tendons, build_tendons
 from .tree import BALL, PRISMATIC, REVOLUTE, SCREW, RigidTree
@@ -102,7 +103,7 @@ class Semantics:
 @pytree_dataclass(static=_STATIC_FIELDS)
 class Model:
     """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points,
-    ``S`` solid collision shapes (the spheres, boxes, capsules and cylinders that collisions use).
+    ``S`` solid collision shapes (the spheres, boxes, capsules, cylinders and convex hulls that collisions use).
     ``ball_dofs`` (static): the first degree of freedom (``b:x``) of each ball joint.
 
     Traced fields (SI units; per-link arrays in link order, per-joint ones in joint order):
@@ -132,7 +133,10 @@ class Model:
       the model's contact law, no margin);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
-      ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
+      ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder, ``(radius of
+      the ball about its origin that holds it, 0, 0)`` of a hull;
+      ``shape_hulls``: the hulls of the hull shapes (:class:`.hulls.Hulls`, a row per shape;
+      every count 0 in a model without hulls);
     - ``base_transform (4, 4)``: the default ``W_H_B`` (the pose the file gives the root);
     - ``couplings``: the mimic joints, :class:`.couplings.JointCouplings` (traced multipliers
       and offsets, static joint indices), which the simulation step enforces;
@@ -153,7 +157,7 @@ class Model:
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there),
     ``point_collision (P,)`` and ``shape_collision (S,)`` their collision element (``""``: not
-    known); ``shape_kind (S,)`` is ``"sphere"``, ``"box"``, ``"capsule"`` or ``"cylinder"``;
+    known); ``shape_kind (S,)`` is ``"sphere"``, ``"box"``, ``"capsule"``, ``"cylinder"`` or ``"hull"``;
     ``collision_rules``: which collisions touch, as the file says
     (:class:`~jaxsim_like.parsers.description.CollisionRules`, MJCF; None: every collision).
     """
@@ -180,6 +184,7 @@ class Model:
     point_terrain: jax.Array
     shape_transform: jax.Array
     shape_size: jax.Array
+    shape_hulls: Hulls
     base_transform: jax.Array
     couplings: JointCouplings
     loops: LoopClosures
@@ -380,6 +385,7 @@ def model_from_tree(
         point_terrain=jnp.ones(len(points), dtype=dtype),
         shape_transform=jnp.asarray(np.array([s.L_H_S for _, s in shapes]).reshape(-1, 4, 4), dtype=dtype),
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
+        shape_hulls=Hulls.of([s.hull for _, s in shapes], dtype),
         base_transform=jnp.asarray(base_transform, dtype=dtype),
         couplings=_couplings(tree, joint_names, dtype),
         loops=_loops(tree, loops, mocap_bodies, dtype),
@@ -539,6 +545,7 @@ def build_model(
     floating_base: bool | None = None,
     collidable_points: Callable[[Any], np.ndarray] | None = None,
     semantics: Any = None,
+    mesh_hulls: int | None = None,
 ) -> Model:
     """The :class:`Model` of a description: fixed joints lumped, links ordered by depth.
 
@@ -547,10 +554,12 @@ def build_model(
     mimic joints become the model's :attr:`Model.couplings`, the ball joints' cone limits its
     :attr:`Model.ball_cones` and the joints' soft limits its :attr:`Model.soft_limits`. ``floating_base`` defaults to the file's choice (floating unless welded to the world).
     ``collidable_points(link)`` gives each link's contact points (none by default): swept points
-    (:class:`~jaxsim_like.parsers.shapes.SweptPoints`) or centres ``(P, 3)`` of radius 0.
+    (:class:`~jaxsim_like.parsers.shapes.SweptPoints`) or centres ``(P, 3)`` of radius 0;
+    ``mesh_hulls``: meshes become hull shapes of at most that many vertices (:func:`.tree.link_shapes`;
+    the points should then be those of :class:`~jaxsim_like.ContactSampling` of the same ``mesh_hulls``).
     """
     points = collidable_points or (lambda link: np.zeros((0, 3)))
-    full = tree_module.tree_from_description(description, points)
+    full = tree_module.tree_from_description(description, points, mesh_hulls)
     lumped = tree_module.lump_fixed_joints(full)
     floating = not description.fixed_to_world if floating_base is None else bool(floating_base)
     if floating and lumped.mass.sum() <= 0:
@@ -641,7 +650,8 @@ def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:
     for s, link in enumerate(model.shape_link):
         shapes[link].append(
             tree_module.Shape(model.shape_kind[s], values["shape_transform"][s], values["shape_size"][s], model.shape_source[s],
-                              model.shape_collision[s] if model.shape_collision else "")
+                              model.shape_collision[s] if model.shape_collision else "",
+                              model.shape_hulls.hull(s) if model.shape_kind[s] == tree_module.HULL else None)
         )
     return RigidTree(
         link_names=list(model.link_names),

@@ -5,7 +5,7 @@ This is the bridge between a :class:`~jaxsim_like.parsers.description.ModelDescr
 merges bodies welded by fixed joints (mass, COM and inertia by the parallel-axis theorem),
 keeps the merged links as frames, and orders the remaining links by depth so that each level
 of the tree is a contiguous slice. Collidable points and solid collision shapes (spheres, boxes,
-capsules, cylinders: what collisions test points and shapes against) follow their link into its body, and keep
+capsules, cylinders, convex hulls of meshes: what collisions test points and shapes against) follow their link into its body, and keep
 the name of the description link they came from (their ``source``) and of their collision element. A ball joint becomes three
 rotational degrees of freedom on a chain of two massless links and its child (see
 :func:`expand_ball_joints`).
@@ -20,12 +20,13 @@ import numpy as np
 
 from ..parsers.description import LinkDescription, Mimic, ModelDescription
 from ..parsers.errors import ModelLoadError
-from ..parsers.shapes import SweptPoints
+from ..parsers.hulls import Hull
+from ..parsers.shapes import SweptPoints, mesh_hull
 
 ROOT, REVOLUTE, PRISMATIC, FIXED, BALL, SCREW = "root", "revolute", "prismatic", "fixed", "ball", "screw"
 BALL_AXES = ("x", "y", "z")
 """The three degrees of freedom of a ball joint: rotations about the child frame's axes."""
-SPHERE, BOX, CAPSULE, CYLINDER = "sphere", "box", "capsule", "cylinder"
+SPHERE, BOX, CAPSULE, CYLINDER, HULL = "sphere", "box", "capsule", "cylinder", "hull"
 
 
 def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -61,28 +62,36 @@ def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float
 
 @dataclass(frozen=True, eq=False)
 class Shape:
-    """A solid collision shape: ``kind`` (sphere, box, capsule or cylinder), its pose ``L_H_S (4, 4)``
+    """A solid collision shape: ``kind`` (sphere, box, capsule, cylinder or hull), its pose ``L_H_S (4, 4)``
     in the link frame, ``size (3,)`` [m] (box: half extents; sphere: radius, 0, 0; capsule: radius,
-    half length of its segment along its z axis, 0; cylinder: radius, half length along its z axis, 0)
-    ``source``, the description link it came from, and ``collision``, the name of its collision
-    element."""
+    half length of its segment along its z axis, 0; cylinder: radius, half length along its z axis, 0;
+    hull: the radius of the ball about its origin that holds it, 0, 0)
+    ``source``, the description link it came from, ``collision``, the name of its collision
+    element, and a hull's ``hull`` (in the shape frame; None for the other kinds)."""
 
     kind: str
     L_H_S: np.ndarray
     size: np.ndarray
     source: str
     collision: str = ""
+    hull: Hull | None = None
 
     def moved(self, B_H_L: np.ndarray) -> "Shape":
         """The same shape with its pose expressed in frame B, given ``B_H_L (4, 4)``."""
         return dataclasses.replace(self, L_H_S=B_H_L @ self.L_H_S)
 
 
-def link_shapes(link: LinkDescription) -> list[Shape]:
-    """The sphere, box, capsule and cylinder collisions of ``link`` as :class:`Shape` (other kinds are skipped)."""
+def link_shapes(link: LinkDescription, mesh_hulls: int | None = None) -> list[Shape]:
+    """The sphere, box, capsule and cylinder collisions of ``link`` as :class:`Shape`, and with
+    ``mesh_hulls`` its meshes as hulls of at most that many vertices (those with volume; other
+    kinds are skipped)."""
     shapes = []
     for collision in link.collisions:
         geometry = collision.geometry
+        if geometry.type == "mesh" and mesh_hulls is not None and (hull := mesh_hull(geometry, mesh_hulls)) is not None:
+            shapes.append(Shape(HULL, np.asarray(collision.L_H_G, dtype=float), np.array([hull.radius, 0.0, 0.0]), link.name,
+                                collision.name, hull))
+            continue
         if geometry.type == SPHERE:
             size = (geometry.radius, 0.0, 0.0)
         elif geometry.type == BOX:
@@ -178,11 +187,11 @@ def _point_collisions(link: LinkDescription, collidable_points, count: int, need
     return tuple(c.name for c, n in zip(link.collisions, per) for _ in range(n))
 
 
-def tree_from_description(description: ModelDescription, collidable_points) -> RigidTree:
+def tree_from_description(description: ModelDescription, collidable_points, mesh_hulls: int | None = None) -> RigidTree:
     """The full tree of a description, fixed joints included, in depth-first order from the root.
 
     ``collidable_points(link)`` gives each link's contact points in its frame: :class:`SweptPoints`,
-    or centres ``(P, 3)`` of radius 0.
+    or centres ``(P, 3)`` of radius 0; ``mesh_hulls``: see :func:`link_shapes`.
     """
     order = _description_order(description)
     index = {name: i for i, name in enumerate(order)}
@@ -227,7 +236,7 @@ def tree_from_description(description: ModelDescription, collidable_points) -> R
         tree.points[i], tree.radii[i] = SweptPoints.of(collidable_points(link))
         tree.point_source[i] = (name,) * len(tree.points[i])
         tree.point_collision[i] = _point_collisions(link, collidable_points, len(tree.points[i]), description.collision_rules is not None)
-        tree.shapes[i] = link_shapes(link)
+        tree.shapes[i] = link_shapes(link, mesh_hulls)
         joint = joint_of_child.get(name)
         if joint is None:
             continue

@@ -17,17 +17,21 @@ holds the surface that can touch the terrain first:
   at most ``mesh_max_points`` by farthest-point sampling (deterministic, well spread, the most
   extremal first; default 200 here, 8 through :class:`jaxsim_like.ContactSampling`; 0 gives no
   points; None keeps every distinct vertex); a mesh whose file was not found warns and gives no points;
+  with ``mesh_hulls = V``, the vertices of its convex hull of at most V vertices
+  (:func:`mesh_hull`, the collision shape it then also is), every one of them;
 - plane: no points (planes are terrain, not bodies).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
 from .description import Collision, Geometry, LinkDescription, SourceLocation
 from .errors import ModelLoadError, warn
+from .hulls import Hull, convex_hull
 from .meshes import load_mesh_vertices
 
 _GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
@@ -66,6 +70,7 @@ def collidable_points(
     sphere_samples: int = 50,
     cylinder_samples: int = 16,
     mesh_max_points: int | None = 200,
+    mesh_hulls: int | None = None,
 ) -> SweptPoints:
     """The swept points of ``collision`` (centres ``(P, 3)`` [m] in the link frame, radii ``(P,)`` [m]).
 
@@ -80,6 +85,7 @@ def collidable_points(
         sphere_samples=sphere_samples,
         cylinder_samples=cylinder_samples,
         mesh_max_points=mesh_max_points,
+        mesh_hulls=mesh_hulls,
     )
 
 
@@ -105,6 +111,7 @@ def _collidable_points(
     sphere_samples: int = 50,
     cylinder_samples: int = 16,
     mesh_max_points: int | None = 200,
+    mesh_hulls: int | None = None,
 ) -> SweptPoints:
     if box_edge_samples < 0:
         raise ValueError(f"box_edge_samples must be >= 0, got {box_edge_samples}")
@@ -114,6 +121,8 @@ def _collidable_points(
         raise ValueError(f"cylinder_samples must be >= 3, got {cylinder_samples}")
     if mesh_max_points is not None and mesh_max_points < 0:
         raise ValueError(f"mesh_max_points must be >= 0 or None, got {mesh_max_points}")
+    if mesh_hulls is not None and mesh_hulls < 4:
+        raise ValueError(f"mesh_hulls must be >= 4 or None, got {mesh_hulls}")
     geometry = collision.geometry
     kind = geometry.type
     radius = 0.0
@@ -127,6 +136,8 @@ def _collidable_points(
         G_points = rim_points(geometry.radius, geometry.length, cylinder_samples)
     elif kind == "capsule":
         G_points, radius = np.array([[0.0, 0.0, 0.5 * geometry.length], [0.0, 0.0, -0.5 * geometry.length]]), float(geometry.radius)
+    elif kind == "mesh" and mesh_hulls is not None and (hull := mesh_hull(geometry, mesh_hulls)) is not None:
+        G_points = hull.vertices
     elif kind == "mesh":
         G_points = _mesh_points(geometry, owner, collision.location, mesh_max_points)
     elif kind == "plane":
@@ -219,3 +230,19 @@ def _mesh_points(geometry: Geometry, owner: str, where: SourceLocation, max_poin
     vertices = np.asarray(load_mesh_vertices(geometry.path, geometry.scale), dtype=float).reshape(-1, 3)
     _, first = np.unique(vertices, axis=0, return_index=True)
     return _reduce(vertices[np.sort(first)], max_points)
+
+
+def mesh_hull(geometry: Geometry, max_vertices: int) -> Hull | None:
+    """The convex hull (mesh frame, scaled) of a mesh ``geometry`` with at most ``max_vertices``
+    vertices (:func:`.hulls.convex_hull`), or None for a mesh not found or without volume
+    (it then keeps its sampled points). Computed once per file, scale and count."""
+    if geometry.vertices is not None:
+        return convex_hull(np.asarray(geometry.vertices, dtype=float), max_vertices)
+    if geometry.path is None:
+        return None
+    return _file_hull(geometry.path, tuple(float(x) for x in geometry.scale), max_vertices)
+
+
+@functools.lru_cache(maxsize=512)
+def _file_hull(path: str, scale: tuple[float, float, float], max_vertices: int) -> Hull | None:
+    return convex_hull(np.asarray(load_mesh_vertices(path, scale), dtype=float), max_vertices)

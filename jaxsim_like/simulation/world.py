@@ -33,6 +33,7 @@ the members of one kind and colour, in the order that batches of their own would
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -45,6 +46,7 @@ from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
 from ..dynamics.crba import mass_matrix
+from ..dynamics.hulls import Hulls
 from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
@@ -529,6 +531,10 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     poses = to_global(groups, "links", [p.kin.G_H_L.at[..., :3, 3].add(p.kin.origin[:, None]) for p in prepared])
     geometry = Geometry(*(to_global(groups, field, [getattr(b.model, name) for b in batches]) for field, name in (
         ("shapes", "shape_transform"), ("shapes", "shape_size"), ("points", "collidable_points"), ("points", "point_radius"))))
+    if 0 not in world.collision.hull_counts:
+        hulls = [b.model.shape_hulls.padded(world.collision.hull_counts) for b in batches]
+        geometry = geometry._replace(hulls=Hulls(*(to_global(groups, "shapes", [getattr(h, field.name) for h in hulls])
+                                                   for field in dataclasses.fields(Hulls))))
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)

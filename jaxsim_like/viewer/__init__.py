@@ -129,12 +129,15 @@ def resting_state(model: Model) -> State:
 
 
 def solid_shapes(model: Model) -> list[Shape]:
-    """The model's own spheres, boxes, capsules and cylinders (the shapes collisions use) as shapes to
-    draw, for a :class:`Model` given without its description."""
+    """The model's own spheres, boxes, capsules and cylinders (the shapes collisions use; not its
+    hulls, meshes in the description) as shapes to draw, for a :class:`Model` given without its
+    description."""
     shapes = []
     transforms, sizes = np.asarray(model.shape_transform), np.asarray(model.shape_size)
     for s, (link, kind) in enumerate(zip(model.shape_link, model.shape_kind)):
         size = sizes[s]
+        if kind == "hull":
+            continue
         if kind == "box":
             geometry = Geometry(type="box", size=tuple(2.0 * size))
         elif kind == "sphere":

@@ -194,6 +194,10 @@ def test_mesh_points_zero_is_allowed_and_negative_refused(capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["info", "humanoid", "--mesh-points", "-1"])
     assert exit_.value.code == 2 and "must be a non-negative integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["info", "humanoid", "--mesh-hulls", "3"])
+    assert exit_.value.code == 2 and "must be an integer >= 4" in capsys.readouterr().err
+    assert cli.main(["info", "humanoid", "--mesh-hulls", "16"]) == 0
 
 
 def test_help_and_version(capsys):
@@ -205,7 +209,7 @@ def test_help_and_version(capsys):
     with pytest.raises(SystemExit):
         cli.main(["simulate", "--help"])
     text = capsys.readouterr().out
-    for option in ("--fixed-base", "--x64", "--mesh-points", "--max-penetration", "--friction", "--quiet", "--every", "--fields", "--worlds"):
+    for option in ("--fixed-base", "--x64", "--mesh-points", "--mesh-hulls", "--max-penetration", "--friction", "--quiet", "--every", "--fields", "--worlds"):
         assert option in text
     with pytest.raises(SystemExit):
         cli.main(["--version"])

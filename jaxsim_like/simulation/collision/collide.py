@@ -9,10 +9,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...dynamics.hulls import Hulls
 from ...dynamics.model import Model
+from ...dynamics.tree import BOX
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
-from .kinds import FAMILIES, KINDS, POINT_CHUNK, POINTS
+from .hull import HullData, box_hull, hull_hull, in_world
+from .hull_round import round_hull
+from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
+from .points import KIND_CODES
 from .slots import Slots
 from .table import CollisionTable, PairGroup
 
@@ -44,12 +49,15 @@ class Contacts:
 class Geometry(NamedTuple):
     """The collision geometry of a world's models, in the table's global order: each shape's
     ``L_H_S (S, 4, 4)`` in its link and ``size (S, 3)`` [m]; each collidable point's centre
-    ``(P, 3)`` [m] in its link frame and ``radius (P,)`` [m]."""
+    ``(P, 3)`` [m] in its link frame and ``radius (P,)`` [m]; the shapes' ``hulls``
+    (:class:`~...dynamics.hulls.Hulls`, ``S`` rows; None without hulls, or where the table has
+    no pairs of hulls: :func:`query` needs them only then)."""
 
     shape_transform: jax.Array
     shape_size: jax.Array
     points: jax.Array
     point_radius: jax.Array
+    hulls: Hulls | None = None
 
     @staticmethod
     def of(models: Sequence[Model], dtype: Any) -> "Geometry":
@@ -59,7 +67,17 @@ class Geometry(NamedTuple):
             _concatenate([m.shape_size for m in models], (0, 3), dtype),
             _concatenate([m.collidable_points for m in models], (0, 3), dtype),
             _concatenate([m.point_radius for m in models], (0,), dtype),
+            joined_hulls([m.shape_hulls for m in models], dtype),
         )
+
+
+def joined_hulls(hulls: Sequence[Hulls], dtype: Any) -> Hulls | None:
+    """The rows of ``hulls`` end to end, padded to common counts (None: no hull among them)."""
+    counts = tuple(int(c) for c in np.max([h.counts for h in hulls], axis=0)) if hulls else (0, 0, 0, 0)
+    if 0 in counts:
+        return None
+    padded = [h.padded(counts) for h in hulls]
+    return Hulls(*(jnp.concatenate([getattr(h, field.name).astype(dtype) for h in padded]) for field in dataclasses.fields(Hulls)))
 
 
 def collide(table: CollisionTable, models: Sequence[Model], W_H_L: Sequence[jax.Array]) -> Contacts:
@@ -102,9 +120,16 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         empty = jnp.zeros((0,), dtype)
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
                         jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32)), jnp.zeros((0,), jnp.int32)
-    starts = np.cumsum([0] + [group.candidates * KINDS[group.kind].memory for group in table.groups])
+    starts = np.cumsum([0] + [group.candidates * group.memory for group in table.groups])
     culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius)
-    results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code)
+    hulls = None
+    if 0 not in table.hull_counts:
+        if geometry.hulls is None:
+            raise ValueError("the collision table has pairs of hulls: its geometry needs the models' hulls")
+        hulls = geometry.hulls.padded(table.hull_counts)
+        if hulls.counts != table.hull_counts:
+            raise ValueError(f"the geometry's hulls {hulls.counts} exceed the table's {table.hull_counts}")
+    results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls)
     parts = [_contacts(group, kept, result, start, shape_link, point_link, margin)
              for group, kept, result, start in zip(table.groups, culled, results, starts)]
     names = [field.name for field in dataclasses.fields(Contacts)]
@@ -160,7 +185,7 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
     for g, end, keep, spilled in zip(cut, ends, keeps, overflow):
         first, second, real = static[g]
         mine, taken = kept[end - keep : end], held[end - keep : end]
-        empty = -(-int(memories[g]) // KINDS[groups[g].kind].memory)  # an empty entry: past every memory
+        empty = -(-int(memories[g]) // groups[g].memory)  # an empty entry: past every memory
         culled[g] = _Culled(jnp.asarray(first)[mine], jnp.asarray(second)[mine], jnp.asarray(real)[mine] & taken[:, None],
                             jnp.where(taken, mine, empty), spilled)
     return culled
@@ -173,9 +198,11 @@ def _joined(arrays: list[Any]) -> Any:
     return jnp.concatenate([jnp.asarray(a) for a in arrays])
 
 
-def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code,
+                   hulls: Hulls | None) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of each group's kept pairs, each family's
-    narrow phase evaluated once for the pairs of all its kinds."""
+    narrow phase evaluated once for the pairs of all its kinds (pairs of hulls with the shapes'
+    ``hulls``)."""
     results: list[Slots | None] = [None] * len(groups)
     families: dict[str, list[int]] = {}
     for g, group in enumerate(groups):
@@ -184,6 +211,16 @@ def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, si
         if family == POINTS:
             for g, result in zip(members, _swept_points([groups[g] for g in members], [culled[g] for g in members],
                                                         W_H_S, sizes, points, point_radius, code)):
+                results[g] = result
+            continue
+        if family == HULLS:
+            for g, result in zip(members, _hull_pairs([groups[g] for g in members], [culled[g] for g in members], W_H_S, sizes,
+                                                      code, hulls)):
+                results[g] = result
+            continue
+        if family == ROUND_HULLS:
+            for g, result in zip(members, _round_hulls([groups[g] for g in members], [culled[g] for g in members], W_H_S, sizes,
+                                                       hulls)):
                 results[g] = result
             continue
         kinds = [KINDS[groups[g].kind] for g in members]
@@ -196,6 +233,40 @@ def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, si
         for g, kind, start, end in zip(members, kinds, ends[:-1], ends[1:]):
             results[g] = kind.taken(jax.tree.map(lambda x: x[start:end], slots))
     return results
+
+
+def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, code, hulls: Hulls) -> list[Slots]:
+    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of hulls, in one
+    narrow phase: each shape's hull in world axes, a box's made of its size."""
+    a = _joined([kept.first for kept in culled])
+    b = _joined([kept.second for kept in culled])
+    box = jnp.asarray(code == KIND_CODES[BOX])
+
+    def shape_hull(H, size, is_box, row):
+        hull = jax.tree.map(lambda own, made: jnp.where(is_box, made, own), HullData(*row), box_hull(size, hulls.counts))
+        return in_world(H, hull)
+
+    def pair(H_a, size_a, box_a, row_a, H_b, size_b, box_b, row_b):
+        return hull_hull(shape_hull(H_a, size_a, box_a, row_a), shape_hull(H_b, size_b, box_b, row_b))
+
+    rows = tuple(getattr(hulls, field.name) for field in dataclasses.fields(Hulls))
+    slots = jax.vmap(pair)(W_H_S[a], sizes[a], box[a], tuple(x[a] for x in rows), W_H_S[b], sizes[b], box[b], tuple(x[b] for x in rows))
+    ends = np.cumsum([0] + [group.keep for group in groups])
+    return [jax.tree.map(lambda x: x[start:end], slots) for start, end in zip(ends[:-1], ends[1:])]
+
+
+def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
+    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of spheres and capsules against hulls, in one narrow phase."""
+    a = _joined([kept.first for kept in culled])
+    b = _joined([kept.second for kept in culled])
+
+    def pair(H_a, size_a, H_b, row_b):
+        return round_hull(H_a, size_a, in_world(H_b, HullData(*row_b)))
+
+    rows = tuple(getattr(hulls, field.name) for field in dataclasses.fields(Hulls))
+    slots = jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in rows))
+    ends = np.cumsum([0] + [group.keep for group in groups])
+    return [KINDS[group.kind].taken(jax.tree.map(lambda x: x[start:end], slots)) for group, start, end in zip(groups, ends[:-1], ends[1:])]
 
 
 def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
@@ -236,7 +307,7 @@ def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_
     result = result._replace(valid=result.valid & jnp.reshape(kept.real, result.valid.shape))
     link_b = jnp.repeat(jnp.asarray(shape_link)[kept.second], slots)
     feature = np.arange(slots, dtype=np.int32)[None, :] if result.feature is None else result.feature
-    slot = start + (jnp.asarray(kept.slot_kept)[:, None] * kind.memory + feature).reshape(-1)
+    slot = start + (jnp.asarray(kept.slot_kept)[:, None] * group.memory + feature).reshape(-1)
     valid = result.valid.reshape(-1)
     depth = result.depth.reshape(-1)
     if margin is not None and group.explicit:

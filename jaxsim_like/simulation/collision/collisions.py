@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...dynamics.crba import mass_matrix
+from ...dynamics.hulls import Hulls
 from ...dynamics.jacobians import link_jacobians
 from ...dynamics.model import Model, Semantics
 from ...dynamics.state import State
@@ -75,7 +76,8 @@ def _dynamics_only(model: Model) -> Model:
         model, name="", link_names=("",) * model.number_of_links, joint_names=("",) * model.dofs, frame_names=(),
         frame_transform=frames, frame_link=(), collidable_points=points, point_radius=points[:, 0], point_terrain=points[:, 0],
         point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
-        shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None, semantics=Semantics(),
+        shape_hulls=Hulls.of([], points.dtype), shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None,
+        semantics=Semantics(),
         point_friction=None, point_margin=None,
     )
 

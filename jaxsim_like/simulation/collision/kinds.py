@@ -8,6 +8,9 @@ against a capsule, a box or a cylinder is the capsule of its radius and segment 
 contacts on its side kept (:func:`.cylinder.on_side`, switched per pair), and a sphere against a
 cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
 the first ``slots`` of its family's slots: the others are never candidates for its shapes.
+Convex hulls meet hulls and boxes in one narrow phase of their own (:data:`HULLS`, a box being
+the hull of its corners: :mod:`.hull`), spheres and capsules in another (:data:`ROUND_HULLS`);
+both take the hulls' data besides their poses.
 """
 
 from __future__ import annotations
@@ -17,17 +20,26 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
 from .cylinder import on_side
+from .hull import HULL_SLOTS, hull_hull
+from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
 from .round import capsule_capsule
 from .slots import Slots
 
-SOLID = (SPHERE, CAPSULE, BOX, CYLINDER)
+SOLID = (SPHERE, CAPSULE, BOX, CYLINDER, HULL)
 """The shape kinds with shape-shape narrow phases, in pair order (a pair's first shape comes first here)."""
 
 POINTS = "point-shape"
+HULLS = "hull"
+"""The family of the pairs of a hull and a hull or a box: its kernel is :func:`.hull.hull_hull`
+of the two (:class:`.hull.HullData` in world axes, the normal from b towards a), its tangential
+memories per pair depend on the world's hulls (:attr:`.table.PairGroup.memory`)."""
+ROUND_HULLS = "round-hull"
+"""The family of the pairs of a sphere or a capsule (a) and a hull (b): its kernel is
+:func:`.hull_round.round_hull` of a's pose and size and b's :class:`.hull.HullData` in world axes, 3 slots."""
 POINT_CHUNK = 8
 """Collidable points meet a shape in chunks of this many points of one link (the last one padded):
 one bounding sphere, one candidate of the cull, per chunk."""
@@ -94,7 +106,12 @@ class Kind(NamedTuple):
     @property
     def kernel(self) -> Callable:
         """The narrow phase of one pair of this kind, ``(H_a, size_a, H_b, size_b) -> Slots``
-        (collidable points: :func:`.points.point_shape`)."""
+        (collidable points: :func:`.points.point_shape`; hulls: :func:`.hull.hull_hull` and
+        :func:`.hull_round.round_hull`, on hull data)."""
+        if self.family == HULLS:
+            return hull_hull
+        if self.family == ROUND_HULLS:
+            return round_hull
         if self.family == POINTS and self.ball_against is None:
             return point_shape
         if self.family == POINTS:
@@ -120,6 +137,10 @@ KINDS: dict[str, Kind] = {
     "capsule-cylinder": Kind("round", 2, cylinders=(False, True)),
     "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False)),
     "cylinder-cylinder": Kind("round", 2, cylinders=(True, True)),
+    "sphere-hull": Kind(ROUND_HULLS, 1),
+    "capsule-hull": Kind(ROUND_HULLS, 3),
+    "box-hull": Kind(HULLS, HULL_SLOTS),
+    "hull-hull": Kind(HULLS, HULL_SLOTS),
     POINTS: Kind(POINTS, POINT_CHUNK),
 }
 
@@ -130,5 +151,6 @@ meet the other shape (caps and rims)."""
 
 
 def solid_kind(first: str, second: str) -> str:
-    """The name of the pair kind of two solid shapes given in pair order."""
+    """The name of the pair kind of two solid shapes given in pair order (a name not in
+    :data:`KINDS`: the two have no narrow phase, a cylinder and a hull)."""
     return f"{first}-{second}"

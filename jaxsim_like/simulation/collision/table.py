@@ -20,13 +20,14 @@ geometry, read once to tell which collidable points sample a solid shape):
   :meth:`~...parsers.description.CollisionRules.surface`), with the pair of the two surfaces
   combined (:attr:`CollisionTable.pairs`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
-  cylinders: :data:`.kinds.SOLID`), and every collidable point of one link against every solid
-  shape of the other unless the point (its ball, for a swept point: a sphere's centre point
-  of its radius) lies on a solid shape of its own link whose narrow phase
-  with that shape is complete (a box corner does not meet a box as a point; it does meet a
-  cylinder, whose narrow phases against capsules, boxes and cylinders see only its side:
-  :data:`.kinds.PARTIAL`). Meshes, ellipsoids and the like thus touch solid shapes through
-  their points; points never touch points.
+  cylinders, hulls: :data:`.kinds.SOLID`) that has a narrow phase (a hull meets all but
+  cylinders), and every collidable point of one link against every solid shape but a hull of the
+  other unless the point (its ball, for a swept point: a sphere's centre point of its radius)
+  lies on a solid shape of its own link whose narrow phase with that shape is complete (a box
+  corner does not meet a box as a point; it does meet a cylinder, whose narrow phases against
+  capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`; a hull's vertices,
+  points of its surface, meet cylinders). Meshes that are not hulls, ellipsoids and the like
+  thus touch solid shapes through their points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
 bounding spheres overlap, in table order): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
@@ -41,8 +42,9 @@ import jax
 import numpy as np
 
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX, CYLINDER
-from .kinds import KINDS, PARTIAL, POINT_CHUNK, POINTS, SOLID, solid_kind
+from ...dynamics.tree import BOX, CYLINDER, HULL
+from .hull import BOX_COUNTS, features
+from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, solid_kind
 from .points import KIND_CODES
 
 DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 128}
@@ -58,13 +60,15 @@ class PairGroup:
     the point-shape kind ``first`` holds :data:`.kinds.POINT_CHUNK` global point indices per
     candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call.
     ``explicit``: per candidate, its index in :attr:`CollisionTable.pairs` (``-1``: none; empty:
-    no candidate is an explicit pair)."""
+    no candidate is an explicit pair). ``features``: the contact features of a pair of hulls
+    (:func:`.hull.features`; 0: the kind's own, :attr:`.kinds.Kind.memory`)."""
 
     kind: str
     first: tuple[int, ...]
     second: tuple[int, ...]
     keep: int
     explicit: tuple[int, ...] = ()
+    features: int = 0
 
     def __repr__(self) -> str:
         return f"PairGroup({self.kind!r}, candidates={self.candidates}, keep={self.keep})"
@@ -78,6 +82,11 @@ class PairGroup:
         """Contact slots this group fills: ``keep`` times the kind's slots per pair."""
         return self.keep * KINDS[self.kind].slots
 
+    @property
+    def memory(self) -> int:
+        """Tangential memories kept per candidate pair (:attr:`.kinds.Kind.memory`)."""
+        return self.features or KINDS[self.kind].memory
+
 
 @dataclasses.dataclass(frozen=True)
 class CollisionTable:
@@ -89,7 +98,8 @@ class CollisionTable:
     (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order;
     ``links`` is the number of links of all models; ``pairs``, the explicit contact pairs that
     some candidate tests and the pairs of two collisions' surfaces
-    (:class:`~...parsers.description.ContactPair`).
+    (:class:`~...parsers.description.ContactPair`); ``hull_counts``, the ``(V, F, K, E)`` that the
+    hulls of its pairs of hulls are padded to (:class:`.hull.HullData`).
     """
 
     link_offsets: tuple[int, ...]
@@ -101,6 +111,7 @@ class CollisionTable:
     groups: tuple[PairGroup, ...]
     links: int
     pairs: tuple[Any, ...] = ()
+    hull_counts: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def __repr__(self) -> str:
         return f"CollisionTable(models={len(self.link_offsets)}, slots={self.size}, groups={list(self.groups)})"
@@ -125,13 +136,13 @@ class CollisionTable:
     @property
     def candidate_slots(self) -> int:
         """The tangential memories of every candidate pair, culled or not (:attr:`.collide.Contacts.slot`)."""
-        return sum(group.candidates * KINDS[group.kind].memory for group in self.groups)
+        return sum(group.candidates * group.memory for group in self.groups)
 
     @property
     def explicit_slots(self) -> np.ndarray:
         """``(candidate_slots,)``: the explicit pair (index in :attr:`pairs`) of each candidate's
         tangential memories (:attr:`.collide.Contacts.slot`), ``-1`` for the dynamic ones."""
-        marks = [np.repeat(np.asarray(group.explicit or (-1,) * group.candidates, dtype=np.int32), KINDS[group.kind].memory)
+        marks = [np.repeat(np.asarray(group.explicit or (-1,) * group.candidates, dtype=np.int32), group.memory)
                  for group in self.groups]
         return np.concatenate(marks) if marks else np.zeros(0, np.int32)
 
@@ -184,9 +195,11 @@ class CollisionTable:
         by_mark = {k: pair for pair, k in marks.items()}
         used = list(dict.fromkeys(k for _, _, marked in pairs.values() for k in marked if k >= 0))
         renumber = {k: i for i, k in enumerate(used)}
+        hull_counts = _hull_counts(models, bool(pairs["box-hull"][1]))
         groups = tuple(
             PairGroup(name, tuple(first), tuple(second), min(len(second), budgets[name]),
-                      tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else ())
+                      tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else (),
+                      features(hull_counts) if KINDS[name].family == HULLS else 0)
             for name, (first, second, marked) in pairs.items()
             if second
         )
@@ -200,12 +213,19 @@ class CollisionTable:
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
             pairs=tuple(by_mark[k] for k in used),
+            hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS) for g in groups) else (0, 0, 0, 0),
         )
 
 
 # A pytree without leaves whose static part is the table itself: jit hashes it once (cached
 # above) instead of hashing its index tuples at every call.
 jax.tree_util.register_pytree_node(CollisionTable, lambda table: ((), table), lambda table, _: table)
+
+
+def _hull_counts(models: Sequence[Model], boxes: bool) -> tuple[int, int, int, int]:
+    """The ``(V, F, K, E)`` of the models' hulls, at least a box's where hulls meet boxes."""
+    counts = np.max([model.shape_hulls.counts for model in models] + [BOX_COUNTS if boxes else (0, 0, 0, 0)], axis=0)
+    return tuple(int(c) for c in counts)
 
 
 def _budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
@@ -329,6 +349,7 @@ class _LinkGeometry:
         try:
             transforms, sizes = np.asarray(model.shape_transform), np.asarray(model.shape_size)
             points, radii = np.asarray(model.collidable_points), np.asarray(model.point_radius)
+            planes = np.asarray(model.shape_hulls.planes)
         except jax.errors.TracerArrayConversionError:
             raise ValueError(f"CollisionTable.build needs concrete models; model {m} ({model.name!r}) is traced") from None
         shape_collision = model.shape_collision or ("",) * len(model.shape_kind)
@@ -342,17 +363,20 @@ class _LinkGeometry:
                 model.shape_kind[s]
                 for s in range(len(model.shape_kind))
                 if model.shape_link[s] == link and model.shape_kind[s] in SOLID
-                and _on_surface(points[p], radii[p], model.shape_kind[s], transforms[s], sizes[s])
+                and _on_surface(points[p], radii[p], model.shape_kind[s], transforms[s], sizes[s], planes[s] if planes.size else None)
             )
             per_link[link].append((point_offset + p, source, sampled, point_collision[p]))
         return _LinkGeometry(shapes, per_link)
 
 
-def _on_surface(point: np.ndarray, radius: float, kind: str, L_H_S: np.ndarray, size: np.ndarray) -> bool:
+def _on_surface(point: np.ndarray, radius: float, kind: str, L_H_S: np.ndarray, size: np.ndarray, planes: np.ndarray | None) -> bool:
     """The ball of ``radius`` around ``point (3,)`` (link frame) touches the surface of the solid
-    shape from inside (a corner: lies on it; a sphere's or a capsule's swept point: the shape's own; numpy)."""
+    shape from inside (a corner: lies on it; a sphere's or a capsule's swept point: the shape's
+    own; a hull's by its face ``planes (F, 4)``; numpy)."""
     p = L_H_S[:3, :3].T @ (point - L_H_S[:3, 3])
-    if kind == BOX:
+    if kind == HULL:
+        distance = np.max(planes[:, :3] @ p - planes[:, 3])
+    elif kind == BOX:
         outside = np.linalg.norm(np.maximum(np.abs(p) - size, 0.0))
         distance = outside if outside > 0 else -np.min(size - np.abs(p))
     elif kind == CYLINDER:
@@ -367,7 +391,7 @@ def _complete(kind_a: str, kind_b: str) -> bool:
     """Two solid kinds have a narrow phase that sees all of both shapes."""
     rank = {kind: r for r, kind in enumerate(SOLID)}
     first, second = sorted((kind_a, kind_b), key=rank.__getitem__)
-    return solid_kind(first, second) not in PARTIAL
+    return solid_kind(first, second) in KINDS and solid_kind(first, second) not in PARTIAL
 
 
 def _link_pairs(
@@ -381,16 +405,20 @@ def _link_pairs(
         for s_b, kind_b, source_b, collision_b in geometry_b.shapes[b]:
             if kind_a not in rank or kind_b not in rank:
                 continue
+            first, second = ((s_a, kind_a), (s_b, kind_b)) if rank[kind_a] <= rank[kind_b] else ((s_b, kind_b), (s_a, kind_a))
+            if solid_kind(first[1], second[1]) not in KINDS:
+                continue
             mark = touch(source_a, collision_a, source_b, collision_b)
             if mark is None:
                 continue
-            first, second = ((s_a, kind_a), (s_b, kind_b)) if rank[kind_a] <= rank[kind_b] else ((s_b, kind_b), (s_a, kind_a))
             group = pairs[solid_kind(first[1], second[1])]
             group[0].append(first[0])
             group[1].append(second[0])
             group[2].append(mark)
     for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
         for s, kind, source_s, collision_s in shapes:
+            if kind == HULL:
+                continue
             marked: dict[Any, list[int]] = {}
             for p, source_p, sampled, collision_p in points:
                 mark = touch(source_p, collision_p, source_s, collision_s)

@@ -1,0 +1,241 @@
+"""The narrow phase between convex hulls (a box being the hull of its 8 corners): separating
+axes over the face normals of both and the cross products of the pairs of their edges that can
+meet, and up to :data:`HULL_SLOTS` contacts spread over the overlap (fixed work: no loop, no
+sort). Spheres and capsules against hulls: :mod:`.hull_round`.
+
+Hulls come as :class:`HullData` in world axes (:func:`in_world` of a shape's
+:class:`~jaxsim_like.dynamics.hulls.Hulls` row, or :func:`box_hull` of a box), padded by
+repetition (:mod:`jaxsim_like.dynamics.hulls`), so that padding changes nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .geometry import perpendicular, safe_divide, segments_closest, tolerance, unit
+from .slots import Slots
+
+HULL_SLOTS = 4
+BOX_COUNTS = (8, 6, 4, 12)
+"""``(V, F, K, E)`` of a box as a hull: hulls that meet boxes are padded to at least these."""
+
+_EDGE_PREFERENCE = 0.95  # an edge-edge axis wins only when it overlaps less than 0.95 x the best face axis
+_INSIDE = 1e-7  # relative to the hulls' size: vertices this close outside a hull count as inside
+
+_SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
+_BOX_FACES = np.array([  # corner indices of each face, counter-clockwise seen from outside
+    [0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]])
+_BOX_NORMALS = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]], float)
+_BOX_EDGES = np.array([(i, j) for i in range(8) for j in range(i + 1, 8) if np.sum(_SIGNS[i] != _SIGNS[j]) == 1])
+# The outward normals of the two faces of each edge: the axes it does not run along, signed as its corners.
+_BOX_EDGE_NORMALS = np.array([[np.eye(3)[k] * _SIGNS[i][k] for k in range(3) if _SIGNS[i][k] == _SIGNS[j][k]] for i, j in _BOX_EDGES])
+
+
+class HullData(NamedTuple):
+    """One hull (see :class:`~jaxsim_like.dynamics.hulls.Hulls`): ``vertices (V, 3)``,
+    ``planes (F, 4)``, ``faces (F, K, 3)``, ``edges (E, 2, 3)``, ``edge_normals (E, 2, 3)``."""
+
+    vertices: jax.Array
+    planes: jax.Array
+    faces: jax.Array
+    edges: jax.Array
+    edge_normals: jax.Array
+
+
+def _padded(x: jax.Array, count: int, axis: int = 0) -> jax.Array:
+    extra = count - x.shape[axis]
+    return jnp.concatenate([x, jnp.repeat(jax.lax.slice_in_dim(x, 0, 1, axis=axis), extra, axis=axis)], axis=axis) if extra > 0 else x
+
+
+def box_hull(half: jax.Array, counts: tuple[int, int, int, int]) -> HullData:
+    """The box of ``half`` extents ``(3,)`` as a hull in its frame, padded to ``counts`` ``(V, F, K, E)``
+    (each at least :data:`BOX_COUNTS`)."""
+    V, F, K, E = counts
+    corners = jnp.asarray(_SIGNS, half.dtype) * half
+    normals = jnp.asarray(_BOX_NORMALS, half.dtype)
+    planes = jnp.concatenate([normals, (jnp.abs(normals) @ half)[:, None]], axis=1)
+    faces = _padded(corners[_BOX_FACES], K, axis=1)
+    normals = jnp.asarray(_BOX_EDGE_NORMALS, half.dtype)
+    return HullData(_padded(corners, V), _padded(planes, F), _padded(faces, F), _padded(corners[_BOX_EDGES], E), _padded(normals, E))
+
+
+def in_world(H: jax.Array, hull: HullData) -> HullData:
+    """``hull`` (its shape's frame) in world axes, the shape at pose ``H (4, 4)``."""
+    R, c = H[:3, :3], H[:3, 3]
+    normals = hull.planes[:, :3] @ R.T
+    return HullData(hull.vertices @ R.T + c, jnp.concatenate([normals, (hull.planes[:, 3] + normals @ c)[:, None]], axis=1),
+                    hull.faces @ R.T + c, hull.edges @ R.T + c, hull.edge_normals @ R.T)
+
+
+def _edge_frames(hull: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Per edge: its unit direction ``(E, 3)``, its middle ``(E, 3)`` and the unit vectors
+    ``(E, 3)`` each that bound the directions it supports (those between its two faces' outward
+    normals n1, n2: ``u . s1 >= 0`` and ``u . s2 >= 0`` for ``u`` perpendicular to the edge, with
+    ``s1 = c x n1``, ``s2 = n2 x c``, ``c = n1 x n2`` along the edge)."""
+    direction, _ = jax.vmap(unit)(hull.edges[:, 1] - hull.edges[:, 0], jnp.zeros_like(hull.edges[:, 0]))
+    n1, n2 = hull.edge_normals[:, 0], hull.edge_normals[:, 1]
+    c = jnp.cross(n1, n2)
+    length = jnp.sqrt(jnp.maximum(jnp.sum(c**2, axis=-1, keepdims=True), 1e-30))
+    return direction, jnp.mean(hull.edges, axis=1), jnp.cross(c, n1) / length, jnp.cross(n2, c) / length
+
+
+def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Candidate axes: the ``F`` face normals of a (pointing into a: b to a) and the ``F`` of b,
+    with their overlaps (the normal from b towards a), and the overlap of each of the
+    ``E_a x E_b`` edge pairs' axes ``+-(d_a x d_b)`` with the sign ``(E_a E_b,)`` that points from
+    b towards a. An edge pair's axis counts (else its overlap is infinite) where its two edges
+    are their hulls' supports along it, a's edge along the axis reversed, b's along it (the
+    pairs that can meet: their Gauss maps cross); its overlap is then the distance between the
+    edges' lines along it. Every edge pair's test and overlap are scalar triple products, products
+    of ``(E_a, 3)`` by ``(3, E_b)`` matrices."""
+    face = jnp.concatenate([-a.planes[:, :3], b.planes[:, :3]])
+    d_a, middle_a, s1_a, s2_a = _edge_frames(a)
+    d_b, middle_b, s1_b, s2_b = _edge_frames(b)
+    # Products (axes x vertices, edges x edges) apart from what reduces or combines them: fused
+    # into it, XLA's CPU backend recomputes them element by element, many times slower.
+    face_a, face_b, cosine, p1, p2, q1, q2, reach = jax.lax.optimization_barrier((
+        face @ a.vertices.T, face @ b.vertices.T, d_a @ d_b.T,
+        jnp.cross(s1_a, d_a) @ d_b.T, jnp.cross(s2_a, d_a) @ d_b.T,  # (d_a x d_b) . s_a
+        d_a @ jnp.cross(d_b, s1_b).T, d_a @ jnp.cross(d_b, s2_b).T,  # (d_a x d_b) . s_b
+        d_a @ jnp.cross(d_b, middle_b).T - jnp.cross(middle_a, d_a) @ d_b.T,  # (d_a x d_b) . (middle_b - middle_a)
+    ))
+    face_overlap = jnp.max(face_b, axis=1) - jnp.min(face_a, axis=1)
+    slack = 1e-9
+    plus = (p1 <= slack) & (p2 <= slack) & (q1 >= -slack) & (q2 >= -slack)  # a supports along -(d_a x d_b), b along +
+    minus = (p1 >= -slack) & (p2 >= -slack) & (q1 <= slack) & (q2 <= slack)
+    squared = 1.0 - cosine**2
+    usable = squared > 1e-12
+    length = jnp.sqrt(jnp.where(usable, squared, 1.0))
+    sign = jnp.where(plus, 1.0, -1.0)
+    edge_overlap = jnp.where(usable & (plus | minus), sign * reach / length, jnp.inf)
+    return face, face_overlap, sign.reshape(-1), edge_overlap.reshape(-1)
+
+
+def _inside(points: jax.Array, hull: HullData, direction: jax.Array, slack: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Which of ``points (P, 3)`` lie in ``hull`` (inclusive, by ``slack``), and how far each
+    moves along the unit ``direction`` before it leaves it."""
+    normals, offsets = hull.planes[:, :3], hull.planes[:, 3]
+    distance = points @ normals.T - offsets  # (P, F), <= 0 inside
+    inside = jnp.all(distance <= slack, axis=1)
+    rate = normals @ direction  # (F,)
+    leaving = rate > 1e-9
+    exits = jnp.where(leaving, safe_divide(-distance, jnp.where(leaving, rate, 1.0), jnp.inf), jnp.inf)
+    return inside, jnp.maximum(jnp.min(exits, axis=1), 0.0)
+
+
+def _crossings(face_a: jax.Array, face_b: jax.Array, normal: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Where the sides of polygons ``face_a (K_a, 3)`` and ``face_b (K_b, 3)`` cross seen along
+    ``normal``: points on a's and b's sides ``(K_a K_b, 3)`` each, and whether they cross
+    strictly inside both sides."""
+    t1 = perpendicular(normal)
+    plane = jnp.stack([t1, jnp.cross(normal, t1)])
+    a0, a1 = face_a[:, None], jnp.roll(face_a, -1, axis=0)[:, None]
+    b0, b1 = face_b[None], jnp.roll(face_b, -1, axis=0)[None]
+    shape = (face_a.shape[0], face_b.shape[0], 2)
+    u, w, r = (jnp.broadcast_to(x, shape) for x in ((a1 - a0) @ plane.T, (b1 - b0) @ plane.T, (b0 - a0) @ plane.T))
+
+    def cross2(x, y):
+        return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
+
+    det = cross2(u, w)
+    ok = jnp.abs(det) > 1e-9 * jnp.sqrt(jnp.sum(u**2, -1) * jnp.sum(w**2, -1))
+    alpha = safe_divide(cross2(r, w), jnp.where(ok, det, 1.0))
+    beta = safe_divide(cross2(r, u), jnp.where(ok, det, 1.0))
+    margin = tolerance(u.dtype, 1e-7)
+    inside = ok & (alpha > margin) & (alpha < 1 - margin) & (beta > margin) & (beta < 1 - margin)
+    on_a = (a0 + alpha[..., None] * (a1 - a0)).reshape(-1, 3)
+    on_b = (b0 + beta[..., None] * (b1 - b0)).reshape(-1, 3)
+    return on_a, on_b, inside.reshape(-1)
+
+
+def _spread(position: jax.Array, depth: jax.Array, holds: jax.Array, normal: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """:data:`HULL_SLOTS` of the candidates that ``hold`` a contact, spread over their patch: the
+    deepest, the farthest from it, the farthest from the line of the two on either side. Returns
+    their indices and which were found (a candidate no farther than a tolerance repeats one)."""
+    size = jnp.max(jnp.where(holds[:, None], jnp.abs(position - position[0]), 0.0)) + 1.0
+    eps = tolerance(position.dtype, 1e-9) * size
+    first = jnp.argmax(jnp.where(holds, depth, -jnp.inf))
+    p1 = position[first]
+    flat = position - jnp.outer((position - p1) @ normal, normal)
+    far = jnp.sum((flat - flat[first]) ** 2, axis=-1)
+    second = jnp.argmax(jnp.where(holds, far, -1.0))
+    line = flat[second] - flat[first]
+    side = jnp.cross(line, flat - flat[first]) @ normal
+    third = jnp.argmax(jnp.where(holds, jnp.abs(side), -1.0))
+    opposite = -jnp.where(side[third] >= 0, 1.0, -1.0) * side
+    fourth = jnp.argmax(jnp.where(holds, opposite, -1.0))
+    length = jnp.sqrt(far[second])
+    found = jnp.stack([jnp.any(holds), far[second] > eps**2, jnp.abs(side[third]) > eps * length,
+                       opposite[fourth] > eps * length])
+    return jnp.stack([first, second, third, fourth]), found & holds[jnp.stack([first, second, third, fourth])]
+
+
+def hull_hull(a: HullData, b: HullData) -> Slots:
+    """:data:`HULL_SLOTS` slots of hulls a and b (world axes) along one separating-axis normal
+    (from b towards a; the axis of least overlap among both hulls' face normals and the cross
+    products of their edges that can meet, an edge axis only when clearly better), chosen among the
+    candidates below in this order:
+
+    - face axis: the ``V_a`` vertices of a inside b (inclusive), each as deep as it moves along the
+      normal before it leaves b, the ``V_b`` of b inside a likewise, and the ``K_a x K_b`` crossings of
+      the sides of a's face and b's face that meet along the normal (seen along it);
+    - edge axis: the closest points of the two edges that meet (the hulls' supports along it:
+      :func:`_axes`), at the axis' overlap.
+
+    The slots hold the deepest candidate and three spread around it (:func:`_spread`); each
+    filled slot's feature is its candidate's place in the order above, empty slot ``k`` has
+    feature ``V_a + V_b + K_a K_b + 1 + k`` (:func:`features`). Depths are positive when penetrating."""
+    face_axes, face_overlap, edge_sign, edge_overlap = _axes(a, b)
+    face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
+    use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
+    E_b = b.edges.shape[0]
+    first, second = edge // E_b, edge % E_b
+    edge_axis = edge_sign[edge] * unit(jnp.cross(a.edges[first, 1] - a.edges[first, 0], b.edges[second, 1] - b.edges[second, 0]),
+                                      face_axes[face])[0]
+
+    def on_edge(segment):
+        axis, length = unit(segment[1] - segment[0], jnp.zeros(3, segment.dtype))
+        return 0.5 * (segment[0] + segment[1]), axis, 0.5 * length
+
+    centre_a, axis_a, half_a = on_edge(a.edges[first])
+    centre_b, axis_b, half_b = on_edge(b.edges[second])
+    s, t = segments_closest(centre_a, axis_a, half_a, centre_b, axis_b, half_b)
+    meeting = 0.5 * (centre_a + s * axis_a + centre_b + t * axis_b)
+    normal = jnp.where(use_edge, edge_axis, face_axes[face])
+    overlap = jnp.where(use_edge, edge_overlap[edge], face_overlap[face])
+
+    size = jnp.max(jnp.abs(a.vertices - a.vertices[0])) + jnp.max(jnp.abs(b.vertices - b.vertices[0]))
+    slack = tolerance(a.vertices.dtype, _INSIDE) * size + 1e-12
+    a_in_b, depth_a = _inside(a.vertices, b, normal, slack)
+    b_in_a, depth_b = _inside(b.vertices, a, -normal, slack)
+    face_a = a.faces[jnp.argmin(a.planes[:, :3] @ normal)]
+    face_b = b.faces[jnp.argmax(b.planes[:, :3] @ normal)]
+    cross_a, cross_b, crossing = _crossings(face_a, face_b, normal)
+    depth_x = (cross_b - cross_a) @ normal
+
+    face_case = ~use_edge
+    position = jnp.concatenate([a.vertices + 0.5 * depth_a[:, None] * normal, b.vertices - 0.5 * depth_b[:, None] * normal,
+                                0.5 * (cross_a + cross_b), meeting[None]])
+    depth = jnp.concatenate([depth_a, depth_b, depth_x, overlap[None]])
+    valid = jnp.concatenate([a_in_b & face_case, b_in_a & face_case, crossing & face_case, use_edge[None]])
+    holds = valid & (depth > 0) & (overlap > 0)
+    picked, filled = _spread(position, depth, holds, normal)
+    candidates = depth.shape[0]
+    return Slots(
+        jnp.where(filled[:, None], position[picked], a.vertices[0]),
+        jnp.broadcast_to(normal, (HULL_SLOTS, 3)),
+        jnp.where(filled, depth[picked], jnp.minimum(overlap, 0.0)),
+        filled,
+        jnp.where(filled, picked, candidates + jnp.arange(HULL_SLOTS)).astype(jnp.int32),
+    )
+
+
+def features(counts: tuple[int, int, int, int]) -> int:
+    """The candidates of :func:`hull_hull` plus its empty slots, for hulls of ``counts`` ``(V, F, K, E)``."""
+    V, _, K, _ = counts
+    return 2 * V + K * K + 1 + HULL_SLOTS
