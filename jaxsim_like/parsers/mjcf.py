@@ -45,7 +45,8 @@ What is read:
   couplings (:class:`Mimic` of ``a``): MuJoCo's rule ``qpos_a - qpos0_a = c0 + c1 (qpos_b -
   qpos0_b)`` is, in positions measured from ``qpos0``, ``q_a = c1 q_b + c0``; without ``joint2``,
   ``q_a = c0`` (a welded leader). The equality's ``solref`` becomes the coupling's time constant
-  and damping ratio (see :func:`_reference`); inactive equalities are skipped with a warning;
+  and damping ratio (see :func:`_reference`), its ``solimp`` the coupling's impedance, with the
+  compiled ``dof_invweight0`` of its joints; inactive equalities are skipped with a warning;
 - fixed tendons ``<tendon><fixed>`` (:class:`TendonDescription`): coefficients by joint, the
   length at ``qpos0``, stiffness with MuJoCo's compiled ``springlength`` dead band (its ``-1``
   default resolved by the compiler to the length at ``qpos0``), damping, friction loss,
@@ -546,7 +547,9 @@ def _mimics(reader: _Reader) -> dict[str, Mimic]:
         c0, c1 = float(m.eq_data[e][0]), float(m.eq_data[e][1])
         time_constant, damping_ratio = _reference(m.eq_solref[e])
         leader, multiplier = (reader.joint(b), c1) if b >= 0 else ("", 0.0)
-        mimics[reader.joint(a)] = Mimic(leader, multiplier, c0, time_constant, damping_ratio)
+        solimp = tuple(float(value) for value in m.eq_solimp[e])
+        inverse_weight = sum(float(m.dof_invweight0[m.jnt_dofadr[j]]) for j in (a, b) if j >= 0)
+        mimics[reader.joint(a)] = Mimic(leader, multiplier, c0, time_constant, damping_ratio, solimp, inverse_weight)
     return mimics
 
 
