@@ -87,8 +87,10 @@ def rope(cones: int) -> js.Model:
 def _closures(model: js.Model, count: int, weld: bool, side: str) -> LoopClosures:
     """``count`` closures of ``LINK_PAIRS`` (``side`` ``"link"``), or of their left links to the
     world (``"world"``) or to a mocap body each (``"mocap"``), closed at the model's rest state."""
-    poses = np.asarray(kinematics.kinematics(model, js.State.build(model)).G_H_L)  # G: world axes, origin at the base
-    base = np.asarray(js.State.build(model).base_position)
+    state = js.State.build(model)
+    poses = np.asarray(kinematics.kinematics(model, state).G_H_L)  # G: world axes, origin at the base
+    world_poses = poses.copy()
+    world_poses[:, :3, 3] += np.asarray(state.base_position)
     frame1, frame2, link1, link2 = [], [], [], []
     for left, right in LINK_PAIRS[:count]:
         a = model.link_index(left)
@@ -99,17 +101,12 @@ def _closures(model: js.Model, count: int, weld: bool, side: str) -> LoopClosure
             frame2.append(np.linalg.inv(poses[b]) @ poses[a])
             link2.append(b)
         else:
-            W_H_A = poses[a].copy()
-            W_H_A[:3, 3] += base
-            frame2.append(W_H_A if side == "world" else np.eye(4))
+            frame2.append(world_poses[a] if side == "world" else np.eye(4))
             link2.append(WORLD)
     dtype = model.link_mass.dtype
     column = lambda values: jnp.asarray(np.asarray(values, dtype=float), dtype=dtype)  # noqa: E731
     mocap = side == "mocap"
-    mocap_poses = np.asarray(frame1)[:, 0]  # placeholders, replaced below
-    if mocap:
-        mocap_poses = np.stack([poses[a] for a in link1])
-        mocap_poses[:, :3, 3] += base
+    mocap_poses = world_poses[link1] if mocap else np.zeros((0, 4, 4))
     quaternions = js.dynamics.spatial.rotation_to_quaternion(column(mocap_poses[:, :3, :3])) if mocap else column(np.zeros((0, 4)))
     return LoopClosures(
         frame1=column(frame1),
@@ -117,7 +114,7 @@ def _closures(model: js.Model, count: int, weld: bool, side: str) -> LoopClosure
         torque_scale=column(np.ones(count)),
         time_constant=column(np.full(count, 0.02)),
         damping_ratio=column(np.ones(count)),
-        mocap_position=column(mocap_poses[:, :3, 3]) if mocap else column(np.zeros((0, 3))),
+        mocap_position=column(mocap_poses[:, :3, 3]),
         mocap_quaternion=quaternions,
         solimp=column([MUJOCO_SOLIMP] * count),
         inverse_weight=column(np.ones((count, 2))),
