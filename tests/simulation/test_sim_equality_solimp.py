@@ -9,7 +9,8 @@ violation and its compliance ``R = (1 - d) / d (dof_invweight0_a + dof_invweight
 - Gradients through the coupled rollout, with respect to ``solimp``'s ``d0`` and the
   coupling's multiplier, equal central differences.
 
-Two hinged rods, ``q_2 = 0.1 + 0.5 q_1``; one compilation per test for the two files.
+Two hinged rods, ``q_2 = 0.1 + 0.5 q_1``; the two files share each compiled function (the
+rollout compiles twice: with the soft coupling and held at an impedance of one).
 """
 
 from __future__ import annotations
