@@ -21,7 +21,8 @@ NO_LEADER = -1
 folded into the ``offset``, so that the row reads ``q_a = offset``."""
 
 NO_SOLIMP = (1.0, 1.0, 0.001, 0.5, 2.0)
-"""The ``solimp`` stored for a coupling that is not ``soft`` (which the step does not read)."""
+"""The ``solimp`` stored for an equality that is not soft (a coupling's, a tendon equality's),
+which the step does not read."""
 
 
 @pytree_dataclass(static=["follower", "leader", "soft"])

@@ -52,7 +52,8 @@ What is read:
   default resolved by the compiler to the length at ``qpos0``), damping, friction loss,
   armature, range, margin, ``solreflimit``, ``solimplimit`` and the compiled ``tendon_invweight0``; tendon equalities ``<equality><tendon
   tendon1="a" tendon2="b" polycoef="c0 c1 0 0 0"/>`` (:class:`TendonEqualityDescription`):
-  MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``;
+  MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``, with
+  their ``solref``, ``solimp`` and the compiled ``tendon_invweight0`` of their tendons;
 - spatial tendons ``<tendon><spatial>`` through sites and pulleys, wrapping around spheres and
   cylinders: their segments between consecutive sites, or between the sites on either side of
   a wrapping geom (:class:`TendonSegment`, :class:`TendonWrap`; each counted ``1 / divisor`` of
@@ -519,6 +520,8 @@ def _tendon_equalities(reader: _Reader, tendons: set[str]) -> list[TendonEqualit
                 time_constant=time_constant,
                 damping_ratio=damping_ratio,
                 location=where,
+                solimp=tuple(float(value) for value in m.eq_solimp[e]),
+                inverse_weight=sum(float(m.tendon_invweight0[t]) for t in (int(m.eq_obj1id[e]), second) if t >= 0),
             )
         )
     return equalities

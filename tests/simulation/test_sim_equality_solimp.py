@@ -1,5 +1,6 @@
-"""MJCF joint equalities with MuJoCo's ``solimp`` (issue 30): the coupling's impedance at its
-violation and its compliance ``R = (1 - d) / d (dof_invweight0_a + dof_invweight0_b)``.
+"""MJCF joint and tendon equalities with MuJoCo's ``solimp`` (issue 30): the row's impedance at
+its violation and its compliance ``R = (1 - d) / d (w_a + w_b)``, ``w`` the ``dof_invweight0``
+of its joints or the ``tendon_invweight0`` of its tendons.
 
 - At violations across the ``solimp`` width, the row's impedance and resistance are MuJoCo's
   ``efc_KBIP[:, 2]`` and ``efc_R``.
@@ -8,6 +9,8 @@ violation and its compliance ``R = (1 - d) / d (dof_invweight0_a + dof_invweight
   impedance of one (the coupling as it was before the ``solimp`` was read).
 - Gradients through the coupled rollout, with respect to ``solimp``'s ``d0`` and the
   coupling's multiplier, equal central differences.
+- A tendon equality between two fixed tendons of three hinges: its impedance and resistance
+  are MuJoCo's, and it moves as ``mj_step``'s, closer than at an impedance of one.
 
 Two hinged rods, ``q_2 = 0.1 + 0.5 q_1``; the two files share each compiled function (the
 rollout compiles twice: with the soft coupling and held at an impedance of one).
@@ -23,6 +26,7 @@ import pytest
 import jaxsim_like as js
 from jaxsim_like.dynamics.kinematics import kinematics
 from jaxsim_like.simulation.couplings import equality_rows
+from jaxsim_like.simulation.tendons import tendon_rows
 
 mujoco = pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
 
@@ -46,6 +50,7 @@ RODS = """<mujoco model="rods">
 SOLIMPS = {"soft": 'solimp="0.5 0.9 0.01"', "default": ""}
 Q0 = np.array([0.3, 0.05])  # the distance 0.05 - 0.5 * 0.3 - 0.1 = -0.2 rad
 STEPS, DT = 1000, 0.001
+Q_TENDONS = np.array([0.3, 0.05, 0.0])  # the tendon equality 0.225 off
 
 
 def _xml(name: str) -> str:
@@ -138,3 +143,55 @@ def test_gradients_through_the_soft_coupling_equal_central_differences():
         central = (distance(*(p + s for p, s in zip(point, step))) - distance(*(p - s for p, s in zip(point, step)))) / (2 * h)
         assert abs(float(gradient)) > 1e-4
         np.testing.assert_allclose(float(gradient), float(central), rtol=1e-6)
+
+
+TENDONS = """<mujoco model="tendon_rods">
+  <option timestep="0.001"/>
+  <worldbody>
+    <body pos="0 0 1">
+      <joint name="first" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="1" contype="0" conaffinity="0"/>
+      <body pos="0.2 0 0">
+        <joint name="second" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
+        <body pos="0.2 0 0">
+          <joint name="third" type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="a"><joint joint="first" coef="1"/><joint joint="second" coef="0.5"/></fixed>
+    <fixed name="b"><joint joint="third" coef="2"/></fixed>
+  </tendon>
+  <equality><tendon tendon1="a" tendon2="b" polycoef="0.1 0.5 0 0 0" solimp="0.5 0.9 0.01"/></equality>
+</mujoco>"""
+
+
+def test_a_tendon_equality_has_mujocos_impedance_and_moves_as_mj_step(figures):
+    """At violations inside and beyond the width, the row's impedance and compliance are
+    MuJoCo's; from a start 0.225 off, 1 s at 1 ms, the joints are from
+    ``mj_step``'s 5.1e-3 rad RMS (5.0e-2 at an impedance of one)."""
+    model = js.load_model(TENDONS)
+    assert model.tendons.equality_soft == (True,)
+    m = mujoco.MjModel.from_xml_string(TENDONS)
+    data = mujoco.MjData(m)
+    params = js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler")
+    rows = jax.jit(lambda state: tendon_rows(model, state, kinematics(model, state), params.model.friction_velocity, params.world.dt, False))
+    for q in ((0.3, 0.05, 0.2), (0.3, 0.05, 0.2215), (0.3, 0.05, 0.2293)):  # 0.025, 0.0035, -0.0043 off
+        data.qpos[:] = q
+        mujoco.mj_forward(m, data)
+        equality = rows(js.State.build(model).replace(joint_positions=jnp.asarray(q)))
+        np.testing.assert_allclose(equality.compliance / DT, data.efc_R[:1], rtol=1e-12)
+    data.qpos[:] = Q_TENDONS
+    reference = np.zeros((STEPS, 3))
+    for k in range(STEPS):
+        mujoco.mj_step(m, data)
+        reference[k] = data.qpos
+    state = js.State.build(model).replace(joint_positions=jnp.asarray(Q_TENDONS))
+    stiff = model.replace(tendons=model.tendons.replace(equality_soft=(False,)))
+    after, before = (np.asarray(_positions(mdl, state, params)) for mdl in (model, stiff))
+    rms = figures("tendon equality solimp: joints RMS vs mj_step [rad]", float(np.sqrt(np.mean((after - reference) ** 2))))
+    rms_before = figures("tendon equality solimp: the same at an impedance of one [rad]", float(np.sqrt(np.mean((before - reference) ** 2))))
+    assert rms < 1e-2 and rms < rms_before / 5
