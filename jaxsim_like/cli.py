@@ -276,7 +276,7 @@ def _add_simulate(commands) -> None:
     parser.add_argument("--integrator", choices=("implicit_euler", "semi_implicit_euler", "rk4"), default="implicit_euler")
     parser.add_argument("--seed", type=int, default=0, help="seed of the batch's perturbations")
     parser.add_argument("--max-penetration", type=float, help="contact stiffness: the model's weight rests on four points this deep [m] (default 0.001)")
-    parser.add_argument("--friction", type=float, help="Coulomb friction coefficient of the ground (default 0.5)")
+    parser.add_argument("--friction", type=float, help="Coulomb friction coefficient of the ground (default 0.5, or the file's own per collision: MJCF)")
     parser.add_argument("--out", help="stream the samples to this .npz file (jaxsim_like.recording.Recording.load reads it)")
     parser.add_argument("--every", type=int, default=1, metavar="K", help="keep every K-th step in --out (must divide the step count; default 1)")
     parser.add_argument("--fields", default=",".join(SAMPLE_FIELDS), help="comma-separated fields to keep in --out (default: all of them)")

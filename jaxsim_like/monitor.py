@@ -20,10 +20,10 @@ from .dynamics.state import State
 from .recording import SAMPLE_FIELDS
 from .simulation.params import SimulationParams
 from .simulation.model_step import StepOutput
-from .simulation.step import step
+from .simulation.step import pair_memory, step
 
 STATE_FIELDS = ("base_position", "base_quaternion", "base_velocity", "joint_positions", "joint_velocities", "contact_deformation")
-OUTPUT_FIELDS = tuple(name for name in StepOutput._fields if name != "finite")
+OUTPUT_FIELDS = tuple(name for name in StepOutput._fields if name not in ("finite", "self_contacts"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Keep:
     """Which samples of a run to keep: ``fields`` of every ``every``-th step, for ``worlds``.
 
     ``fields``: names of :class:`State` fields (the state after the step) and of
-    :class:`StepOutput` fields (what happened during the step), by default those of a
+    :class:`StepOutput` arrays (what happened during the step; not its ``self_contacts``), by default those of a
     :class:`~jaxsim_like.recording.Recording` (``recording.SAMPLE_FIELDS``);
     ``every`` (>= 1): keep steps ``every - 1, 2 every - 1, ...`` (the run's step count must be a
     multiple of it); ``worlds``: indices of the worlds of a batch to keep (None: all).
@@ -114,7 +114,7 @@ def monitored_rollout(
         return (following, summary.update(outputs, index), index + 1), (following, outputs)
 
     body = jax.checkpoint(advance) if checkpoint else advance
-    start = (state, stats, jnp.asarray(0, jnp.int32))
+    start = (pair_memory(params, state), stats, jnp.asarray(0, jnp.int32))
     if keep is None:
         (final, summary, _), _ = jax.lax.scan(lambda c, u: (body(c, u)[0], None), start, torques)
         return final, summary, None

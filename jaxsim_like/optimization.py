@@ -32,7 +32,7 @@ from .dynamics.model import Model
 from .dynamics.state import State
 from .simulation.params import SimulationParams
 from .simulation.model_step import StepOutput
-from .simulation.step import step
+from .simulation.step import pair_memory, step
 
 
 class OptimizationResult(NamedTuple):
@@ -177,7 +177,7 @@ def rollout_cost(
         return jax.lax.scan(one_step, carry, segment_inputs)[0], None
 
     inputs = (torques, jnp.arange(steps))
-    carry = (state, jnp.zeros((), dtype))
+    carry = (pair_memory(params, state), jnp.zeros((), dtype))
     if segment_length is None or segment_length >= steps:
         carry, _ = jax.lax.scan(one_step, carry, inputs)
     else:

@@ -91,6 +91,7 @@ LONGEST = (
     "tests/simulation/test_sim_loops.py",
     "tests/simulation/test_sim_ball_cones.py",
     "tests/simulation/test_sim_spatial_tendons.py",
+    "tests/simulation/test_mjcf_geom_surfaces.py",
     "tests/api/test_ball_joints.py",
     "tests/workflows/test_workflow_optimization.py",
     "tests/api/test_gazebo_behaviour.py",

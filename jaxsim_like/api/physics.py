@@ -15,13 +15,8 @@ from __future__ import annotations
 import os
 
 from ..parsers import find_sdf_file
+from ..parsers.sdf_elements import is_physics_plugin
 from ..parsers.xml import load_xml, looks_like_xml
-
-
-def is_physics_plugin(filename: str, name: str) -> bool:
-    """Whether ``<plugin filename=... name=...>`` loads Gazebo's physics system
-    (``gz-sim-physics-system`` / ``gz::sim::systems::Physics``, or their ignition names)."""
-    return "physics-system" in filename.lower() or name.strip().endswith("systems::Physics")
 
 
 def _worlds(source: str | os.PathLike) -> list:

@@ -28,7 +28,8 @@ from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, ModelParams, SimulationParams, WorldParams
 from ..simulation.collision import CollisionTable
 from ..simulation.collision.forces import ExplicitPairs, PairLaw
-from ..simulation.world import WorldModel, link_inverse_weights
+from ..simulation.collision.collisions import link_inverse_weights
+from ..simulation.world import WorldModel
 from . import engine, errors, scenery
 from .calls import scenario_methods
 from .entry import ModelEntry
@@ -92,7 +93,7 @@ class World:
         self._step_count = 0
         self._physics = bool(physics)
         self._integrator = "implicit_euler"
-        self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.001, "friction": 0.5, "damping_ratio": None}
+        self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.001, "friction": None, "damping_ratio": None}
         self._plugins: list[tuple[Callable, Any]] = []
         self._terrain = None
         self._terrain_names: list[str] = [""]
@@ -215,7 +216,7 @@ class World:
         *,
         contact: ContactParams | None = None,
         max_penetration: float = 0.001,
-        friction: float = 0.5,
+        friction: float | None = None,
         damping_ratio: float | None = None,
     ) -> bool:
         """Load the physics (ScenarIO: "By default, if the world file does not already contain a
@@ -223,7 +224,8 @@ class World:
         models and the time flows. ``PhysicsEngine.dart`` (or ``implicit_euler``, the linearly
         implicit step), ``semi_implicit_euler`` (explicit) and ``rk4`` select the integrator; ``contact`` gives the soft-contact parameters of every
         model, else each model gets :meth:`ContactParams.from_mass` of its mass sinking
-        ``max_penetration`` [m] at rest, with Coulomb ``friction`` and the bounce's
+        ``max_penetration`` [m] at rest, with Coulomb ``friction`` (None: 0.5, or the friction
+        the model's file gives its collisions, see :meth:`SimulationParams.build`) and the bounce's
         ``damping_ratio`` (None: ``FIRM_DAMPING_RATIO`` for a model of one link, critically damped
         for the others; see its docstring). Calling it again changes the settings. False for an
         unknown engine."""
@@ -234,7 +236,7 @@ class World:
         self._physics = True
         self._integrator = integrator
         self._contact = {
-            "contact": contact, "max_penetration": float(max_penetration), "friction": float(friction), "damping_ratio": None if damping_ratio is None else float(damping_ratio),
+            "contact": contact, "max_penetration": float(max_penetration), "friction": None if friction is None else float(friction), "damping_ratio": None if damping_ratio is None else float(damping_ratio),
         }
         for entry in self._entries.values():
             self._rebuild_params(entry)

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..parsers.description import LoopClosure, Mimic, MocapBody, ModelDescription
+from ..parsers.description import TERRAIN, LoopClosure, Mimic, MocapBody, ModelDescription
 from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
 from . import configuration, consistency, spatial
@@ -125,7 +125,11 @@ class Model:
     - ``collidable_points (P, 3)`` in the frame of link ``point_link``: the centres of swept points
       of radii ``point_radius (P,)`` [m] (0 for a corner; see :mod:`jaxsim_like.parsers.shapes`),
       and ``point_terrain (P,)``: 1 where the point touches the terrain, 0 where it does not (by
-      the file's collision rules, see :func:`terrain_points`);
+      the file's collision rules, see :func:`terrain_points`); ``point_friction (P,)`` and
+      ``point_margin (P,)`` [m]: the Coulomb friction of each point's contact with the terrain
+      and the distance from it within which that contact pushes (its margin), as
+      the file's collision rules give them (see :func:`terrain_surfaces`; None: the friction of
+      the model's contact law, no margin);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder;
@@ -204,6 +208,8 @@ class Model:
     point_collision: tuple[str, ...] = ()
     shape_collision: tuple[str, ...] = ()
     collision_rules: Any = None
+    point_friction: jax.Array | None = None
+    point_margin: jax.Array | None = None
 
     @property
     def dofs(self) -> int:
@@ -579,6 +585,7 @@ def build_model(
         soft_limits=build_soft_limits(description.joints, model.joint_names, dtype),
         collision_rules=description.collision_rules,
         point_terrain=terrain_points(description.collision_rules, model.point_collision, dtype),
+        **terrain_surfaces(description.collision_rules, model.point_collision, dtype),
     )
 
 
@@ -587,6 +594,20 @@ def terrain_points(rules: Any, point_collision: Sequence[str], dtype: Any) -> ja
     (every point without rules, and a point of an unknown collision ``""``), else 0."""
     touching = [rules is None or name == "" or rules.touches_terrain(name) for name in point_collision]
     return jnp.asarray(np.asarray(touching, dtype=float), dtype=dtype)
+
+
+def terrain_surfaces(rules: Any, point_collision: Sequence[str], dtype: Any) -> dict[str, jax.Array | None]:
+    """``point_friction`` and ``point_margin`` ``(P,)`` of the points of collisions ``point_collision``
+    with the terrain, by the collision ``rules`` (:meth:`~jaxsim_like.parsers.description.CollisionRules.surface`:
+    a pair with the floor, else the larger of the collision's and the floor's); both None
+    unless the rules give every point's."""
+    surfaces = [None if rules is None or name == "" else rules.surface(name, TERRAIN) for name in point_collision]
+    if not surfaces or any(surface is None for surface in surfaces):
+        return {"point_friction": None, "point_margin": None}
+    return {
+        "point_friction": jnp.asarray(np.asarray([s.friction for s in surfaces], dtype=float), dtype=dtype),
+        "point_margin": jnp.asarray(np.asarray([s.margin for s in surfaces], dtype=float), dtype=dtype),
+    }
 
 
 def _frames(model: Model) -> list[tuple[str, int, np.ndarray]]:
@@ -770,4 +791,5 @@ def reduce(model: Model, joint_names: Sequence[str], locked_positions: dict[str,
     ball_cones = model.ball_cones.reduce(model.ball_joint_names, reduced.ball_joint_names)
     return reduced.replace(fluid=fluid.placed(reduced.link_names, _frames(reduced)), soft_limits=soft_limits, ball_cones=ball_cones,
                            collision_rules=model.collision_rules,
-                           point_terrain=terrain_points(model.collision_rules, reduced.point_collision, reduced.point_radius.dtype))
+                           point_terrain=terrain_points(model.collision_rules, reduced.point_collision, reduced.point_radius.dtype),
+                           **terrain_surfaces(model.collision_rules, reduced.point_collision, reduced.point_radius.dtype))

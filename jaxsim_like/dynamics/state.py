@@ -31,7 +31,10 @@ class State:
     ``body``: ``B_v_WB``; ``inertial``: ``W_v_WB``; ``mixed``: ``[d/dt W_o_B; W_omega_WB]``.
     A fixed-base model keeps the base pose (where it is welded) and a zero base velocity.
     ``contact_deformation (P, 3)`` [m] is the tangential deformation of the soft contact at
-    each collidable point (world axes), the memory that lets a contact stick.
+    each collidable point (world axes), the memory that lets a contact stick;
+    ``pair_deformation (K, 3)`` [m], that of the candidate slots of the contacts between the
+    model's own links, which the step of a model with self-collisions keeps
+    (:func:`~jaxsim_like.simulation.step.step`; None: no memory, as :meth:`build` makes).
     """
 
     base_position: jax.Array
@@ -40,6 +43,7 @@ class State:
     joint_positions: jax.Array
     joint_velocities: jax.Array
     contact_deformation: jax.Array
+    pair_deformation: jax.Array | None = None
     velocity_representation: str = "mixed"
 
     @staticmethod

@@ -87,7 +87,7 @@ class ContactPair:
     """An explicit contact pair (MJCF ``<contact><pair>``) between the collisions ``collision_a``
     and ``collision_b`` (names; :data:`TERRAIN` for the terrain): its Coulomb ``friction`` (the
     first tangential coefficient), ``margin`` [m] (the surfaces touch ``margin`` apart) and
-    ``gap`` [m] (of the margin, what does not push)."""
+    ``gap`` [m] (beyond the margin, contacts that MuJoCo, since 3.9, reports without force: none here)."""
 
     collision_a: str
     collision_b: str
@@ -116,7 +116,11 @@ class CollisionRules:
       :data:`TERRAIN` stands for the world body and its floor);
     - ``terrain``: the collisions that touch the terrain (the file's floor), None when the file
       has no floor (then every collision does);
-    - ``pairs``: the :class:`ContactPair` that touch whatever the rules above say.
+    - ``pairs``: the :class:`ContactPair` that touch whatever the rules above say;
+    - ``surfaces``: ``(collision, friction, margin, gap, condim, priority)``: the Coulomb
+      friction, margin [m], gap [m], contact dimension and priority that a collision
+      (:data:`TERRAIN`: the floor) brings to its contacts (MJCF geoms' ``friction``, first
+      coefficient, ``margin``, ``gap``, ``condim`` and ``priority``); see :meth:`surface`.
     """
 
     filters: tuple[tuple[str, int, int], ...] = ()
@@ -124,11 +128,35 @@ class CollisionRules:
     excludes: tuple[tuple[str, str], ...] = ()
     terrain: frozenset[str] | None = None
     pairs: tuple[ContactPair, ...] = ()
+    surfaces: tuple[tuple[str, float, float, float, int, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_filter", {name: (contype, conaffinity) for name, contype, conaffinity in self.filters})
         object.__setattr__(self, "_weld", {name: (weld, parent) for name, weld, parent in self.welds})
         object.__setattr__(self, "_excluded", {frozenset(pair) for pair in self.excludes})
+        object.__setattr__(self, "_surface", {name: values for name, *values in self.surfaces})
+        object.__setattr__(self, "_pair", {frozenset((p.collision_a, p.collision_b)): p for p in self.pairs})
+
+    def surface(self, collision_a: str, collision_b: str) -> ContactPair | None:
+        """The friction, margin and gap of the contacts between ``collision_a`` and ``collision_b``
+        (:data:`TERRAIN`: the floor), as MuJoCo combines them: an explicit pair's own; else the
+        larger margin and gap of the two collisions' surfaces, and the friction and contact
+        dimension of the one of higher priority, or the larger of each at equal priorities; no
+        friction at dimension 1 (against a file without a floor surface, the collision's own);
+        None when a collision has no surface (the models' contact law decides)."""
+        pair = self._pair.get(frozenset((collision_a, collision_b)))
+        if pair is not None:
+            return pair
+        a, b = self._surface.get(collision_a), self._surface.get(collision_b)
+        if collision_b == TERRAIN and a is not None:
+            b = b or a
+        if a is None or b is None:
+            return None
+        friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
+        if a[4] != b[4]:
+            friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
+        first, second = sorted((collision_a, collision_b))
+        return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
 
     def filter(self, collision: str) -> tuple[int, int]:
         """``(contype, conaffinity)`` of ``collision``."""

@@ -38,7 +38,8 @@ What is read:
   :mod:`.mjcf_contacts`): the ``contype``/``conaffinity`` masks, MuJoCo's parent filter on
   welded bodies (``filterparent``), the excludes ``<contact><exclude body1 body2>``, the
   explicit pairs ``<contact><pair>`` with their friction (the first coefficient), margin and
-  gap, and the world body's planes as the terrain (pairs with them included);
+  gap, the geoms' own friction, margin and gap, and the world body's planes as the terrain
+  (pairs with them included);
 - named sites as frames. Bodies, sites and geoms have separate namespaces, as in MuJoCo: a site
   named like a link is the frame ``name::site``;
 - joint equalities ``<equality><joint joint1="a" joint2="b" polycoef="c0 c1 0 0 0"/>`` as joint
@@ -73,7 +74,7 @@ tendons wrapping with side sites, tendons, equalities, connects or welds across 
 constraints other than linear joint and tendon equalities (and those on spatial tendons),
 connects and welds that hold no moving body (between the world and mocap bodies), mocap bodies
 that carry bodies and tendons through their sites (each with its line). What a contact pair says
-that the contact law here cannot (see :mod:`.mjcf_contacts`), geoms' margins, the damping and
+that the contact law here cannot (see :mod:`.mjcf_contacts`), the damping and
 friction loss of free joints, gravity compensation (``gravcomp``) and the colliding geoms of
 mocap bodies are not represented and warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position

@@ -13,14 +13,20 @@ MuJoCo tests two kinds of geom pairs:
 The world body's planes facing up (floors) are the terrain: a geom touches it when its filter
 matches a floor's and no exclude names its body and the world, or when a pair names it and a
 floor. Without a floor in the world body every geom touches the terrain; the world body's other
-geoms (walls) are left out. A pair keeps its Coulomb friction (the first of its five
-coefficients), its ``margin`` and ``gap``; what the contact law here cannot represent warns,
-located at the ``<pair>``: a ``condim`` other than 3 (the torsional and rolling coefficients are
-not used), an anisotropic friction (the second coefficient differs from the first), the
-``solref``, ``solreffriction`` and ``solimp`` of the pair (the law here is sized from the bodies'
-masses), and the friction, margin and gap of a pair with the floor (the terrain's law is the
-model's). A pair with a world geom that is not a floor, and geoms' own margins, warn and are
-ignored.
+geoms (walls) are left out. Each geom brings its Coulomb friction (the first of its three
+coefficients), ``margin``, ``gap``, ``condim`` and ``priority`` to its contacts, and the floor
+its own (the first floor's: floors that differ warn); a contact without a pair takes the larger
+margin and gap, and the friction and ``condim`` of the geom of higher priority, or the larger of
+each (MuJoCo's rule), and has no friction at ``condim`` 1 (:meth:`CollisionRules.surface`). A pair
+keeps its Coulomb friction (the first of its five coefficients; none at ``condim`` 1), its
+``margin`` and ``gap``, with the floor too. A contact pushes within its margin; its gap acts
+as in MuJoCo since 3.9 (it only widens which contacts MuJoCo reports, without force): not at
+all. What the contact law here cannot represent warns, located: a geom's ``condim`` other than
+1 and 3 (once, at the first such geom), and at the ``<pair>``: a ``condim`` other than 1 and 3
+(the torsional and rolling coefficients are not used), an anisotropic friction (the second
+coefficient differs from the first), the ``solref``, ``solreffriction`` and ``solimp`` of the
+pair (the law here is sized from the bodies' masses). A pair with a world geom that is not a
+floor warns and is ignored.
 """
 
 from __future__ import annotations
@@ -100,19 +106,17 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
         _warn(f"the contact pair of geoms '{first}' and '{second}' "
               "with a world geom that is not a floor is not represented (only the floor is the terrain): ignored", where)
         return None
-    friction = np.asarray(m.pair_friction[p], dtype=float)
-    if int(m.pair_dim[p]) != _CONDIM:
+    friction = np.array(m.pair_friction[p], dtype=float)
+    if int(m.pair_dim[p]) == 1:
+        friction[:] = 0.0  # a frictionless pair
+    elif int(m.pair_dim[p]) != _CONDIM:
         _warn(f"the contact pair's condim={int(m.pair_dim[p])} is read as 3 (normal and Coulomb friction; torsional and "
               "rolling friction are not represented)", where)
-    if friction[1] != friction[0]:
+    if friction[1] != friction[0] and int(m.pair_dim[p]) > 1:
         _warn(f"the contact pair's anisotropic friction ({friction[0]:g}, {friction[1]:g}) is read as isotropic, {friction[0]:g}", where)
     given = [name for name in _LAW if element is not None and element.get(name) is not None]
     if given:
         _warn(f"the contact pair's {', '.join(given)} are not represented (the contact law here is sized from the bodies' masses): ignored", where)
-    terrain = g1 in floors or g2 in floors
-    if terrain and element is not None and any(element.get(name) is not None for name in ("friction", "margin", "gap")):
-        _warn("a contact pair with the floor has the terrain's friction and no margin (the model's contact law with the terrain): "
-              "its friction, margin and gap are ignored", where)
     if g2 in floors:
         labels = labels[::-1]
     return ContactPair(labels[0], labels[1], float(friction[0]), float(m.pair_margin[p]), float(m.pair_gap[p]), location=where)
@@ -144,11 +148,7 @@ def collision_rules(reader, kept: list[int]) -> CollisionRules:
             and any(_match(m, g, f) for f in floors)
         }
         terrain = frozenset(dynamic | {pair.collision_b for pair in pairs if pair.collision_a == TERRAIN})
-    for g in kept:
-        if m.geom_margin[g] != 0.0 or m.geom_gap[g] != 0.0:
-            where = reader.where("geom", reader.name("geom", g)) if reader.name("geom", g) else reader.where("body", reader.body(int(m.geom_bodyid[g])))
-            _warn(f"the margin ({float(m.geom_margin[g]):g}) and gap ({float(m.geom_gap[g]):g}) of geom '{geom_label(reader, g)}' "
-                  "are not represented (those of contact pairs are): ignored", where)
+    _warn_condim(reader, kept)
     return CollisionRules(
         filters=tuple(
             (geom_label(reader, g), int(m.geom_contype[g]), int(m.geom_conaffinity[g])) for g in kept
@@ -158,4 +158,37 @@ def collision_rules(reader, kept: list[int]) -> CollisionRules:
         excludes=tuple(sorted((reader.body(a) if a else TERRAIN, reader.body(b) if b else TERRAIN) for a, b in map(sorted, excluded))),
         terrain=terrain,
         pairs=pairs,
+        surfaces=tuple((geom_label(reader, g), *_surface(m, g)) for g in kept) + _floor_surface(reader, sorted(floors)),
     )
+
+
+def _surface(m, g: int) -> tuple[float, float, float, int, int]:
+    """Geom ``g``'s Coulomb friction (the first coefficient), margin, gap, contact dimension and priority."""
+    return float(m.geom_friction[g][0]), float(m.geom_margin[g]), float(m.geom_gap[g]), int(m.geom_condim[g]), int(m.geom_priority[g])
+
+
+def _warn_condim(reader, kept: list[int]) -> None:
+    """One warning, at the first of them, for the geoms whose contact dimension is not 1 or 3."""
+    odd = [g for g in kept if int(reader.m.geom_condim[g]) not in (1, _CONDIM)]
+    if odd:
+        g = odd[0]
+        name = reader.name("geom", g)
+        where = reader.where("geom", name) if name else reader.where("body", reader.body(int(reader.m.geom_bodyid[g])))
+        others = f" (and of {len(odd) - 1} other geoms)" if len(odd) > 1 else ""
+        _warn(f"the condim={int(reader.m.geom_condim[g])} of geom '{geom_label(reader, g)}'{others} "
+              "is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)", where)
+
+
+def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, float, int, int], ...]:
+    """The terrain's surface, the first floor's (a warning, located at the first floor that
+    differs, when floors differ: the terrain is one surface); none without a floor."""
+    if not floors:
+        return ()
+    first = _surface(reader.m, floors[0])
+    other = next((g for g in floors[1:] if _surface(reader.m, g) != first), None)
+    if other is not None:
+        name = reader.name("geom", other)
+        where = reader.where("geom", name) if name else reader.where("body", reader.body(0))
+        _warn(f"the floors' friction, margin, gap, condim and priority differ: the terrain takes those of the first, "
+              f"'{geom_label(reader, floors[0])}'", where)
+    return ((TERRAIN, *first),)

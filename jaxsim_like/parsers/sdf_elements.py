@@ -1,4 +1,5 @@
-"""The SDFormat elements the loader skips with a warning: ``<plugin>`` (not run here) and
+"""The SDFormat elements the loader skips with a warning: ``<plugin>`` (not run here; Gazebo's
+physics system excepted, see :func:`is_physics_plugin`) and
 elements that no SDFormat version (1.4 to 1.12) defines under ``<sdf>``, ``<world>``,
 ``<model>``, ``<include>``, ``<link>`` or ``<joint>``, where misspelt ones would otherwise be
 dropped unseen. One located :class:`~jaxsim_like.parsers.errors.ModelLoadWarning` per kind and
@@ -34,6 +35,13 @@ KNOWN_CHILDREN = {
 element files of versions 1.4 to 1.12)."""
 
 
+def is_physics_plugin(filename: str, name: str) -> bool:
+    """Whether ``<plugin filename=... name=...>`` loads Gazebo's physics system
+    (``gz-sim-physics-system`` / ``gz::sim::systems::Physics``, or their ignition names): what it
+    does, stepping the physics, is what a simulation here always does, so it is not warned about."""
+    return "physics-system" in filename.lower() or name.strip().endswith("systems::Physics")
+
+
 def warn_ignored(root: etree._Element, file: str | None) -> None:
     """Warn once per kind about the plugins and the unknown elements under ``root`` (an
     ``<sdf>``, ``<world>`` or ``<model>`` of ``file``)."""
@@ -48,7 +56,8 @@ def warn_ignored(root: etree._Element, file: str | None) -> None:
             if not isinstance(item.tag, str) or etree.QName(item).namespace is not None:
                 continue
             if item.tag == "plugin":
-                found.setdefault(("", "plugin"), []).append(item)
+                if not is_physics_plugin(item.get("filename", ""), item.get("name", "")):
+                    found.setdefault(("", "plugin"), []).append(item)
             elif item.tag not in known:
                 found.setdefault((element.tag, item.tag), []).append(item)
             else:

@@ -4,15 +4,13 @@ integrators, the step and rollouts (pure functions)."""
 from .contacts import ContactParams, contact_forces
 from . import control, wrenches
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
-from .self_collision import SelfCollision
-from .model_step import StepOutput, self_contacts
-from .step import rollout, step
+from .model_step import StepOutput
+from .step import pair_memory, rollout, step
 from .terrain import Terrain, penetration
 
 __all__ = [
     "INTEGRATORS",
     "ContactParams",
-    "SelfCollision",
     "ModelParams",
     "SimulationParams",
     "WorldParams",
@@ -20,9 +18,9 @@ __all__ = [
     "Terrain",
     "contact_forces",
     "control",
+    "pair_memory",
     "penetration",
     "rollout",
-    "self_contacts",
     "step",
     "wrenches",
 ]

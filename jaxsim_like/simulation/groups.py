@@ -66,6 +66,9 @@ class ModelGroup:
         return self.kinds > 1
 
 
+_SURFACES = ("point_friction", "point_margin")  # a model's optional per-point fields
+
+
 def template(model: Model, first: Model) -> Model:
     """``model`` carrying the names of ``first``: the pytree structure it shares with the models of
     its group."""
@@ -84,6 +87,7 @@ def _pointless(value: Any) -> Any:
     if isinstance(value, Model):
         return dataclasses.replace(value, collidable_points=jnp.zeros((0, 3)), point_radius=jnp.zeros((0,)),
                                    point_terrain=jnp.zeros((0,)), point_link=(),
+                                   **{name: None if getattr(value, name) is None else jnp.zeros((0,)) for name in _SURFACES},
                                    point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind))
     if isinstance(value, ModelParams):
         return dataclasses.replace(value, contact_slots=None)
@@ -95,12 +99,12 @@ def _pointless(value: Any) -> Any:
 def group_models(models: Sequence[Model], trees: Sequence[Sequence[Any]], flags: Sequence[Hashable]) -> tuple[ModelGroup, ...]:
     """The groups of ``models`` whose structure, ``trees`` (sequences of pytrees, one entry per
     model each; the first, the models' :class:`.params.ModelParams`) and ``flags`` (one hashable
-    per model) agree, but for the collidable points and shape kinds of models without
-    self-collisions whose flag is falsy, in order of their first member."""
+    per model) agree, but for the collidable points and shape kinds of models whose flag is
+    falsy, in order of their first member."""
     params = trees[0]
     keys: dict[tuple, list[int]] = {}
     for m, model in enumerate(models):
-        loose = params[m].self_collision is None and not flags[m]
+        loose = not flags[m]
         values = [_pointless(v[m]) if loose else v[m] for v in trees]
         anonymous = template(_pointless(model) if loose else model, models[0])
         key = (loose, _signature(anonymous), flags[m], *(_signature(v) for v in values))
@@ -176,6 +180,7 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
             return dataclasses.replace(
                 value, collidable_points=take(value.collidable_points), point_radius=take(value.point_radius),
                 point_terrain=take(value.point_terrain),
+                **{name: None if getattr(value, name) is None else take(getattr(value, name)) for name in _SURFACES},
                 point_link=group.point_link, point_source=tuple(value.point_source[p] if p >= 0 else "" for p in own),
                 point_collision=tuple(value.point_collision[p] if p >= 0 else "" for p in own),
                 shape_kind=("",) * len(value.shape_kind))

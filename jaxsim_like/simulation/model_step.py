@@ -5,7 +5,7 @@ for every model (:func:`.step.step` is the world of one model)."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -19,19 +19,23 @@ from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
 from ..dynamics.fluid import fluid_forces
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from . import contacts, couplings, self_collision, separating_rows, terrain
+from . import contacts, couplings, separating_rows, terrain
 from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
 from .contact_slots import contact_slots, link_one_hot
 from .joint_effects import joint_effects
-from .params import ModelParams, SimulationParams, WorldParams
+from .params import ModelParams, WorldParams
+
+if TYPE_CHECKING:
+    from .world import PairContacts
 
 
 class StepOutput(NamedTuple):
     """What happened during a step, at its start, per collidable point ``P`` and joint ``n``.
 
-    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m],
+    ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m] (into
+    the terrain's surface raised by the point's ``Model.point_margin``),
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
     those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
@@ -43,8 +47,10 @@ class StepOutput(NamedTuple):
     ``link2`` taking the opposite, then a weld's orientation rows' forces [N m]; MuJoCo's
     ``efc_force`` of the same rows, see :mod:`.couplings`), and ``finite``: whether every field of
     the next state is finite. The forces and torques are those the step applied: with the implicit
-    integrator, the linearised forces at the end of the step.
-    Self-contacts are not among them: :func:`self_contacts` gives them for any state.
+    integrator, the linearised forces at the end of the step. ``self_contacts``: the contacts
+    between the model's own links (:class:`.world.PairContacts`, link indices the model's), as
+    :func:`.step.step` reports them with self-collisions on (None: off, and in the outputs of
+    each model of a world, whose ``pairs`` hold them).
     """
 
     contact_positions: jax.Array
@@ -58,6 +64,7 @@ class StepOutput(NamedTuple):
     joint_accelerations: jax.Array
     loop_forces: jax.Array
     finite: jax.Array
+    self_contacts: PairContacts | None = None
 
 
 class _Rates(NamedTuple):
@@ -84,20 +91,6 @@ def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Ar
     point's link, from the inertial link velocities ``W_v (N, 6)`` (one frame)."""
     W_v_point = W_v[np.asarray(model.point_link, dtype=int)]
     return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
-
-
-def self_contacts(model: Model, state: State, params: SimulationParams) -> tuple[jax.Array, jax.Array]:
-    """The self-contacts the step applies at ``state``: the force ``(K, 3)`` [N] on the point of
-    each pair of ``params.self_collision`` (world axes; the shape's link gets the opposite force at
-    the same point) and its penetration ``(K,)`` [m]; ValueError when self-collisions are off."""
-    if params.self_collision is None:
-        raise ValueError("self-collisions are off: build the parameters with SimulationParams.build(..., self_collision=True)")
-    kin = kin_module.kinematics(model, state)
-    centres = _point_positions(model, kin.G_H_L)
-    _, forces, depth = self_collision.link_wrenches(
-        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
-    )
-    return forces, depth
 
 
 def _wrenches(forces: jax.Array, points: jax.Array) -> jax.Array:
@@ -139,7 +132,7 @@ class Prepared(NamedTuple):
     the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
     by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
-    the start (terrain contacts, user wrenches, the fluid's, self-contacts), the added link
+    the start (terrain contacts, user wrenches, the fluid's), the added link
     inertias ``(N, 6, 6)`` of the terrain contacts and the fluid (implicit step; else None), the
     joint effects and the fluid's damping ``G_D (N, 6, 6)`` (implicit step with a fluid; else None,
     see :func:`.fluid.fluid_forces`)."""
@@ -179,6 +172,17 @@ def _shared_law(model: Model, law: contacts.ContactParams, depth: jax.Array, car
     return contacts.shared_law(law, depth, carried, (one_hot @ jnp.where(carried, depth, 0.0)) @ one_hot)
 
 
+def _terrain_radius(model: Model) -> jax.Array:
+    """``(P,)`` [m]: the radius with which each point meets the terrain, its own plus its
+    ``point_margin`` (its contact pushes within that distance of the surface)."""
+    return model.point_radius if model.point_margin is None else model.point_radius + model.point_margin
+
+
+def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactParams:
+    """The model's terrain ``law`` with each point's ``point_friction (P,)`` where the model has them."""
+    return law if model.point_friction is None else law.replace(friction=model.point_friction.astype(jnp.result_type(law.friction)))
+
+
 def prepare(
     model: Model,
     state: State,
@@ -201,7 +205,7 @@ def prepare(
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     centres = _point_positions(model, kin.G_H_L)
-    depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, model.point_radius.astype(dtype))
+    depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, _terrain_radius(model).astype(dtype))
     points = W_points - kin.origin
     velocities = _point_velocities(model, kin.G_v, points)
     enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)
@@ -213,7 +217,7 @@ def prepare(
         slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit)
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
-        law = _shared_law(model, params.contact, depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
+        law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
         linear = contacts.implicit_contact_forces(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
@@ -222,7 +226,7 @@ def prepare(
         added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
         G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
     else:
-        law = _shared_law(model, params.contact, depth, (depth > 0) & enabled)
+        law = _shared_law(model, _terrain_law(model, params.contact), depth, (depth > 0) & enabled)
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     fluid_damping = None
@@ -232,11 +236,6 @@ def prepare(
         if implicit:  # the drag at the end of the step, linearised: f - D dv
             fluid_damping = G_D_fluid
             added_inertia = added_inertia + dt * G_D_fluid
-    if params.self_collision is not None:
-        G_f_self, _, _ = self_collision.link_wrenches(
-            model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, centres, _point_velocities(model, kin.G_v, centres)
-        )
-        G_f_ext = G_f_ext + G_f_self
     effects = joint_effects(
         model,
         configuration.dof_positions(model, state.joint_positions),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any
 
 import jax
@@ -16,11 +17,15 @@ from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from .contact_slots import facet_counts
+from .collision.collisions import Collisions
 from .contacts import ContactParams
-from .self_collision import SelfCollision
 from .terrain import Terrain
 
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
+
+DEFAULT_FRICTION = 0.5
+"""The Coulomb friction of a model's contact law when neither the call nor the file gives one."""
+
 EXPLICIT_INTEGRATORS = ("semi_implicit_euler", "rk4")
 IMPLICIT_FRICTION_VELOCITY = 0.01
 """[rad/s or m/s]: the default ``friction_velocity`` of the implicit step (a joint held below its
@@ -52,8 +57,7 @@ class ModelParams:
     joints' ``limit_stiffness``, ``limit_damping`` and Coulomb ``friction_velocity`` ``(n,)``,
     its constraints' ``coupling_time_constant`` [s] and ``coupling_damping_ratio`` ``(c + l,)``
     with which a violation decays (the joint couplings', then the loop closures', see
-    :mod:`.couplings`), its ``self_collision`` pairs (:class:`~.self_collision.SelfCollision`,
-    with the same ``contact`` law; None: off) and its ``contact_slots`` (static): the implicit
+    :mod:`.couplings`) and its ``contact_slots`` (static): the implicit
     step rests each link on at most that many of its deepest points ``(N,)`` (None: every point;
     see :mod:`.contact_slots`). Defaults: :meth:`SimulationParams.build`."""
 
@@ -64,7 +68,6 @@ class ModelParams:
     friction_velocity: jax.Array
     coupling_time_constant: jax.Array
     coupling_damping_ratio: jax.Array
-    self_collision: SelfCollision | None = None
     contact_slots: tuple[int, ...] | None = None
 
 
@@ -74,23 +77,28 @@ _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 
 @pytree_dataclass()
 class SimulationParams:
-    """The parameters of the world of one model: its ``world`` settings (:class:`WorldParams`) and
-    the ``model``'s (:class:`ModelParams`). Every field of either reads as an attribute
-    (``params.dt``, ``params.contact``) and :meth:`replace` changes any of them by its name."""
+    """The parameters of the world of one model: its ``world`` settings (:class:`WorldParams`),
+    the ``model``'s (:class:`ModelParams`) and the contacts between its own links, ``collisions``
+    (:class:`.collision.collisions.Collisions`: the self-collision table and the pair law, as a
+    world of this model alone with self-collisions has them; None: off). Every field of
+    ``world`` and ``model`` reads as an attribute (``params.dt``, ``params.contact``) and
+    :meth:`replace` changes any of them by its name."""
 
     world: WorldParams
     model: ModelParams
+    collisions: Collisions | None = None
 
     def replace(self, **changes: Any) -> "SimulationParams":
-        """A copy with fields of ``world`` or ``model`` changed by name (``world`` and ``model``
-        themselves too); TypeError naming any other."""
-        unknown = sorted(set(changes) - set(_WORLD_FIELDS) - set(_MODEL_FIELDS) - {"world", "model"})
+        """A copy with fields of ``world`` or ``model`` changed by name (``world``, ``model`` and
+        ``collisions`` themselves too); TypeError naming any other."""
+        unknown = sorted(set(changes) - set(_WORLD_FIELDS) - set(_MODEL_FIELDS) - {"world", "model", "collisions"})
         if unknown:
             raise TypeError(f"SimulationParams has no fields {unknown}")
         world, model = changes.get("world", self.world), changes.get("model", self.model)
         return SimulationParams(
             world=world.replace(**{k: v for k, v in changes.items() if k in _WORLD_FIELDS}),
             model=model.replace(**{k: v for k, v in changes.items() if k in _MODEL_FIELDS}),
+            collisions=changes.get("collisions", self.collisions),
         )
 
     @staticmethod
@@ -103,7 +111,7 @@ class SimulationParams:
         terrain: Terrain | None = None,
         contact: ContactParams | None = None,
         max_penetration: float = 0.001,
-        friction: float = 0.5,
+        friction: float | None = None,
         damping_ratio: float = 1.0,
         contact_enabled_links: Any = None,
         limit_frequency: float | None = None,
@@ -116,13 +124,16 @@ class SimulationParams:
         """Parameters for ``model`` with defaults derived from it.
 
         Contacts default to :meth:`ContactParams.from_mass` with the model's mass, ``max_penetration``
-        [m], ``friction`` and ``damping_ratio`` (default 1, critically damped: impacts are nearly
+        [m], ``friction`` (None: ``DEFAULT_FRICTION``) and ``damping_ratio`` (default 1, critically damped: impacts are nearly
         inelastic; larger, overdamped: a body stops at touchdown and its contact forces carry its
         weight within a few steps, while its depth creeps to ``max_penetration``): the law of a link's
         terrain contact, which its touching points share in proportion to their depth
         (:func:`.contacts.shared_law`), so that the model resting on ``RESTING_LINKS`` of its
         links (a biped on its feet; a body of one link on it) sinks by ``max_penetration``, on one
-        point or many. With an explicit
+        point or many. A model whose file gives its collisions their own friction
+        (``Model.point_friction``, MJCF) keeps those for its terrain contacts; a ``friction``
+        given for it then warns (``model.replace(point_friction=None)`` makes it apply there too).
+        With an explicit
         integrator the damping is capped so that the lightest link carrying collidable points
         stays stable (``c dt / m <= 0.5``), which makes impacts bounce; the implicit integrator
         needs no cap. Joint limits are spring-dampers giving each
@@ -131,12 +142,15 @@ class SimulationParams:
         Coulomb friction is smoothed over a ``friction_velocity`` of ``IMPLICIT_FRICTION_VELOCITY``
         with the implicit integrator, and one that keeps the explicit step stable with the others.
 
-        ``self_collision=True`` makes the collidable points of each link collide with the spheres,
-        boxes and capsules of the other links (see :mod:`.self_collision`), except parent and
-        child and the pairs that ``srdf`` (default ``model.srdf``) disables; the slip velocity
-        of their friction keeps its slope ``mu f_n / v_s`` at the contacts' design load
-        (``K max_penetration^(1+p)`` shared as they share the law) within the damping bound
-        above, shared alike (at least 1 mm/s).
+        ``self_collision=True`` makes the links of the model touch each other as the links of the
+        models of a world do (:meth:`.world.WorldModel.build` with ``self_collision=[True]``):
+        through the collision table (shapes against shapes and points against shapes; parent and
+        child, and the pairs that ``srdf``, default ``model.srdf``, disables, never touch; see
+        :mod:`.collision.table`), with the pair law sized from the effective masses at each
+        contact, tangential memory (static friction) and the implicit contact solve. It sets
+        :attr:`collisions` (None when no two links can touch). The step's state then carries
+        the tangential deformation of the self-contacts (``State.pair_deformation``, see
+        :func:`.step.step`).
 
         ``contact_slots="auto"``: the implicit step rests each link on its deepest points, as many
         as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
@@ -172,6 +186,12 @@ class SimulationParams:
         gravity = np.asarray(gravity, dtype=float)
         if gravity.shape != (3,) or not np.isfinite(gravity).all():
             raise ValueError(f"gravity must be a finite 3-vector, got {gravity!r}")
+        if friction is not None and contact is None and model.point_friction is not None:
+            warnings.warn(
+                f"model '{model.name}' gives its collisions their own friction (Model.point_friction, from its file), which its "
+                f"terrain contacts keep: friction={friction} applies only to its contacts without one (pass "
+                "model.replace(point_friction=None) to apply it everywhere)", UserWarning, stacklevel=2)
+        friction = DEFAULT_FRICTION if friction is None else friction
         if contact is None:
             contact = ContactParams.from_mass(
                 max(float(model.total_mass), 1e-3),
@@ -208,9 +228,8 @@ class SimulationParams:
             friction_velocity=jnp.asarray(friction_velocity),
             coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
-            self_collision=_self_collision(model, contact, dt, max_penetration, srdf) if self_collision else None,
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
-        ))
+        ), collisions=Collisions.build([model], self_collision=[True], srdf=[srdf]) if self_collision else None)
 
 
 def _read_through(part: str, name: str) -> property:
@@ -261,14 +280,6 @@ def _joint_effective_inertia(model: Model) -> np.ndarray:
         return np.zeros(0)
     M = np.asarray(jax.jit(crba.mass_matrix)(model, State.build(model)), dtype=float)
     return np.maximum(1.0 / np.diag(np.linalg.inv(M))[-model.dofs :], 1e-9)
-
-
-def _self_collision(model: Model, contact: ContactParams, dt: float, max_penetration: float, srdf: Any) -> SelfCollision:
-    """The self-collision pairs, with the slip velocity described in :meth:`SimulationParams.build`."""
-    friction, stiffness, p = (float(np.max(np.asarray(x))) for x in (contact.friction, contact.stiffness, contact.p))
-    load = stiffness * max_penetration ** (1 + p)
-    slip_velocity = max(1e-3, friction * load / _stable_point_damping(model, dt))
-    return SelfCollision.build(model, srdf=srdf, slip_velocity=slip_velocity)
 
 
 def _stable_point_damping(model: Model, dt: float) -> float:

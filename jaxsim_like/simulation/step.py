@@ -62,11 +62,19 @@ def step(
       factorisation, a fixed amount of work. The tangential deformation is updated implicitly in
       closed form. The fluid's drag (:mod:`jaxsim_like.dynamics.fluid`) is linearised at the end of
       the step too, its damping ``G_D`` of each link added to ``H_L`` (MuJoCo's ``implicitfast``
-      does the same); self-collision forces stay explicit. The joint couplings, the tendons' rows
+      does the same). The joint couplings, the tendons' rows
       (passive forces, limits, equalities; :mod:`.tendons`), the ball joints' cone limits
       (:mod:`.ball_limits`) and the soft joint limits (:mod:`.joint_limits`) follow the solve, with their exact effective masses (:func:`.couplings.enforce`).
     - ``"semi_implicit_euler"``: the same step with every force taken at its start (explicit).
     - ``"rk4"``: classic Runge-Kutta on the explicit rates.
+
+    With self-collisions (``params.collisions``, see :meth:`.params.SimulationParams.build`) the
+    links of the model touch each other as the links of a world do, solved with the rest of the
+    step (``"implicit_euler"``): the step is that of the world of ``model`` alone with
+    self-collisions. Their tangential deformation travels in ``state.pair_deformation (K, 3)``
+    (None, as :meth:`.State.build` makes it: none yet; the next state carries it, so a jitted
+    step compiles once more for it; :func:`pair_memory` starts it) and they are reported in
+    ``StepOutput.self_contacts``.
 
     ``params`` is required: build it once, outside any jitted function
     (:meth:`.params.SimulationParams.build` does numpy work on the model).
@@ -76,12 +84,31 @@ def step(
     """
     if link_wrenches is not None and jnp.shape(link_wrenches) != (model.number_of_links, 6):
         raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(jnp.shape(link_wrenches))}")
-    world = WorldModel.of(model, params.world, params.model)
+    world = WorldModel.of(model, params.world, params.model, params.collisions)
     wrench_field = "com_wrenches" if link_wrenches_at_com else "link_wrenches"
     inputs = ModelInputs(joint_torques=joint_torques, tendon_forces=tendon_forces, mocap_positions=mocap_positions,
                          mocap_quaternions=mocap_quaternions, **{wrench_field: link_wrenches})
-    following, outputs = world_step(world, world.initial_state([state]), [inputs])
-    return following.states[0], outputs.models[0]
+    start = world.initial_state([state.replace(pair_deformation=None)])
+    if params.collisions is None:
+        following, outputs = world_step(world, start, [inputs])
+        return following.states[0].replace(pair_deformation=state.pair_deformation), outputs.models[0]
+    following, outputs = world_step(world, start._replace(pair_deformation=pair_memory(params, state).pair_deformation), [inputs])
+    return following.states[0].replace(pair_deformation=following.pair_deformation), outputs.models[0]._replace(self_contacts=outputs.pairs)
+
+
+def pair_memory(params: SimulationParams, state: State) -> State:
+    """``state`` with the tangential deformation of the self-contacts of ``params.collisions``
+    ``pair_deformation (K, 3)``: its own, or none yet (zeros) when it has none; ``state`` itself
+    without self-collisions. ValueError when its shape is not the table's."""
+    if params.collisions is None:
+        return state
+    slots = (params.collisions.table.candidate_slots, 3)
+    if state.pair_deformation is None:
+        return state.replace(pair_deformation=jnp.zeros(slots, state.joint_positions.dtype))
+    if jnp.shape(state.pair_deformation) != slots:
+        raise ValueError(f"state.pair_deformation must have shape {slots} (the self-collision table's slots), "
+                         f"got {tuple(jnp.shape(state.pair_deformation))}")
+    return state
 
 
 def rollout(
@@ -102,7 +129,8 @@ def rollout(
     in one ``lax.scan``.
 
     Returns the final state and the stacked ``(states, outputs)``: ``states`` holds the state
-    after each step. ``checkpoint=True`` rematerialises each step in the backward pass, so the
+    after each step (with self-collisions, with their ``pair_deformation``, started by
+    :func:`pair_memory`). ``checkpoint=True`` rematerialises each step in the backward pass, so the
     memory of a gradient stays flat in the horizon.
     """
     torques = jnp.asarray(joint_torques, state.joint_positions.dtype)
@@ -118,4 +146,4 @@ def rollout(
         return next_state, (next_state, outputs)
 
     body = jax.checkpoint(one_step) if checkpoint else one_step
-    return jax.lax.scan(body, state, (torques, link_wrenches, tendon_forces, mocap_positions, mocap_quaternions))
+    return jax.lax.scan(body, pair_memory(params, state), (torques, link_wrenches, tendon_forces, mocap_positions, mocap_quaternions))

@@ -33,7 +33,6 @@ the members of one kind and colour, in the order that batches of their own would
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -47,7 +46,7 @@ from ..dynamics import representations as rep
 from ..dynamics import spatial
 from ..dynamics.crba import mass_matrix
 from ..dynamics.kinematics import STANDARD_GRAVITY
-from ..dynamics.model import Model, Semantics
+from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
@@ -56,8 +55,8 @@ from . import control, wrenches
 from .model_step import (
     Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, with_mocap_poses,
 )
-from ..dynamics.jacobians import link_jacobians
 from .collision import CollisionTable, Contacts, Geometry, query
+from .collision.collisions import Collisions
 from .collision.forces import ExplicitPairs, PairLaw, explicit_pair_forces, pair_forces
 from .contacts import ContactParams, implicit_deformation
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
@@ -76,7 +75,7 @@ class WorldModel:
     :class:`.params.WorldParams`, the :class:`.collision.forces.PairLaw` of the contacts between
     links and the friction and margins of the table's explicit pairs (``explicit_pairs``, None:
     none; :class:`.collision.forces.ExplicitPairs`), each link's translational inverse weight ``inverse_weight (L,)`` [1/kg] (global link
-    order; zero for links welded to the world; see :func:`link_inverse_weights`), and the static
+    order; zero for links welded to the world; see :func:`.collision.collisions.link_inverse_weights`), and the static
     structure: the collision table (None: links never touch each other), per model whether its
     velocity_follower_dart joints are tracked exactly (``exact_velocity``, which costs a dense
     solve per step), and the block Gauss-Seidel sweeps that solve the contacts between links
@@ -104,7 +103,7 @@ class WorldModel:
         terrain: Terrain | None = None,
         contact: Sequence[ContactParams | None] | None = None,
         max_penetration: float = 0.001,
-        friction: float = 0.5,
+        friction: float | None = None,
         collisions: bool = True,
         self_collision: Sequence[bool] | None = None,
         srdf: Sequence[Any] | None = None,
@@ -147,32 +146,25 @@ class WorldModel:
         ]
         if not built:
             raise ValueError("a world needs at least one model")
-        world = built[0].world
-        table = None
-        if collisions:
-            table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget)
-            table = table if table.groups else None  # nothing can touch: the step of each model alone
-        weights = np.concatenate([link_inverse_weights(m) for m in models]) if table is not None else np.zeros(0)
+        # None when nothing can touch: the step of each model alone.
+        found = Collisions.build(models, self_collision=self_collision, srdf=srdf, budget=budget, pair_law=pair_law) if collisions else None
         return WorldModel(
             models=models,
             model_params=tuple(p.model for p in built),
-            params=world,
-            pair_law=PairLaw.build() if pair_law is None else pair_law,
-            inverse_weight=jnp.asarray(weights),
-            explicit_pairs=ExplicitPairs.of(table) if table is not None and table.pairs else None,
-            collision=table,
+            params=built[0].world,
             exact_velocity=exact_velocity,
             pair_sweeps=int(pair_sweeps),
             load_aware=bool(load_aware),
+            **_collision_fields(found, pair_law),
         )
 
     @staticmethod
-    def of(model: Model, world: WorldParams, params: ModelParams) -> "WorldModel":
-        """The world of ``model`` alone under the ``world`` settings and its ``params``, without a
-        collision table. No numpy work: a traced model and traced parameters make a traced world
+    def of(model: Model, world: WorldParams, params: ModelParams, collisions: Collisions | None = None) -> "WorldModel":
+        """The world of ``model`` alone under the ``world`` settings and its ``params``, with the
+        contacts between its links ``collisions`` (:attr:`.params.SimulationParams.collisions`,
+        None: none). No numpy work: a traced model and traced parameters make a traced world
         (the world that :func:`.step.step` advances)."""
-        return WorldModel(models=(model,), model_params=(params,), params=world, pair_law=PairLaw.build(),
-                          inverse_weight=jnp.zeros(0, jnp.result_type(float)), exact_velocity=(False,))
+        return WorldModel(models=(model,), model_params=(params,), params=world, exact_velocity=(False,), **_collision_fields(collisions))
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
         """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
@@ -209,37 +201,13 @@ class WorldModel:
         return jnp.zeros(0 if self.collision is None else self.collision.links, dtype)
 
 
-def link_inverse_weights(model: Model) -> np.ndarray:
-    """``(N,)`` [1/kg]: each link's translational inverse weight at the zero configuration, the
-    mean of the diagonal of ``J M^-1 J^T`` for the velocity of its origin (as MuJoCo's
-    ``body_invweight0``): the inverse of the mass a force at the link meets, its joints free;
-    zero for a link welded to the world."""
-    return np.asarray(_inverse_weights(_dynamics_only(model)), dtype=float)
-
-
-def _dynamics_only(model: Model) -> Model:
-    """``model`` without its names, frames and collision geometry, which its inverse weights do
-    not read: models that differ only in those (the bodies of a pile) share one compilation of
-    :func:`_inverse_weights`."""
-    points, shapes, frames = (np.zeros((0,) + np.shape(x)[1:], x.dtype) for x in
-                              (model.collidable_points, model.shape_transform, model.frame_transform))
-    return dataclasses.replace(
-        model, name="", link_names=("",) * model.number_of_links, joint_names=("",) * model.dofs, frame_names=(),
-        frame_transform=frames, frame_link=(), collidable_points=points, point_radius=points[:, 0], point_terrain=points[:, 0],
-        point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
-        shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None, semantics=Semantics(),
-    )
-
-
-@jax.jit
-def _inverse_weights(model: Model) -> jax.Array:
-    state = State.build(model)
-    M = mass_matrix(model, state)
-    J = link_jacobians(model, state)[:, :3, :]
-    if M.shape[0] == 0:
-        return jnp.zeros(model.number_of_links, M.dtype)
-    response = jnp.linalg.solve(M, jnp.swapaxes(J, 0, 2).reshape(M.shape[0], -1)).reshape(M.shape[0], 3, -1)
-    return jnp.einsum("nij,jin->n", J, response) / 3
+def _collision_fields(collisions: Collisions | None, pair_law: PairLaw | None = None) -> dict[str, Any]:
+    """The fields of a :class:`WorldModel` that hold ``collisions`` (None: no collision table, and
+    ``pair_law``, default :meth:`.collision.forces.PairLaw.build`, unused)."""
+    if collisions is None:
+        return dict(pair_law=PairLaw.build() if pair_law is None else pair_law, inverse_weight=jnp.zeros(0, jnp.result_type(float)))
+    return dict(pair_law=collisions.pair_law, inverse_weight=collisions.inverse_weight, explicit_pairs=collisions.explicit_pairs,
+                collision=collisions.table)
 
 
 class WorldState(NamedTuple):
@@ -440,7 +408,8 @@ def _link_sums(values: jax.Array, contacts: Contacts, links: int) -> jax.Array:
 
 def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
     """The law ``(C,)`` of each contact (:meth:`.collision.forces.PairLaw.contact_params`, with the
-    larger friction of the two models, as MuJoCo combines friction, or an explicit pair's) and its effective mass
+    larger friction of the two models, as MuJoCo combines friction, or the friction of the
+    table's pair at its slot: an explicit pair's, or the larger of two collisions' own) and its effective mass
     ``(C,)`` [kg] (infinite between two links welded to the world)."""
     dtype = contacts.depth.dtype
     friction = to_global([b.group for b in batches], "links", [

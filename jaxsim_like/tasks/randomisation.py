@@ -3,7 +3,8 @@
 The ranges and the samples are arrays (traced), so changing a range or drawing a new sample
 never recompiles; a range whose low and high agree draws the nominal value. The samples act on
 every model of the world: link masses and inertias scaled together (``mass_scale`` per link),
-the friction coefficient of each model's contacts, and the height [m] of a plane terrain
+the friction coefficient of each model's contacts (its law's, and its points' own where the
+file gives them: ``Model.point_friction``), and the height [m] of a plane terrain
 (moved along z; boxes and height functions stay where they are).
 """
 
@@ -78,8 +79,9 @@ def nominal_sample(world: WorldModel) -> Sample:
 def apply(world: WorldModel, sample: Sample) -> WorldModel:
     """``world`` with the masses, inertias, friction and terrain height of ``sample``."""
     models = tuple(
-        m.replace(link_mass=m.link_mass * s, link_inertia=m.link_inertia * s[:, None, None])
-        for m, s in zip(world.models, sample.mass_scale)
+        m.replace(link_mass=m.link_mass * s, link_inertia=m.link_inertia * s[:, None, None],
+                  point_friction=None if m.point_friction is None else m.point_friction * f)
+        for m, s, f in zip(world.models, sample.mass_scale, sample.friction)
     )
     model_params = tuple(
         p.replace(contact=p.contact.replace(friction=p.contact.friction * f))

@@ -15,7 +15,6 @@ from collision_worlds import body, pose
 import jaxsim_like as js
 from jaxsim_like.simulation import ContactParams
 from jaxsim_like.simulation.collision import CollisionTable, Contacts, Geometry, collide, pair_forces, query
-from jaxsim_like.simulation.self_collision import collision_pairs
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COLLIDE = jax.jit(collide)
@@ -65,14 +64,19 @@ def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():
     # A point on a shape of its own link leaves the pairs where the two shapes meet completely,
     # shape to shape; every other point pair of the self-collision table remains.
     L_H_S = np.asarray(model.shape_transform)
+    # The rule, by the description links the points and shapes came from (a link lumped into its
+    # parent keeps its name there): different links, not parent and child, not SRDF-disabled.
+    parent = model.parent
     expected = {
-        (p, s) for p, s in collision_pairs(model, srdf)
-        if not any(_complete(own, model.shape_kind[s]) for own in _sampled_kinds(model, p, L_H_S))
+        (p, s) for p, point_link in enumerate(model.point_link) for s, link in enumerate(model.shape_link)
+        if point_link != link and parent[point_link] != link and parent[link] != point_link
+        and not srdf.collision_disabled(model.point_source[p], model.shape_source[s])
+        and not any(_complete(own, model.shape_kind[s]) for own in _sampled_kinds(model, p, L_H_S))
     }
+    assert set(model.point_source) - set(model.link_names) and set(model.shape_source) - set(model.link_names)  # lumped links
     assert set(named_pairs(table, "point-shape")) == expected and len(expected) > 100
     shapes = [g for g in table.groups if g.kind != "point-shape"]
     found = {(a, b) for g in shapes for a, b in zip(g.first, g.second)}
-    parent = model.parent
     for a, b in found:
         la, lb = shape_link[a], shape_link[b]
         assert la != lb and parent[la] != lb and parent[lb] != la

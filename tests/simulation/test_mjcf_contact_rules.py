@@ -25,6 +25,7 @@ import jaxsim_like as js
 from jaxsim_like.dynamics.model import build_model
 from jaxsim_like.loading import ContactSampling
 from jaxsim_like.parsers import ModelLoadWarning, parse_mjcf_world
+from jaxsim_like.parsers.description import TERRAIN
 from jaxsim_like.simulation.collision import KINDS, CollisionTable, ExplicitPairs, Geometry, query
 from jaxsim_like.simulation.collision.kinds import POINT_CHUNK, POINTS
 from jaxsim_like.simulation.world import WorldModel, world_rollout
@@ -191,19 +192,24 @@ def test_what_never_touches_has_no_candidate(scene):
     for allowed in [("a_ball", "b_box"), ("a_arm", "c_ball"), ("c_ball", "b_box"), ("d_ball", "a_ball"), ("d_box", "a_arm"),
                     ("c_ball", "a_ball"), ("d_box", "c_ball"), ("e_capsule", "c_ball")]:
         assert frozenset(allowed) in candidates, allowed
-    explicit = {frozenset((p.collision_a, p.collision_b)): (p.friction, p.margin) for p in ours.table.pairs}
+    rules = ours.models[0].collision_rules
+    explicit = {frozenset((p.collision_a, p.collision_b)): (p.friction, p.margin) for p in ours.table.pairs if p in rules.pairs}
     assert explicit == {frozenset(("a_ball", "d_ball")): (0.3, 0.01), frozenset(("b_box", "c_ball")): (1.0, 0.0)}
+    # The other candidates between geoms carry the two geoms' surfaces combined: MuJoCo's defaults here.
+    assert {(p.friction, p.margin, p.gap) for p in ours.table.pairs if p not in rules.pairs} == {(1.0, 0.0, 0.0)}
     assert {ours.points[k] for k in np.flatnonzero(ours.terrain)} == {"a_ball", "b_box", "c_ball", "d_ball", "e_capsule"}
 
 
 def test_what_a_pair_cannot_say_here_warns_located():
     """A pair's condim other than 3, anisotropic friction, solref and solimp, a pair with a world
-    geom that is not the floor, the friction of a pair with the floor and a geom's margin warn,
-    each at its line; the pair still loads with its first friction coefficient."""
+    geom that is not the floor, a geom's condim other than 1 and 3 and floors of different
+    surfaces warn, each at its line; the pair still loads with its first friction coefficient.
+    A pair with the floor keeps its friction, and geoms their margins."""
     xml = """<mujoco>
 <worldbody><geom name="floor" type="plane" size="1 1 0.1"/><geom name="wall" type="box" pos="1 0 0" size="0.1 1 1"/>
+<geom name="ice" type="plane" pos="3 0 0" size="1 1 0.1" friction="0.05"/>
 <body name="a"><freejoint/><geom name="a" size="0.1" margin="0.002"/></body>
-<body name="b" pos="0.5 0 0"><freejoint/><geom name="b" size="0.1"/></body></worldbody>
+<body name="b" pos="0.5 0 0"><freejoint/><geom name="b" size="0.1" condim="4"/></body></worldbody>
 <contact>
 <pair geom1="a" geom2="b" condim="6" friction="0.4 0.2 0.01 0.001 0.001" solref="0.01 1" solimp="0.9 0.95 0.001"/>
 <pair geom1="a" geom2="wall"/>
@@ -214,18 +220,18 @@ def test_what_a_pair_cannot_say_here_warns_located():
         (model,) = parse_mjcf_world(xml).models[:1]
     found = sorted((w.message.line, w.message.reason) for w in caught if issubclass(w.category, ModelLoadWarning))
     assert found == sorted([
-        (6, "the contact pair's condim=6 is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)"),
-        (6, "the contact pair's anisotropic friction (0.4, 0.2) is read as isotropic, 0.4"),
-        (6, "the contact pair's solref, solimp are not represented (the contact law here is sized from the bodies' masses): ignored"),
-        (7, "the contact pair of geoms 'a' and 'wall' with a world geom that is not a floor is not represented (only the floor is the "
+        (7, "the contact pair's condim=6 is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)"),
+        (7, "the contact pair's anisotropic friction (0.4, 0.2) is read as isotropic, 0.4"),
+        (7, "the contact pair's solref, solimp are not represented (the contact law here is sized from the bodies' masses): ignored"),
+        (8, "the contact pair of geoms 'a' and 'wall' with a world geom that is not a floor is not represented (only the floor is the "
             "terrain): ignored"),
-        (8, "a contact pair with the floor has the terrain's friction and no margin (the model's contact law with the terrain): its "
-            "friction, margin and gap are ignored"),
-        (3, "the margin (0.002) and gap (0) of geom 'a' are not represented (those of contact pairs are): ignored"),
+        (5, "the condim=4 of geom 'b' is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)"),
+        (3, "the floors' friction, margin, gap, condim and priority differ: the terrain takes those of the first, 'floor'"),
     ])
     rules = model.collision_rules
     assert sorted((p.collision_a, p.collision_b, p.friction) for p in rules.pairs) == [("", "b", 0.8), ("a", "b", 0.4)]
     assert rules.terrain == {"a", "b"}
+    assert rules.surface("b", TERRAIN).friction == 0.8 and rules.surface("a", TERRAIN).margin == 0.002
 
 
 ROLLOUT = """<mujoco model="pairs">
@@ -237,7 +243,7 @@ ROLLOUT = """<mujoco model="pairs">
     <body name="ball" pos="0.5 0.15 0.4"><freejoint/><geom name="ball" size="0.05" mass="0.5" contype="2" conaffinity="2"/></body>
     <body name="sinker" pos="0 0.5 0.3"><freejoint/><geom name="sinker" size="0.05" mass="0.5" contype="2" conaffinity="2"/></body>
     <body name="grippy" pos="0.3 -0.15 0.2399"><freejoint/><geom name="grippy" type="box" size="0.04 0.04 0.04" mass="0.3" friction="0.3"/></body>
-    <body name="slippy" pos="0.3 0 0.2399"><freejoint/><geom name="slippy" type="box" size="0.04 0.04 0.04" mass="0.3" friction="0.3"/></body>
+    <body name="slippy" pos="0.3 0 0.2399"><freejoint/><geom name="slippy" type="box" size="0.04 0.04 0.04" mass="0.3" friction="0.1"/></body>
   </worldbody>
   <contact>
     <pair geom1="ghost" geom2="floor"/>
@@ -253,8 +259,8 @@ def test_a_scene_of_pairs_moves_as_in_mujoco(figures):
     """``ghost`` (collides with nothing) rests on the floor through its pair; ``ball`` rests on the
     table through a pair with a 1 cm margin; ``sinker`` (masks that match nothing) falls through
     everything; two boxes resting on the table slide from 0.8 m/s and stop, ``grippy`` after
-    ``v^2 / (2 g 0.6)`` (its pair's friction), ``slippy`` after ``v^2 / (2 g 0.3)`` (the
-    models' friction, MuJoCo's geoms'). 0.6 s at 2 ms, MuJoCo's Euler and the implicit step
+    ``v^2 / (2 g 0.6)`` (its pair's friction), ``slippy`` after ``v^2 / (2 g 0.3)`` (the larger
+    of its geom's 0.1 and the table's 0.3, MuJoCo's rule). 0.6 s at 2 ms, MuJoCo's Euler and the implicit step
     here; the contact laws differ (MuJoCo's soft constraints), so the distances are reported and
     bounded at 1 mm."""
     m = mujoco.MjModel.from_xml_string(ROLLOUT)
@@ -270,7 +276,7 @@ def test_a_scene_of_pairs_moves_as_in_mujoco(figures):
         warnings.simplefilter("ignore", ModelLoadWarning)
         world_description = parse_mjcf_world(ROLLOUT)
     models = [build_model(x, collidable_points=ContactSampling().points) for x in world_description.models]
-    world = WorldModel.build(models, dt=float(m.opt.timestep), gravity=world_description.gravity, friction=0.3)
+    world = WorldModel.build(models, dt=float(m.opt.timestep), gravity=world_description.gravity)
     states = [js.State.build(model, base_velocity=[SPEED, 0, 0, 0, 0, 0] if model.name in ("grippy", "slippy") else None)
               if model.floating_base else js.State.build(model) for model in models]
     final = jax.jit(lambda s: world_rollout(world, s, None, steps)[0])(world.initial_state(states))
@@ -297,5 +303,6 @@ def test_the_single_model_self_collisions_follow_the_rules():
 <body name="hand" pos="0.2 0 0"><joint type="hinge" axis="0 0 1"/><geom name="hand" size="0.05" contype="2" conaffinity="2"/></body></body>
 <body name="leg" pos="0 0 -0.3"><joint type="hinge"/><geom name="leg" size="0.05"/></body></body></worldbody></mujoco>"""
     model = js.load_model(xml)
-    pairs = js.SimulationParams.build(model, self_collision=True).self_collision.pairs
-    assert {(model.point_collision[p], model.shape_collision[s]) for p, s in pairs} == {("arm", "leg"), ("leg", "arm")}
+    table = js.SimulationParams.build(model, self_collision=True).collisions.table
+    found = {frozenset((model.shape_collision[a], model.shape_collision[b])) for g in table.groups for a, b in zip(g.first, g.second)}
+    assert [g.kind for g in table.groups] == ["sphere-sphere"] and found == {frozenset(("arm", "leg"))}

@@ -1,10 +1,13 @@
-"""Self-collisions: the pair table, the geometry, and the physics of links hitting each other.
+"""Self-collisions (the world's collision table and pair law, taken by the step of one model):
+the pair table, the geometry, and the physics of links hitting and resting on each other.
 
 The models are small URDFs written here. The arm is a fixed (or floating) base carrying an
 obstacle (box, sphere or capsule) 0.5 m from the second joint, a short first link and a 0.5 m
 second link with a sphere of radius 2 cm at its tip (12 collidable points): joint axes are vertical, so
 gravity does not move it, and the tip swings into the obstacle of the base (the grandparent of
 its link: not adjacent). The slider presses one point into a sphere of its base along a line.
+The ramp is a tilted box welded to the world carrying a block on two prismatic joints (along
+the slope, then along its normal), so that the block rests on the ramp, its grandparent.
 """
 
 from __future__ import annotations
@@ -16,9 +19,14 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like.dynamics import build_model, centroidal_momentum
-from jaxsim_like.dynamics import kinematics as kin_module
+from jaxsim_like.monitor import monitored_rollout
+from jaxsim_like.optimization import rollout_cost
 from jaxsim_like.parsers import parse_model, parse_srdf
-from jaxsim_like.simulation import SelfCollision, self_collision, self_contacts
+from jaxsim_like.simulation.collision.collisions import link_inverse_weights
+from jaxsim_like.simulation.collision.kinds import POINTS
+from jaxsim_like.simulation.collision.points import KIND_CODES, point_shape
+from jaxsim_like.simulation import pair_memory
+from jaxsim_like.simulation.world import WorldModel, world_step
 
 DT = 1e-3
 OBSTACLE_CENTRE = np.array([0.45, 0.4330127, 1.0])  # 0.5 m from the second joint, at 60 degrees
@@ -70,10 +78,10 @@ def run(model, state, torques, params):
     return js.rollout(model, state, torques, params=params)
 
 
-@jax.jit
-def contacts_along(model, states, params):
-    """The self-contact forces ``(T, K, 3)`` and penetrations ``(T, K)`` at every state of ``states``."""
-    return jax.vmap(self_contacts, in_axes=(None, 0, None))(model, states, params)
+def deepest(outputs) -> np.ndarray:
+    """``(T,)`` [m]: the deepest active self-contact at each step (0 when none)."""
+    contacts = outputs.self_contacts.contacts
+    return np.where(np.asarray(contacts.active), np.asarray(contacts.depth), 0.0).max(axis=1)
 
 
 def swing(model: js.Model, params: js.SimulationParams, steps: int = 400, velocity: float = 2.0):
@@ -105,9 +113,24 @@ def free_swing(arm):
 # ----- pair table and model building --------------------------------------------------------
 
 
+def named_candidates(model: js.Model, params: js.SimulationParams) -> set[tuple[str, str, str]]:
+    """``(kind, source, source)`` of every candidate of the self-collision table: the description
+    links of its two shapes, or of its point and its shape (points expanded from their chunks)."""
+    found = set()
+    for group in params.collisions.table.groups:
+        if group.kind == POINTS:
+            chunks = np.reshape(group.first, (len(group.second), -1))
+            found |= {(group.kind, model.point_source[p], model.shape_source[s]) for chunk, s in zip(chunks, group.second) for p in chunk if p >= 0}
+        else:
+            found |= {(group.kind, model.shape_source[a], model.shape_source[b]) for a, b in zip(group.first, group.second)}
+    return found
+
+
 def test_pair_table_of_a_known_model():
     """Base box, link1 sphere, link2 box and a tip sphere lumped into link2: parent and child skip
-    each other, and an SRDF pair naming the lumped ``tip`` removes the tip's points and shape only."""
+    each other (only base and link2 meet, shape to shape: their corners and the tip's point
+    sample shapes of their own links that meet completely), and an SRDF pair naming the lumped
+    ``tip`` removes the tip's shape only."""
     urdf = arm_urdf(lumped_tip=True).replace(
         '<link name="link1"><inertial>', '<link name="link1"><collision><geometry><sphere radius="0.03"/></geometry></collision><inertial>'
     )
@@ -118,22 +141,13 @@ def test_pair_table_of_a_known_model():
     assert model.shape_source == ("base", "link1", "link2", "tip")
     assert model.point_source == ("base",) * 8 + ("link1",) + ("link2",) * 8 + ("tip",)
 
-    def named(pairs):
-        names: dict[tuple[str, str], int] = {}
-        for point, shape in pairs:
-            key = (model.point_source[point], model.shape_source[shape])
-            names[key] = names.get(key, 0) + 1
-        return names
-
-    pairs = SelfCollision.build(model).pairs
-    assert named(pairs) == {("base", "link2"): 8, ("base", "tip"): 8, ("link2", "base"): 8, ("tip", "base"): 1}
-    assert pairs == tuple(sorted(pairs))
+    built = js.SimulationParams.build(model, self_collision=True)
+    assert named_candidates(model, built) == {("box-box", "base", "link2"), ("sphere-box", "tip", "base")}
     disabled = js.load_model(urdf, srdf=srdf_disabling("tip", "base"))
-    assert named(SelfCollision.build(disabled).pairs) == {("base", "link2"): 8, ("link2", "base"): 8}
-    explicit = SelfCollision.build(model, srdf=parse_srdf(srdf_disabling("base", "link2"), parse_model(urdf)))
-    assert named(explicit.pairs) == {("base", "tip"): 8, ("tip", "base"): 1}
-    assert js.SimulationParams.build(disabled, self_collision=True).self_collision.pairs == SelfCollision.build(disabled).pairs
-    assert js.SimulationParams.build(model).self_collision is None
+    assert named_candidates(disabled, js.SimulationParams.build(disabled, self_collision=True)) == {("box-box", "base", "link2")}
+    explicit = js.SimulationParams.build(model, self_collision=True, srdf=parse_srdf(srdf_disabling("base", "link2"), parse_model(urdf)))
+    assert named_candidates(model, explicit) == {("sphere-box", "tip", "base")}
+    assert js.SimulationParams.build(model).collisions is None
 
 
 def test_shapes_follow_lumping_and_reduce():
@@ -156,7 +170,7 @@ def test_shapes_follow_lumping_and_reduce():
     expected_tip = np.array([0.2 + 0.5 * c, 0.5 * s, 0.0])
     np.testing.assert_allclose(np.asarray(reduced.shape_transform)[2][:3, 3], expected_tip, atol=1e-12)
     np.testing.assert_allclose(np.asarray(reduced.shape_transform)[2][:2, :2], [[c, -s], [s, c]], atol=1e-12)
-    assert SelfCollision.build(reduced).pairs == ()  # base and link1 are parent and child
+    assert js.SimulationParams.build(reduced, self_collision=True).collisions is None  # base and link1 are parent and child
 
 
 # ----- geometry -----------------------------------------------------------------------------
@@ -187,47 +201,41 @@ GEOMETRY_CASES = [  # shape, world point, expected depth, expected outward norma
 ]
 
 
+@jax.jit
+def point_against(points: jax.Array, radius: jax.Array, kinds: jax.Array, transforms: jax.Array, sizes: jax.Array):
+    """Depths ``(K,)`` and normals ``(K, 3)`` of the swept points at ``points (K, 3)`` (world; the
+    link at the origin) against shapes of ``kinds (K,)`` (codes) at ``transforms (K, 4, 4)`` of
+    ``sizes (K, 3)``: the table's point-shape narrow phase."""
+    slots = jax.vmap(point_shape, in_axes=(0, None, 0, 0, 0))(points, radius, kinds, transforms, sizes)
+    return slots.depth[:, 0], slots.normal[:, 0]
+
+
+def shape_arrays(model: js.Model, shapes) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The kind codes, transforms and sizes of ``shapes`` of ``model``."""
+    shapes = np.asarray(shapes, dtype=int)
+    return (jnp.asarray([KIND_CODES[model.shape_kind[s]] for s in shapes]), model.shape_transform[shapes], model.shape_size[shapes])
+
+
 def test_penetration_and_normals(shapes_model):
-    pairs = SelfCollision(slip_velocity=jnp.asarray(0.01), point=tuple(range(len(GEOMETRY_CASES))), shape=tuple(c[0] for c in GEOMETRY_CASES))
-    points = jnp.asarray([c[1] for c in GEOMETRY_CASES])
-    W_H_L = jnp.eye(4)[None]
+    points, shapes = jnp.asarray([c[1] for c in GEOMETRY_CASES]), shape_arrays(shapes_model, [c[0] for c in GEOMETRY_CASES])
     for radius in (0.0, 0.01):  # a swept point is its radius deeper, along the same normal
-        model = shapes_model.replace(point_radius=jnp.full(len(GEOMETRY_CASES), radius))
-        depth, normal = jax.jit(self_collision.penetration)(model, pairs, W_H_L, points)
+        depth, normal = point_against(points, jnp.asarray(radius), *shapes)
         np.testing.assert_allclose(np.asarray(depth), [c[2] + radius for c in GEOMETRY_CASES], atol=1e-12)
         np.testing.assert_allclose(np.asarray(normal), [c[3] for c in GEOMETRY_CASES], atol=1e-12)
 
 
-def test_forces_are_finite_with_finite_gradients_at_the_centre_and_the_boundary(shapes_model):
-    """A point at a sphere's centre, on a capsule's segment, exactly on a surface, and touching at zero
-    relative velocity: forces and their gradients with respect to the points are finite."""
-    pairs = SelfCollision(slip_velocity=jnp.asarray(0.01), point=(0, 1, 2, 3), shape=(0, 1, 0, 2))
+def test_depth_and_normal_have_finite_gradients_at_the_centre_and_the_boundary(shapes_model):
+    """A point at a sphere's centre, on a capsule's segment, exactly on a surface, and at a box's
+    centre: depth and normal have finite gradients with respect to the point."""
     points = jnp.asarray([[1.0, 0.0, 0.0], [2.0, 0.1, 0.0], [1.1, 0.0, 0.0], [3.0, 0.0, 0.0]])
-    contact = js.ContactParams.build(1e4, 100.0)
+    shapes = shape_arrays(shapes_model, [0, 1, 0, 2])
 
-    def total(points, velocities):
-        wrenches, forces, _ = self_collision.link_wrenches(
-            shapes_model.replace(point_link=(0,) * 4), pairs, contact, jnp.eye(4)[None], jnp.zeros((1, 6)), points, velocities
-        )
-        return jnp.sum(forces**2) + jnp.sum(wrenches)
+    def total(points):
+        depth, normal = point_against(points, jnp.asarray(0.01), *shapes)
+        return jnp.sum(depth) + jnp.sum(normal * jnp.array([0.3, 0.5, 0.7]))
 
-    value_and_grad = jax.jit(jax.value_and_grad(total, argnums=(0, 1)))
-    for velocities in (jnp.zeros((4, 3)), jnp.ones((4, 3))):
-        value, gradients = value_and_grad(points, velocities)
-        assert np.isfinite(float(value))
-        for g in gradients:
-            assert np.isfinite(np.asarray(g)).all()
-
-
-def test_friction_is_bounded_by_coulomb_and_opposes_slip():
-    contact = js.ContactParams.build(1e4, 100.0, friction=0.4)
-    depth = jnp.full(3, 0.01)
-    normal = jnp.tile(jnp.array([0.0, 0.0, 1.0]), (3, 1))
-    velocity = jnp.array([[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [10.0, 0.0, 0.0]])
-    forces = np.asarray(self_collision.contact_forces(contact, jnp.asarray(0.01), depth, normal, velocity))
-    f_n = 1e4 * 0.01**1.5
-    np.testing.assert_allclose(forces[:, 2], f_n, rtol=1e-12)
-    np.testing.assert_allclose(forces[:, 0], [0.0, -0.4 * f_n / np.sqrt(2), -0.4 * f_n * 10 / np.hypot(10, 0.01)], rtol=1e-12)
+    value, gradient = jax.value_and_grad(total)(points)
+    assert np.isfinite(float(value)) and np.isfinite(np.asarray(gradient)).all()
 
 
 # ----- physics ------------------------------------------------------------------------------
@@ -244,7 +252,7 @@ def test_a_swinging_link_is_stopped_by_the_base(obstacle, arm, free_swing, figur
     params = js.SimulationParams.build(model, dt=DT, self_collision=True)
     _, (states, outputs) = swing(model, params)
     distance = np.linalg.norm(tip_centres(model, outputs) - OBSTACLE_CENTRE, axis=1)
-    depth = np.asarray(contacts_along(model, states, params)[1]).max(axis=1)
+    depth = deepest(outputs)
     figures(f"self-collision {obstacle}: deepest penetration", depth.max(), "m")
     assert 0 < depth.max() < 0.005
     assert distance.min() > OBSTACLES[obstacle][1] + TIP_RADIUS - 0.005
@@ -255,53 +263,30 @@ def test_a_swinging_link_is_stopped_by_the_base(obstacle, arm, free_swing, figur
 def test_an_srdf_disabled_pair_passes_through(free_swing):
     model = js.load_model(arm_urdf("box"), srdf=srdf_disabling("link2", "base"))
     params = js.SimulationParams.build(model, dt=DT, self_collision=True)
-    assert params.self_collision.pairs == ()
+    assert params.collisions is None
     _, (states, _) = swing(model, params)
     np.testing.assert_allclose(np.asarray(states.joint_positions), np.asarray(free_swing[1][0].joint_positions), rtol=0, atol=1e-12)
 
 
-@jax.jit
-def momentum_and_self_wrenches(model, params, states, index):
-    """The centroidal momentum ``(T, 6)`` of every state, and the self-contact link wrenches
-    ``(N, 6)`` at state ``index`` (world axes, about the internal frame's origin)."""
-    momentum = jax.vmap(centroidal_momentum, in_axes=(None, 0))(model, states)
-    kin = kin_module.kinematics(model, jax.tree.map(lambda x: x[index], states))
-    W_H_point, W_v_point = kin.G_H_L[np.asarray(model.point_link)], kin.G_v[np.asarray(model.point_link)]
-    points = (W_H_point[:, :3, :3] @ model.collidable_points[:, :, None])[:, :, 0] + W_H_point[:, :3, 3]
-    velocities = W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
-    wrenches, _, _ = self_collision.link_wrenches(
-        model, params.self_collision, params.contact, kin.G_H_L, kin.G_v, points, velocities
-    )
-    return momentum, wrenches
-
-
 def test_momentum_is_conserved_through_a_self_collision(figures):
-    """A floating arm in zero gravity: the self-contact wrenches sum to zero, and the total linear
-    and angular momentum (RK4 at 0.25 ms) stay constant through the collision, to the step's
-    error, while the links exchange momentum (1.6e-6 of the impulse with the tip's sphere one
-    swept point; 5.8e-7 when it was 12 sampled points sharing the impact)."""
+    """A floating arm in zero gravity: the total linear and angular momentum (RK4 at 0.25 ms)
+    stay constant through the collision, to the step's error, while the links exchange momentum."""
     model = js.load_model(arm_urdf("box", fixed=False))
     dt = DT / 4
     params = js.SimulationParams.build(model, dt=dt, gravity=(0.0, 0.0, 0.0), integrator="rk4", self_collision=True)
     state = js.State.build(model, base_position=[0.0, 0.0, 1.0], joint_positions=[0.0, 0.8], joint_velocities=[0.0, 2.0])
-    _, (states, _) = run(model, state, jnp.zeros((600, model.dofs)), params)
-    forces, penetration = (np.asarray(x) for x in contacts_along(model, states, params))
+    _, (states, outputs) = run(model, state, jnp.zeros((600, model.dofs)), params)
+    pairs = outputs.self_contacts
+    forces = np.where(np.asarray(pairs.contacts.active)[..., None], np.asarray(pairs.forces), 0.0)
     impulse = np.linalg.norm(forces.sum(axis=(0, 1))) * dt
     figures("self-collision momentum: impulse on the tip", impulse, "N s")
     assert impulse > 0.01  # the links exchanged momentum
+    assert np.flatnonzero(deepest(outputs) > 0)[0] > 100
 
-    deepest = int(np.argmax(penetration.max(axis=1)))
-    momentum, wrenches = (np.asarray(x) for x in momentum_and_self_wrenches(model, params, states, deepest))
-    assert np.flatnonzero(penetration.max(axis=1) > 0)[0] > 100
+    momentum = np.asarray(jax.jit(jax.vmap(centroidal_momentum, in_axes=(None, 0)))(model, states))
     drift = np.abs(momentum - momentum[0]).max()  # the first step is long before the contact
     figures("self-collision momentum: max |h - h0| / impulse", drift / impulse)
     assert drift < 2e-6 * impulse
-
-    scale = np.abs(wrenches).max()
-    assert scale > 0.1
-    net = np.abs(wrenches.sum(axis=0)).max() / scale
-    figures("self-collision momentum: |sum of link wrenches| / max wrench", net)
-    assert net < 1e-13
 
 
 SLIDER = f"""<robot name="slider">
@@ -319,26 +304,31 @@ SLIDER = f"""<robot name="slider">
 
 def test_a_point_pressed_into_a_sphere_rests_with_the_predicted_force(figures):
     """``link2``'s one point, at its origin, slides along x (5 cm beside the centre of the base's
-    sphere of radius 0.1) under ``F = 5 N`` on both joints. At rest, the contact force balances
-    ``F`` along x and lies along the sphere's normal: ``K d^(1+p) (sqrt((r - d)^2 - h^2) / (r - d)) = F``,
-    with ``K`` the self-contacts' share of the law (:data:`self_collision.SHARE`)."""
+    sphere of radius 0.1) under ``F = 5 N`` on both joints, without friction. At rest, the
+    contact force balances ``F`` along x and lies along the sphere's normal:
+    ``K d^(1+p) (sqrt((r - d)^2 - h^2) / (r - d)) = F``, with ``K`` and ``p`` the pair law's for
+    the effective mass at the contact (``1 / w`` of link2, the base welded)."""
     model = build_model(
         parse_model(SLIDER), collidable_points=lambda link: np.zeros((1 if link.name == "link2" else 0, 3))
     )
-    params = js.SimulationParams.build(model, dt=DT, self_collision=True)
-    assert params.self_collision.pairs == ((0, 0),)
+    params = js.SimulationParams.build(model, dt=DT, friction=0.0, self_collision=True)
+    assert [(g.kind, g.candidates) for g in params.collisions.table.groups] == [(POINTS, 1)]
     F, r, h = 5.0, 0.1, 0.05
     state = js.State.build(model, joint_positions=[0.4, 0.4])
-    final, (states, _) = run(model, state, jnp.full((3000, 2), F), params)
+    final, (_, outputs) = run(model, state, jnp.full((3000, 2), F), params)
     assert np.abs(np.asarray(final.joint_velocities)).max() < 1e-9
 
-    K, p = float(params.contact.stiffness) / self_collision.SHARE, float(params.contact.p)
+    mass = 1 / link_inverse_weights(model)[model.link_index("link2")]
+    law = params.collisions.pair_law.contact_params(jnp.asarray([mass]), jnp.asarray([0.0]))
+    K, p = float(law.stiffness[0]), float(law.p[0])
     low, high = 0.0, 0.04
     for _ in range(100):  # bisection on the depth of the balance above
         d = 0.5 * (low + high)
         low, high = (d, high) if K * d ** (1 + p) * np.sqrt((r - d) ** 2 - h**2) / (r - d) < F else (low, d)
-    forces, penetration = contacts_along(model, states, params)
-    force, depth = np.asarray(forces[-1, 0]), float(penetration[-1, 0])
+    pairs = jax.tree.map(lambda x: np.asarray(x[-1]), outputs.self_contacts)
+    (slot,) = np.flatnonzero(pairs.contacts.active)
+    force, depth = pairs.forces[slot], float(pairs.contacts.depth[slot])
+    assert pairs.contacts.link_a[slot] == model.link_index("link2")  # the point's link; the shape's is b
     figures("self-collision at rest: depth / predicted - 1", depth / d - 1)
     assert depth == pytest.approx(d, rel=1e-9)
     np.testing.assert_allclose(np.linalg.norm(force), K * d ** (1 + p), rtol=1e-9)
@@ -349,20 +339,85 @@ def test_a_point_pressed_into_a_sphere_rests_with_the_predicted_force(figures):
     assert abs(force[2]) < 1e-12
 
 
+RAMP_ANGLE = float(np.radians(20.0))
+RAMP = f"""<robot name="ramp">
+  <link name="world"/><joint name="weld" type="fixed"><parent link="world"/><child link="base"/>
+    <origin xyz="0 0 1" rpy="0 {RAMP_ANGLE!r} 0"/></joint>
+  <link name="base"><inertial><mass value="10"/>{INERTIA.format(0.1, 0.1)}</inertial>
+    <collision><geometry><box size="1 0.4 0.1"/></geometry></collision></link>
+  <link name="slider"><inertial><mass value="0.1"/>{INERTIA.format(1e-4, 1e-4)}</inertial></link>
+  <link name="block"><inertial><mass value="1"/>{INERTIA.format(1 / 600, 1 / 600)}</inertial>
+    <collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+  <joint name="along" type="prismatic"><parent link="base"/><child link="slider"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="100" velocity="10"/></joint>
+  <joint name="normal" type="prismatic"><parent link="slider"/><child link="block"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="100" velocity="10"/></joint>
+</robot>"""
+
+
+@pytest.fixture(scope="module")
+def ramp() -> js.Model:
+    return js.load_model(RAMP)
+
+
+def test_a_link_resting_on_another_link_of_its_model_does_not_creep(ramp, figures):
+    """The block released touching the ramp (friction 0.8, well inside the cone at 20 degrees)
+    settles within 0.5 s and then holds: it moves less than 0.1 mm along the slope over the next
+    2 s at dt 5 ms (the contacts keep their tangential deformation: static friction, no creep
+    law), resting on its weight along the normal."""
+    dt = 0.005
+    params = js.SimulationParams.build(ramp, dt=dt, friction=0.8, self_collision=True)
+    _, (states, outputs) = run(ramp, js.State.build(ramp), jnp.zeros((500, 2)), params)
+    along = np.asarray(states.joint_positions)[:, 0]
+    settled = round(0.5 / dt) - 1
+    drift = np.abs(along[settled:] - along[settled]).max()
+    figures("self-collision block on a 20 degree ramp: drift over 2 s after settling, dt 5 ms", drift, "m")
+    assert drift < 1e-4
+    assert abs(along[-1]) < 1e-3  # it settled where it was released
+    pairs = jax.tree.map(lambda x: np.asarray(x[-1]), outputs.self_contacts)
+    normal_force = np.sum(np.where(pairs.contacts.active, np.einsum("ci,ci->c", pairs.forces, pairs.contacts.normal), 0.0))
+    np.testing.assert_allclose(abs(normal_force), 9.81 * np.cos(RAMP_ANGLE), rtol=1e-3)
+
+
+def test_the_step_is_the_world_step_of_the_model_alone(ramp):
+    """``step`` with self-collisions equals ``world_step`` of the one-model world built with
+    ``WorldModel.build(self_collision=[True])``, states and tangential memories, over 100 steps
+    of the block settling on the ramp."""
+    dt = 0.005
+    params = js.SimulationParams.build(ramp, dt=dt, friction=0.8, self_collision=True)
+    world = WorldModel.build([ramp], dt=dt, friction=0.8, self_collision=[True])
+
+    @jax.jit
+    def both(state):
+        def body(carry, _):
+            state, world_state = carry
+            state, _ = js.step(ramp, state, params=params)
+            world_state, _ = world_step(world, world_state)
+            return (state, world_state), None
+
+        return jax.lax.scan(body, (pair_memory(params, state), world.initial_state([state])), None, length=100)[0]
+
+    state, world_state = both(js.State.build(ramp))
+    for mine, theirs in zip(jax.tree.leaves(state.replace(pair_deformation=None)), jax.tree.leaves(world_state.states[0])):
+        np.testing.assert_allclose(np.asarray(mine), np.asarray(theirs), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(state.pair_deformation), np.asarray(world_state.pair_deformation), rtol=0, atol=1e-12)
+    assert np.abs(np.asarray(state.pair_deformation)).max() > 0
+
+
 def test_gradient_of_a_rollout_through_a_self_contact(arm, figures):
-    """d/d(initial joint velocities, stiffness, slip velocity) of a smooth loss of the swing through
-    the tip's impact on the box, against Richardson-extrapolated central differences."""
+    """d/d(initial joint velocities, contact stiffness, pair law's max_penetration) of a smooth
+    loss of the swing through the tip's impact on the box, against Richardson-extrapolated
+    central differences."""
     params = js.SimulationParams.build(arm, dt=DT, self_collision=True)
     state = js.State.build(arm, joint_positions=[0.0, 0.8])
 
-    def loss(velocities, stiffness, slip):
-        changed = params.replace(
-            contact=params.contact.replace(stiffness=stiffness), self_collision=params.self_collision.replace(slip_velocity=slip)
-        )
+    def loss(velocities, stiffness, max_penetration):
+        collisions = params.collisions.replace(pair_law=params.collisions.pair_law.replace(max_penetration=max_penetration))
+        changed = params.replace(contact=params.contact.replace(stiffness=stiffness), collisions=collisions)
         final, _ = run(arm, state.replace(joint_velocities=velocities), jnp.zeros((400, 2)), changed)
         return jnp.sum(jnp.sin(final.joint_positions)) + 0.1 * jnp.sum(final.joint_velocities)
 
-    inputs = (jnp.array([0.0, 2.0]), params.contact.stiffness, params.self_collision.slip_velocity)
+    inputs = (jnp.array([0.0, 2.0]), params.contact.stiffness, params.collisions.pair_law.max_penetration)
     grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))(*inputs)
 
     def central(index: int, direction, step: float) -> float:
@@ -386,14 +441,14 @@ def test_gradient_of_a_rollout_through_a_self_contact(arm, figures):
 
 
 def test_traced_values_do_not_recompile_and_vmap(arm, free_swing):
-    """Changing the contact law or the slip velocity reuses the compiled rollout; a vmapped batch of
+    """Changing the contact law or the pair law reuses the compiled rollout; a vmapped batch of
     swings equals the single runs."""
     params = js.SimulationParams.build(arm, dt=DT, self_collision=True)
     swing(arm, params)
     size = run._cache_size()
     softer = params.replace(
         contact=params.contact.replace(stiffness=0.5 * params.contact.stiffness),
-        self_collision=params.self_collision.replace(slip_velocity=jnp.asarray(0.02)),
+        collisions=params.collisions.replace(pair_law=params.collisions.pair_law.replace(damping_ratio=jnp.asarray(2.0))),
     )
     swing(arm, softer)
     assert run._cache_size() == size
@@ -407,7 +462,7 @@ def test_traced_values_do_not_recompile_and_vmap(arm, free_swing):
 
 def test_off_adds_no_operations(arm):
     """With self-collisions off, the step of a model with shapes has exactly the operations of the
-    same model without shapes; :func:`self_contacts` says that they are off."""
+    same model without shapes, and reports no self-contacts."""
     params = js.SimulationParams.build(arm, dt=DT)
     bare = arm.replace(
         shape_transform=jnp.zeros((0, 4, 4)), shape_size=jnp.zeros((0, 3)), shape_link=(), shape_kind=(), shape_source=()
@@ -418,5 +473,20 @@ def test_off_adds_no_operations(arm):
         return [str(e.primitive) for e in jax.make_jaxpr(lambda s: js.step(model, s, params=params))(state).eqns]
 
     assert equations(arm) == equations(bare)
-    with pytest.raises(ValueError, match="self-collisions are off"):
-        self_contacts(arm, state, params)
+    following, outputs = js.step(arm, state, params=params)
+    assert outputs.self_contacts is None and following.pair_deformation is None
+
+
+def test_monitored_rollouts_and_rollout_costs_carry_the_pair_memory(ramp):
+    """The scans of :func:`~jaxsim_like.monitor.monitored_rollout` and
+    :func:`~jaxsim_like.optimization.rollout_cost` over ``step`` start the self-contacts'
+    tangential memory as ``rollout`` does, and end where it ends."""
+    params = js.SimulationParams.build(ramp, dt=0.005, friction=0.8, self_collision=True)
+    state, torques = js.State.build(ramp), jnp.zeros((500, 2))  # the horizon of the test above: one compilation
+    final = run(ramp, state, torques, params)[0]
+    monitored = monitored_rollout(ramp, state, torques, params=params)[0]
+    costed = rollout_cost(ramp, state, torques, params=params, stage_cost=lambda s, o, k: jnp.sum(s.joint_positions**2))[1]
+    for other in (monitored, costed):
+        for mine, theirs in zip(jax.tree.leaves(other), jax.tree.leaves(final)):
+            np.testing.assert_allclose(np.asarray(mine), np.asarray(theirs), rtol=0, atol=1e-12)
+    assert np.abs(np.asarray(final.pair_deformation)).max() > 0

@@ -70,9 +70,10 @@ class PairLaw:
 
 @pytree_dataclass()
 class ExplicitPairs:
-    """The law of the explicit contact pairs of a collision table (``table.pairs``, MJCF
-    ``<contact><pair>``), in place of the models' (``(E,)`` each): the Coulomb ``friction`` and
-    the ``margin`` [m] (the pair's margin less its gap) by which their contacts are deeper."""
+    """The law of the pairs of a collision table (``table.pairs``: MJCF ``<contact><pair>``, and
+    two geoms' friction, margins and gaps combined), in place of the models' (``(E,)`` each):
+    the Coulomb ``friction`` and the ``margin`` [m] by which their contacts are deeper (the
+    pair's: since MuJoCo 3.9 a gap only widens which contacts MuJoCo reports, without force)."""
 
     friction: jax.Array
     margin: jax.Array
@@ -83,7 +84,7 @@ class ExplicitPairs:
         pairs = () if table is None else table.pairs
         return ExplicitPairs(
             jnp.asarray([float(p.friction) for p in pairs], dtype=float),
-            jnp.asarray([float(p.margin - p.gap) for p in pairs], dtype=float),
+            jnp.asarray([float(p.margin) for p in pairs], dtype=float),
         )
 
     def slot_values(self, table: CollisionTable, values: jax.Array, slot: jax.Array, default: jax.Array) -> jax.Array:

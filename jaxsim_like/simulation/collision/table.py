@@ -5,8 +5,9 @@ geometry, read once to tell which collidable points sample a solid shape):
 
 - every link of a model against every link of every other model; within a model only when its
   self-collisions are on, skipping a link and itself, parent and child links, and the pairs the
-  SRDF disables (by the description links the shapes and points came from, as
-  :func:`..self_collision.collision_pairs` does);
+  SRDF disables (by the description links the shapes and points came from:
+  ``Model.shape_source`` and ``Model.point_source``; a link lumped into its parent by a fixed
+  joint keeps its own name there, so SRDF pairs naming it hold for its shapes and points only);
 - of models with :attr:`~...dynamics.model.Model.collision_rules` (MJCF), only the collisions
   those rules let touch (MuJoCo's ``contype``/``conaffinity`` filter, its parent filter on
   welded bodies in place of the parent-and-child rule, and the excludes, see
@@ -14,7 +15,10 @@ geometry, read once to tell which collidable points sample a solid shape):
   ``contype = conaffinity = 1``, and excludes apply between models of one parsed file (the
   same rules object) only. Their explicit pairs (``rules.pairs``) are candidates whatever
   these rules and the self-collision switch say, but never within one link; a candidate of an
-  explicit pair records it (:attr:`PairGroup.explicit`);
+  explicit pair records it (:attr:`PairGroup.explicit`), and so does a dynamic candidate
+  between two collisions whose rules give their surfaces (friction, margin and gap, see
+  :meth:`~...parsers.description.CollisionRules.surface`), with the pair of the two surfaces
+  combined (:attr:`CollisionTable.pairs`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
   cylinders: :data:`.kinds.SOLID`), and every collidable point of one link against every solid
   shape of the other unless the point (its ball, for a swept point: a sphere's centre point
@@ -84,7 +88,8 @@ class CollisionTable:
     give the global link of each global shape and point, ``shape_code`` each shape's kind code
     (:data:`.points.KIND_CODES`). ``groups`` hold the candidate pairs per kind, in slot order;
     ``links`` is the number of links of all models; ``pairs``, the explicit contact pairs that
-    some candidate tests (:class:`~...parsers.description.ContactPair`).
+    some candidate tests and the pairs of two collisions' surfaces
+    (:class:`~...parsers.description.ContactPair`).
     """
 
     link_offsets: tuple[int, ...]
@@ -163,9 +168,10 @@ class CollisionTable:
         point_offsets = _offsets(len(model.point_link) for model in models)
         links = [_LinkGeometry.of(model, m, shape_offsets[m], point_offsets[m]) for m, model in enumerate(models)]
         pairs: dict[str, tuple[list[int], list[int], list[int]]] = {name: ([], [], []) for name in KINDS}
+        marks: dict[Any, int] = {}  # a mark per distinct ContactPair (explicit, or two collisions' surfaces)
         explicit = _explicit_pairs(models)
         for (m_a, l_a, m_b, l_b), found in explicit.items():
-            _link_pairs(links[m_a], l_a, links[m_b], l_b, _of_pairs(found), pairs)
+            _link_pairs(links[m_a], l_a, links[m_b], l_b, _of_pairs(found, marks), pairs)
         flat = [(m, l) for m, model in enumerate(models) for l in range(model.number_of_links)]
         for i, (m_a, l_a) in enumerate(flat):
             for m_b, l_b in flat[i + 1 :]:
@@ -174,14 +180,14 @@ class CollisionTable:
                     continue
                 found = explicit.get((m_a, l_a, m_b, l_b), {})
                 disabled = _disabled(semantics[m_a]) if m_a == m_b else _never
-                _link_pairs(links[m_a], l_a, links[m_b], l_b, _dynamic(models[m_a], models[m_b], rules, disabled, found), pairs)
-        by_id = {id(pair): pair for found in explicit.values() for pair in found.values()}
-        used = list(dict.fromkeys(k for _, _, marks in pairs.values() for k in marks if k >= 0))
+                _link_pairs(links[m_a], l_a, links[m_b], l_b, _dynamic(models[m_a], models[m_b], rules, disabled, found, marks), pairs)
+        by_mark = {k: pair for pair, k in marks.items()}
+        used = list(dict.fromkeys(k for _, _, marked in pairs.values() for k in marked if k >= 0))
         renumber = {k: i for i, k in enumerate(used)}
         groups = tuple(
             PairGroup(name, tuple(first), tuple(second), min(len(second), budgets[name]),
-                      tuple(renumber.get(k, -1) for k in marks) if any(k >= 0 for k in marks) else ())
-            for name, (first, second, marks) in pairs.items()
+                      tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else ())
+            for name, (first, second, marked) in pairs.items()
             if second
         )
         return CollisionTable(
@@ -193,7 +199,7 @@ class CollisionTable:
             point_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.point_link),
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
-            pairs=tuple(by_id[k] for k in used),
+            pairs=tuple(by_mark[k] for k in used),
         )
 
 
@@ -270,24 +276,34 @@ def _explicit_pairs(models: Sequence[Model]) -> dict[tuple[int, int, int, int], 
     return found
 
 
-def _of_pairs(found: dict[tuple[str, str], Any]):
-    """The predicate of the candidates of explicit pairs ``found``: the pair's index, else None."""
+def _mark(pair: Any, marks: dict[Any, int]) -> int:
+    """The mark (``>= 0``) of ``pair`` in ``marks``: one per distinct pair."""
+    return marks.setdefault(pair, len(marks))
+
+
+def _of_pairs(found: dict[tuple[str, str], Any], marks: dict[Any, int]):
+    """The predicate of the candidates of explicit pairs ``found``: the pair's mark, else None."""
     def touch(source_a: str, collision_a: str, source_b: str, collision_b: str):
         pair = found.get((collision_a, collision_b))
-        return None if pair is None else id(pair)
+        return None if pair is None else _mark(pair, marks)
 
     return touch
 
 
-def _dynamic(model_a: Model, model_b: Model, rules: Any, disabled, found: dict[tuple[str, str], Any]):
+def _dynamic(model_a: Model, model_b: Model, rules: Any, disabled, found: dict[tuple[str, str], Any], marks: dict[Any, int]):
     """The predicate of the dynamic candidates between two models' collisions: the ``rules``
     they share (else each one's filter), the SRDF's ``disabled`` pairs; the explicit pairs
-    ``found`` are left to their own candidates. Returns -1 (a dynamic candidate) or None."""
+    ``found`` are left to their own candidates. Returns -1 (a dynamic candidate), the mark of
+    the pair of the two collisions' surfaces where the rules give both (``rules.surface``), or
+    None."""
     def touch(source_a: str, collision_a: str, source_b: str, collision_b: str):
         if (collision_a, collision_b) in found or disabled(source_a, source_b):
             return None
         if rules is not None:
-            return -1 if rules.touch(source_a, collision_a, source_b, collision_b) else None
+            if not rules.touch(source_a, collision_a, source_b, collision_b):
+                return None
+            surface = rules.surface(collision_a, collision_b) if collision_a and collision_b else None
+            return -1 if surface is None else _mark(surface, marks)
         (type_a, affinity_a), (type_b, affinity_b) = _filter(model_a, collision_a), _filter(model_b, collision_b)
         return -1 if type_a & affinity_b or type_b & affinity_a else None
 
