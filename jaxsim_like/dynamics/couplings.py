@@ -20,28 +20,41 @@ NO_LEADER = -1
 """The ``leader`` of a coupling whose leader is welded (a fixed or locked joint): its position is
 folded into the ``offset``, so that the row reads ``q_a = offset``."""
 
+NO_SOLIMP = (1.0, 1.0, 0.001, 0.5, 2.0)
+"""The ``solimp`` stored for an equality that is not soft (a coupling's, a tendon equality's),
+which the step does not read."""
 
-@pytree_dataclass(static=["follower", "leader"])
+
+@pytree_dataclass(static=["follower", "leader", "soft"])
 class JointCouplings:
     """``c`` couplings: ``multiplier (c,)`` [1, or m/rad and rad/m between kinds], ``offset
     (c,)`` [rad or m], and the file's ``time_constant`` [s] and ``damping_ratio`` ``(c,)`` (an
     MJCF equality's ``solref``, MuJoCo's default 0.02 s and 1 otherwise: the defaults of
-    ``SimulationParams.build``, which the step uses) (traced), and the ``follower`` and
+    ``SimulationParams.build``, which the step uses), the impedance parameters ``solimp (c,
+    5)`` and approximate inverse masses ``inverse_weight (c,)`` [1/(kg m^2) or 1/kg] of the
+    ``soft`` couplings (an MJCF equality's ``solimp`` and its joints' ``dof_invweight0``; see
+    :class:`~jaxsim_like.parsers.description.Mimic`) (traced), and the ``follower`` and
     ``leader`` joint indices ``(c,)`` (static, in the model's joint serialisation;
-    ``NO_LEADER``: a welded leader)."""
+    ``NO_LEADER``: a welded leader) with ``soft (c,)`` (static): whether each coupling has
+    MuJoCo's impedance and compliance (MJCF); the others hold at an impedance of one, without
+    compliance (URDF and SDF mimics), and ``solimp`` and ``inverse_weight`` are unused there."""
 
     multiplier: jax.Array
     offset: jax.Array
     time_constant: jax.Array
     damping_ratio: jax.Array
+    solimp: jax.Array
+    inverse_weight: jax.Array
     follower: tuple[int, ...] = ()
     leader: tuple[int, ...] = ()
+    soft: tuple[bool, ...] = ()
 
     @staticmethod
     def none(dtype) -> "JointCouplings":
         """No coupling (arrays put on the device from NumPy: built eagerly, ``jnp.zeros`` would
         compile a program per call site and dtype spelling)."""
-        return JointCouplings(*(jnp.asarray(np.zeros(0), dtype=dtype) for _ in range(4)))
+        scalars = (jnp.asarray(np.zeros(0), dtype=dtype) for _ in range(4))
+        return JointCouplings(*scalars, jnp.asarray(np.zeros((0, 5)), dtype=dtype), jnp.asarray(np.zeros(0), dtype=dtype))
 
     @property
     def rows(self) -> int:

@@ -32,7 +32,7 @@ from ..pytree import pytree_dataclass
 from . import configuration, consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
 from . import tree as tree_module
-from .couplings import NO_LEADER, JointCouplings
+from .couplings import NO_LEADER, NO_SOLIMP, JointCouplings
 from .loops import NO_MOCAP, WORLD, LoopClosures
 from .fluid import FluidDrag, build_fluid
 from .hulls import Hulls
@@ -448,8 +448,11 @@ def _couplings(tree: RigidTree, joint_names: Sequence[str], dtype: Any) -> Joint
         offset=jnp.asarray([m.offset for _, m in rows], dtype=dtype),
         time_constant=jnp.asarray([m.time_constant for _, m in rows], dtype=dtype),
         damping_ratio=jnp.asarray([m.damping_ratio for _, m in rows], dtype=dtype),
+        solimp=jnp.asarray(np.array([m.solimp if m.solimp is not None else NO_SOLIMP for _, m in rows], dtype=float), dtype=dtype),
+        inverse_weight=jnp.asarray([m.inverse_weight for _, m in rows], dtype=dtype),
         follower=tuple(joint_names.index(name) for name, _ in rows),
         leader=tuple(joint_names.index(m.joint) if m.joint in joint_names else NO_LEADER for _, m in rows),
+        soft=tuple(m.solimp is not None for _, m in rows),
     )
 
 
@@ -697,7 +700,8 @@ def _mimics(model: Model, locked: dict[str, float] | None = None) -> dict[str, M
         if name in locked:
             name, offset = "", offset + multiplier * locked[name]
         reference = float(model.couplings.time_constant[r]), float(model.couplings.damping_ratio[r])
-        mimics[model.joint_names[follower]] = Mimic(name, multiplier, offset, *reference)
+        solimp = tuple(float(value) for value in model.couplings.solimp[r]) if model.couplings.soft[r] else None
+        mimics[model.joint_names[follower]] = Mimic(name, multiplier, offset, *reference, solimp, float(model.couplings.inverse_weight[r]))
     return mimics
 
 

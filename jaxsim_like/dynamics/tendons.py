@@ -24,6 +24,7 @@ import numpy as np
 from ..parsers.description import TendonDescription, TendonEqualityDescription, TendonSegment
 from ..parsers.errors import ModelLoadError
 from ..pytree import pytree_dataclass
+from .couplings import NO_SOLIMP
 
 
 @pytree_dataclass(static=["tendon", "frame_a", "frame_b", "wrap_body", "wrap_kind"])
@@ -65,7 +66,7 @@ class TendonPaths:
         )
 
 
-@pytree_dataclass(static=["names", "passive", "limited", "equality_names"])
+@pytree_dataclass(static=["names", "passive", "limited", "equality_names", "equality_soft"])
 class Tendons:
     """``t`` tendons of a model of ``n`` joints, and ``e`` equalities between fixed ones.
 
@@ -82,12 +83,15 @@ class Tendons:
     [1/kg] (MuJoCo's ``tendon_invweight0``: the limit's compliance; zero, a hard limit); the equality rows
     ``equality_rows (e, n)`` and ``equality_offset (e,)`` [m] of the constraint
     ``equality_rows q = equality_offset``, with ``equality_time_constant`` [s] and
-    ``equality_damping_ratio`` ``(e,)``; the spatial tendons' ``paths`` (:class:`TendonPaths`,
-    their segments' scales traced, their sites static).
+    ``equality_damping_ratio`` ``(e,)``, and MuJoCo's impedance ``equality_solimp (e, 5)`` and
+    approximate inverse mass ``equality_inverse_weight (e,)`` [1/kg] of the ``equality_soft``
+    ones; the spatial tendons' ``paths`` (:class:`TendonPaths`, their segments' scales traced,
+    their sites static).
 
     Static: the tendon ``names (t,)``, the indices of the ``passive`` tendons (a force or an
-    armature in the file: only these feel them in the step) and of the ``limited`` ones, and
-    the ``equality_names (e,)``.
+    armature in the file: only these feel them in the step) and of the ``limited`` ones, the
+    ``equality_names (e,)`` and ``equality_soft (e,)``: whether each equality has MuJoCo's
+    impedance and compliance (an MJCF ``solimp``; else an impedance of one and no compliance).
     """
 
     coefficients: jax.Array
@@ -109,16 +113,21 @@ class Tendons:
     equality_offset: jax.Array
     equality_time_constant: jax.Array
     equality_damping_ratio: jax.Array
+    equality_solimp: jax.Array
+    equality_inverse_weight: jax.Array
     paths: TendonPaths
     names: tuple[str, ...] = ()
     passive: tuple[int, ...] = ()
     limited: tuple[int, ...] = ()
     equality_names: tuple[str, ...] = ()
+    equality_soft: tuple[bool, ...] = ()
 
     @staticmethod
     def none(dofs: int, dtype: Any) -> "Tendons":
         """No tendon (arrays put on the device from NumPy, as :meth:`JointCouplings.none`)."""
-        return _from_arrays(dtype, np.zeros((0, dofs)), np.zeros((0, len(_PER_TENDON))), np.zeros((0, dofs)), np.zeros((0, 3)), np.zeros((0, 5)))
+        return _from_arrays(
+            dtype, np.zeros((0, dofs)), np.zeros((0, len(_PER_TENDON))), np.zeros((0, dofs)), np.zeros((0, 4)), np.zeros((0, 5)), np.zeros((0, 5))
+        )
 
     @property
     def count(self) -> int:
@@ -157,15 +166,19 @@ class Tendons:
         per_tendon = np.stack(
             [length0] + [np.asarray(getattr(self, f)) for f in _PER_TENDON[1:]], axis=1
         )[keep]
-        per_row = np.stack([offset, np.asarray(self.equality_time_constant), np.asarray(self.equality_damping_ratio)], axis=1)
+        per_row = np.stack(
+            [offset] + [np.asarray(getattr(self, f"equality_{f}")) for f in ("time_constant", "damping_ratio", "inverse_weight")], axis=1
+        )
         renumber = {int(old): new for new, old in enumerate(keep)}
         return _from_arrays(
             self.coefficients.dtype, C[keep], per_tendon, G[keep_rows], per_row[keep_rows], np.asarray(self.limit_solimp)[keep],
+            np.asarray(self.equality_solimp)[keep_rows],
             paths=self.paths.renumbered(renumber),
             names=tuple(self.names[i] for i in keep),
             passive=tuple(renumber[i] for i in self.passive if i in renumber),
             limited=tuple(renumber[i] for i in self.limited if i in renumber),
             equality_names=tuple(self.equality_names[i] for i in keep_rows),
+            equality_soft=tuple(self.equality_soft[i] for i in keep_rows),
         )
 
 
@@ -177,11 +190,12 @@ _PER_TENDON = (
 
 def _from_arrays(
     dtype: Any, C: np.ndarray, per_tendon: np.ndarray, G: np.ndarray, per_row: np.ndarray, solimp: np.ndarray,
-    paths: TendonPaths | None = None, **static
+    equality_solimp: np.ndarray, paths: TendonPaths | None = None, **static
 ) -> Tendons:
     """:class:`Tendons` from NumPy: ``C (t, n)``, the per-tendon fields ``(t, 13)`` in
-    ``_PER_TENDON`` order, ``G (e, n)``, the per-row offset, time constant and ratio ``(e, 3)``,
-    the limits' ``solimp (t, 5)`` and the ``paths`` of the spatial tendons (default: none)."""
+    ``_PER_TENDON`` order, ``G (e, n)``, the per-row offset, time constant, ratio and inverse
+    weight ``(e, 4)``, the limits' ``solimp (t, 5)``, the equalities' ``equality_solimp (e, 5)``
+    and the ``paths`` of the spatial tendons (default: none)."""
     arrays = {name: jnp.asarray(per_tendon[:, k], dtype=dtype) for k, name in enumerate(_PER_TENDON)}
     paths = _paths([], dtype) if paths is None else paths
     return Tendons(
@@ -190,6 +204,8 @@ def _from_arrays(
         equality_offset=jnp.asarray(per_row[:, 0], dtype=dtype),
         equality_time_constant=jnp.asarray(per_row[:, 1], dtype=dtype),
         equality_damping_ratio=jnp.asarray(per_row[:, 2], dtype=dtype),
+        equality_inverse_weight=jnp.asarray(per_row[:, 3], dtype=dtype),
+        equality_solimp=jnp.asarray(equality_solimp, dtype=dtype),
         limit_solimp=jnp.asarray(solimp, dtype=dtype),
         paths=paths,
         **arrays,
@@ -264,13 +280,15 @@ def build_tendons(
         G[r] = C[names.index(equality.tendon1)]
         if equality.tendon2:
             G[r] -= equality.multiplier * C[names.index(equality.tendon2)]
-    per_row = np.array([[e.offset, e.time_constant, e.damping_ratio] for e in equalities], dtype=float).reshape(-1, 3)
+    per_row = np.array([[e.offset, e.time_constant, e.damping_ratio, e.inverse_weight] for e in equalities], dtype=float).reshape(-1, 4)
     passive = tuple(i for i, t in enumerate(tendons) if t.stiffness or t.damping or t.friction or t.armature)
     solimp = np.array([t.solimp for t in tendons], dtype=float).reshape(-1, 5)
+    equality_solimp = np.array([e.solimp if e.solimp is not None else NO_SOLIMP for e in equalities], dtype=float).reshape(-1, 5)
     return _from_arrays(
-        dtype, C, per_tendon, G, per_row, solimp, paths,
+        dtype, C, per_tendon, G, per_row, solimp, equality_solimp, paths,
         names=tuple(names),
         passive=passive,
         limited=tuple(i for i, t in enumerate(tendons) if t.limited),
         equality_names=tuple(e.name for e in equalities),
+        equality_soft=tuple(e.solimp is not None for e in equalities),
     )

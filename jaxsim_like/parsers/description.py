@@ -220,13 +220,20 @@ class Mimic:
     step enforces (:mod:`jaxsim_like.dynamics.couplings`). An empty ``joint`` is a welded leader
     (``q = offset``, an MJCF joint equality without ``joint2``). ``time_constant`` [s] and
     ``damping_ratio``: the reference with which a violation decays (an MJCF equality's
-    ``solref``; MuJoCo's default otherwise), the default of ``SimulationParams.build``."""
+    ``solref``; MuJoCo's default otherwise), the default of ``SimulationParams.build``.
+    ``solimp`` ``(d0, d_width, width, midpoint, power)``: MuJoCo's impedance of the coupling at
+    its violation (an MJCF equality's), with which its row gets MuJoCo's compliance ``(1 - d) /
+    d inverse_weight``; ``inverse_weight`` [1/(kg m^2) or 1/kg] the approximate inverse mass of
+    the row (MuJoCo's ``dof_invweight0`` of the two joints, summed). None (URDF and SDF mimics,
+    which have no ``solimp``): an impedance of one and no compliance."""
 
     joint: str
     multiplier: float = 1.0
     offset: float = 0.0
     time_constant: float = 0.02
     damping_ratio: float = 1.0
+    solimp: tuple[float, float, float, float, float] | None = None
+    inverse_weight: float = 0.0
 
 
 @dataclass
@@ -448,7 +455,10 @@ class TendonEqualityDescription:
     """``L1 - L1_0 = offset + multiplier (L2 - L2_0)`` between the lengths of tendons ``tendon1``
     and ``tendon2`` (an empty ``tendon2``: ``L1 - L1_0 = offset``), ``L_0`` their lengths at zero
     joint positions: MJCF ``<equality><tendon>`` with ``polycoef="offset multiplier 0 0 0"``.
-    ``time_constant`` [s] and ``damping_ratio``: the reference of its ``solref``."""
+    ``time_constant`` [s] and ``damping_ratio``: the reference of its ``solref``; ``solimp``: its
+    impedance, with which its row gets MuJoCo's compliance ``(1 - d) / d inverse_weight``,
+    ``inverse_weight`` [1/kg] the sum of the two tendons' ``tendon_invweight0`` (None: an
+    impedance of one and no compliance)."""
 
     name: str
     tendon1: str
@@ -458,6 +468,8 @@ class TendonEqualityDescription:
     time_constant: float = 0.02
     damping_ratio: float = 1.0
     location: SourceLocation = field(default_factory=SourceLocation)
+    solimp: tuple[float, float, float, float, float] | None = None
+    inverse_weight: float = 0.0
 
 
 @dataclass

@@ -46,13 +46,15 @@ What is read:
   couplings (:class:`Mimic` of ``a``): MuJoCo's rule ``qpos_a - qpos0_a = c0 + c1 (qpos_b -
   qpos0_b)`` is, in positions measured from ``qpos0``, ``q_a = c1 q_b + c0``; without ``joint2``,
   ``q_a = c0`` (a welded leader). The equality's ``solref`` becomes the coupling's time constant
-  and damping ratio (see :func:`_reference`); inactive equalities are skipped with a warning;
+  and damping ratio (see :func:`_reference`), its ``solimp`` the coupling's impedance, with the
+  compiled ``dof_invweight0`` of its joints; inactive equalities are skipped with a warning;
 - fixed tendons ``<tendon><fixed>`` (:class:`TendonDescription`): coefficients by joint, the
   length at ``qpos0``, stiffness with MuJoCo's compiled ``springlength`` dead band (its ``-1``
   default resolved by the compiler to the length at ``qpos0``), damping, friction loss,
   armature, range, margin, ``solreflimit``, ``solimplimit`` and the compiled ``tendon_invweight0``; tendon equalities ``<equality><tendon
   tendon1="a" tendon2="b" polycoef="c0 c1 0 0 0"/>`` (:class:`TendonEqualityDescription`):
-  MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``;
+  MuJoCo's ``L_a - L_a0 = c0 + c1 (L_b - L_b0)``, without ``tendon2`` ``L_a - L_a0 = c0``, with
+  their ``solref``, ``solimp`` and the compiled ``tendon_invweight0`` of their tendons;
 - spatial tendons ``<tendon><spatial>`` through sites and pulleys, wrapping around spheres and
   cylinders: their segments between consecutive sites, or between the sites on either side of
   a wrapping geom (:class:`TendonSegment`, :class:`TendonWrap`; each counted ``1 / divisor`` of
@@ -519,6 +521,8 @@ def _tendon_equalities(reader: _Reader, tendons: set[str]) -> list[TendonEqualit
                 time_constant=time_constant,
                 damping_ratio=damping_ratio,
                 location=where,
+                solimp=tuple(float(value) for value in m.eq_solimp[e]),
+                inverse_weight=sum(float(m.tendon_invweight0[t]) for t in (int(m.eq_obj1id[e]), second) if t >= 0),
             )
         )
     return equalities
@@ -547,7 +551,9 @@ def _mimics(reader: _Reader) -> dict[str, Mimic]:
         c0, c1 = float(m.eq_data[e][0]), float(m.eq_data[e][1])
         time_constant, damping_ratio = _reference(m.eq_solref[e])
         leader, multiplier = (reader.joint(b), c1) if b >= 0 else ("", 0.0)
-        mimics[reader.joint(a)] = Mimic(leader, multiplier, c0, time_constant, damping_ratio)
+        solimp = tuple(float(value) for value in m.eq_solimp[e])
+        inverse_weight = sum(float(m.dof_invweight0[m.jnt_dofadr[j]]) for j in (a, b) if j >= 0)
+        mimics[reader.joint(a)] = Mimic(leader, multiplier, c0, time_constant, damping_ratio, solimp, inverse_weight)
     return mimics
 
 

@@ -15,8 +15,9 @@ products with the rows' units] that make the rows' velocity at the end of the st
 from the rows' violation ``phi`` and velocity ``w = G nu`` at the step's start: the linearly
 implicit Euler step of the damped oscillator ``phi'' = -2 zeta phi' / tau - phi / tau^2`` of time
 constant ``tau`` and damping ratio ``zeta`` (MuJoCo's ``solref`` with an impedance of one: the
-joint couplings' rows move as this oscillator whatever the loads). A loop closure's rows have
-MuJoCo's impedance ``imp`` (of its ``solimp``, :func:`loop_impedance`): the oscillator's
+rows of URDF and SDF mimics move as this oscillator whatever the loads). A loop closure's rows
+and a soft joint coupling's (an MJCF joint equality) have MuJoCo's impedance ``imp`` (of their
+``solimp``, :func:`loop_impedance`, :func:`equality_impedance`): the oscillator's
 stiffness is ``imp / tau^2`` (its ``tau`` scaled by ``solimp``'s ``d_width``, as MuJoCo's) and
 the rows have MuJoCo's compliance ``h R`` (:class:`.constraint_rows.Rows`), so that one row of
 inverse mass ``w`` moves at ``imp`` times the oscillator's rate plus ``1 - imp`` times its free
@@ -114,6 +115,23 @@ def loop_impedance(loops: LoopClosures, violation: jax.Array) -> tuple[jax.Array
     return d, d_width, (1.0 - d) / d * weight
 
 
+def equality_impedance(
+    solimp: jax.Array, inverse_weight: jax.Array, soft: np.ndarray, violation: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Per row ``(c,)`` of joint couplings or tendon equalities at their ``violation (c,)``, as
+    MuJoCo's joint and tendon equalities: the impedance ``d`` of the row's ``solimp (c, 5)`` at
+    the violation (:func:`.constraint_rows.impedance`), its largest impedance ``d_width`` and the
+    row's resistance ``R = (1 - d) / d w`` with ``w`` its approximate ``inverse_weight (c,)``
+    (MuJoCo's ``efc_R``: the ``dof_invweight0`` of its joints or the ``tendon_invweight0`` of its
+    tendons, summed); one, one and zero for the rows that are not ``soft (c,)`` (static)."""
+    dtype = violation.dtype
+    soft = jnp.asarray(soft)
+    solimp = solimp.astype(dtype)
+    d = jnp.where(soft, impedance(solimp, violation), 1.0)
+    d_width = jnp.where(soft, jnp.clip(solimp[:, 1], MIN_IMPEDANCE, MAX_IMPEDANCE), 1.0)
+    return d, d_width, jnp.where(soft, (1.0 - d) / d * inverse_weight.astype(dtype), 0.0)
+
+
 class EqualityRows(NamedTuple):
     """A model's ``r`` constraint rows at a state: the generalised force of unit row forces as
     joint torques ``torques (r, n)`` and wrenches ``wrenches (r, m, 6)`` on the ``m`` links
@@ -122,7 +140,8 @@ class EqualityRows(NamedTuple):
     ``violation``, the ``velocity`` ``G nu``, the ``path_bias`` ``J_dot nu``, the reference's
     ``time_constant`` [s] and ``damping_ratio`` and the rows' ``impedance``, largest impedance
     ``width_impedance`` and ``resistance`` ``(e,)`` (a closure's: see :func:`loop_impedance`; a
-    coupling's: one, one and zero); ``resistance`` is None without closures."""
+    coupling's: see :func:`equality_impedance`); ``resistance`` is None without closures and
+    soft couplings."""
 
     torques: jax.Array | None
     wrenches: jax.Array | None
@@ -179,10 +198,16 @@ def equality_rows(model: Model, params: ModelParams, state: State, kin: Kinemati
         parts.append((rows.violation, rows.rate, rows.path_bias))
     violation, velocity, path_bias = (jnp.concatenate(values) for values in zip(*parts)) if parts else (jnp.zeros(0, dtype),) * 3
     d, d_width, resistance = jnp.ones_like(violation), jnp.ones_like(violation), None
+    if any(couplings.soft):
+        coupling_d, coupling_width, coupling_resistance = equality_impedance(
+            couplings.solimp, couplings.inverse_weight, np.asarray(couplings.soft, dtype=bool), violation[: couplings.rows]
+        )
+        d, d_width = d.at[: couplings.rows].set(coupling_d), d_width.at[: couplings.rows].set(coupling_width)
+        resistance = jnp.zeros_like(violation).at[: couplings.rows].set(coupling_resistance)
     if loops.rows:
         loop_d, loop_width, loop_resistance = loop_impedance(loops, rows.violation)
         d, d_width = d.at[couplings.rows :].set(loop_d), d_width.at[couplings.rows :].set(loop_width)
-        resistance = jnp.zeros_like(violation).at[couplings.rows :].set(loop_resistance)
+        resistance = (jnp.zeros_like(violation) if resistance is None else resistance).at[couplings.rows :].set(loop_resistance)
     return EqualityRows(torques, wrenches, links, violation, velocity, path_bias, time_constant, damping_ratio, d, d_width, resistance)
 
 

@@ -24,8 +24,10 @@ tree keeps its length as the whole tree moves).
   acceleration from ``psi`` (:func:`.couplings.soft_limit_reference`: ``solreflimit``, scaled by
   the impedance ``d`` of ``solimplimit``) less the compliance ``h (1 - d) / d w`` times their
   force, ``w`` the tendon's ``tendon_invweight0``;
-- **equalities** (bilateral, between fixed tendons): ``G q = offset``, following the same
-  reference from ``G q - offset`` (the equality's ``solref``).
+- **equalities** (bilateral, between fixed tendons): ``G q = offset``, following the joint
+  couplings' reference from ``G q - offset`` (the equality's ``solref``), with MuJoCo's
+  impedance and compliance where the equality has a ``solimp`` (MJCF; see
+  :func:`.couplings.equality_impedance`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from ..dynamics.model import Model
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import TendonKinematics, tendon_kinematics
 from .constraint_rows import Rows
-from .couplings import reference_velocity, soft_limit_reference
+from .couplings import equality_impedance, reference_velocity, soft_limit_reference
 from .joint_effects import coulomb_slip
 
 
@@ -85,8 +87,14 @@ def _equalities(model: Model, state: State, dt: jax.Array) -> Rows:
     G = tendons.equality_rows
     violation = G @ dof_positions(model, state.joint_positions) - tendons.equality_offset
     velocity = G @ state.joint_velocities
-    target = reference_velocity(violation, velocity, tendons.equality_time_constant, tendons.equality_damping_ratio, dt)
-    return Rows.bilateral(G, target)
+    if not any(tendons.equality_soft):
+        target = reference_velocity(violation, velocity, tendons.equality_time_constant, tendons.equality_damping_ratio, dt)
+        return Rows.bilateral(G, target)
+    d, d_width, resistance = equality_impedance(
+        tendons.equality_solimp, tendons.equality_inverse_weight, np.asarray(tendons.equality_soft, dtype=bool), violation
+    )
+    target = reference_velocity(violation, velocity, tendons.equality_time_constant * d_width, tendons.equality_damping_ratio, dt, d)
+    return Rows.bilateral(G, target)._replace(compliance=dt * resistance)
 
 
 def tendon_rows(model: Model, state: State, kin: Kinematics, friction_velocity: jax.Array, dt: jax.Array, implicit: bool) -> Rows:

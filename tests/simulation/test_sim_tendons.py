@@ -1,6 +1,6 @@
 """MJCF fixed tendons in the step (issues 30 and 31): two hinges coupled by a tendon with a limit,
 a spring (with MuJoCo's dead band), a damper and a motor on the tendon move as MuJoCo moves them
-on the same file (mj_step, its Euler, dt 1 ms, 2 s); a tendon equality holds; the passive row
+on the same file (mj_step, its Euler, dt 1 ms, 2 s); a tendon equality holds as MuJoCo's; the passive row
 equals the dense solve it stands for; gradients through the tendon-coupled joints agree with
 central differences; dm_control's stacker, whose fingers a tendon equality couples, falls as in
 MuJoCo, and its point_mass, driven by motors on tendons, moves as MuJoCo's to rounding.
@@ -92,16 +92,30 @@ def test_two_hinges_coupled_by_a_tendon_move_as_in_mujoco(scene, sim, figures):
     assert (q @ C).max() < UPPER + 0.01 and bool(np.all(outputs.finite))
 
 
-def test_a_tendon_equality_holds(sim):
-    """``L - L_0 = 0.05`` with the motor driving the joints apart: the rule holds within the
-    reference's decay (5e-6 m after 0.5 s from a state 0.05 m off)."""
+def test_a_tendon_equality_holds_as_mujocos(sim, figures):
+    """``L - L_0 = 0.05`` with joint torques driving the joints apart, from a state 0.05 m off:
+    the rule gives under the load as MuJoCo's (its default ``solimp``). Measured over the last
+    0.1 s of 0.5 s: the rule off by 9.3e-4 m at most here, MuJoCo's by 8.6e-4 m; the lengths
+    within 4.0e-4 m of MuJoCo's (an impedance of one held the rule within 5e-6 m)."""
     xml = XML.format(equality='<tendon tendon1="t" polycoef="0.05 0 0 0 0"/>').replace(TENDON, "")
     model = js.load_model(xml)
     assert model.tendons.equality_names == ("#0",) and model.tendons.passive == ()
     params = js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler")
-    _, states, _ = sim(model, js.State.build(model), params, steps=500, torques=np.array([0.3, 0.5]))
+    torques = np.array([0.3, 0.5])
+    _, states, _ = sim(model, js.State.build(model), params, steps=500, torques=torques)
     L = np.asarray(states.joint_positions) @ np.asarray(model.tendons.coefficients)[0]
-    assert np.abs(L[-100:] - 0.05).max() < 5e-6 and np.ptp(np.asarray(states.joint_positions)[:, 0]) > 0.05
+    m = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(m)
+    reference = np.zeros(500)
+    for k in range(500):
+        data.qfrc_applied[:] = torques
+        mujoco.mj_step(m, data)
+        reference[k] = data.ten_length[0]
+    off = figures("tendon equality: max |L - L_0 - 0.05| over the last 0.1 s [m]", float(np.abs(L[-100:] - 0.05).max()))
+    mujoco_off = figures("tendon equality: MuJoCo's [m]", float(np.abs(reference[-100:] - 0.05).max()))
+    distance = figures("tendon equality: max |L - L_MuJoCo| [m]", float(np.abs(L - reference).max()))
+    assert np.ptp(np.asarray(states.joint_positions)[:, 0]) > 0.05
+    assert off < 2e-3 and abs(off - mujoco_off) < 0.2 * mujoco_off and distance < 1e-3
 
 
 def test_a_soft_row_is_the_dense_solve_of_its_rank_one_term():
@@ -150,7 +164,8 @@ STACKER = Path(_DM_CONTROL.submodule_search_locations[0], "suite", "stacker.xml"
 def test_dm_controls_stacker_falls_as_in_mujoco(sim, figures):
     """dm_control's stacker (20 joints; its fingers coupled by the equality on the tendon
     ``coupling``) from ``qpos0`` under gravity for 0.2 s at its 1 ms: the joints as MuJoCo's
-    (1.5e-9 rad max: nothing touches, its finger springs stay at rest) and the rule exact."""
+    (5.4e-12 rad max, 1.5e-9 at an impedance of one: nothing touches, its finger springs stay at
+    rest) and the rule exact."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", js.ModelLoadWarning)  # the fingertips' springs
         model = js.load_model(STACKER)
