@@ -60,7 +60,7 @@ from .model_step import (
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
 from .collision.forces import ExplicitPairs, PairLaw, explicit_pair_forces, pair_forces
-from .contacts import ContactParams, implicit_deformation
+from .contacts import ContactParams, implicit_deformation, overdamped_weight
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .terrain import Terrain
@@ -69,6 +69,14 @@ from .terrain import Terrain
 LOAD_BOUND = 100.0
 """The most a law sized for the load it carries may exceed the law of its own mass (times),
 so that the forces of a violent impact do not make the next step stiffer than that."""
+
+TERRAIN_DAMPING_GROWTH = (4.0, 20.0)
+"""``(g, bound)``: a model's terrain law sized ``s`` times its own mass for the load it carries is
+damped ``min(1 + g (s - 1), bound)`` times its own damping ratio (:func:`_loaded`): what stands
+on a body rocks on it, a mode whose inertia grows faster than the load."""
+
+PAIR_DAMPING_GROWTH = (1.0, 8.0)
+"""``(g, bound)``: the same for the laws of the contacts between links."""
 
 
 @pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps", "load_aware"])
@@ -443,26 +451,32 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     return law, jnp.where(total > 0, mass, jnp.inf)
 
 
-def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array) -> ContactParams:
+def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array, growth: tuple[float, float]) -> ContactParams:
     """``law``, sized for ``mass (B,)`` [kg] (stiffness and damping proportional to it, as
     :meth:`.contacts.ContactParams.from_mass` and :meth:`.collision.forces.PairLaw.contact_params`
     size them; fields ``(B, ...)``), sized instead for ``max(mass, carried)`` [kg], at most
-    ``LOAD_BOUND`` times ``mass``; unchanged where ``mass`` is not finite and positive.
+    ``LOAD_BOUND`` times ``mass``, with its damping ratio ``min(1 + g (s - 1), bound)`` times its
+    own for that scale ``s`` and ``growth = (g, bound)`` (the law kept firm as an overdamped one,
+    see :func:`.contacts.overdamped_weight`); unchanged where ``mass`` is not finite and positive.
 
     The load-aware laws of the implicit world step: a model's terrain law is sized for its mass
     plus the load with which the links of other models pressed on its links along gravity in the
-    last step (``WorldState.pair_load`` over ``|g|``), a contact between links for the lighter of
-    its two sides, each a link's mass with the load on it (between two stacked boxes, what rests
-    on the lower one; a box on a table, the box alone). A body that carries others rests at ``max_penetration``, damped for the
-    mass it carries; one that nothing presses on keeps its law (a robot alone on the ground
-    steps as in :func:`.step.step`)."""
+    last step (``WorldState.pair_load`` over ``|g|``), damped by ``TERRAIN_DAMPING_GROWTH``; a
+    contact between links for the lighter of its two sides, each a link's mass with the load on it
+    (between two stacked boxes, what rests on the lower one; a box on a table, the box alone),
+    damped by ``PAIR_DAMPING_GROWTH``. A body that carries others rests at ``max_penetration``,
+    damped for the mass it carries and for the rocking of what stands on it; one that nothing
+    presses on keeps its law (a robot alone on the ground steps as in :func:`.step.step`)."""
     valid = jnp.isfinite(mass) & (mass > 0)
     scale = jnp.where(valid, jnp.clip(carried / jnp.where(valid, mass, 1.0), 1.0, LOAD_BOUND), 1.0)
+    ratio = jnp.minimum(1 + growth[0] * (scale - 1), growth[1])
 
-    def scaled(x: jax.Array) -> jax.Array:
-        return x * jnp.reshape(scale, scale.shape + (1,) * (jnp.ndim(x) - scale.ndim))
+    def scaled(x: jax.Array, factor: jax.Array) -> jax.Array:
+        return x * jnp.reshape(factor, factor.shape + (1,) * (jnp.ndim(x) - factor.ndim))
 
-    return law.replace(stiffness=scaled(law.stiffness), damping=scaled(law.damping))
+    firm = scaled(jnp.ones_like(law.overdamped), overdamped_weight(ratio))
+    overdamped = law.overdamped + (1 - law.overdamped) * firm
+    return law.replace(stiffness=scaled(law.stiffness, scale), damping=scaled(law.damping, scale * ratio), overdamped=overdamped)
 
 
 def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravity: jax.Array) -> jax.Array:
@@ -477,13 +491,13 @@ def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravi
 
 
 def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, gravity: jax.Array) -> ModelParams:
-    """The :class:`.params.ModelParams` of ``batch`` ``(G, ...)`` with the terrain law sized for the
-    load its members carry (:func:`_loaded`), from the links' ``pair_load (L,)`` [N] and ``|g|``
+    """The :class:`.params.ModelParams` of ``batch`` ``(G, ...)`` with the terrain law sized and
+    damped for the load its members carry (:func:`_loaded`), from the links' ``pair_load (L,)`` [N] and ``|g|``
     ``gravity`` [m/s^2]."""
     mass = jnp.sum(batch.model.link_mass, axis=-1).astype(pair_load.dtype)
     pressed = jnp.sum(from_global(batch.group, "links", pair_load), axis=-1)
     carried = mass + pressed / jnp.where(gravity > 0, gravity, 1.0)
-    return batch.params.replace(contact=_loaded(batch.params.contact, mass, carried))
+    return batch.params.replace(contact=_loaded(batch.params.contact, mass, carried, TERRAIN_DAMPING_GROWTH))
 
 
 class _Batch(NamedTuple):
@@ -545,7 +559,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
         gravity = jnp.linalg.norm(world.params.gravity).astype(mass.dtype)
         weight = world.inverse_weight.astype(mass.dtype)
         side = jnp.where(weight > 0, 1 / jnp.where(weight > 0, weight, 1.0), jnp.inf) + pair_load / jnp.where(gravity > 0, gravity, 1.0)
-        law = _loaded(law, mass, jnp.minimum(side[contacts.link_a], side[contacts.link_b]))
+        law = _loaded(law, mass, jnp.minimum(side[contacts.link_a], side[contacts.link_b]), PAIR_DAMPING_GROWTH)
     contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]

@@ -87,13 +87,12 @@ def test_a_box_beyond_its_friction_cone_slides_at_g_sin_minus_mu_g_cos():
 LEAN = [(0, 0), (1, 0), (1, 1), (0, 1), (0, 0)]  # each level's offset, in units of the stack's offset: turning
 
 
-@pytest.mark.parametrize("offset, drift, averaged", [(0.0, 1e-4, False), (0.03, 1e-3, True)], ids=["aligned", "lean"])
-def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics(offset, drift, averaged):
+@pytest.mark.parametrize("offset", [0.0, 0.03], ids=["aligned", "lean"])
+def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics(offset):
     """Five 1 kg, 10 cm boxes stacked at 5 ms, aligned or each level ``offset`` [m] from the one
-    below, turning (a stable lean): after settling (1 s), each moves less than ``drift`` [m] in
-    10 s, and each interface carries the weight of the boxes above within 1 % at every step of
-    the last 0.25 s (``averaged``: on average over them). The issue asks 0.1 mm and every step of
-    the lean stack too; with the laws sized for the load they carry it may still rock a little."""
+    below, turning (a stable lean): after settling (1 s), each moves less than 0.1 mm in 10 s,
+    and each interface carries the weight of the boxes above within 1 % at every step of the
+    last 0.25 s."""
     boxes = [cube(f"box{i}", 1.0, 0.1) for i in range(5)]
     states = [
         js.State.build(b, base_position=[LEAN[i][0] * offset, LEAN[i][1] * offset, 0.05 + 0.1 * i - 2e-4 * (i + 1)])
@@ -103,7 +102,7 @@ def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics(offset, d
     state, origins, _ = run(world, world.initial_state(states), None, 1.0)
     settled = origins[-1]
     state, origins, outputs = run(world, state, None, 10.0)
-    assert np.linalg.norm(origins - settled, axis=-1).max() < drift
+    assert np.linalg.norm(origins - settled, axis=-1).max() < 1e-4
     pairs = jax.tree.map(np.asarray, outputs.pairs)
     contacts, forces = pairs.contacts, pairs.forces
     for lower in range(4):
@@ -112,7 +111,7 @@ def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics(offset, d
         lower_is_a = contacts.active & (contacts.link_a == lower) & (contacts.link_b == lower + 1)
         on_upper = (np.where(upper_is_a[..., None], forces, 0.0) - np.where(lower_is_a[..., None], forces, 0.0)).sum(axis=1)
         error = on_upper[:, 2] / ((4 - lower) * G) - 1
-        assert (abs(error.mean()) if averaged else np.abs(error).max()) < 0.01
+        assert np.abs(error).max() < 0.01
 
 
 GRIPPER = """<robot name="gripper">
