@@ -207,32 +207,35 @@ def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, si
     families: dict[str, list[int]] = {}
     for g, group in enumerate(groups):
         families.setdefault(KINDS[group.kind].family, []).append(g)
+    own = {  # the families with a narrow phase of their own data: (groups, culled) -> Slots per group
+        POINTS: lambda kinds, kept: _swept_points(kinds, kept, W_H_S, sizes, points, point_radius, code),
+        HULLS: lambda kinds, kept: _hull_pairs(kinds, kept, W_H_S, sizes, code, hulls),
+        ROUND_HULLS: lambda kinds, kept: _round_hulls(kinds, kept, W_H_S, sizes, hulls),
+    }
     for family, members in families.items():
-        if family == POINTS:
-            for g, result in zip(members, _swept_points([groups[g] for g in members], [culled[g] for g in members],
-                                                        W_H_S, sizes, points, point_radius, code)):
-                results[g] = result
-            continue
-        if family == HULLS:
-            for g, result in zip(members, _hull_pairs([groups[g] for g in members], [culled[g] for g in members], W_H_S, sizes,
-                                                      code, hulls)):
-                results[g] = result
-            continue
-        if family == ROUND_HULLS:
-            for g, result in zip(members, _round_hulls([groups[g] for g in members], [culled[g] for g in members], W_H_S, sizes,
-                                                       hulls)):
-                results[g] = result
-            continue
-        kinds = [KINDS[groups[g].kind] for g in members]
-        a = _joined([culled[g].second if k.swapped else culled[g].first for g, k in zip(members, kinds)])
-        b = _joined([culled[g].first if k.swapped else culled[g].second for g, k in zip(members, kinds)])
-        counts = [groups[g].keep for g in members]
-        cylinders = [np.concatenate([np.full(n, k.cylinders[i]) for n, k in zip(counts, kinds)]) for i in (0, 1)]
-        slots = jax.vmap(FAMILIES[family].kernel)(W_H_S[a], sizes[a], W_H_S[b], sizes[b], *cylinders)
-        ends = np.cumsum([0] + counts)
-        for g, kind, start, end in zip(members, kinds, ends[:-1], ends[1:]):
-            results[g] = kind.taken(jax.tree.map(lambda x: x[start:end], slots))
+        if family in own:
+            found = own[family]([groups[g] for g in members], [culled[g] for g in members])
+        else:
+            kinds = [KINDS[groups[g].kind] for g in members]
+            a = _joined([culled[g].second if k.swapped else culled[g].first for g, k in zip(members, kinds)])
+            b = _joined([culled[g].first if k.swapped else culled[g].second for g, k in zip(members, kinds)])
+            cylinders = [np.concatenate([np.full(groups[g].keep, k.cylinders[i]) for g, k in zip(members, kinds)]) for i in (0, 1)]
+            found = _per_group([groups[g] for g in members], jax.vmap(FAMILIES[family].kernel)(W_H_S[a], sizes[a], W_H_S[b], sizes[b], *cylinders))
+        for g, result in zip(members, found):
+            results[g] = result
     return results
+
+
+def _per_group(groups: Sequence[PairGroup], slots: Slots) -> list[Slots]:
+    """The slots of each of ``groups`` (its ``keep`` pairs, in order) of one family's ``slots``,
+    its kind's (:meth:`.kinds.Kind.taken`)."""
+    ends = np.cumsum([0] + [group.keep for group in groups])
+    return [KINDS[group.kind].taken(jax.tree.map(lambda x: x[start:end], slots)) for group, start, end in zip(groups, ends[:-1], ends[1:])]
+
+
+def _hull_rows(hulls: Hulls) -> tuple[jax.Array, ...]:
+    """The fields of ``hulls`` (:class:`.hull.HullData` order), a row per shape."""
+    return tuple(getattr(hulls, field.name) for field in dataclasses.fields(Hulls))
 
 
 def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, code, hulls: Hulls) -> list[Slots]:
@@ -249,10 +252,9 @@ def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes
     def pair(H_a, size_a, box_a, row_a, H_b, size_b, box_b, row_b):
         return hull_hull(shape_hull(H_a, size_a, box_a, row_a), shape_hull(H_b, size_b, box_b, row_b))
 
-    rows = tuple(getattr(hulls, field.name) for field in dataclasses.fields(Hulls))
-    slots = jax.vmap(pair)(W_H_S[a], sizes[a], box[a], tuple(x[a] for x in rows), W_H_S[b], sizes[b], box[b], tuple(x[b] for x in rows))
-    ends = np.cumsum([0] + [group.keep for group in groups])
-    return [jax.tree.map(lambda x: x[start:end], slots) for start, end in zip(ends[:-1], ends[1:])]
+    rows = _hull_rows(hulls)
+    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], box[a], tuple(x[a] for x in rows),
+                                             W_H_S[b], sizes[b], box[b], tuple(x[b] for x in rows)))
 
 
 def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
@@ -263,10 +265,7 @@ def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, size
     def pair(H_a, size_a, H_b, row_b):
         return round_hull(H_a, size_a, in_world(H_b, HullData(*row_b)))
 
-    rows = tuple(getattr(hulls, field.name) for field in dataclasses.fields(Hulls))
-    slots = jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in rows))
-    ends = np.cumsum([0] + [group.keep for group in groups])
-    return [KINDS[group.kind].taken(jax.tree.map(lambda x: x[start:end], slots)) for group, start, end in zip(groups, ends[:-1], ends[1:])]
+    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))
 
 
 def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
