@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .cli_simulate import UsageError
+from .parsers.shapes import MESH_HULL_VERTICES
 
 DESCRIPTION = """\
 jaxsim-like: load, inspect and simulate robots (URDF, SDF, MJCF) with jaxsim_like.
@@ -92,8 +93,7 @@ def _sampling(args: argparse.Namespace):
     from .loading import ContactSampling
 
     default = ContactSampling()
-    return ContactSampling(mesh_max_points=default.mesh_max_points if args.mesh_points is None else args.mesh_points,
-                           mesh_hulls=args.mesh_hulls)
+    return ContactSampling(mesh_max_points=args.mesh_points, mesh_hulls=default.mesh_hulls if args.mesh_hulls is None else args.mesh_hulls)
 
 
 def summary_lines(model) -> list[str]:
@@ -230,15 +230,17 @@ def _loading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="fail on what otherwise loads with a warning (inconsistent inertias, mimics of missing joints, ...)"
     )
-    parser.add_argument(
+    meshes = parser.add_mutually_exclusive_group()
+    meshes.add_argument(
         "--mesh-points", type=_non_negative, metavar="N",
-        help="collidable points per collision mesh, spread by farthest-point sampling of its hull (0: meshes do not collide; "
-        "default: jaxsim_like.ContactSampling's)",
+        help="make each collision mesh N collidable points, spread by farthest-point sampling of its hull, instead of a hull "
+        "(0: meshes do not collide)",
     )
-    parser.add_argument(
+    meshes.add_argument(
         "--mesh-hulls", type=_hull_vertices, metavar="V",
         help="make each collision mesh the convex hull of at most V (>= 4) of its vertices, which touches other hulls, "
-        "boxes, spheres and capsules (default: sampled points, --mesh-points)",
+        "boxes, spheres and capsules and rests on the ground on its 4 deepest vertices at most "
+        f"(default: {MESH_HULL_VERTICES})",
     )
 
 

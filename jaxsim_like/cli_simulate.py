@@ -105,7 +105,7 @@ def check_model(model) -> None:
     if model.floating_base and not model.point_link:
         raise UsageError(
             f"model '{model.name}' has no collidable points, so its floating base would fall through the ground: "
-            "give its links <collision> shapes, raise --mesh-points, or use --fixed-base"
+            "give its links <collision> shapes (meshes with volume, or --mesh-points N), or use --fixed-base"
         )
 
 

@@ -10,22 +10,31 @@ from .dynamics.model import Model, build_model
 from .parsers import parse_model, parse_srdf, parse_world
 from .parsers.description import LinkDescription, WorldDescription
 from .parsers.errors import strictness
-from .parsers.shapes import SweptPoints, link_collidable_points
+from .parsers.shapes import MESH_HULL_VERTICES, SweptPoints, link_collidable_points
 
 
 @dataclass(frozen=True)
 class ContactSampling:
-    """How collision shapes become collidable points (see :mod:`jaxsim_like.parsers.shapes`):
-    spheres and capsules are exact swept points; the counts sample ellipsoids, cylinders, box
-    edges and meshes. ``mesh_hulls = V`` makes each mesh the convex hull of at most V of its
-    vertices instead, a shape that touches other hulls, boxes, spheres and capsules (and the
-    terrain and cylinders at its vertices); None samples meshes by ``mesh_max_points``."""
+    """How collision shapes become contacts (see :mod:`jaxsim_like.parsers.shapes`): spheres and
+    capsules are exact swept points; the counts sample ellipsoids, cylinders and box edges.
+
+    Meshes are convex hulls by default: each mesh the hull of at most ``mesh_hulls`` of its
+    vertices (:data:`~jaxsim_like.parsers.shapes.MESH_HULL_VERTICES`), a shape that touches other hulls, boxes, spheres and
+    capsules, and meets the terrain and cylinders at its vertices (the implicit step rests a hull
+    on the terrain on its 4 deepest at most: :mod:`.simulation.contact_slots`). ``mesh_max_points = N`` samples each mesh as N points instead (0: meshes do not collide),
+    whatever ``mesh_hulls``; ``mesh_hulls = None`` with ``mesh_max_points = None`` makes every
+    vertex of each mesh's hull a point."""
 
     box_edge_samples: int = 0
     sphere_samples: int = 12
     cylinder_samples: int = 8
-    mesh_max_points: int | None = 8
-    mesh_hulls: int | None = None
+    mesh_max_points: int | None = None
+    mesh_hulls: int | None = MESH_HULL_VERTICES
+
+    @property
+    def hulls(self) -> int | None:
+        """The vertex cap of the meshes' hulls, None where meshes are points."""
+        return self.mesh_hulls if self.mesh_max_points is None else None
 
     def points(self, link: LinkDescription) -> SweptPoints:
         """The swept points of ``link`` in its frame."""
@@ -35,7 +44,7 @@ class ContactSampling:
             sphere_samples=self.sphere_samples,
             cylinder_samples=self.cylinder_samples,
             mesh_max_points=self.mesh_max_points,
-            mesh_hulls=self.mesh_hulls,
+            mesh_hulls=self.hulls,
         )
 
 
@@ -60,7 +69,7 @@ def load_model(
         description = parse_model(source)
         semantics = parse_srdf(srdf, description) if srdf is not None else None
         return build_model(description, floating_base=floating_base, collidable_points=contact_sampling.points, semantics=semantics,
-                           mesh_hulls=contact_sampling.mesh_hulls)
+                           mesh_hulls=contact_sampling.hulls)
 
 
 def load_world(source: str | os.PathLike, *, strict: bool = False) -> WorldDescription:

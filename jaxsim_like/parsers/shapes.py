@@ -35,6 +35,8 @@ from .hulls import Hull, convex_hull
 from .meshes import load_mesh_vertices
 
 _GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
+MESH_HULL_VERTICES = 16
+"""The default vertex cap of a mesh's convex hull through :class:`jaxsim_like.ContactSampling`."""
 
 
 class SweptPoints(NamedTuple):

@@ -11,7 +11,8 @@ those points made limp humanoid drops diverge at 5 ms.
 :func:`facet_counts` chooses ``k_L`` from the link's geometry: the most of its (swept) points
 that reach within a tolerance of one supporting plane of them, i.e. that can rest on flat
 ground together (4 for the corners of a box, 8 for a cylinder of two rings of 8 standing on a
-cap, every point of a flat plate, 1 for a sphere, 2 for a capsule).
+cap, every point of a flat plate, 1 for a sphere, 2 for a capsule), at most
+:data:`HULL_TERRAIN_SLOTS` for each convex hull (whose vertices are its points).
 """
 
 from __future__ import annotations
@@ -26,8 +27,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..dynamics.tree import HULL
 from ..parsers.shapes import farthest_points, fibonacci_sphere
 
+HULL_TERRAIN_SLOTS = 4
+"""A convex hull rests on the terrain on at most this many of its vertices, its deepest (a box
+face's 4 corners): a hull's other vertices feel no terrain force while these carry it."""
+SPREAD_WINDOW = 0.02
+"""A hull's vertices within this fraction of the extent of its vertices (seen along the terrain
+normal) above its deepest are candidates of its spread slots (:func:`_spread`): a face tilted by
+about a degree still counts as flat."""
 _DIRECTIONS = 256
 _MOST_CANDIDATES = 24
 
@@ -63,10 +72,36 @@ def facet_count(points: np.ndarray, tolerance: float, radii: np.ndarray | None =
 
 
 def facet_counts(model: Model, tolerance: float) -> tuple[int, ...]:
-    """``k_L`` per link ``(N,)``: :func:`facet_count` of each link's collidable points (0 without)."""
+    """``k_L`` per link ``(N,)``: :func:`facet_count` of each link's collidable points (0 without),
+    at most :data:`HULL_TERRAIN_SLOTS` per convex hull of the link besides its other points."""
     links = np.asarray(model.point_link, dtype=int)
     points, radii = np.asarray(model.collidable_points, dtype=float), np.asarray(model.point_radius, dtype=float)
-    return tuple(facet_count(points[links == link], tolerance, radii[links == link]) for link in range(model.number_of_links))
+    hulls, hull_points = _hull_counts(model)
+    return tuple(
+        min(facet_count(points[links == link], tolerance, radii[links == link]),
+            int(np.sum(links == link)) - hull_points[link] + HULL_TERRAIN_SLOTS * hulls[link])
+        for link in range(model.number_of_links)
+    )
+
+
+def _hull_links(model: Model) -> tuple[bool, ...]:
+    """Per link: whether its shapes are hulls, at least one (static: the model may be traced)."""
+    kinds: dict[int, set[str]] = {}
+    for link, kind in zip(model.shape_link, model.shape_kind):
+        kinds.setdefault(link, set()).add(kind)
+    return tuple(kinds.get(link) == {HULL} for link in range(model.number_of_links))
+
+
+def _hull_counts(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """Per link ``(N,)``: its hull shapes and their vertices, which are collidable points of the link
+    (:mod:`jaxsim_like.parsers.shapes`; a hull's padding repeats a vertex: the distinct ones count)."""
+    hulls, vertices = np.zeros(model.number_of_links, dtype=int), np.zeros(model.number_of_links, dtype=int)
+    rows = np.asarray(model.shape_hulls.vertices)
+    for s, (link, kind) in enumerate(zip(model.shape_link, model.shape_kind)):
+        if kind == HULL:
+            hulls[link] += 1
+            vertices[link] += len(np.unique(rows[s], axis=0))
+    return hulls, vertices
 
 
 def link_one_hot(point_link: np.ndarray, links: int, dtype) -> jax.Array:
@@ -77,31 +112,67 @@ def link_one_hot(point_link: np.ndarray, links: int, dtype) -> jax.Array:
 class _Group(NamedTuple):
     """Links with the same slot count ``k`` and (padded) point count ``width``: their ``rows``,
     the ``table (R, width)`` of their points (padding repeats a row's first point) and
-    ``filled (R, width)``; ``select``: whether the ``k`` deepest are picked (else all ``k = width``)."""
+    ``filled (R, width)``; ``select``: whether the ``k`` deepest are picked (else all ``k = width``);
+    ``spread``: whether the first :data:`HULL_TERRAIN_SLOTS` are spread over the face the link
+    rests on (links whose shapes are hulls, :func:`_spread`)."""
 
     rows: np.ndarray
     table: np.ndarray
     filled: np.ndarray
     k: int
     select: bool
+    spread: bool = False
 
 
 @functools.lru_cache(maxsize=64)
-def _groups(point_link: tuple[int, ...], counts: tuple[int, ...]) -> tuple[_Group, ...]:
+def _groups(point_link: tuple[int, ...], counts: tuple[int, ...], hull_links: tuple[bool, ...]) -> tuple[_Group, ...]:
     links = np.asarray(point_link, dtype=int)
     members = {link: np.flatnonzero(links == link) for link in np.unique(links)}
-    keys: dict[tuple[int, int, bool], list[int]] = {}
+    keys: dict[tuple[int, int, bool, bool], list[int]] = {}
     for link, points in members.items():
         k = min(counts[link], len(points))
         select = k < len(points)
-        keys.setdefault((k, 0 if select else len(points), select), []).append(link)
+        spread = select and hull_links[link] and k >= HULL_TERRAIN_SLOTS
+        keys.setdefault((k, 0 if select else len(points), select, spread), []).append(link)
     groups = []
-    for (k, _, select), rows in sorted(keys.items()):
+    for (k, _, select, spread), rows in sorted(keys.items()):
         width = max(len(members[row]) for row in rows)
         table = np.array([np.concatenate([members[r], np.full(width - len(members[r]), members[r][0])]) for r in rows], dtype=int)
         filled = np.arange(width)[None, :] < np.array([len(members[r]) for r in rows])[:, None]
-        groups.append(_Group(np.asarray(rows, dtype=int), table, filled, k, select))
+        groups.append(_Group(np.asarray(rows, dtype=int), table, filled, k, select, spread))
     return tuple(groups)
+
+
+def _spread(position: jax.Array, depth: jax.Array, normal: jax.Array, k: int) -> jax.Array:
+    """``k`` of the points ``position (W, 3)`` [m] at ``depth (W,)`` [m] (``-inf``: not a
+    candidate), the first :data:`HULL_TERRAIN_SLOTS` spread over the face they rest on: the
+    deepest, of those within :data:`SPREAD_WINDOW` of the points' extent above it the farthest
+    from it seen along ``normal (3,)``, then the farthest from the line of the two on either side
+    (as a box rests on its 4 corners, a polygon on its widest 4), each missing one and the rest the
+    deepest of the others. Fixed work; indices ``(k,)``."""
+    position, depth = jax.lax.stop_gradient(position), jax.lax.stop_gradient(depth)
+    candidate = depth > -jnp.inf
+    first = jnp.argmax(depth)
+    flat = position - jnp.outer(position @ normal, normal)
+    extent = jnp.max(jnp.where(candidate[:, None], jnp.abs(flat - flat[first]), 0.0))
+    holds = candidate & (depth >= depth[first] - SPREAD_WINDOW * extent)
+    far = jnp.sum((flat - flat[first]) ** 2, axis=-1)
+    second = jnp.argmax(jnp.where(holds, far, -1.0))
+    side = jnp.cross(flat[second] - flat[first], flat - flat[first]) @ normal
+    third = jnp.argmax(jnp.where(holds, jnp.abs(side), -1.0))
+    opposite = -jnp.where(side[third] >= 0, 1.0, -1.0) * side
+    fourth = jnp.argmax(jnp.where(holds, opposite, -1.0))
+    eps = 1e-9 * (extent + 1e-12)
+    picks = jnp.stack([first, second, third, fourth])
+    found = jnp.stack([jnp.bool_(True), far[second] > eps**2, jnp.abs(side[third]) > eps * extent, opposite[fourth] > eps * extent])
+    found = found & holds[picks]
+    found = found & ~jnp.any((picks[:, None] == picks[None, :]) & jnp.tril(jnp.ones((4, 4), bool), -1), axis=1)
+    taken = jnp.zeros(depth.shape, bool).at[picks].max(found)
+    _, rest = jax.lax.top_k(jnp.where(taken, -jnp.inf, depth), k)
+    missing = jnp.cumsum(~found) - 1
+    head = jnp.where(found, picks, rest[jnp.maximum(missing, 0)])
+    tail = rest[jnp.sum(~found) + jnp.arange(k - HULL_TERRAIN_SLOTS)]
+    return jnp.concatenate([head, tail])
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -217,20 +288,32 @@ def every_point(model: Model) -> Slots:
 
 
 def contact_slots(
-    model: Model, depth: jax.Array, enabled: jax.Array, counts: tuple[int, ...] | None, limit: jax.Array | None = None
+    model: Model,
+    depth: jax.Array,
+    enabled: jax.Array,
+    counts: tuple[int, ...] | None,
+    limit: jax.Array | None = None,
+    positions: jax.Array | None = None,
+    normal: jax.Array | None = None,
 ) -> Slots:
     """The :class:`Slots` of a step: per link ``L``, the ``counts[L]`` deepest of its enabled
-    points at ``depth (P,)`` [m] (``enabled (P,)``); every point when ``counts`` is None. A
-    ``limit (N,)`` (int, traced) leaves only the ``limit[L]`` deepest of them valid (a padded
+    points at ``depth (P,)`` [m] (``enabled (P,)``); every point when ``counts`` is None. On a
+    link whose shapes are hulls, given the points' ``positions (P, 3)`` [m] and terrain ``normal
+    (P, 3)``, the first 4 slots are spread over the face it rests on instead (:func:`_spread`). A
+    ``limit (N,)`` (int, traced) leaves only the first ``limit[L]`` of them valid (a padded
     model's own slot counts, :mod:`.groups`)."""
     if counts is None:
         return every_point(model)
     points, valid = [], []
-    groups = _groups(tuple(model.point_link), tuple(counts))
+    groups = _groups(tuple(model.point_link), tuple(counts), _hull_links(model) if positions is not None else (False,) * len(counts))
     for group in groups:
         table, filled = jnp.asarray(group.table), jnp.asarray(group.filled)
         if group.select or limit is not None:
-            _, pick = jax.lax.top_k(jnp.where(group.filled & enabled[group.table], depth[group.table], -jnp.inf), group.k)
+            scores = jnp.where(group.filled & enabled[group.table], depth[group.table], -jnp.inf)
+            if group.spread:
+                pick = jax.vmap(functools.partial(_spread, k=group.k))(positions[group.table], scores, normal[group.table[:, 0]])
+            else:
+                _, pick = jax.lax.top_k(scores, group.k)
             table, filled = jnp.take_along_axis(table, pick, axis=1), jnp.take_along_axis(filled, pick, axis=1)
         if limit is not None:
             filled = filled & (np.arange(group.k)[None, :] < limit[group.rows][:, None])

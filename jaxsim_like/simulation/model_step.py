@@ -214,7 +214,7 @@ def prepare(
         enabled = enabled & present
     linear = added_inertia = deformation_rate = None
     if implicit:
-        slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit)
+        slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit, points, normal)
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)

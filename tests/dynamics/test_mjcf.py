@@ -209,11 +209,12 @@ def test_collision_shapes_are_the_model_geoms():
     m, d = reference.m, reference.d
     kinds = {2: "sphere", 3: "capsule", 5: "cylinder", 6: "box"}
     solid = [g for g in range(m.ngeom) if m.geom_type[g] in kinds and (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_bodyid[g]]
-    assert len(model.shape_kind) == len(solid) > 10
+    primitive = [s for s, kind in enumerate(model.shape_kind) if kind != "hull"]
+    assert len(primitive) == len(solid) > 10
     W_H_L = np.asarray(jax.jit(D.forward_kinematics)(model, js.State.build(model)))
     W_H_S = W_H_L[list(model.shape_link)] @ np.asarray(model.shape_transform)
     for g in solid:
-        s = int(np.argmin(np.linalg.norm(W_H_S[:, :3, 3] - d.geom_xpos[g], axis=1)))
+        s = primitive[int(np.argmin(np.linalg.norm(W_H_S[primitive, :3, 3] - d.geom_xpos[g], axis=1)))]
         assert model.shape_kind[s] == kinds[int(m.geom_type[g])]
         np.testing.assert_allclose(W_H_S[s, :3, 3], d.geom_xpos[g], atol=1e-12)
         np.testing.assert_allclose(W_H_S[s, :3, :3], d.geom_xmat[g].reshape(3, 3), atol=1e-12)
@@ -222,8 +223,7 @@ def test_collision_shapes_are_the_model_geoms():
         expected = {"sphere": [m.geom_size[g][0], 0, 0], "capsule": round_, "cylinder": round_, "box": m.geom_size[g]}
         np.testing.assert_allclose(size, expected[model.shape_kind[s]], rtol=1e-12)
     meshes = [g for g in range(m.ngeom) if m.geom_type[g] == 7 and (m.geom_contype[g] or m.geom_conaffinity[g])]
-    per_mesh = js.ContactSampling().mesh_max_points  # hull points; spheres and capsules add 1 and 2
-    assert meshes and len(model.point_link) >= sum(min(per_mesh, m.mesh_vertnum[m.geom_dataid[g]]) for g in meshes)
+    assert meshes and model.shape_kind.count("hull") == len(meshes)  # meshes are hulls by default
 
 
 @pytest.mark.parametrize(

@@ -217,7 +217,9 @@ def test_mesh_points_come_from_the_hull(tmp_path):
     assert collidable_points(Collision("cloud", np.eye(4), geometry), mesh_max_points=None).centres.shape == (12, 3)
 
 
-def test_default_sampling_keeps_a_few_points_per_mesh_of_the_icub():
+def test_the_icub_meshes_are_hulls_by_default_and_points_on_request():
+    """Every iCub collision mesh is a hull of at most 16 vertices, its vertices its points; with
+    ``mesh_max_points=8`` each is 8 sampled points and no shape."""
     icub_models = pytest.importorskip("icub_models")
     import jaxsim_like as js
     from jaxsim_like.parsers import parse_model
@@ -228,4 +230,7 @@ def test_default_sampling_keeps_a_few_points_per_mesh_of_the_icub():
     others = sum(len(ContactSampling().points(LinkDescription(link.name, collisions=[c])).radii)
                  for link in description.links for c in link.collisions if c.geometry.type != "mesh")
     model = js.load_model(path)
-    assert len(model.point_link) == 8 * meshes + others  # 2384 with 64 points per mesh before
+    assert model.shape_kind.count("hull") == meshes
+    assert 4 * meshes <= len(model.point_link) - others <= 16 * meshes
+    points = js.load_model(path, contact_sampling=ContactSampling(mesh_max_points=8))
+    assert len(points.point_link) == 8 * meshes + others and "hull" not in points.shape_kind  # 2384 with 64 points per mesh before

@@ -24,6 +24,7 @@ from jaxsim_like.simulation.collision.box import box_box, capsule_box
 from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, hull_hull, in_world
 from jaxsim_like.simulation.collision.hull_round import round_hull
 from jaxsim_like.simulation.contacts import implicit_deformation
+from jaxsim_like.simulation.step import contact_point_positions
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 G, DT, MASS, MU = 9.81, 5e-3, 5.0, 0.5
@@ -32,6 +33,9 @@ CUBE_FACES = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 
 SLAB = np.array(list(itertools.product((-1.0, 1.0), repeat=3))) * [0.3, 0.2, 0.05]
 TETRA = np.array([[0.0, 0.0, 0.0], [0.2, 0.0, 0.0], [0.04, 0.22, 0.0], [0.06, 0.04, 0.18]]) - [0.07, 0.06, 0.04]
 TETRA_FACES = [[0, 2, 1], [0, 1, 3], [1, 2, 3], [0, 3, 2]]
+OCTAGON = 0.1 * np.stack([np.cos(np.arange(8) * np.pi / 4), np.sin(np.arange(8) * np.pi / 4), np.zeros(8)], axis=1)
+PRISM = np.concatenate([OCTAGON + [0.0, 0.0, 0.05], OCTAGON - [0.0, 0.0, 0.05]])  # 16 vertices, two octagons
+PRISM_FACES = [list(range(8)), list(range(15, 7, -1))] + [[8 + i, 8 + (i + 1) % 8, (i + 1) % 8, i] for i in range(8)]
 BRICK = np.array(list(itertools.product((-1.0, 1.0), repeat=3))) * [0.1, 0.08, 0.06]
 
 
@@ -44,10 +48,11 @@ def write_obj(path, vertices, faces) -> str:
 
 @pytest.fixture(scope="module")
 def meshes(tmp_path_factory):
-    """OBJ files of the cube, the slab and the tetrahedron."""
+    """OBJ files of the cube, the slab, the tetrahedron and the octagonal prism."""
     folder = tmp_path_factory.mktemp("hulls")
     return {name: write_obj(folder / f"{name}.obj", vertices, faces)
-            for name, vertices, faces in (("cube", CUBE, CUBE_FACES), ("slab", SLAB, CUBE_FACES), ("tetra", TETRA, TETRA_FACES))}
+            for name, vertices, faces in (("cube", CUBE, CUBE_FACES), ("slab", SLAB, CUBE_FACES), ("tetra", TETRA, TETRA_FACES),
+                                          ("prism", PRISM, PRISM_FACES))}
 
 
 def mesh_body(name: str, path: str, mass: float = MASS, inertia: float = MASS * 0.04 / 6) -> js.Model:
@@ -300,6 +305,27 @@ def test_a_hull_rests_on_the_terrain_on_its_vertices(meshes):
     touching = np.asarray(outputs.penetration[-1]) > 0
     assert touching.sum() == 3
     assert np.asarray(outputs.penetration[-1])[touching].mean() == pytest.approx(0.001, rel=0.1)
+
+
+@pytest.mark.parametrize("name", ["cube", "prism"])
+def test_a_hull_rests_on_the_terrain_on_4_spread_vertices(meshes, name):
+    """A mesh cube and an octagonal prism (16 vertices, 8 on the face it rests on) on the ground at
+    10 ms: at most 4 terrain slots per hull, the cube's 4 corners and 4 of the octagon's corners
+    spread over it carry the weight (0.5 %) as deep as `max_penetration` (10 %), and the body is
+    still (the 4 deepest of the octagon's, at equal depth, would be 4 neighbours: it would rock)."""
+    body = mesh_body(name, meshes[name], mass=MASS, inertia=MASS * 0.02 / 6)
+    params = SimulationParams.build(body, dt=0.01, contact=ContactParams.from_mass(MASS, max_penetration=0.001, friction=MU))
+    assert params.contact_slots == (4,)
+    start = js.State.build(body, base_position=[0.0, 0.0, 0.15])
+    final, (_, outputs) = jax.jit(lambda s: rollout(body, s, jnp.zeros((300, 0)), params=params))(start)
+    forces = np.asarray(outputs.contact_forces[-1])
+    carrying = forces[:, 2] > 0
+    assert carrying.sum() == 4
+    np.testing.assert_allclose(forces[:, 2].sum(), MASS * G, rtol=5e-3)
+    np.testing.assert_allclose(np.asarray(outputs.penetration[-1])[carrying], 0.001, rtol=0.1)
+    corners = np.asarray(contact_point_positions(body, final))[carrying, :2]
+    assert np.ptp(corners, axis=0).min() > 0.14  # spread over the face: across it both ways
+    assert float(jnp.linalg.norm(final.base_velocity)) < 1e-6
 
 
 def test_hulls_and_a_ball_stack_in_the_world_step(meshes):
