@@ -93,7 +93,8 @@ def _sampling(args: argparse.Namespace):
     from .loading import ContactSampling
 
     default = ContactSampling()
-    return ContactSampling(mesh_max_points=args.mesh_points, mesh_hulls=default.mesh_hulls if args.mesh_hulls is None else args.mesh_hulls)
+    hulls = default.mesh_hulls if args.mesh_hulls is None else args.mesh_hulls
+    return ContactSampling(mesh_max_points=args.mesh_points, mesh_hulls=hulls)
 
 
 def summary_lines(model) -> list[str]:
@@ -239,7 +240,7 @@ def _loading_options(parser: argparse.ArgumentParser) -> None:
     meshes.add_argument(
         "--mesh-hulls", type=_hull_vertices, metavar="V",
         help="make each collision mesh the convex hull of at most V (>= 4) of its vertices, which touches other hulls, "
-        "boxes, spheres and capsules and rests on the ground on its 4 deepest vertices at most "
+        "boxes, spheres and capsules and rests on the ground on 4 of its vertices at most "
         f"(default: {MESH_HULL_VERTICES})",
     )
 

@@ -31,8 +31,8 @@ from ..dynamics.tree import HULL
 from ..parsers.shapes import farthest_points, fibonacci_sphere
 
 HULL_TERRAIN_SLOTS = 4
-"""A convex hull rests on the terrain on at most this many of its vertices, its deepest (a box
-face's 4 corners): a hull's other vertices feel no terrain force while these carry it."""
+"""A convex hull rests on the terrain on at most this many of its vertices, spread over the face
+it rests on (a box face's 4 corners): its other vertices feel no terrain force while these carry it."""
 SPREAD_WINDOW = 0.02
 """A hull's vertices within this fraction of the extent of its vertices (seen along the terrain
 normal) above its deepest are candidates of its spread slots (:func:`_spread`): a face tilted by
@@ -164,8 +164,8 @@ def _spread(position: jax.Array, depth: jax.Array, normal: jax.Array, k: int) ->
     fourth = jnp.argmax(jnp.where(holds, opposite, -1.0))
     eps = 1e-9 * (extent + 1e-12)
     picks = jnp.stack([first, second, third, fourth])
-    found = jnp.stack([jnp.bool_(True), far[second] > eps**2, jnp.abs(side[third]) > eps * extent, opposite[fourth] > eps * extent])
-    found = found & holds[picks]
+    found = holds[picks] & jnp.stack(
+        [jnp.bool_(True), far[second] > eps**2, jnp.abs(side[third]) > eps * extent, opposite[fourth] > eps * extent])
     found = found & ~jnp.any((picks[:, None] == picks[None, :]) & jnp.tril(jnp.ones((4, 4), bool), -1), axis=1)
     taken = jnp.zeros(depth.shape, bool).at[picks].max(found)
     _, rest = jax.lax.top_k(jnp.where(taken, -jnp.inf, depth), k)
@@ -305,7 +305,8 @@ def contact_slots(
     if counts is None:
         return every_point(model)
     points, valid = [], []
-    groups = _groups(tuple(model.point_link), tuple(counts), _hull_links(model) if positions is not None else (False,) * len(counts))
+    hull_links = _hull_links(model) if positions is not None else (False,) * len(counts)
+    groups = _groups(tuple(model.point_link), tuple(counts), hull_links)
     for group in groups:
         table, filled = jnp.asarray(group.table), jnp.asarray(group.filled)
         if group.select or limit is not None:

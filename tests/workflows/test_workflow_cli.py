@@ -3,6 +3,7 @@ the recordings simulate writes, and the bench table."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import cli
+from jaxsim_like.parsers.shapes import MESH_HULL_VERTICES
 from jaxsim_like.recording import Recording
 
 SHIPPED = js.models.available()
@@ -198,6 +200,20 @@ def test_mesh_points_zero_is_allowed_and_negative_refused(capsys):
         cli.main(["info", "humanoid", "--mesh-hulls", "3"])
     assert exit_.value.code == 2 and "must be an integer >= 4" in capsys.readouterr().err
     assert cli.main(["info", "humanoid", "--mesh-hulls", "16"]) == 0
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["info", "humanoid", "--mesh-hulls", "16", "--mesh-points", "8"])
+    assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_meshes_are_hulls_unless_points_are_asked_for():
+    """Without options meshes are hulls of the default cap; ``--mesh-points N`` makes them points
+    (no hulls), ``--mesh-hulls V`` hulls of V."""
+    def sampling(points, hulls):
+        return cli._sampling(argparse.Namespace(mesh_points=points, mesh_hulls=hulls))
+
+    assert sampling(None, None).hulls == MESH_HULL_VERTICES == 16
+    assert sampling(8, None).hulls is None and sampling(8, None).mesh_max_points == 8
+    assert sampling(None, 32).hulls == 32
 
 
 def test_help_and_version(capsys):
