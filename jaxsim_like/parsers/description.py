@@ -74,12 +74,15 @@ class Geometry:
 
 @dataclass
 class Collision:
-    """A collision element: name, shape pose in the link frame ``L_H_G: (4, 4)`` and its geometry."""
+    """A collision element: name, shape pose in the link frame ``L_H_G: (4, 4)``, its geometry and
+    the Coulomb ``friction`` its file gives its surface (SDF ``<surface><friction><ode><mu>``,
+    URDF ``<gazebo reference><mu1>``; None: not given; MJCF's are in :class:`CollisionRules`)."""
 
     name: str
     L_H_G: np.ndarray
     geometry: Geometry
     location: SourceLocation = field(default_factory=SourceLocation)
+    friction: float | None = None
 
 
 @dataclass(frozen=True)

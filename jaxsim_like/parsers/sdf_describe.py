@@ -84,6 +84,7 @@ from .description import (
 from .errors import ModelLoadError
 from .sdf_declare import Declarations, JointDeclaration
 from .sdf_frames import WORLD, Node, Ref, Scope, inverse
+from .surfaces import sdf_friction
 from .sdf_values import (
     boolean,
     child,
@@ -176,7 +177,7 @@ class _ModelBuilder:
                 inertia=np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]),
             )
         collisions = [
-            Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file))
+            Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file), friction=sdf_friction(item, file))
             for item, name, L_H_G, geometry in self.shapes(element, "collision", scope, file, W_H_L)
         ]
         visuals = [
