@@ -104,6 +104,20 @@ TERRAIN = ""
 """The name :class:`CollisionRules` and :class:`ContactPair` give the terrain."""
 
 
+def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | None) -> ContactPair | None:
+    """The contact of two collisions' surfaces ``a`` and ``b`` (:meth:`CollisionRules.own`), as
+    MuJoCo combines two geoms: the larger margin and gap, the friction and contact dimension of
+    the one of higher priority, or the larger of each at equal priorities, no friction at
+    dimension 1; None when either has no surface."""
+    if a is None or b is None:
+        return None
+    friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
+    if a[4] != b[4]:
+        friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
+    first, second = sorted((collision_a, collision_b))
+    return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
+
+
 @dataclass(frozen=True)
 class CollisionRules:
     """Which collisions of a file may touch, as MuJoCo decides (MJCF), shared by the models of one
@@ -150,16 +164,14 @@ class CollisionRules:
         pair = self._pair.get(frozenset((collision_a, collision_b)))
         if pair is not None:
             return pair
-        a, b = self._surface.get(collision_a), self._surface.get(collision_b)
+        a, b = self.own(collision_a), self.own(collision_b)
         if collision_b == TERRAIN and a is not None:
             b = b or a
-        if a is None or b is None:
-            return None
-        friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
-        if a[4] != b[4]:
-            friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
-        first, second = sorted((collision_a, collision_b))
-        return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
+        return combined(collision_a, a, collision_b, b)
+
+    def own(self, collision: str) -> tuple[float, float, float, int, int] | None:
+        """``(friction, margin, gap, condim, priority)`` of ``collision``'s surface, None without one."""
+        return self._surface.get(collision)
 
     def filter(self, collision: str) -> tuple[int, int]:
         """``(contype, conaffinity)`` of ``collision``."""

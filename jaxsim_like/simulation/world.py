@@ -446,7 +446,8 @@ def _link_sums(values: jax.Array, contacts: Contacts, links: int) -> jax.Array:
 def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
     """The law ``(C,)`` of each contact (:meth:`.collision.forces.PairLaw.contact_params`, with the
     larger friction of the two models, as MuJoCo combines friction, or the friction of the
-    table's pair at its slot: an explicit pair's, or the larger of two collisions' own) and its effective mass
+    table's pair at its slot: an explicit pair's, or the larger of two collisions' own, of one
+    file or of two) and its effective mass
     ``(C,)`` [kg] (infinite between two links welded to the world)."""
     dtype = contacts.depth.dtype
     friction = to_global([b.group for b in batches], "links", [

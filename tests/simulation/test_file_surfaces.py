@@ -120,3 +120,36 @@ def test_collisions_of_one_name_on_several_links_are_named_by_their_link():
     assert rules.surfaces == (("a::c", 0.4, 0.0, 0.0, 3, 0),)
     assert not rules.touch("a", "a::c", "b", "b::c") and not rules.touch("a", "a::c", "c", "only")
     assert not rules.touch("b", "b::c", "c", "only")
+
+
+TABLE = """<sdf version="1.9"><model name="{name}"><static>true</static><pose>0 {y} 0.45 0 0 0</pose><link name="top">
+<collision name="top"><geometry><box><size>2.2 0.6 0.1</size></box></geometry>
+<surface><friction><ode><mu>{mu}</mu></ode></friction></surface></collision></link></model></sdf>"""
+MJCF_BOX = """<mujoco><worldbody><body name="box"><freejoint/>
+<geom name="box" type="box" size=".05 .05 .05" mass="1" friction="{mu}"/></body></worldbody></mujoco>"""
+
+
+def test_a_box_on_another_files_ramp_takes_the_larger_friction(figures):
+    """A box of friction 0.2 (SDF, or MJCF) on a static table of another file, on the 0.35 rad
+    slope: on a table of friction 0.6 it sticks (0.6 > tan 0.35), on one of 0.1 it slides with
+    the box's 0.2 (the law's default 0.5 would hold it) within 2 % over the second half of 1 s."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelLoadWarning)
+        models = [js.load_model(TABLE.format(name="grippy", y=0.0, mu=0.6)), js.load_model(sdf("sdf_box", 0.2)),
+                  js.load_model(TABLE.format(name="slippy", y=1.0, mu=0.1)), js.load_model(MJCF_BOX.format(mu=0.2))]
+    gravity = (G * math.sin(TILT), 0.0, -G * math.cos(TILT))
+    world = WorldModel.build(models, dt=DT, gravity=gravity)
+    assert {p.friction for p in world.collision.pairs} == {0.2, 0.6}  # the larger of each two collisions
+    starts = [None if not m.floating_base else js.State.build(m, base_position=[-0.8, y, 0.55]) for m, y in zip(models, (0, 0, 0, 1.0))]
+    starts = [js.State.build(m) if s is None else s for m, s in zip(models, starts)]
+    quarter = jax.jit(lambda s: world_rollout(world, s, None, int(round(SECONDS / DT)) // QUARTERS)[0])
+    state, x = world.initial_state(starts), []
+    for _ in range(QUARTERS):
+        state = quarter(state)
+        x.append([float(s.base_position[0]) for s in state.states])
+    h = SECONDS / QUARTERS
+    sliding = (x[-1][3] - 2 * x[-2][3] + x[-3][3]) / h**2
+    figures("box of friction 0.2 on another file's table of 0.1, 0.35 rad slope: acceleration", sliding, "m/s^2")
+    assert sliding == pytest.approx(G * (math.sin(TILT) - 0.2 * math.cos(TILT)), rel=0.02)
+    assert abs(x[-1][1] + 0.8) < 1e-3
+
