@@ -458,7 +458,7 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     mass = 1 / jnp.where(total > 0, total, 1.0)
     friction = jnp.maximum(friction[contacts.link_a], friction[contacts.link_b])
     if world.explicit_pairs is not None:
-        friction = world.explicit_pairs.slot_values(world.collision, world.explicit_pairs.friction, contacts.slot, friction)
+        friction = world.explicit_pairs.contact_friction(world.collision, contacts.link_a, contacts.link_b, contacts.slot, friction)
     law = world.pair_law.contact_params(mass, friction)
     return law, jnp.where(total > 0, mass, jnp.inf)
 

@@ -10,12 +10,14 @@ import math
 import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxsim_like as js
 from jaxsim_like.parsers import ModelLoadError, ModelLoadWarning, parse_sdf, parse_urdf
 from jaxsim_like.simulation.world import WorldModel, world_rollout
+from jaxsim_like.tasks.randomisation import Sample, apply
 
 TILT = 0.35  # [rad]
 G = 9.81  # [m/s^2]
@@ -153,3 +155,18 @@ def test_a_box_on_another_files_ramp_takes_the_larger_friction(figures):
     assert sliding == pytest.approx(G * (math.sin(TILT) - 0.2 * math.cos(TILT)), rel=0.02)
     assert abs(x[-1][1] + 0.8) < 1e-3
 
+
+def test_randomised_friction_scales_the_tables_pairs():
+    """Domain randomisation's friction factors scale the table's pairs' friction too: a contact
+    between the box (factor 3) and the table (factor 0.5) of pair friction 0.2 gets 0.6, the
+    larger factor; a contact without a pair keeps the law's (scaled with the models' laws)."""
+    models = [js.load_model(TABLE.format(name="slippy", y=0.0, mu=0.1)), js.load_model(sdf("sdf_box", 0.2))]
+    world = WorldModel.build(models, dt=DT)
+    randomised = apply(world, Sample(tuple(jnp.ones(m.number_of_links) for m in models), (jnp.asarray(0.5), jnp.asarray(3.0)), jnp.asarray(0.0)))
+    pairs, table = randomised.explicit_pairs, randomised.collision
+    slots = np.asarray(table.explicit_slots)
+    slot = jnp.asarray([int(np.flatnonzero(slots >= 0)[0]), len(slots)])  # a pair's slot, and none (padding)
+    link_a, link_b, law = jnp.asarray([0, 0]), jnp.asarray([1, 1]), jnp.full(2, 0.25)
+    np.testing.assert_allclose(np.asarray(pairs.contact_friction(table, link_a, link_b, slot, law)), [0.6, 0.25], rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(world.explicit_pairs.contact_friction(table, link_a, link_b, slot, law)), [0.2, 0.25], rtol=1e-15)
+    assert float(randomised.model_params[1].contact.friction) == 3 * float(world.model_params[1].contact.friction)
