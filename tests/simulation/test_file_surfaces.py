@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import jaxsim_like as js
+from jaxsim_like.cli import summary_lines
 from jaxsim_like.parsers import ModelLoadError, ModelLoadWarning, parse_sdf, parse_urdf
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 from jaxsim_like.tasks.randomisation import Sample, apply
@@ -170,3 +171,9 @@ def test_randomised_friction_scales_the_tables_pairs():
     np.testing.assert_allclose(np.asarray(pairs.contact_friction(table, link_a, link_b, slot, law)), [0.6, 0.25], rtol=1e-15)
     np.testing.assert_allclose(np.asarray(world.explicit_pairs.contact_friction(table, link_a, link_b, slot, law)), [0.2, 0.25], rtol=1e-15)
     assert float(randomised.model_params[1].contact.friction) == 3 * float(world.model_params[1].contact.friction)
+
+
+def test_info_lists_the_files_friction():
+    lines = summary_lines(js.load_model(sdf("b", 0.3)))
+    assert "friction     the file's, 0.3, on 8 of 8 points" in lines
+    assert not any(line.startswith("friction") for line in summary_lines(js.load_model(sdf("b", None))))
