@@ -10,9 +10,9 @@ joint (child) frame: ``length = g . log(Q)``, velocity ``g . omega``, joint torq
 motor takes any axis, a position or velocity actuator an axis along one of the joint's (so that
 it is one degree of freedom's controller), and a position actuator with ``kv`` no force range
 (its damping ``-kv g . omega`` acts beside the controller, outside its clip). A ``motor`` on a
-tendon (``length = gear L``; fixed or spatial) is read too. Any other actuator (position and velocity ones on tendons, those
-on a ball joint named above, forces in the parent frame (``jointinparent``), site
-transmissions, filters, muscles) is dropped with one located warning.
+tendon (``length = gear L``; fixed or spatial) is read too. Any other actuator (position and
+velocity ones on tendons, those on a ball joint named above, forces in the parent frame
+(``jointinparent``), site transmissions, filters, muscles) is dropped with one located warning.
 """
 
 from __future__ import annotations

@@ -84,7 +84,6 @@ from .description import (
 from .errors import ModelLoadError
 from .sdf_declare import Declarations, JointDeclaration
 from .sdf_frames import WORLD, Node, Ref, Scope, inverse
-from .surfaces import sdf_friction
 from .sdf_values import (
     boolean,
     child,
@@ -96,6 +95,7 @@ from .sdf_values import (
     read_diffuse,
     read_geometry,
 )
+from .surfaces import sdf_friction
 from .xml import error_at, location, warn_at
 
 _SDF_INFINITY = 1e16

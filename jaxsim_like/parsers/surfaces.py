@@ -27,7 +27,7 @@ from .description import CollisionRules, ModelDescription
 from .xml import describe, error_at, warn_at
 
 
-def child(parent: etree._Element | None, tag: str, file: str | None) -> etree._Element | None:
+def _child(parent: etree._Element | None, tag: str, file: str | None) -> etree._Element | None:
     """The single ``<tag>`` child of ``parent`` (None when absent or ``parent`` is None); a
     located error for several."""
     found = [] if parent is None else parent.findall(tag)
@@ -61,23 +61,27 @@ def _isotropic(mu: float | None, mu2: float | None, element: etree._Element, fil
 
 def sdf_friction(collision: etree._Element, file: str | None) -> float | None:
     """The Coulomb friction of an SDF ``<collision>``: its ``<surface><friction><ode><mu>``, else None."""
-    ode = child(child(child(collision, "surface", file), "friction", file), "ode", file)
+    ode = _child(_child(_child(collision, "surface", file), "friction", file), "ode", file)
     if ode is None:
         return None
-    mu, mu2 = (_coefficient(child(ode, tag, file), file) for tag in ("mu", "mu2"))
+    mu, mu2 = (_coefficient(_child(ode, tag, file), file) for tag in ("mu", "mu2"))
     return _isotropic(mu, mu2, ode, file, ("mu", "mu2"))
 
 
-def urdf_friction(robot: etree._Element, file: str | None) -> dict[str, float]:
+def urdf_friction(robot: etree._Element, file: str | None, links: set[str]) -> dict[str, float]:
     """The Coulomb friction per link name of a URDF ``<robot>``'s ``<gazebo reference>`` extensions
-    (their ``<mu1>``; the last extension of a link that gives one wins, as sdformat merges them)."""
+    (their ``<mu1>``; the last extension of a link that gives one wins, as sdformat merges them);
+    one naming none of ``links`` warns, located."""
     found: dict[str, float] = {}
     for gazebo in robot.findall("gazebo"):
         reference = (gazebo.get("reference") or "").strip()
-        mu1, mu2 = (_coefficient(child(gazebo, tag, file), file) for tag in ("mu1", "mu2"))
+        mu1, mu2 = (_coefficient(_child(gazebo, tag, file), file) for tag in ("mu1", "mu2"))
         mu = _isotropic(mu1, mu2, gazebo, file, ("mu1", "mu2"))
         if reference and mu is not None:
-            found[reference] = mu
+            if reference in links:
+                found[reference] = mu
+            else:
+                warn_at(gazebo, file, f"mu1 of '{reference}', which is not a link of the robot: not read")
     return found
 
 

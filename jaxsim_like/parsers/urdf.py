@@ -387,8 +387,8 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
         rgba = reader.color(material)
         if rgba is not None:
             reader.materials[reader.required(material, "name")] = rgba
-    friction = urdf_friction(robot, document.file)
     links = [reader.link(element) for element in robot.findall("link")]
+    friction = urdf_friction(robot, document.file, {link.name for link in links})
     links = [dataclasses.replace(link, collisions=[dataclasses.replace(c, friction=friction[link.name]) for c in link.collisions])
              if link.name in friction else link for link in links]
     joints = [reader.joint(element) for element in robot.findall("joint")]

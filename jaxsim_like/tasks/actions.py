@@ -122,8 +122,8 @@ class ActionMap:
         torque ``gear gain u``; a ``position`` one the PID target ``u / gear`` with gains
         ``gear^2 (kp, 0, kv)`` (on a ball joint ``gear^2 (kp, 0, 0)`` and the damping ``gear^2 kv``
         of :attr:`damping`: the angular velocity's component, not the rate of the rotation
-        vector the PID's derivative would take), a ``velocity`` one the velocity target ``u / gear`` with gains
-        ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
+        vector the PID's derivative would take), a ``velocity`` one the velocity target ``u /
+        gear`` with gains ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
         mixed kinds, a joint driven twice, and a motor whose force range clips its controls. A
         motor on a tendon (``actuator.tendon``) gives the torques ``gear gain u dL/dq``
         (see :attr:`moments`). On a ball joint (``actuator.gear_axis``) an actuator about one of

@@ -5,8 +5,8 @@ never recompiles; a range whose low and high agree draws the nominal value. The 
 every model of the world: link masses and inertias scaled together (``mass_scale`` per link),
 the friction coefficient of each model's contacts (its law's, its points' own where the file
 gives them: ``Model.point_friction``, and the friction of the collision table's pairs on its
-links: a pair between two models takes the larger of their two factors), and the height [m] of a plane terrain
-(moved along z; boxes and height functions stay where they are).
+links: a pair between two models takes the larger of their two factors), and the height [m] of
+a plane terrain (moved along z; boxes and height functions stay where they are).
 """
 
 from __future__ import annotations

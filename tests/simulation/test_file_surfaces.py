@@ -177,3 +177,10 @@ def test_info_lists_the_files_friction():
     lines = summary_lines(js.load_model(sdf("b", 0.3)))
     assert "friction     the file's, 0.3, on 8 of 8 points" in lines
     assert not any(line.startswith("friction") for line in summary_lines(js.load_model(sdf("b", None))))
+
+
+def test_a_gazebo_friction_for_no_link_warns_located():
+    text = URDF.format(name="b", gazebo='<gazebo reference="wheel"><mu1>0.3</mu1></gazebo>')
+    with pytest.warns(ModelLoadWarning, match=r"<string>:\d+: <gazebo>: mu1 of 'wheel', which is not a link of the robot: not read"):
+        description = parse_urdf(text)
+    assert description.collision_rules is None

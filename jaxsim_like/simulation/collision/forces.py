@@ -100,7 +100,9 @@ class ExplicitPairs:
         picked = values.astype(default.dtype)[jnp.maximum(explicit, 0)]
         return jnp.where(explicit >= 0, picked if factor is None else factor * picked, default)
 
-    def contact_friction(self, table: CollisionTable, link_a: jax.Array, link_b: jax.Array, slot: jax.Array, default: jax.Array) -> jax.Array:
+    def contact_friction(
+        self, table: CollisionTable, link_a: jax.Array, link_b: jax.Array, slot: jax.Array, default: jax.Array
+    ) -> jax.Array:
         """Per contact between the links ``link_a`` and ``link_b`` ``(C,)`` (global) of memory ``slot
         (C,)``: its pair's friction, times the larger :attr:`friction_scale` of its links, else
         ``default (C,)``."""
