@@ -1,8 +1,12 @@
 """SDF collisions' ``<surface><friction><ode><mu>`` and URDF's ``<gazebo reference><mu1>`` (issue
-31): read into the collisions' surfaces, they act on the terrain contacts. A 0.1 m box on a
-floor under gravity tilted by 0.35 rad (``tan = 0.365``) slides with ``g (sin - mu cos)`` at
-``mu = 0.3`` and sticks at ``mu = 1``, in both formats (one world, one compiled rollout); a
-file without friction carries no surfaces; bad coefficients are located errors."""
+31): read into the collisions' surfaces, they act on the terrain contacts and between collisions
+of different files (the larger, as MuJoCo combines geoms). Under gravity tilted by 0.35 rad
+(``tan = 0.365``): a 0.1 m box on the floor slides with ``g (sin - mu cos)`` at ``mu = 0.3`` and
+sticks at ``mu = 1``, in both formats (one world, one compiled rollout); a box of 0.2 on another
+file's table sticks on a table of 0.6 and slides with 0.2 on one of 0.1 (a second world; one
+world of both costs as much to compile and run). A file without friction carries no surfaces;
+bad coefficients are located errors; domain randomisation scales the pairs' friction;
+``jaxsim-like info`` lists the file's friction."""
 
 from __future__ import annotations
 
@@ -132,7 +136,7 @@ MJCF_BOX = """<mujoco><worldbody><body name="box"><freejoint/>
 <geom name="box" type="box" size=".05 .05 .05" mass="1" friction="{mu}"/></body></worldbody></mujoco>"""
 
 
-def test_a_box_on_another_files_ramp_takes_the_larger_friction(figures):
+def test_a_box_on_another_files_table_takes_the_larger_friction(figures):
     """A box of friction 0.2 (SDF, or MJCF) on a static table of another file, on the 0.35 rad
     slope: on a table of friction 0.6 it sticks (0.6 > tan 0.35), on one of 0.1 it slides with
     the box's 0.2 (the law's default 0.5 would hold it) within 2 % over the second half of 1 s."""
