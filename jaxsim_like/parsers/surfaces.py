@@ -6,7 +6,9 @@ reference="link">`` extension, for every collision of that link (what sdformat's
 conversion writes into their ``ode/mu``). The friction cone is isotropic here: a second
 coefficient (``<mu2>``) that differs warns, located, and ``mu`` is used. Only an explicit
 coefficient counts (Gazebo's default of 1 for an ``<ode>`` without ``<mu>`` is not applied): a
-collision without one keeps the contact law's friction.
+collision without one keeps the contact law's friction. A plane's is not read, in either format (a plane is the
+terrain, whose law is the simulation's: Gazebo's stock ground plane gives ``mu`` 100 and ``mu2``
+50, for engines that take the smaller of two surfaces' friction).
 
 A file whose collisions carry friction gets :class:`CollisionRules` with those surfaces (margin
 and gap 0, contact dimension 3, priority 0: the larger friction of two collisions acts between

@@ -389,8 +389,9 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
             reader.materials[reader.required(material, "name")] = rgba
     links = [reader.link(element) for element in robot.findall("link")]
     friction = urdf_friction(robot, document.file, {link.name for link in links})
-    links = [dataclasses.replace(link, collisions=[dataclasses.replace(c, friction=friction[link.name]) for c in link.collisions])
-             if link.name in friction else link for link in links]
+    links = [dataclasses.replace(link, collisions=[
+        c if c.geometry.type == "plane" else dataclasses.replace(c, friction=friction[link.name]) for c in link.collisions
+    ]) if link.name in friction else link for link in links]
     joints = [reader.joint(element) for element in robot.findall("joint")]
     if not links:
         raise reader.error(robot, "the robot has no links")

@@ -188,3 +188,15 @@ def test_a_gazebo_friction_for_no_link_warns_located():
     with pytest.warns(ModelLoadWarning, match=r"<string>:\d+: <gazebo>: mu1 of 'wheel', which is not a link of the robot: not read"):
         description = parse_urdf(text)
     assert description.collision_rules is None
+
+
+def test_a_planes_friction_is_not_read():
+    """Gazebo's stock ground plane (``mu`` 100, ``mu2`` 50): the terrain's law is the simulation's,
+    so its friction is neither read nor warned about."""
+    text = """<sdf version="1.9"><model name="ground_plane"><static>true</static><link name="link"><collision name="collision">
+    <geometry><plane><normal>0 0 1</normal><size>100 100</size></plane></geometry>
+    <surface><friction><ode><mu>100</mu><mu2>50</mu2></ode></friction></surface></collision></link></model></sdf>"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelLoadWarning)
+        description = parse_sdf(text)
+    assert description.links[0].collisions[0].friction is None and description.collision_rules is None
