@@ -98,7 +98,8 @@ def _sampling(args: argparse.Namespace):
 
 
 def summary_lines(model) -> list[str]:
-    """A text summary of a model: tree, DoFs, masses, frames, contact points and loop closures."""
+    """A text summary of a model: tree, DoFs, masses, frames, contact points (and the friction its
+    file gives them) and loop closures."""
     points_per_link = np.bincount(np.asarray(model.point_link, dtype=int), minlength=model.number_of_links)
     lines = [
         f"model        {model.name}",
@@ -109,12 +110,24 @@ def summary_lines(model) -> list[str]:
         f"frames       {len(model.frame_names)}",
         f"contacts     {len(model.point_link)} collidable points on "
         f"{int(np.count_nonzero(points_per_link))} links",
+        *_friction_lines(model),
         "tree:",
         *_tree_lines(model),
     ]
     if model.frame_names:
         lines.append("frames: " + ", ".join(model.frame_names))
     return lines + _closure_lines(model)
+
+
+def _friction_lines(model) -> list[str]:
+    """The friction the file gives the collidable points (``Model.point_friction``), if any."""
+    if model.point_friction is None:
+        return []
+    friction = np.asarray(model.point_friction)
+    own = friction[friction >= 0]
+    span = f"{own.min():g}" if own.min() == own.max() else f"{own.min():g} to {own.max():g}"
+    rest = f"; the other {friction.size - own.size} the contact law's" if own.size < friction.size else ""
+    return [f"friction     the file's, {span}, on {own.size} of {friction.size} points{rest}"]
 
 
 def _closure_lines(model) -> list[str]:

@@ -129,8 +129,9 @@ class Model:
       the file's collision rules, see :func:`terrain_points`); ``point_friction (P,)`` and
       ``point_margin (P,)`` [m]: the Coulomb friction of each point's contact with the terrain
       and the distance from it within which that contact pushes (its margin), as
-      the file's collision rules give them (see :func:`terrain_surfaces`; None: the friction of
-      the model's contact law, no margin);
+      the file's collision rules give them (MJCF; SDF and URDF friction, see
+      :mod:`jaxsim_like.parsers.surfaces`; :func:`terrain_surfaces`; None: the friction of the
+      model's contact law, no margin; a negative friction: the law's, at that point);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder, ``(radius of
@@ -608,14 +609,15 @@ def terrain_points(rules: Any, point_collision: Sequence[str], dtype: Any) -> ja
 def terrain_surfaces(rules: Any, point_collision: Sequence[str], dtype: Any) -> dict[str, jax.Array | None]:
     """``point_friction`` and ``point_margin`` ``(P,)`` of the points of collisions ``point_collision``
     with the terrain, by the collision ``rules`` (:meth:`~jaxsim_like.parsers.description.CollisionRules.surface`:
-    a pair with the floor, else the larger of the collision's and the floor's); both None
-    unless the rules give every point's."""
+    a pair with the floor, else the larger of the collision's and the floor's); a point the rules
+    give none (a collision without a surface, or not known) has friction -1 (the contact law's)
+    and margin 0; both None when the rules give no point's."""
     surfaces = [None if rules is None or name == "" else rules.surface(name, TERRAIN) for name in point_collision]
-    if not surfaces or any(surface is None for surface in surfaces):
+    if all(surface is None for surface in surfaces):
         return {"point_friction": None, "point_margin": None}
     return {
-        "point_friction": jnp.asarray(np.asarray([s.friction for s in surfaces], dtype=float), dtype=dtype),
-        "point_margin": jnp.asarray(np.asarray([s.margin for s in surfaces], dtype=float), dtype=dtype),
+        "point_friction": jnp.asarray(np.asarray([-1.0 if s is None else s.friction for s in surfaces], dtype=float), dtype=dtype),
+        "point_margin": jnp.asarray(np.asarray([0.0 if s is None else s.margin for s in surfaces], dtype=float), dtype=dtype),
     }
 
 

@@ -74,12 +74,15 @@ class Geometry:
 
 @dataclass
 class Collision:
-    """A collision element: name, shape pose in the link frame ``L_H_G: (4, 4)`` and its geometry."""
+    """A collision element: name, shape pose in the link frame ``L_H_G: (4, 4)``, its geometry and
+    the Coulomb ``friction`` its file gives its surface (SDF ``<surface><friction><ode><mu>``,
+    URDF ``<gazebo reference><mu1>``; None: not given; MJCF's are in :class:`CollisionRules`)."""
 
     name: str
     L_H_G: np.ndarray
     geometry: Geometry
     location: SourceLocation = field(default_factory=SourceLocation)
+    friction: float | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,20 @@ class ContactPair:
 
 TERRAIN = ""
 """The name :class:`CollisionRules` and :class:`ContactPair` give the terrain."""
+
+
+def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | None) -> ContactPair | None:
+    """The contact of two collisions' surfaces ``a`` and ``b`` (:meth:`CollisionRules.own`), as
+    MuJoCo combines two geoms: the larger margin and gap, the friction and contact dimension of
+    the one of higher priority, or the larger of each at equal priorities, no friction at
+    dimension 1; None when either has no surface."""
+    if a is None or b is None:
+        return None
+    friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
+    if a[4] != b[4]:
+        friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
+    first, second = sorted((collision_a, collision_b))
+    return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
 
 
 @dataclass(frozen=True)
@@ -147,16 +164,14 @@ class CollisionRules:
         pair = self._pair.get(frozenset((collision_a, collision_b)))
         if pair is not None:
             return pair
-        a, b = self._surface.get(collision_a), self._surface.get(collision_b)
+        a, b = self.own(collision_a), self.own(collision_b)
         if collision_b == TERRAIN and a is not None:
             b = b or a
-        if a is None or b is None:
-            return None
-        friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
-        if a[4] != b[4]:
-            friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
-        first, second = sorted((collision_a, collision_b))
-        return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
+        return combined(collision_a, a, collision_b, b)
+
+    def own(self, collision: str) -> tuple[float, float, float, int, int] | None:
+        """``(friction, margin, gap, condim, priority)`` of ``collision``'s surface, None without one."""
+        return self._surface.get(collision)
 
     def filter(self, collision: str) -> tuple[int, int]:
         """``(contype, conaffinity)`` of ``collision``."""

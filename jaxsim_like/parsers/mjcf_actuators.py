@@ -8,11 +8,11 @@ activation dynamics, is one of three kinds: ``motor`` (no bias), ``position`` (`
 joint (MuJoCo's ``mj_transmission``) the gear's first three numbers are an axis ``g`` in the
 joint (child) frame: ``length = g . log(Q)``, velocity ``g . omega``, joint torques ``g f``; a
 motor takes any axis, a position or velocity actuator an axis along one of the joint's (so that
-it is one degree of freedom's controller), and a position actuator no ``kv`` (the controller's
-derivative is that of ``log(Q)``, not ``omega``). A ``motor`` on a tendon (``length = gear L``;
-fixed or spatial) is read too. Any other actuator (position and velocity ones on tendons, those
-on a ball joint named above, forces in the parent frame (``jointinparent``), site
-transmissions, filters, muscles) is dropped with one located warning.
+it is one degree of freedom's controller), and a position actuator with ``kv`` no force range
+(its damping ``-kv g . omega`` acts beside the controller, outside its clip). A ``motor`` on a
+tendon (``length = gear L``; fixed or spatial) is read too. Any other actuator (position and
+velocity ones on tendons, those on a ball joint named above, forces in the parent frame
+(``jointinparent``), site transmissions, filters, muscles) is dropped with one located warning.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _read(reader, a: int) -> ActuatorDescription | None:
     if on_joint and m.jnt_type[target] == _BALL:
         gear_axis = tuple(float(value) for value in m.actuator_gear[a][:3])
         oblique = kind != "motor" and np.count_nonzero(gear_axis) != 1
-        if oblique or (kind == "position" and m.actuator_biasprm[a][2] != 0.0):
+        if oblique or (kind == "position" and m.actuator_biasprm[a][2] != 0.0 and m.actuator_forcelimited[a]):
             return None
     name = reader.name("actuator", a) or f"actuator{a}"
     return ActuatorDescription(
@@ -104,7 +104,7 @@ def warn_unrepresented(reader) -> None:
         names = ", ".join(f"'{reader.name('actuator', a)}'" if reader.name("actuator", a) else f"#{a}" for a in dropped)
         warn(
             f"{len(dropped)} actuator(s) of a kind not represented (only motor, position and velocity actuators on a "
-            f"hinge, slide or ball joint (on a ball about one of its axes but motors, and position ones without kv), and motors on a tendon, are) are dropped: {names}",
+            f"hinge, slide or ball joint (on a ball about one of its axes but motors, and position ones with kv without a force range), and motors on a tendon, are) are dropped: {names}",
             file=where.file,
             line=where.line,
             element=where.element,

@@ -10,8 +10,9 @@ joint axes in their ``expressed_in`` frame (1.7+), or in the joint frame unless
 ``use_parent_model_frame`` (1.5-1.6; always the model frame in 1.4). See
 :mod:`.sdf_describe` for how the joints, the root and the defaults map to the description.
 Visuals keep their shape and ``<material><diffuse>`` colour (scripts and textures are ignored);
-sensors, lights and surface properties are ignored; plugins and elements that SDFormat does not
-define are ignored with a warning (:mod:`.sdf_elements`).
+sensors, lights and surface properties but the collisions' friction (:mod:`.surfaces`) are
+ignored; plugins and elements that SDFormat does not define are ignored with a warning
+(:mod:`.sdf_elements`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .sdf_describe import describe_model
 from .sdf_elements import warn_ignored
 from .sdf_frames import Node
 from .sdf_values import NEWEST_VERSION, child, child_number, child_vector, parse_version
+from .surfaces import with_surfaces
 from .validate import validate_description
 from .xml import XmlSource, error_at, load_xml
 
@@ -45,7 +47,7 @@ def _open(source: str | os.PathLike) -> tuple[XmlSource, Document, list]:
 
 
 def _describe_validated(declarations: Declarations, node: Node) -> ModelDescription:
-    description = describe_model(declarations, node)
+    description = with_surfaces(describe_model(declarations, node))
     validate_description(description)
     return description
 

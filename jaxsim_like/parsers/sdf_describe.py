@@ -95,6 +95,7 @@ from .sdf_values import (
     read_diffuse,
     read_geometry,
 )
+from .surfaces import sdf_friction
 from .xml import error_at, location, warn_at
 
 _SDF_INFINITY = 1e16
@@ -176,7 +177,8 @@ class _ModelBuilder:
                 inertia=np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]),
             )
         collisions = [
-            Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file))
+            Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file),
+                      friction=None if geometry.type == "plane" else sdf_friction(item, file))
             for item, name, L_H_G, geometry in self.shapes(element, "collision", scope, file, W_H_L)
         ]
         visuals = [

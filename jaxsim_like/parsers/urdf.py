@@ -9,7 +9,8 @@ instead, and a moving joint from ``world`` keeps ``world`` as a massless root li
 the world. Floating and planar joints inside the tree are parsed, then rejected by
 :func:`validate_description`. Visuals keep their colour: the ``<color rgba>`` of their
 ``<material>``, or of the robot-level material of that name (textures are ignored).
-Transmissions, Gazebo and ros2_control extensions are ignored.
+Transmissions, ros2_control and Gazebo extensions are ignored, but for a ``<gazebo reference>``'s
+``<mu1>``: the friction of that link's collisions (:mod:`.surfaces`).
 
 Read as urdfdom and PyBullet read it, with a located :class:`ModelLoadWarning` wherever a value is
 changed: of several elements where one is expected (``<axis>``, ``<origin>``...) and of several
@@ -22,6 +23,7 @@ model welded to the world.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -43,6 +45,7 @@ from .description import (
     Visual,
 )
 from .errors import ModelLoadError, warn
+from .surfaces import urdf_friction, with_surfaces
 from .uri import resolve_uri
 from .validate import validate_description
 from .xml import XACRO_HINT, XACRO_NAMESPACE, error_at, load_xml, location
@@ -385,6 +388,10 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
         if rgba is not None:
             reader.materials[reader.required(material, "name")] = rgba
     links = [reader.link(element) for element in robot.findall("link")]
+    friction = urdf_friction(robot, document.file, {link.name for link in links})
+    links = [dataclasses.replace(link, collisions=[
+        c if c.geometry.type == "plane" else dataclasses.replace(c, friction=friction[link.name]) for c in link.collisions
+    ]) if link.name in friction else link for link in links]
     joints = [reader.joint(element) for element in robot.findall("joint")]
     if not links:
         raise reader.error(robot, "the robot has no links")
@@ -412,5 +419,6 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
             element=where.element,
         )
         description = description.replace(fixed_to_world=True, static=True)
+    description = with_surfaces(description)
     validate_description(description)
     return description

@@ -150,6 +150,13 @@ class Commands(NamedTuple):
         zero, false = jnp.zeros_like(torques), jnp.zeros(torques.shape, bool)
         return Commands(torques, zero, zero, false, false)
 
+    def damped(self, damping: jax.Array, velocities: jax.Array, implicit: bool) -> "Commands":
+        """These commands with the viscous ``damping (n,)`` at joint ``velocities (n,)`` added: its
+        force ``-damping q_dot'`` at the end of the step (a slope) when ``implicit``, else
+        ``-damping q_dot`` at its start."""
+        torques = self.torques - damping * velocities
+        return self._replace(torques=torques, damping=self.damping + damping) if implicit else self._replace(torques=torques)
+
     def limited(self, mask: jax.Array) -> "Commands":
         """These commands taken explicitly where ``mask (n,)`` is False."""
         zero = jnp.zeros_like(self.stiffness)

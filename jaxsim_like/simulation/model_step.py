@@ -179,8 +179,12 @@ def _terrain_radius(model: Model) -> jax.Array:
 
 
 def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactParams:
-    """The model's terrain ``law`` with each point's ``point_friction (P,)`` where the model has them."""
-    return law if model.point_friction is None else law.replace(friction=model.point_friction.astype(jnp.result_type(law.friction)))
+    """The model's terrain ``law`` with each point's ``point_friction (P,)`` where the model has them
+    (a negative one: the law's)."""
+    if model.point_friction is None:
+        return law
+    own = model.point_friction.astype(jnp.result_type(law.friction))
+    return law.replace(friction=jnp.where(own >= 0, own, law.friction))
 
 
 def prepare(

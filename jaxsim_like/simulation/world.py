@@ -281,8 +281,12 @@ class ModelInputs(NamedTuple):
     ``tendon_forces (t,)`` [N] along the model's tendons (their joint torques ``J^T f`` at the
     step's start join the command), and the pose of the mocap bodies its loop closures hold on
     (``model.loops.mocap_names``), ``mocap_positions (k, 3)`` [m] and ``mocap_quaternions (k,
-    4)`` (wxyz, world frame; None: the model's, the file's pose; see :func:`.step.step`), and
-    ``com_wrenches (N, 6)``, as ``link_wrenches`` but about each link's centre of mass."""
+    4)`` (wxyz, world frame; None: the model's, the file's pose; see :func:`.step.step`),
+    ``com_wrenches (N, 6)``, as ``link_wrenches`` but about each link's centre of mass, and
+    ``joint_damping (n,)`` [N m s/rad or N s/m], a viscous damping ``-c q_dot`` per degree of
+    freedom added to the command (a ball joint's: about its child-frame axes), taken at the end of
+    the step by the implicit integrator (as MuJoCo's implicit integrators take an actuator's
+    ``kv``) and at its start otherwise."""
 
     joint_torques: jax.Array | None = None
     link_wrenches: jax.Array | None = None
@@ -293,6 +297,7 @@ class ModelInputs(NamedTuple):
     mocap_positions: jax.Array | None = None
     mocap_quaternions: jax.Array | None = None
     com_wrenches: jax.Array | None = None
+    joint_damping: jax.Array | None = None
 
 
 class ModelReport(NamedTuple):
@@ -352,17 +357,23 @@ def _commands(
     if inputs.tendon_forces is not None:
         torques = torques + tendon_joint_torques(model, current, inputs.tendon_forces)
     if inputs.table is None:
-        return control.Commands.explicit(torques), controller
-    dt = params.dt.astype(dtype)
-    period = jnp.zeros((), dtype) if inputs.period is None else inputs.period
-    table = inputs.table
-    if model.couplings.rows:
-        table = table.at[np.asarray(model.couplings.follower), control.MODE].set(int(control.JointControlMode.idle))
-    commands, controller = control.joint_commands(
-        table, period, controller, configuration.dof_positions(model, current.joint_positions), current.joint_velocities,
-        steps.astype(dtype) * dt, dt, implicit,
-    )
-    commands = commands._replace(torques=torques + commands.torques)
+        commands = control.Commands.explicit(torques)
+    else:
+        dt = params.dt.astype(dtype)
+        period = jnp.zeros((), dtype) if inputs.period is None else inputs.period
+        table = inputs.table
+        if model.couplings.rows:
+            table = table.at[np.asarray(model.couplings.follower), control.MODE].set(int(control.JointControlMode.idle))
+        commands, controller = control.joint_commands(
+            table, period, controller, configuration.dof_positions(model, current.joint_positions), current.joint_velocities,
+            steps.astype(dtype) * dt, dt, implicit,
+        )
+        commands = commands._replace(torques=torques + commands.torques)
+    if inputs.joint_damping is not None:
+        damping = check_joint_vector(model, "joint_damping", inputs.joint_damping, dtype)
+        commands = commands.damped(damping, current.joint_velocities, implicit)
+    if inputs.table is None and inputs.joint_damping is None:
+        return commands, controller
     return commands.limited(jnp.abs(commands.torques) < model.effort_limit), controller
 
 
@@ -435,7 +446,8 @@ def _link_sums(values: jax.Array, contacts: Contacts, links: int) -> jax.Array:
 def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) -> tuple[ContactParams, jax.Array]:
     """The law ``(C,)`` of each contact (:meth:`.collision.forces.PairLaw.contact_params`, with the
     larger friction of the two models, as MuJoCo combines friction, or the friction of the
-    table's pair at its slot: an explicit pair's, or the larger of two collisions' own) and its effective mass
+    table's pair at its slot: an explicit pair's, or the larger of two collisions' own, of one
+    file or of two) and its effective mass
     ``(C,)`` [kg] (infinite between two links welded to the world)."""
     dtype = contacts.depth.dtype
     friction = to_global([b.group for b in batches], "links", [
@@ -446,7 +458,7 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     mass = 1 / jnp.where(total > 0, total, 1.0)
     friction = jnp.maximum(friction[contacts.link_a], friction[contacts.link_b])
     if world.explicit_pairs is not None:
-        friction = world.explicit_pairs.slot_values(world.collision, world.explicit_pairs.friction, contacts.slot, friction)
+        friction = world.explicit_pairs.contact_friction(world.collision, contacts.link_a, contacts.link_b, contacts.slot, friction)
     law = world.pair_law.contact_params(mass, friction)
     return law, jnp.where(total > 0, mass, jnp.inf)
 

@@ -54,7 +54,10 @@ class ActionMap:
     spatial tendon); None otherwise. ``tendon_moments (A, t)``: with motors on spatial tendons,
     whose ``dL/dq`` depends on the state, the forces ``tendon_moments^T (offset + scale a)``
     along the tendons (:attr:`.ModelInputs.tendon_forces`), row ``k`` the unit vector of actuator
-    ``k``'s spatial tendon; None otherwise."""
+    ``k``'s spatial tendon; None otherwise. ``damping (n,)``: with position actuators on ball
+    joints with ``kv``, their damping ``gear^2 kv`` on the degree of freedom each drives (MuJoCo's
+    ``-kv g . omega`` along the gear axis ``g``, :attr:`.ModelInputs.joint_damping`); None
+    otherwise."""
 
     offset: jax.Array
     scale: jax.Array
@@ -65,6 +68,7 @@ class ActionMap:
     dofs: int
     moments: jax.Array | None = None
     tendon_moments: jax.Array | None = None
+    damping: jax.Array | None = None
 
     @staticmethod
     def build(
@@ -116,8 +120,10 @@ class ActionMap:
         joint): action component ``k`` is actuator ``k``'s control ``u = mid + half a`` over its
         ``ctrl_range`` (``u = a`` when unbounded), applied as MuJoCo applies it: a ``motor`` gives the
         torque ``gear gain u``; a ``position`` one the PID target ``u / gear`` with gains
-        ``gear^2 (kp, 0, kv)``, a ``velocity`` one the velocity target ``u / gear`` with gains
-        ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
+        ``gear^2 (kp, 0, kv)`` (on a ball joint ``gear^2 (kp, 0, 0)`` and the damping ``gear^2 kv``
+        of :attr:`damping`: the angular velocity's component, not the rate of the rotation
+        vector the PID's derivative would take), a ``velocity`` one the velocity target ``u /
+        gear`` with gains ``(gear^2 kv, 0, 0)``, their commands clipped to ``gear force_range``. Raises ValueError for
         mixed kinds, a joint driven twice, and a motor whose force range clips its controls. A
         motor on a tendon (``actuator.tendon``) gives the torques ``gear gain u dL/dq``
         (see :attr:`moments`). On a ball joint (``actuator.gear_axis``) an actuator about one of
@@ -154,15 +160,22 @@ class ActionMap:
             return ActionMap.build(model, "torque", joints, scale=gear * gain * half, offset=gear * gain * mid)
         kp = np.array([a.kp if kind == "position" else a.kv for a in actuators], dtype=float)
         kd = np.array([a.kv if kind == "position" else 0.0 for a in actuators], dtype=float)
-        gains = np.stack([gear**2 * kp, np.zeros_like(kp), gear**2 * kd], axis=1)
+        on_ball = np.array([a.gear_axis is not None for a in actuators])
+        gains = np.stack([gear**2 * kp, np.zeros_like(kp), np.where(on_ball, 0.0, gear**2 * kd)], axis=1)
         mapping = ActionMap.build(model, kind, joints, scale=half / gear, offset=mid / gear, gains=gains, period=period)
         rows = np.asarray(mapping.joints, dtype=int)
+        damping = None
+        if np.any(on_ball & (kd != 0.0)):
+            damping = np.zeros(model.dofs)
+            damping[rows] = np.where(on_ball, gear**2 * kd, 0.0)
+            damping = jnp.asarray(damping)
         limits = np.sort(gear[:, None] * np.stack([force_low, force_high], axis=1), axis=1)
         table = np.array(mapping.table)
         table[rows, control.EFFORT_MIN] = np.maximum(table[rows, control.EFFORT_MIN], limits[:, 0])
         table[rows, control.EFFORT_MAX] = np.minimum(table[rows, control.EFFORT_MAX], limits[:, 1])
         return ActionMap(
-            offset=mapping.offset, scale=mapping.scale, table=jnp.asarray(table), period=mapping.period, kind=kind, joints=mapping.joints, dofs=mapping.dofs
+            offset=mapping.offset, scale=mapping.scale, table=jnp.asarray(table), period=mapping.period, kind=kind, joints=mapping.joints,
+            dofs=mapping.dofs, damping=damping,
         )
 
     @staticmethod
@@ -227,4 +240,5 @@ class ActionMap:
         if self.kind == "torque":
             return ModelInputs(joint_torques=jnp.zeros(self.dofs, values.dtype).at[rows].set(values))
         table = self.table.astype(values.dtype).at[rows, _TARGET[self.kind]].set(values)
-        return ModelInputs(table=table, period=self.period.astype(values.dtype))
+        damping = None if self.damping is None else self.damping.astype(values.dtype)
+        return ModelInputs(table=table, period=self.period.astype(values.dtype), joint_damping=damping)

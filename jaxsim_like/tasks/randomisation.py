@@ -3,9 +3,10 @@
 The ranges and the samples are arrays (traced), so changing a range or drawing a new sample
 never recompiles; a range whose low and high agree draws the nominal value. The samples act on
 every model of the world: link masses and inertias scaled together (``mass_scale`` per link),
-the friction coefficient of each model's contacts (its law's, and its points' own where the
-file gives them: ``Model.point_friction``), and the height [m] of a plane terrain
-(moved along z; boxes and height functions stay where they are).
+the friction coefficient of each model's contacts (its law's, its points' own where the file
+gives them: ``Model.point_friction``, and the friction of the collision table's pairs on its
+links: a pair between two models takes the larger of their two factors), and the height [m] of
+a plane terrain (moved along z; boxes and height functions stay where they are).
 """
 
 from __future__ import annotations
@@ -89,4 +90,9 @@ def apply(world: WorldModel, sample: Sample) -> WorldModel:
     )
     terrain = world.params.terrain
     terrain = terrain.replace(plane_offset=terrain.plane_offset + terrain.plane_normal[2] * sample.terrain_height)
-    return world.replace(models=models, model_params=model_params, params=world.params.replace(terrain=terrain))
+    pairs = world.explicit_pairs
+    if pairs is not None:
+        counts = [m.number_of_links for m in world.models]
+        scale = jnp.concatenate([jnp.broadcast_to(f, (n,)) for f, n in zip(sample.friction, counts)])
+        pairs = pairs.replace(friction_scale=scale if pairs.friction_scale is None else pairs.friction_scale * scale)
+    return world.replace(models=models, model_params=model_params, params=world.params.replace(terrain=terrain), explicit_pairs=pairs)

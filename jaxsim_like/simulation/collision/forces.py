@@ -73,10 +73,14 @@ class ExplicitPairs:
     """The law of the pairs of a collision table (``table.pairs``: MJCF ``<contact><pair>``, and
     two geoms' friction, margins and gaps combined), in place of the models' (``(E,)`` each):
     the Coulomb ``friction`` and the ``margin`` [m] by which their contacts are deeper (the
-    pair's: since MuJoCo 3.9 a gap only widens which contacts MuJoCo reports, without force)."""
+    pair's: since MuJoCo 3.9 a gap only widens which contacts MuJoCo reports, without force),
+    and a factor on the friction per link of the table ``friction_scale (L,)`` (None: 1; a
+    contact's is the larger of its two links': domain randomisation's, see
+    :func:`jaxsim_like.tasks.randomisation.apply`)."""
 
     friction: jax.Array
     margin: jax.Array
+    friction_scale: jax.Array | None = None
 
     @staticmethod
     def of(table: CollisionTable | None) -> "ExplicitPairs":
@@ -87,11 +91,24 @@ class ExplicitPairs:
             jnp.asarray([float(p.margin) for p in pairs], dtype=float),
         )
 
-    def slot_values(self, table: CollisionTable, values: jax.Array, slot: jax.Array, default: jax.Array) -> jax.Array:
+    def slot_values(
+        self, table: CollisionTable, values: jax.Array, slot: jax.Array, default: jax.Array, factor: jax.Array | None = None
+    ) -> jax.Array:
         """Per contact of memory ``slot (C,)``: its pair's ``values (E,)`` (:attr:`friction` or
-        :attr:`margin`), else ``default (C,)``."""
+        :attr:`margin`), times ``factor (C,)`` if given, else ``default (C,)``."""
         explicit = jnp.asarray(table.explicit_slots).at[slot].get(mode="fill", fill_value=-1)
-        return jnp.where(explicit >= 0, values.astype(default.dtype)[jnp.maximum(explicit, 0)], default)
+        picked = values.astype(default.dtype)[jnp.maximum(explicit, 0)]
+        return jnp.where(explicit >= 0, picked if factor is None else factor * picked, default)
+
+    def contact_friction(
+        self, table: CollisionTable, link_a: jax.Array, link_b: jax.Array, slot: jax.Array, default: jax.Array
+    ) -> jax.Array:
+        """Per contact between the links ``link_a`` and ``link_b`` ``(C,)`` (global) of memory ``slot
+        (C,)``: its pair's friction, times the larger :attr:`friction_scale` of its links, else
+        ``default (C,)``."""
+        scale = None if self.friction_scale is None else self.friction_scale.astype(default.dtype)
+        factor = None if scale is None else jnp.maximum(scale[link_a], scale[link_b])
+        return self.slot_values(table, self.friction, slot, default, factor)
 
     def memory_margin(self, table: CollisionTable, dtype) -> jax.Array:
         """``(table.candidate_slots,)`` [m]: the margin of each candidate memory (0 for dynamic pairs)."""

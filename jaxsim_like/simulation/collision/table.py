@@ -17,8 +17,9 @@ geometry, read once to tell which collidable points sample a solid shape):
   these rules and the self-collision switch say, but never within one link; a candidate of an
   explicit pair records it (:attr:`PairGroup.explicit`), and so does a dynamic candidate
   between two collisions whose rules give their surfaces (friction, margin and gap, see
-  :meth:`~...parsers.description.CollisionRules.surface`), with the pair of the two surfaces
-  combined (:attr:`CollisionTable.pairs`);
+  :meth:`~...parsers.description.CollisionRules.surface`; between models of different files,
+  each collision's own by its model's rules), with the pair of the two surfaces combined
+  (:attr:`CollisionTable.pairs`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
   cylinders, hulls: :data:`.kinds.SOLID`) that has a narrow phase (a hull meets all but
   cylinders), and every collidable point of one link against every solid shape but a hull of the
@@ -43,6 +44,7 @@ import numpy as np
 
 from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, HULL
+from ...parsers.description import combined
 from .hull import BOX_COUNTS, features
 from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, solid_kind
 from .points import KIND_CODES
@@ -310,12 +312,18 @@ def _of_pairs(found: dict[tuple[str, str], Any], marks: dict[Any, int]):
     return touch
 
 
+def _own(model: Model, collision: str) -> tuple | None:
+    """A model's collision's own surface by its rules (:meth:`~...parsers.description.CollisionRules.own`), else None."""
+    return None if model.collision_rules is None or not collision else model.collision_rules.own(collision)
+
+
 def _dynamic(model_a: Model, model_b: Model, rules: Any, disabled, found: dict[tuple[str, str], Any], marks: dict[Any, int]):
     """The predicate of the dynamic candidates between two models' collisions: the ``rules``
     they share (else each one's filter), the SRDF's ``disabled`` pairs; the explicit pairs
     ``found`` are left to their own candidates. Returns -1 (a dynamic candidate), the mark of
-    the pair of the two collisions' surfaces where the rules give both (``rules.surface``), or
-    None."""
+    the pair of the two collisions' surfaces where they both have one (``rules.surface``, or
+    between models of different files each collision's own by its model's rules, combined as
+    MuJoCo combines geoms: :func:`~...parsers.description.combined`), or None."""
     def touch(source_a: str, collision_a: str, source_b: str, collision_b: str):
         if (collision_a, collision_b) in found or disabled(source_a, source_b):
             return None
@@ -325,7 +333,10 @@ def _dynamic(model_a: Model, model_b: Model, rules: Any, disabled, found: dict[t
             surface = rules.surface(collision_a, collision_b) if collision_a and collision_b else None
             return -1 if surface is None else _mark(surface, marks)
         (type_a, affinity_a), (type_b, affinity_b) = _filter(model_a, collision_a), _filter(model_b, collision_b)
-        return -1 if type_a & affinity_b or type_b & affinity_a else None
+        if not (type_a & affinity_b or type_b & affinity_a):
+            return None
+        surface = combined(collision_a, _own(model_a, collision_a), collision_b, _own(model_b, collision_b))
+        return -1 if surface is None else _mark(surface, marks)
 
     return touch
 

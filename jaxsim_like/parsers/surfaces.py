@@ -1,0 +1,131 @@
+"""Surface friction of SDF and URDF collisions, as the :class:`CollisionRules` MJCF files carry.
+
+SDF: a ``<collision>``'s ``<surface><friction><ode><mu>`` (what Gazebo's physics engines read; the
+``<bullet>`` and ``<torsional>`` coefficients are not read). URDF: the ``<mu1>`` of a ``<gazebo
+reference="link">`` extension, for every collision of that link (what sdformat's URDF to SDF
+conversion writes into their ``ode/mu``). The friction cone is isotropic here: a second
+coefficient (``<mu2>``) that differs warns, located, and ``mu`` is used. Only an explicit
+coefficient counts (Gazebo's default of 1 for an ``<ode>`` without ``<mu>`` is not applied): a
+collision without one keeps the contact law's friction. A plane's is not read, in either format (a plane is the
+terrain, whose law is the simulation's: Gazebo's stock ground plane gives ``mu`` 100 and ``mu2``
+50, for engines that take the smaller of two surfaces' friction).
+
+A file whose collisions carry friction gets :class:`CollisionRules` with those surfaces (margin
+and gap 0, contact dimension 3, priority 0: the larger friction of two collisions acts between
+them, as MuJoCo combines geoms) and the parent filter on its links welded by fixed joints (links
+of one weld, or of welds that are parent and child, never touch: the rule of a model without
+rules). The rules name collisions, so collisions sharing a name across links are named
+``link::name`` in such a file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from lxml import etree
+
+from .description import CollisionRules, ModelDescription
+from .xml import describe, error_at, warn_at
+
+
+def _child(parent: etree._Element | None, tag: str, file: str | None) -> etree._Element | None:
+    """The single ``<tag>`` child of ``parent`` (None when absent or ``parent`` is None); a
+    located error for several."""
+    found = [] if parent is None else parent.findall(tag)
+    if len(found) > 1:
+        raise error_at(found[1], file, f"several <{tag}> elements in {describe(parent)}")
+    return found[0] if found else None
+
+
+def _coefficient(element: etree._Element | None, file: str | None) -> float | None:
+    """The non-negative number in ``element``'s text (None when absent); a located error otherwise."""
+    if element is None:
+        return None
+    text = (element.text or "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        raise error_at(element, file, f"a friction coefficient must be a number, got '{text}'") from None
+    if not math.isfinite(value) or value < 0:
+        raise error_at(element, file, f"a friction coefficient must be a finite number >= 0, got {value:g}")
+    return value
+
+
+def _isotropic(mu: float | None, mu2: float | None, element: etree._Element, file: str | None, names: tuple[str, str]) -> float | None:
+    """``mu``, with a located warning where ``mu2`` differs or comes without it."""
+    if mu2 is not None and mu2 != mu:
+        what = f"{names[1]}={mu2:g} without {names[0]}: not read" if mu is None else (
+            f"{names[1]}={mu2:g} differs from {names[0]}={mu:g}: the friction cone is isotropic here, {names[0]} is used")
+        warn_at(element, file, what)
+    return mu
+
+
+def sdf_friction(collision: etree._Element, file: str | None) -> float | None:
+    """The Coulomb friction of an SDF ``<collision>``: its ``<surface><friction><ode><mu>``, else None."""
+    ode = _child(_child(_child(collision, "surface", file), "friction", file), "ode", file)
+    if ode is None:
+        return None
+    mu, mu2 = (_coefficient(_child(ode, tag, file), file) for tag in ("mu", "mu2"))
+    return _isotropic(mu, mu2, ode, file, ("mu", "mu2"))
+
+
+def urdf_friction(robot: etree._Element, file: str | None, links: set[str]) -> dict[str, float]:
+    """The Coulomb friction per link name of a URDF ``<robot>``'s ``<gazebo reference>`` extensions
+    (their ``<mu1>``; the last extension of a link that gives one wins, as sdformat merges them);
+    one naming none of ``links`` warns, located."""
+    found: dict[str, float] = {}
+    for gazebo in robot.findall("gazebo"):
+        reference = (gazebo.get("reference") or "").strip()
+        mu1, mu2 = (_coefficient(_child(gazebo, tag, file), file) for tag in ("mu1", "mu2"))
+        mu = _isotropic(mu1, mu2, gazebo, file, ("mu1", "mu2"))
+        if reference and mu is not None:
+            if reference in links:
+                found[reference] = mu
+            else:
+                warn_at(gazebo, file, f"mu1 of '{reference}', which is not a link of the robot: not read")
+    return found
+
+
+def _welds(description: ModelDescription) -> tuple[tuple[str, int, int], ...]:
+    """``(link, weld, weld_parent)`` per link: links joined by fixed joints share a weld (numbered
+    from 1, so that none is MuJoCo's world weld 0), ``weld_parent`` the weld of the weld's parent."""
+    children: dict[str, list[tuple[str, bool]]] = {}
+    for joint in description.joints:
+        children.setdefault(joint.parent, []).append((joint.child, joint.type == "fixed"))
+    welds: dict[str, tuple[int, int]] = {}
+    count = 0
+    for start in ([description.root] if description.root else []) + [link.name for link in description.links]:
+        if start in welds:
+            continue
+        count += 1
+        welds[start], stack = (count, -1), [start]
+        while stack:
+            parent = stack.pop()
+            for name, fixed in children.get(parent, []):
+                if name not in welds:
+                    if not fixed:
+                        count += 1
+                    welds[name] = welds[parent] if fixed else (count, welds[parent][0])
+                    stack.append(name)
+    return tuple((name, weld, parent) for name, (weld, parent) in welds.items())
+
+
+def with_surfaces(description: ModelDescription) -> ModelDescription:
+    """``description`` with :class:`CollisionRules` of its collisions' friction (see the module
+    docstring); unchanged when it has rules already or no collision carries friction."""
+    collisions = [c for link in description.links for c in link.collisions]
+    if description.collision_rules is not None or all(c.friction is None for c in collisions):
+        return description
+    counts: dict[str, int] = {}
+    for c in collisions:
+        counts[c.name] = counts.get(c.name, 0) + 1
+    links = [
+        dataclasses.replace(link, collisions=[
+            dataclasses.replace(c, name=f"{link.name}::{c.name}") if counts[c.name] > 1 else c for c in link.collisions
+        ])
+        for link in description.links
+    ]
+    surfaces = tuple((c.name, c.friction, 0.0, 0.0, 3, 0) for link in links for c in link.collisions if c.friction is not None)
+    rules = CollisionRules(welds=_welds(description), surfaces=surfaces)
+    return description.replace(links=links, collision_rules=rules)
