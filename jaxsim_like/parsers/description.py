@@ -104,15 +104,19 @@ TERRAIN = ""
 """The name :class:`CollisionRules` and :class:`ContactPair` give the terrain."""
 
 
-def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | None) -> ContactPair | None:
+def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | None, smaller: bool = False) -> ContactPair | None:
     """The contact of two collisions' surfaces ``a`` and ``b`` (:meth:`CollisionRules.own`), as
     MuJoCo combines two geoms: the larger margin and gap, the friction and contact dimension of
     the one of higher priority, or the larger of each at equal priorities, no friction at
-    dimension 1; None when either has no surface."""
+    dimension 1; with ``smaller``, the smaller friction, as Gazebo combines two surfaces (both
+    from SDF or URDF files: :attr:`CollisionRules.smaller_friction`); None when either has no
+    surface."""
     if a is None or b is None:
         return None
     friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
-    if a[4] != b[4]:
+    if smaller:
+        friction = min(a[0], b[0])
+    elif a[4] != b[4]:
         friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
     first, second = sorted((collision_a, collision_b))
     return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
@@ -137,7 +141,9 @@ class CollisionRules:
     - ``surfaces``: ``(collision, friction, margin, gap, condim, priority)``: the Coulomb
       friction, margin [m], gap [m], contact dimension and priority that a collision
       (:data:`TERRAIN`: the floor) brings to its contacts (MJCF geoms' ``friction``, first
-      coefficient, ``margin``, ``gap``, ``condim`` and ``priority``); see :meth:`surface`.
+      coefficient, ``margin``, ``gap``, ``condim`` and ``priority``); see :meth:`surface`;
+    - ``smaller_friction``: two collisions' surfaces act with the smaller of their frictions, as
+      Gazebo combines them (SDF and URDF files), instead of MuJoCo's rule (MJCF).
     """
 
     filters: tuple[tuple[str, int, int], ...] = ()
@@ -146,6 +152,7 @@ class CollisionRules:
     terrain: frozenset[str] | None = None
     pairs: tuple[ContactPair, ...] = ()
     surfaces: tuple[tuple[str, float, float, float, int, int], ...] = ()
+    smaller_friction: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_filter", {name: (contype, conaffinity) for name, contype, conaffinity in self.filters})
@@ -158,16 +165,17 @@ class CollisionRules:
         """The friction, margin and gap of the contacts between ``collision_a`` and ``collision_b``
         (:data:`TERRAIN`: the floor), as MuJoCo combines them: an explicit pair's own; else the
         larger margin and gap of the two collisions' surfaces, and the friction and contact
-        dimension of the one of higher priority, or the larger of each at equal priorities; no
-        friction at dimension 1 (against a file without a floor surface, the collision's own);
-        None when a collision has no surface (the models' contact law decides)."""
+        dimension of the one of higher priority, or the larger of each at equal priorities (the
+        smaller friction with :attr:`smaller_friction`); no friction at dimension 1 (against a
+        file without a floor surface, the collision's own); None when a collision has no surface
+        (the models' contact law decides)."""
         pair = self._pair.get(frozenset((collision_a, collision_b)))
         if pair is not None:
             return pair
         a, b = self.own(collision_a), self.own(collision_b)
         if collision_b == TERRAIN and a is not None:
             b = b or a
-        return combined(collision_a, a, collision_b, b)
+        return combined(collision_a, a, collision_b, b, self.smaller_friction)
 
     def own(self, collision: str) -> tuple[float, float, float, int, int] | None:
         """``(friction, margin, gap, condim, priority)`` of ``collision``'s surface, None without one."""

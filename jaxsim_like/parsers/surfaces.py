@@ -11,8 +11,8 @@ terrain, whose law is the simulation's: Gazebo's stock ground plane gives ``mu``
 50, for engines that take the smaller of two surfaces' friction).
 
 A file whose collisions carry friction gets :class:`CollisionRules` with those surfaces (margin
-and gap 0, contact dimension 3, priority 0: the larger friction of two collisions acts between
-them, as MuJoCo combines geoms) and the parent filter on its links welded by fixed joints (links
+and gap 0, contact dimension 3, priority 0; the smaller friction of two collisions acts between
+them, as Gazebo combines surfaces: ``smaller_friction``) and the parent filter on its links welded by fixed joints (links
 of one weld, or of welds that are parent and child, never touch: the rule of a model without
 rules). The rules name collisions, so collisions sharing a name across links are named
 ``link::name`` in such a file.
@@ -127,5 +127,5 @@ def with_surfaces(description: ModelDescription) -> ModelDescription:
         for link in description.links
     ]
     surfaces = tuple((c.name, c.friction, 0.0, 0.0, 3, 0) for link in links for c in link.collisions if c.friction is not None)
-    rules = CollisionRules(welds=_welds(description), surfaces=surfaces)
+    rules = CollisionRules(welds=_welds(description), surfaces=surfaces, smaller_friction=True)
     return description.replace(links=links, collision_rules=rules)

@@ -1,9 +1,10 @@
 """SDF collisions' ``<surface><friction><ode><mu>`` and URDF's ``<gazebo reference><mu1>`` (issue
 31): read into the collisions' surfaces, they act on the terrain contacts and between collisions
-of different files (the larger, as MuJoCo combines geoms). Under gravity tilted by 0.35 rad
+of different files (the smaller between two SDF or URDF surfaces, as Gazebo combines them; the
+larger where a side is MJCF, as MuJoCo combines geoms). Under gravity tilted by 0.35 rad
 (``tan = 0.365``): a 0.1 m box on the floor slides with ``g (sin - mu cos)`` at ``mu = 0.3`` and
-sticks at ``mu = 1``, in both formats (one world, one compiled rollout); a box of 0.2 on another
-file's table sticks on a table of 0.6 and slides with 0.2 on one of 0.1 (a second world; one
+sticks at ``mu = 1``, in both formats (one world, one compiled rollout); boxes of 0.2 on other
+files' tables: an MJCF one sticks on 0.6, an SDF one slides with 0.1 (a second world; one
 world of both costs as much to compile and run). A file without friction carries no surfaces;
 bad coefficients are located errors; domain randomisation scales the pairs' friction;
 ``jaxsim-like info`` lists the file's friction."""
@@ -136,17 +137,19 @@ MJCF_BOX = """<mujoco><worldbody><body name="box"><freejoint/>
 <geom name="box" type="box" size=".05 .05 .05" mass="1" friction="{mu}"/></body></worldbody></mujoco>"""
 
 
-def test_a_box_on_another_files_table_takes_the_larger_friction(figures):
-    """A box of friction 0.2 (SDF, or MJCF) on a static table of another file, on the 0.35 rad
-    slope: on a table of friction 0.6 it sticks (0.6 > tan 0.35), on one of 0.1 it slides with
-    the box's 0.2 (the law's default 0.5 would hold it) within 2 % over the second half of 1 s."""
+def test_a_box_on_another_files_table_takes_gazebos_or_mujocos_friction(figures):
+    """Boxes of friction 0.2 on static SDF tables of other files, on the 0.35 rad slope: an MJCF
+    box on a table of 0.6 sticks (MuJoCo's rule, the larger: 0.6 > tan 0.35); an SDF box on a
+    table of 0.1 slides with 0.1 (Gazebo's rule between two SDF or URDF surfaces, the smaller;
+    the law's default 0.5 would hold it), within 2 % over the second half of 1 s."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelLoadWarning)
-        models = [js.load_model(TABLE.format(name="grippy", y=0.0, mu=0.6)), js.load_model(sdf("sdf_box", 0.2)),
-                  js.load_model(TABLE.format(name="slippy", y=1.0, mu=0.1)), js.load_model(MJCF_BOX.format(mu=0.2))]
+        models = [js.load_model(TABLE.format(name="grippy", y=0.0, mu=0.6)), js.load_model(MJCF_BOX.format(mu=0.2)),
+                  js.load_model(TABLE.format(name="slippy", y=1.0, mu=0.1)), js.load_model(sdf("sdf_box", 0.2))]
     gravity = (G * math.sin(TILT), 0.0, -G * math.cos(TILT))
     world = WorldModel.build(models, dt=DT, gravity=gravity)
-    assert {p.friction for p in world.collision.pairs} == {0.2, 0.6}  # the larger of each two collisions
+    # MJCF box-grippy 0.6 and MJCF box-slippy 0.2 (the larger), SDF box-grippy 0.2 and SDF box-slippy 0.1 (the smaller)
+    assert {p.friction for p in world.collision.pairs} == {0.1, 0.2, 0.6}
     starts = [None if not m.floating_base else js.State.build(m, base_position=[-0.8, y, 0.55]) for m, y in zip(models, (0, 0, 0, 1.0))]
     starts = [js.State.build(m) if s is None else s for m, s in zip(models, starts)]
     quarter = jax.jit(lambda s: world_rollout(world, s, None, int(round(SECONDS / DT)) // QUARTERS)[0])
@@ -156,14 +159,14 @@ def test_a_box_on_another_files_table_takes_the_larger_friction(figures):
         x.append([float(s.base_position[0]) for s in state.states])
     h = SECONDS / QUARTERS
     sliding = (x[-1][3] - 2 * x[-2][3] + x[-3][3]) / h**2
-    figures("box of friction 0.2 on another file's table of 0.1, 0.35 rad slope: acceleration", sliding, "m/s^2")
-    assert sliding == pytest.approx(G * (math.sin(TILT) - 0.2 * math.cos(TILT)), rel=0.02)
+    figures("SDF box of friction 0.2 on another SDF file's table of 0.1, 0.35 rad slope: acceleration", sliding, "m/s^2")
+    assert sliding == pytest.approx(G * (math.sin(TILT) - 0.1 * math.cos(TILT)), rel=0.02)
     assert abs(x[-1][1] + 0.8) < 1e-3
 
 
 def test_randomised_friction_scales_the_tables_pairs():
     """Domain randomisation's friction factors scale the table's pairs' friction too: a contact
-    between the box (factor 3) and the table (factor 0.5) of pair friction 0.2 gets 0.6, the
+    between the box (factor 3) and the table (factor 0.5) of pair friction 0.1 gets 0.3, the
     larger factor; a contact without a pair keeps the law's (scaled with the models' laws)."""
     models = [js.load_model(TABLE.format(name="slippy", y=0.0, mu=0.1)), js.load_model(sdf("sdf_box", 0.2))]
     world = WorldModel.build(models, dt=DT)
@@ -172,8 +175,8 @@ def test_randomised_friction_scales_the_tables_pairs():
     slots = np.asarray(table.explicit_slots)
     slot = jnp.asarray([int(np.flatnonzero(slots >= 0)[0]), len(slots)])  # a pair's slot, and none (padding)
     link_a, link_b, law = jnp.asarray([0, 0]), jnp.asarray([1, 1]), jnp.full(2, 0.25)
-    np.testing.assert_allclose(np.asarray(pairs.contact_friction(table, link_a, link_b, slot, law)), [0.6, 0.25], rtol=1e-15)
-    np.testing.assert_allclose(np.asarray(world.explicit_pairs.contact_friction(table, link_a, link_b, slot, law)), [0.2, 0.25], rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(pairs.contact_friction(table, link_a, link_b, slot, law)), [0.3, 0.25], rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(world.explicit_pairs.contact_friction(table, link_a, link_b, slot, law)), [0.1, 0.25], rtol=1e-15)
     assert float(randomised.model_params[1].contact.friction) == 3 * float(world.model_params[1].contact.friction)
 
 
