@@ -104,18 +104,25 @@ TERRAIN = ""
 """The name :class:`CollisionRules` and :class:`ContactPair` give the terrain."""
 
 
-def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | None, smaller: bool = False) -> ContactPair | None:
+FRICTION_RULES = ("larger", "smaller", "product")
+"""How two surfaces' frictions combine: MuJoCo's (MJCF), Gazebo's (SDF, URDF ``<gazebo>``) and
+Bullet's (URDF ``<contact><lateral_friction>``, PyBullet's)."""
+
+
+def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | None, rule: str = "larger") -> ContactPair | None:
     """The contact of two collisions' surfaces ``a`` and ``b`` (:meth:`CollisionRules.own`), as
     MuJoCo combines two geoms: the larger margin and gap, the friction and contact dimension of
     the one of higher priority, or the larger of each at equal priorities, no friction at
-    dimension 1; with ``smaller``, the smaller friction, as Gazebo combines two surfaces (both
-    from SDF or URDF files: :attr:`CollisionRules.smaller_friction`); None when either has no
-    surface."""
+    dimension 1; by the ``rule`` ``"smaller"`` or ``"product"`` (:data:`FRICTION_RULES`), the
+    friction is the smaller of the two, as Gazebo combines surfaces, or their product, as Bullet
+    does; None when either has no surface."""
     if a is None or b is None:
         return None
     friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
-    if smaller:
+    if rule == "smaller":
         friction = min(a[0], b[0])
+    elif rule == "product":
+        friction = a[0] * b[0]
     elif a[4] != b[4]:
         friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
     first, second = sorted((collision_a, collision_b))
@@ -142,8 +149,9 @@ class CollisionRules:
       friction, margin [m], gap [m], contact dimension and priority that a collision
       (:data:`TERRAIN`: the floor) brings to its contacts (MJCF geoms' ``friction``, first
       coefficient, ``margin``, ``gap``, ``condim`` and ``priority``); see :meth:`surface`;
-    - ``smaller_friction``: two collisions' surfaces act with the smaller of their frictions, as
-      Gazebo combines them (SDF and URDF files), instead of MuJoCo's rule (MJCF).
+    - ``friction_rule``: how two collisions' frictions combine (:data:`FRICTION_RULES`):
+      ``"larger"``, MuJoCo's (MJCF); ``"smaller"``, Gazebo's (SDF, URDF ``<gazebo>``);
+      ``"product"``, Bullet's (URDF ``<contact><lateral_friction>``).
     """
 
     filters: tuple[tuple[str, int, int], ...] = ()
@@ -152,7 +160,7 @@ class CollisionRules:
     terrain: frozenset[str] | None = None
     pairs: tuple[ContactPair, ...] = ()
     surfaces: tuple[tuple[str, float, float, float, int, int], ...] = ()
-    smaller_friction: bool = False
+    friction_rule: str = "larger"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_filter", {name: (contype, conaffinity) for name, contype, conaffinity in self.filters})
@@ -166,16 +174,16 @@ class CollisionRules:
         (:data:`TERRAIN`: the floor), as MuJoCo combines them: an explicit pair's own; else the
         larger margin and gap of the two collisions' surfaces, and the friction and contact
         dimension of the one of higher priority, or the larger of each at equal priorities (the
-        smaller friction with :attr:`smaller_friction`); no friction at dimension 1 (against a
+        friction by :attr:`friction_rule`); no friction at dimension 1 (against a
         file without a floor surface, the collision's own); None when a collision has no surface
         (the models' contact law decides)."""
         pair = self._pair.get(frozenset((collision_a, collision_b)))
         if pair is not None:
             return pair
         a, b = self.own(collision_a), self.own(collision_b)
-        if collision_b == TERRAIN and a is not None:
-            b = b or a
-        return combined(collision_a, a, collision_b, b, self.smaller_friction)
+        if collision_b == TERRAIN and a is not None and b is None:
+            return combined(collision_a, a, collision_b, a)
+        return combined(collision_a, a, collision_b, b, self.friction_rule)
 
     def own(self, collision: str) -> tuple[float, float, float, int, int] | None:
         """``(friction, margin, gap, condim, priority)`` of ``collision``'s surface, None without one."""

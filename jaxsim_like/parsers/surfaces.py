@@ -3,19 +3,22 @@
 SDF: a ``<collision>``'s ``<surface><friction><ode><mu>`` (what Gazebo's physics engines read; the
 ``<bullet>`` and ``<torsional>`` coefficients are not read). URDF: the ``<mu1>`` of a ``<gazebo
 reference="link">`` extension, for every collision of that link (what sdformat's URDF to SDF
-conversion writes into their ``ode/mu``). The friction cone is isotropic here: a second
-coefficient (``<mu2>``) that differs warns, located, and ``mu`` is used. Only an explicit
-coefficient counts (Gazebo's default of 1 for an ``<ode>`` without ``<mu>`` is not applied): a
-collision without one keeps the contact law's friction. A plane's is not read, in either format (a plane is the
-terrain, whose law is the simulation's: Gazebo's stock ground plane gives ``mu`` 100 and ``mu2``
-50, for engines that take the smaller of two surfaces' friction).
+conversion writes into their ``ode/mu``), else PyBullet's ``<link><contact><lateral_friction
+value>`` (its rolling and spinning friction, stiffness and damping are not read). The friction
+cone is isotropic here: a second coefficient (``<mu2>``) that differs warns, located, and ``mu``
+is used. Only an explicit coefficient counts (Gazebo's default of 1 for an ``<ode>`` without
+``<mu>`` is not applied): a collision without one keeps the contact law's friction. A plane's is
+not read, in either format (a plane is the terrain, whose law is the simulation's: Gazebo's
+stock ground plane gives ``mu`` 100 and ``mu2`` 50, and PyBullet's ``plane.urdf`` a lateral
+friction of 1, neutral under their engines' rules).
 
 A file whose collisions carry friction gets :class:`CollisionRules` with those surfaces (margin
-and gap 0, contact dimension 3, priority 0; the smaller friction of two collisions acts between
-them, as Gazebo combines surfaces: ``smaller_friction``) and the parent filter on its links welded by fixed joints (links
-of one weld, or of welds that are parent and child, never touch: the rule of a model without
-rules). The rules name collisions, so collisions sharing a name across links are named
-``link::name`` in such a file.
+and gap 0, contact dimension 3, priority 0), the friction rule of the engine the file was written
+for (``friction_rule``: the smaller of two collisions' friction, as Gazebo combines surfaces, or
+their product, as Bullet does, for PyBullet's extension) and the parent filter on its links
+welded by fixed joints (links of one weld, or of welds that are parent and child, never touch:
+the rule of a model without rules). The rules name collisions, so collisions sharing a name
+across links are named ``link::name`` in such a file.
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ def _child(parent: etree._Element | None, tag: str, file: str | None) -> etree._
 
 
 def _coefficient(element: etree._Element | None, file: str | None) -> float | None:
-    """The non-negative number in ``element``'s text (None when absent); a located error otherwise."""
+    """The non-negative number of ``element``: its ``value`` attribute where it has one (as
+    sdformat reads URDF's extensions, and PyBullet its ``<contact>``), else its text (None when
+    ``element`` is absent); a located error otherwise."""
     if element is None:
         return None
-    text = (element.text or "").strip()
+    text = (element.get("value", element.text) or "").strip()
     try:
         value = float(text)
     except ValueError:
@@ -70,10 +75,13 @@ def sdf_friction(collision: etree._Element, file: str | None) -> float | None:
     return _isotropic(mu, mu2, ode, file, ("mu", "mu2"))
 
 
-def urdf_friction(robot: etree._Element, file: str | None, links: set[str]) -> dict[str, float]:
-    """The Coulomb friction per link name of a URDF ``<robot>``'s ``<gazebo reference>`` extensions
-    (their ``<mu1>``; the last extension of a link that gives one wins, as sdformat merges them);
-    one naming none of ``links`` warns, located."""
+def urdf_friction(robot: etree._Element, file: str | None, links: set[str]) -> tuple[dict[str, float], str]:
+    """The Coulomb friction per link name of a URDF ``<robot>`` and how two such combine
+    (:data:`~.description.FRICTION_RULES`): the ``<mu1>`` of its ``<gazebo reference>`` extensions
+    (the last extension of a link that gives one wins, as sdformat merges them; Gazebo's rule,
+    ``"smaller"``), else a link's ``<contact><lateral_friction value>`` (PyBullet's extension;
+    Bullet's rule, ``"product"``, where no link has a ``<mu1>``). A ``<gazebo>`` naming none of
+    ``links`` warns, located."""
     found: dict[str, float] = {}
     for gazebo in robot.findall("gazebo"):
         reference = (gazebo.get("reference") or "").strip()
@@ -84,7 +92,14 @@ def urdf_friction(robot: etree._Element, file: str | None, links: set[str]) -> d
                 found[reference] = mu
             else:
                 warn_at(gazebo, file, f"mu1 of '{reference}', which is not a link of the robot: not read")
-    return found
+    lateral: dict[str, float] = {}
+    for link in robot.findall("link"):
+        element = _child(_child(link, "contact", file), "lateral_friction", file)
+        if element is not None:
+            lateral[link.get("name", "")] = _coefficient(element, file)
+    if found:
+        return {**lateral, **found}, "smaller"
+    return lateral, "product" if lateral else "smaller"
 
 
 def _welds(description: ModelDescription) -> tuple[tuple[str, int, int], ...]:
@@ -111,9 +126,10 @@ def _welds(description: ModelDescription) -> tuple[tuple[str, int, int], ...]:
     return tuple((name, weld, parent) for name, (weld, parent) in welds.items())
 
 
-def with_surfaces(description: ModelDescription) -> ModelDescription:
-    """``description`` with :class:`CollisionRules` of its collisions' friction (see the module
-    docstring); unchanged when it has rules already or no collision carries friction."""
+def with_surfaces(description: ModelDescription, rule: str = "smaller") -> ModelDescription:
+    """``description`` with :class:`CollisionRules` of its collisions' friction, combined by
+    ``rule`` (see the module docstring); unchanged when it has rules already or no collision
+    carries friction."""
     collisions = [c for link in description.links for c in link.collisions]
     if description.collision_rules is not None or all(c.friction is None for c in collisions):
         return description
@@ -127,5 +143,5 @@ def with_surfaces(description: ModelDescription) -> ModelDescription:
         for link in description.links
     ]
     surfaces = tuple((c.name, c.friction, 0.0, 0.0, 3, 0) for link in links for c in link.collisions if c.friction is not None)
-    rules = CollisionRules(welds=_welds(description), surfaces=surfaces, smaller_friction=True)
+    rules = CollisionRules(welds=_welds(description), surfaces=surfaces, friction_rule=rule)
     return description.replace(links=links, collision_rules=rules)

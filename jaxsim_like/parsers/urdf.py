@@ -388,7 +388,7 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
         if rgba is not None:
             reader.materials[reader.required(material, "name")] = rgba
     links = [reader.link(element) for element in robot.findall("link")]
-    friction = urdf_friction(robot, document.file, {link.name for link in links})
+    friction, rule = urdf_friction(robot, document.file, {link.name for link in links})
     links = [dataclasses.replace(link, collisions=[
         c if c.geometry.type == "plane" else dataclasses.replace(c, friction=friction[link.name]) for c in link.collisions
     ]) if link.name in friction else link for link in links]
@@ -419,6 +419,6 @@ def parse_urdf(source: str | os.PathLike) -> ModelDescription:
             element=where.element,
         )
         description = description.replace(fixed_to_world=True, static=True)
-    description = with_surfaces(description)
+    description = with_surfaces(description, rule)
     validate_description(description)
     return description

@@ -130,6 +130,27 @@ def test_collisions_of_one_name_on_several_links_are_named_by_their_link():
     assert not rules.touch("b", "b::c", "c", "only")
 
 
+PYBULLET_BOX = """<robot name="{name}"><link name="body"><contact><lateral_friction value="{mu}"/><rolling_friction value="0"/></contact>
+<inertial><mass value="1"/><inertia ixx="0.00167" iyy="0.00167" izz="0.00167" ixy="0" ixz="0" iyz="0"/></inertial>
+<collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>{gazebo}</robot>"""
+
+
+def test_pybullets_lateral_friction_combines_as_bullet_does():
+    """PyBullet's ``<contact><lateral_friction value>``: each point's friction against the
+    terrain, the product of two such collisions' between models (Bullet's rule), Gazebo's
+    ``<mu1>`` first where a file gives both (then Gazebo's rule, the smaller; its value as an
+    attribute, as pybullet_data's racecar writes it and sdformat reads it)."""
+    boxes = [js.load_model(PYBULLET_BOX.format(name=name, mu=mu, gazebo="")) for name, mu in (("a", 0.5), ("b", 0.4))]
+    np.testing.assert_array_equal(np.asarray(boxes[0].point_friction), np.full(len(boxes[0].point_link), 0.5))
+    assert boxes[0].collision_rules.friction_rule == "product"
+    assert [p.friction for p in WorldModel.build(boxes, dt=DT).collision.pairs] == [pytest.approx(0.2, rel=1e-15)]
+    both = parse_urdf(PYBULLET_BOX.format(name="c", mu=0.5, gazebo='<gazebo reference="body"><mu1 value="0.3"/></gazebo>'))
+    assert both.collision_rules.surfaces == (("body_collision_0", 0.3, 0.0, 0.0, 3, 0),)
+    assert both.collision_rules.friction_rule == "smaller"
+    with pytest.raises(ModelLoadError, match=r"<lateral_friction>: a friction coefficient must be a number, got 'high'"):
+        parse_urdf(PYBULLET_BOX.format(name="d", mu="high", gazebo=""))
+
+
 TABLE = """<sdf version="1.9"><model name="{name}"><static>true</static><pose>0 {y} 0.45 0 0 0</pose><link name="top">
 <collision name="top"><geometry><box><size>2.2 0.6 0.1</size></box></geometry>
 <surface><friction><ode><mu>{mu}</mu></ode></friction></surface></collision></link></model></sdf>"""

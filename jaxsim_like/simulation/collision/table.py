@@ -323,8 +323,8 @@ def _dynamic(model_a: Model, model_b: Model, rules: Any, disabled, found: dict[t
     ``found`` are left to their own candidates. Returns -1 (a dynamic candidate), the mark of
     the pair of the two collisions' surfaces where they both have one (``rules.surface``, or
     between models of different files each collision's own by its model's rules, combined as
-    MuJoCo combines geoms, or with the smaller friction where both files are Gazebo's (SDF,
-    URDF): :func:`~...parsers.description.combined`), or None."""
+    MuJoCo combines geoms, or by the two files' own friction rule where they share one (Gazebo's,
+    Bullet's): :func:`~...parsers.description.combined`), or None."""
     def touch(source_a: str, collision_a: str, source_b: str, collision_b: str):
         if (collision_a, collision_b) in found or disabled(source_a, source_b):
             return None
@@ -336,8 +336,8 @@ def _dynamic(model_a: Model, model_b: Model, rules: Any, disabled, found: dict[t
         (type_a, affinity_a), (type_b, affinity_b) = _filter(model_a, collision_a), _filter(model_b, collision_b)
         if not (type_a & affinity_b or type_b & affinity_a):
             return None
-        smaller = all(m.collision_rules is not None and m.collision_rules.smaller_friction for m in (model_a, model_b))
-        surface = combined(collision_a, _own(model_a, collision_a), collision_b, _own(model_b, collision_b), smaller)
+        rule_a, rule_b = (m.collision_rules.friction_rule if m.collision_rules is not None else "larger" for m in (model_a, model_b))
+        surface = combined(collision_a, _own(model_a, collision_a), collision_b, _own(model_b, collision_b), rule_a if rule_a == rule_b else "larger")
         return -1 if surface is None else _mark(surface, marks)
 
     return touch
