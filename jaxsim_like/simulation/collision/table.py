@@ -51,7 +51,7 @@ from .points import KIND_CODES
 NEIGHBOURS = 4
 """The default budget's bound (:func:`scene_budget`): the shapes of one kind whose bounding spheres
 a shape or a chunk of points overlaps, on average over the members of a pair kind, in a dense
-pile at rest (a pile of 125 mixed bodies: at most 2.6)."""
+pile at rest (the measured margin: docs/benchmarks.md, "A pile in a bin")."""
 
 _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a solid shape's surface samples it
 
@@ -203,7 +203,8 @@ class CollisionTable:
         point_kinds = [" ".join(sorted({k for k, on in zip(model.shape_kind, model.shape_link) if on == link}))
                        for model in models for link in model.point_link]
         groups = tuple(
-            PairGroup(name, tuple(first), tuple(second), min(len(second), budgets.get(name) or scene_budget(name, first, second, shape_kinds, point_kinds)),
+            PairGroup(name, tuple(first), tuple(second),
+                      min(len(second), budgets.get(name) or scene_budget(name, first, second, shape_kinds, point_kinds)),
                       tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else (),
                       features(hull_counts) if KINDS[name].family == HULLS else 0)
             for name, (first, second, marked) in pairs.items()
