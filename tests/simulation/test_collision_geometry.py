@@ -12,7 +12,10 @@ import pytest
 from collision_worlds import rotation
 
 from jaxsim_like.simulation.collision import KINDS
+from jaxsim_like.simulation.collision.cylinder import on_side
+from jaxsim_like.simulation.collision.geometry import box_closest
 from jaxsim_like.simulation.collision.points import KIND_CODES
+from jaxsim_like.simulation.collision.slots import Slots
 
 KERNELS = {name: jax.jit(kind.kernel) for name, kind in KINDS.items()}
 BALL, ROD, CUBE = np.array([0.1, 0.0, 0.0]), np.array([0.05, 0.2, 0.0]), np.array([0.1, 0.1, 0.1])
@@ -171,6 +174,29 @@ def test_cylinders_meet_boxes_capsules_and_cylinders_on_their_side():
     crossing = contacts("capsule-cylinder", H((0.0, 0.0, 0.148), lying), ROD, H(R=rotation("x", np.pi / 2)), CAN)
     np.testing.assert_allclose(crossing[2], [0.002], atol=1e-12)
     np.testing.assert_allclose(crossing[1], [UP], atol=1e-12)
+
+
+def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
+    """A point a rounding error outside the bottom face: that face's outward normal, not a default."""
+    half = np.array([0.03, 0.03, 0.03])
+    _, normal, distance = box_closest(jnp.array([0.01, -0.005, -0.03 - 1e-14]), half)
+    np.testing.assert_allclose(normal, -UP, atol=1e-12)
+    assert abs(float(distance)) < 1e-12
+
+
+def test_a_cylinder_side_contact_is_as_deep_as_the_side_reaches():
+    """A capsule's ball on the axis reaches its radius along the normal; the cylinder's side only the
+    radius times the normal's part across the axis (60 degrees from it: sin 60), the position moved
+    by half the difference along the normal; a capsule (not a cylinder) keeps its slot."""
+    radius, depth = 0.1, 0.09
+    normal = np.array([np.sin(np.pi / 3), 0.0, np.cos(np.pi / 3)])
+    slots = Slots(jnp.zeros((1, 3)), jnp.asarray(normal[None]), jnp.array([depth]), jnp.ones(1, bool))
+    shortfall = radius * (1 - np.sin(np.pi / 3))
+    for cylinder, less in ((True, shortfall), (False, 0.0)):
+        side = on_side(slots, jnp.eye(4), jnp.array([radius, 0.15, 0.0]), jnp.asarray(cylinder), 1.0)
+        np.testing.assert_allclose(side.depth, [depth - less], atol=1e-12)
+        np.testing.assert_allclose(side.position, [0.5 * less * normal], atol=1e-12)
+        assert bool(side.valid[0])
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from collision_worlds import pose, solid
 
 import jaxsim_like as js
 from jaxsim_like.simulation.collision import collisions as collisions_module
-from jaxsim_like.simulation.collision import CollisionTable, Geometry, query
+from jaxsim_like.simulation.collision import NEIGHBOURS, CollisionTable, Geometry, query
 from jaxsim_like.simulation.collision.broad import overlapping
 from jaxsim_like.simulation.groups import group_models
 from jaxsim_like.simulation.world import WorldModel, world_rollout, world_step
@@ -53,6 +53,14 @@ def test_the_broad_phase_keeps_every_touching_pair_that_fits_and_counts_the_othe
     else:
         assert touching < expected and len(touching) == budget
         assert overflow.tolist() == [ROW - 1 - budget]
+
+
+def test_the_default_budget_grows_with_the_bodies_not_their_pairs(row):
+    """Of 8 balls' 28 pairs, the default keeps NEIGHBOURS overlaps per ball, each pair counted once
+    (16); of 3 balls' 3 pairs, all of them."""
+    balls, _ = row
+    assert [g.keep for g in CollisionTable.build(balls).groups] == [NEIGHBOURS * len(balls) // 2]
+    assert [g.keep for g in CollisionTable.build(balls[:3]).groups] == [3]
 
 
 # The pile: a 2 x 2 x 2 grid of 0.2 kg bodies in a bin of 4 static walls in the terrain, spheres

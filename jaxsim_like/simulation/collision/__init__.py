@@ -11,10 +11,10 @@ and differentiates; shapes never change the compiled graph.
 from .collide import Contacts, Geometry, collide, query
 from .forces import ExplicitPairs, PairLaw, explicit_pair_forces, pair_forces
 from .kinds import KINDS
-from .table import DEFAULT_BUDGET, CollisionTable, PairGroup
+from .table import NEIGHBOURS, CollisionTable, PairGroup, scene_budget
 
 __all__ = [
-    "DEFAULT_BUDGET",
+    "NEIGHBOURS",
     "ExplicitPairs",
     "KINDS",
     "CollisionTable",
@@ -26,4 +26,5 @@ __all__ = [
     "explicit_pair_forces",
     "pair_forces",
     "query",
+    "scene_budget",
 ]

@@ -66,14 +66,15 @@ def segments_closest(
 def box_closest(point: jax.Array, half_extents: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)``: the nearest point of its
     surface ``(3,)``, the outward normal there ``(3,)`` and the signed distance (negative inside;
-    inside, the face of least penetration; a point on the centre picks the +axis face)."""
+    inside, the face of least penetration; a point on the centre picks the +axis face; a point
+    outside but numerically on the surface takes that face's normal too)."""
     clipped = jnp.clip(point, -half_extents, half_extents)
     to_faces = half_extents - jnp.abs(point)
     inside = jnp.all(to_faces >= 0)
-    outward, distance = unit(point - clipped, jnp.array([0.0, 0.0, 1.0], point.dtype))
     face = jnp.argmin(to_faces)
     sign = jnp.where(point[face] >= 0, 1.0, -1.0)
     face_normal = jax.nn.one_hot(face, 3, dtype=point.dtype) * sign
+    outward, distance = unit(point - clipped, face_normal)
     on_face = point + face_normal * to_faces[face]
     return (
         jnp.where(inside, on_face, clipped),

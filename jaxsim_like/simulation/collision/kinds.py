@@ -48,12 +48,12 @@ one bounding sphere, one candidate of the cull, per chunk."""
 def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
     """2 slots: :func:`.round.capsule_capsule`, on the side of either shape that is a cylinder."""
     slots = capsule_capsule(H_a, size_a, H_b, size_b)
-    return on_side(on_side(slots, H_b, size_b, cylinder_b), H_a, size_a, cylinder_a)
+    return on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0), H_a, size_a, cylinder_a, 1.0)
 
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
     """3 slots: :func:`.box.capsule_box` (b is the box), on the side of a where it is a cylinder."""
-    return on_side(capsule_box(H_a, size_a, H_b, size_b), H_a, size_a, cylinder_a)
+    return on_side(capsule_box(H_a, size_a, H_b, size_b), H_a, size_a, cylinder_a, 1.0)
 
 
 def _alone(kernel: Callable) -> Callable:

@@ -31,7 +31,8 @@ geometry, read once to tell which collidable points sample a solid shape):
   thus touch solid shapes through their points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
-bounding spheres overlap, in table order): :data:`DEFAULT_BUDGET`, unless ``budget`` says otherwise.
+bounding spheres overlap, in table order): by default one sized from the scene
+(:func:`scene_budget`), unless ``budget`` says otherwise.
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ from .hull import BOX_COUNTS, features
 from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, solid_kind
 from .points import KIND_CODES
 
-DEFAULT_BUDGET = {**{name: 64 for name in KINDS}, POINTS: 128}
-"""Pairs kept per kind by default (point-shape: chunks of :data:`.kinds.POINT_CHUNK` points, 1024
-points): all of them up to these counts, the overlapping ones beyond."""
+NEIGHBOURS = 4
+"""The default budget's bound (:func:`scene_budget`): the shapes of one kind whose bounding spheres
+a shape or a chunk of points overlaps, on average over the members of a pair kind, in a dense
+pile at rest (the measured margin: docs/benchmarks.md, "A pile in a bin")."""
 
 _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a solid shape's surface samples it
 
@@ -164,7 +166,8 @@ class CollisionTable:
         """The table of ``models`` (concrete, not traced). ``self_collision[m]`` turns on the pairs
         within model ``m`` (default off); ``srdf[m]`` disables pairs of model ``m`` (default: the
         SRDF loaded with it); ``budget`` caps the pairs tested per call, one count for every kind
-        or a mapping from kind name (:data:`.kinds.KINDS`) to count (the rest at :data:`DEFAULT_BUDGET`).
+        or a mapping from kind name (:data:`.kinds.KINDS`) to count (the rest, and every kind when
+        None, sized from the scene: :func:`scene_budget`).
         Explicit pairs naming a collision of no model here are left out."""
         models = tuple(models)
         count = len(models)
@@ -198,8 +201,12 @@ class CollisionTable:
         used = list(dict.fromkeys(k for _, _, marked in pairs.values() for k in marked if k >= 0))
         renumber = {k: i for i, k in enumerate(used)}
         hull_counts = _hull_counts(models, bool(pairs["box-hull"][1]))
+        shape_kinds = [kind for model in models for kind in model.shape_kind]
+        point_kinds = [" ".join(sorted({k for k, on in zip(model.shape_kind, model.shape_link) if on == link}))
+                       for model in models for link in model.point_link]
         groups = tuple(
-            PairGroup(name, tuple(first), tuple(second), min(len(second), budgets[name]),
+            PairGroup(name, tuple(first), tuple(second),
+                      min(len(second), budgets.get(name) or scene_budget(name, first, second, shape_kinds, point_kinds)),
                       tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else (),
                       features(hull_counts) if KINDS[name].family == HULLS else 0)
             for name, (first, second, marked) in pairs.items()
@@ -230,14 +237,33 @@ def _hull_counts(models: Sequence[Model], boxes: bool) -> tuple[int, int, int, i
     return tuple(int(c) for c in counts)
 
 
+def scene_budget(kind: str, first: Sequence[int], second: Sequence[int], shape_kind: Sequence[str], point_kind: Sequence[str]) -> int:
+    """The default budget of the pair kind ``kind`` (:data:`.kinds.KINDS`) of candidates ``first``
+    and ``second`` (global shape indices; ``first`` of the point-shape kind: :data:`.kinds.POINT_CHUNK`
+    point indices per candidate), from the kind of each shape ``shape_kind`` and of each collidable
+    point ``point_kind`` (that of its link's shapes; global orders): :data:`NEIGHBOURS` overlaps per
+    member of the kind's smaller side, a member counted once per kind it meets on the other side
+    (two shapes of one kind: per shape, each pair counted once). It grows with the bodies of the
+    scene, not with their pairs."""
+    if kind == POINTS:
+        chunks = [tuple(first[k : k + POINT_CHUNK]) for k in range(0, len(first), POINT_CHUNK)]
+        by_chunk = set(zip(chunks, (shape_kind[s] for s in second)))
+        by_shape = set(zip(second, (point_kind[c[0]] for c in chunks)))
+        return NEIGHBOURS * min(len(by_chunk), len(by_shape))
+    if kind.split("-")[0] == kind.split("-")[1]:
+        return NEIGHBOURS * -(-len(set(first) | set(second)) // 2)
+    return NEIGHBOURS * min(len(set(first)), len(set(second)))
+
+
 def _budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
+    """The budgets ``budget`` gives per pair kind (the kinds it leaves out: none)."""
     if budget is None:
-        return dict(DEFAULT_BUDGET)
+        return {}
     if isinstance(budget, Mapping):
         unknown = set(budget) - set(KINDS)
         if unknown:
             raise ValueError(f"budget names unknown pair kinds {sorted(unknown)}; the kinds are {list(KINDS)}")
-        values = {**DEFAULT_BUDGET, **budget}
+        values = dict(budget)
     else:
         values = {name: budget for name in KINDS}
     for name, value in values.items():
