@@ -5,7 +5,8 @@ tree, over 1 s at dt 1 ms (semi-implicit Euler, the default closure reference), 
 closed (these joints' rows are linear along their motion: the step's path term is exact); closed
 by a universal joint, whose axis row curves along the motion, it moves as on the tree joint
 within the first-order difference of the two discretisations (half as large at half the step);
-a gradient through one closed chain equals central differences."""
+each kind's rows move at the central differences of their violations; a gradient through one
+closed chain equals central differences."""
 
 from __future__ import annotations
 
@@ -41,6 +42,37 @@ def source(joint_type: str, closed: bool) -> str:
         tree = FREE + ball + tree
     return f"""<sdf version="1.10"><model name="m"><link name="ground"/>{BODY}
       <joint name="weld" type="fixed"><parent>world</parent><child>ground</child></joint>{tree}</model></sdf>"""
+
+
+CHAIN = """<sdf version="1.10"><model name="chain">{links}
+  <joint name="close" type="{type}"><pose>0.1 0.2 -0.1 0.3 0.2 0.1</pose><parent>l0</parent><child>l3</child>
+    <axis><xyz>0.3 1 0.2</xyz></axis><axis2><xyz>{axis2}</xyz></axis2><screw_thread_pitch>0.3</screw_thread_pitch></joint></model></sdf>"""
+CHAIN_LINKS = "".join(
+    f'<link name="l{k}"><pose>{0.2 * k} {0.05 * k} {0.03 * k} 0 0 0</pose><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.2</iyy><izz>0.3</izz></inertia></inertial></link>'
+    f'<joint name="j{k}" type="revolute"><parent>{"world" if k == 0 else f"l{k - 1}"}</parent><child>l{k}</child><axis><xyz>{xyz}</xyz></axis></joint>'
+    for k, xyz in enumerate(("0 0 1", "1 0 0", "0 1 0", "1 1 0.3"))
+)
+
+
+@pytest.mark.parametrize("joint_type", ["revolute", "prismatic", "universal", "screw"])
+def test_each_kinds_rows_move_at_the_derivatives_of_their_violations(joint_type):
+    """On a fixed chain of four hinges closed by the joint (the loop open), at a random state moving
+    at constant joint velocities: the rows' rate and path bias equal the first and second central
+    differences of their violations (step 1e-4: the differences' own error is below 1e-7)."""
+    model = js.load_model(CHAIN.format(links=CHAIN_LINKS, type=joint_type, axis2=AXIS2))
+    rng = np.random.default_rng(3)
+    q, qd = rng.normal(scale=0.4, size=model.dofs), rng.normal(size=model.dofs)
+    state = js.State.build(model)
+
+    def rows_at(t: float):
+        moved = state.replace(joint_positions=jnp.asarray(q + t * qd), joint_velocities=jnp.asarray(qd))
+        return loop_rows(model, kinematics(model, moved), euler=False)
+
+    h = 1e-4
+    rows, ahead, behind = rows_at(0.0), rows_at(h).violation, rows_at(-h).violation
+    assert np.abs(rows.violation).max() > 1e-2 and np.abs(rows.path_bias).max() > 1e-2
+    np.testing.assert_allclose(rows.rate, (ahead - behind) / (2 * h), atol=1e-7)
+    np.testing.assert_allclose(rows.path_bias, (ahead - 2 * rows.violation + behind) / h**2, atol=1e-6)
 
 
 def body_poses(model: js.Model, state: js.State, dt: float = DT, steps: int = STEPS) -> tuple[np.ndarray, np.ndarray]:
