@@ -33,7 +33,7 @@ from . import configuration, consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
 from . import tree as tree_module
 from .couplings import NO_LEADER, NO_SOLIMP, JointCouplings
-from .loops import NO_MOCAP, WORLD, LoopClosures
+from .loops import KINDS, NO_MOCAP, WORLD, LoopClosures
 from .fluid import FluidDrag, build_fluid
 from .hulls import Hulls
 from .soft_limits import SoftLimits, build_soft_limits
@@ -481,6 +481,9 @@ def _loops(tree: RigidTree, loops: Sequence[LoopClosure], mocap_bodies: Sequence
     mocap = [body.name for body in mocap_bodies]
     sides = [(_loop_side(tree, c, c.link1, c.L1_H_F1, mocap), _loop_side(tree, c, c.link2, c.L2_H_F2, mocap)) for c in loops]
     for closure, ((link1, _, _), (link2, _, _)) in zip(loops, sides):
+        if closure.kind not in KINDS:
+            where = closure.location
+            raise ModelLoadError(f"loop closure {closure.name!r}: kind {closure.kind!r} is not one of {list(KINDS)}", file=where.file, line=where.line, element=where.element)
         if link1 == link2:
             where = closure.location
             joined = "a frame of the world to another" if link1 == WORLD else f"link {closure.link1!r} to itself"

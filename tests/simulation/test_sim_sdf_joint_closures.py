@@ -18,6 +18,9 @@ import pytest
 import jaxsim_like as js
 from jaxsim_like.dynamics.kinematics import kinematics
 from jaxsim_like.dynamics.loops import loop_rows
+from jaxsim_like.dynamics.model import build_model
+from jaxsim_like.parsers.errors import ModelLoadError
+from jaxsim_like.parsers.sdf import parse_sdf
 
 DT, STEPS = 0.001, 1000
 MASSLESS = "<inertial><mass>0</mass><inertia><ixx>0</ixx><iyy>0</iyy><izz>0</izz></inertia></inertial>"
@@ -145,3 +148,11 @@ def test_the_gradient_through_a_loop_closed_by_a_screw_equals_central_difference
     central = float((height(pitch + step) - height(pitch - step)) / (2 * step))
     assert abs(central) > 1e-3
     assert figures("screw-closed chain: d height / d pitch vs central differences (relative)", abs(gradient - central) / abs(central)) < 1e-6
+
+
+def test_a_closure_of_an_unknown_kind_is_refused_at_its_joint():
+    description = parse_sdf(source("revolute", closed=True))
+    description.loops[0].kind = "hing"
+    with pytest.raises(ModelLoadError, match="loop closure 'joint': kind 'hing' is not one of") as caught:
+        build_model(description)
+    assert caught.value.line is not None
