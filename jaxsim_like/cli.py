@@ -141,8 +141,7 @@ def _closure_lines(model) -> list[str]:
 
     lines = [f"loop closures ({loops.count}):"] if loops.count else []
     for k, name in enumerate(loops.names):
-        kind = "weld" if loops.weld[k] else "connect"
-        lines.append(f"  {name}  {kind}  {side(loops.link1[k], loops.mocap1[k])} -- {side(loops.link2[k], loops.mocap2[k])}")
+        lines.append(f"  {name}  {loops.kind[k]}  {side(loops.link1[k], loops.mocap1[k])} -- {side(loops.link2[k], loops.mocap2[k])}")
     return lines
 
 

@@ -33,7 +33,7 @@ from . import configuration, consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
 from . import tree as tree_module
 from .couplings import NO_LEADER, NO_SOLIMP, JointCouplings
-from .loops import NO_MOCAP, WORLD, LoopClosures
+from .loops import KINDS, NO_MOCAP, WORLD, LoopClosures
 from .fluid import FluidDrag, build_fluid
 from .hulls import Hulls
 from .soft_limits import SoftLimits, build_soft_limits
@@ -482,6 +482,9 @@ def _loops(tree: RigidTree, loops: Sequence[LoopClosure], mocap_bodies: Sequence
     mocap = [body.name for body in mocap_bodies]
     sides = [(_loop_side(tree, c, c.link1, c.L1_H_F1, mocap), _loop_side(tree, c, c.link2, c.L2_H_F2, mocap)) for c in loops]
     for closure, ((link1, _, _), (link2, _, _)) in zip(loops, sides):
+        if closure.kind not in KINDS:
+            where = closure.location
+            raise ModelLoadError(f"loop closure {closure.name!r}: kind {closure.kind!r} is not one of {list(KINDS)}", file=where.file, line=where.line, element=where.element)
         if link1 == link2:
             where = closure.location
             joined = "a frame of the world to another" if link1 == WORLD else f"link {closure.link1!r} to itself"
@@ -497,9 +500,10 @@ def _loops(tree: RigidTree, loops: Sequence[LoopClosure], mocap_bodies: Sequence
         mocap_quaternion=spatial.rotation_to_quaternion(jnp.asarray(poses[:, :3, :3], dtype=dtype)) if mocap else jnp.asarray(np.zeros((0, 4)), dtype=dtype),
         solimp=jnp.asarray(np.array([c.solimp for c in loops], dtype=float), dtype=dtype),
         inverse_weight=jnp.asarray(np.array([c.inverse_weight for c in loops], dtype=float), dtype=dtype),
+        pitch=jnp.asarray([c.pitch for c in loops], dtype=dtype),
         link1=tuple(one[0] for one, _ in sides),
         link2=tuple(two[0] for _, two in sides),
-        weld=tuple(c.kind == "weld" for c in loops),
+        kind=tuple(c.kind for c in loops),
         names=tuple(c.name for c in loops),
         mocap1=tuple(one[1] for one, _ in sides),
         mocap2=tuple(two[1] for _, two in sides),
@@ -526,7 +530,7 @@ def model_loops(model: Model) -> list[LoopClosure]:
     return [
         LoopClosure(
             name,
-            "weld" if weld else "connect",
+            kind,
             names(link1, mocap1),
             names(link2, mocap2),
             np.asarray(loops.frame1[k]),
@@ -536,9 +540,10 @@ def model_loops(model: Model) -> list[LoopClosure]:
             float(loops.damping_ratio[k]),
             solimp=tuple(float(value) for value in loops.solimp[k]),
             inverse_weight=tuple(float(value) for value in loops.inverse_weight[k]),
+            pitch=float(loops.pitch[k]),
         )
-        for k, (name, weld, link1, link2, mocap1, mocap2) in enumerate(
-            zip(loops.names, loops.weld, loops.link1, loops.link2, loops.mocap1, loops.mocap2)
+        for k, (name, kind, link1, link2, mocap1, mocap2) in enumerate(
+            zip(loops.names, loops.kind, loops.link1, loops.link2, loops.mocap1, loops.mocap2)
         )
     ]
 

@@ -273,7 +273,10 @@ class LoopClosure:
     ``link2`` (an empty name: the world; the name of one of the model's :class:`MocapBody`: that
     moving frame) kept together. ``kind`` ``"connect"``: their origins coincide (3 rows);
     ``"weld"``: their poses coincide (6 rows: origins, and the orientation error ``torque_scale
-    * vec(q_F2^-1 q_F1)``, MuJoCo's). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)`` are the frames in
+    * vec(q_F2^-1 q_F1)``, MuJoCo's); the rows of an SDF joint closing a loop about the frames'
+    common ``z`` axis (:mod:`jaxsim_like.dynamics.loops`): ``"hinge"`` (5 rows), ``"slider"``
+    (5), ``"universal"`` (4: ``F1``'s ``z`` stays normal to ``F2``'s) and ``"screw"`` (5, with
+    its ``pitch`` [m/rad]). ``L1_H_F1`` and ``L2_H_F2`` ``(4, 4)`` are the frames in
     their links (in the world for the world, in the body for a mocap body); ``time_constant``
     [s] and ``damping_ratio``: the reference with which a violation decays (MuJoCo's ``solref``);
     ``solimp`` ``(d0, d_width, width, midpoint, power)``: MuJoCo's impedance of the closure at
@@ -297,6 +300,7 @@ class LoopClosure:
     location: SourceLocation = field(default_factory=SourceLocation)
     solimp: tuple[float, float, float, float, float] = (1.0, 1.0, 0.001, 0.5, 2.0)
     inverse_weight: tuple[float, float] = (0.0, 0.0)
+    pitch: float = 0.0
 
 
 @dataclass

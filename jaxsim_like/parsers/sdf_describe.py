@@ -16,13 +16,14 @@ joint. The joints are taken in document order (Pinocchio's SDF reader without pa
 a link's first parent joint builds the tree): a joint closes a loop when its child link already
 hangs from an earlier joint, or is the root of the tree its parent link hangs in (the joint would
 close a cycle). The closure holds the joint's frame ``J`` (at zero position) in its child link
-(``link1``) on ``J`` in its parent link (``link2``): a ``ball`` joint is a connect (``J``'s
-origin), a ``fixed`` joint a weld (``J``'s pose), a ``revolute`` or ``continuous`` joint two
-connects, ``J``'s origin and the point ``HINGE_ARM`` along its axis (named ``J::axis``): a hinge,
-6 rows of which the two along the axis are redundant (the step's solve gives redundant rows zero
-force). Any other type is a connect with a warning naming what it leaves free or locks (a
-``universal`` or ``revolute2`` joint also turns about the axis normal to its two; a
-``prismatic`` or ``screw`` one cannot slide and turns freely). The closures have the joint's name
+(``link1``) on ``J`` in its parent link (``link2``) with exactly the joint's rows
+(:mod:`jaxsim_like.dynamics.loops`): a ``ball`` joint is a connect (``J``'s origin), a ``fixed``
+joint a weld (``J``'s pose); for the others ``J`` is turned so that its ``z`` axis is
+``<axis>``: a ``revolute`` or ``continuous`` joint is a hinge (5 rows), a ``prismatic`` joint a
+slider (5), a ``screw`` joint a screw (5, with its pitch), a ``universal`` or ``revolute2``
+joint a universal (4), ``J`` turned in the child so that its ``z`` axis is ``<axis2>``; one
+whose two axes are not perpendicular is a connect with a warning that the links also turn about
+the axis normal to the two. The closures have the joint's name
 and MuJoCo's default reference (``solref`` 0.02 s, damping ratio 1). A joint that would close a
 loop with the world as its parent is refused. Pinocchio instead splits the child link into one
 copy per parent joint, welded together, so that every joint type closes exactly.
@@ -103,15 +104,22 @@ _MOVING_JOINTS = ("revolute", "continuous", "prismatic", "screw")
 _TWO_AXES = ("universal", "revolute2")
 _GEAR_JOINTS = ("revolute", "continuous")
 _SCREW_VERSION = (1, 10)
-HINGE_ARM = 0.1
-"""The distance [m] along a closing hinge's axis of its second connect."""
-_HINGES = ("revolute", "continuous")
-_FREE_IN_A_CONNECT = {
-    "universal": "so the links also turn freely about the axis normal to <axis> and <axis2>",
-    "revolute2": "so the links also turn freely about the axis normal to <axis> and <axis2>",
-    "prismatic": "so the links turn freely about every axis and do not slide along <axis>",
-    "screw": "so the links turn freely about every axis and do not slide along <axis>",
+_CLOSING_KINDS = {
+    "ball": "connect", "fixed": "weld", "revolute": "hinge", "continuous": "hinge", "prismatic": "slider", "screw": "screw",
+    "universal": "universal", "revolute2": "universal",
 }
+_PERPENDICULAR = 1e-9
+"""The largest ``|cos|`` of the angle of a closing universal joint's two axes taken as a right angle."""
+
+
+def _z_along(axis: np.ndarray) -> np.ndarray:
+    """``(4, 4)``: a rotation whose ``z`` axis is the unit vector ``axis``."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(helper, axis)
+    x /= np.linalg.norm(x)
+    H = np.eye(4)
+    H[:3, :3] = np.column_stack([x, np.cross(axis, x), axis])
+    return H
 
 
 def _bound(value: float) -> float:
@@ -357,40 +365,43 @@ class _ModelBuilder:
         return closing
 
     def closures(self, declaration: JointDeclaration) -> list[LoopClosure]:
-        """The :class:`LoopClosure` of a joint that closes a loop, its frame ``J`` (at zero
-        position) held in its child link and in its parent link, and for a hinge the second
-        connect on its axis (see the module docstring)."""
+        """The :class:`LoopClosure` of a joint that closes a loop: its frame ``J`` (at zero
+        position; turned so that its ``z`` axis is the joint's axis where it has one) held in its
+        child link and in its parent link, with the rows of its type (see the module docstring)."""
         node, graph = declaration.node, self.graph
         parent, child_link = self.links_of(declaration)
         name = self.name(node.id)
         if parent == child_link:
             raise node.error(f"joint '{node.name}' connects link '{graph.nodes[child_link].name}' to itself")
-        if declaration.type in _FREE_IN_A_CONNECT:
-            warn_at(node.element, node.file, f"{declaration.type} joint '{name}' closes a loop: loaded as a connect "
-                    f"(its frame's origin held in both links), {_FREE_IN_A_CONNECT[declaration.type]}")
         C_H_J, P_H_J = graph.relative_pose(node.id, child_link), graph.relative_pose(node.id, parent)
+        kind, pitch = _CLOSING_KINDS[declaration.type], 0.0
+        L1_H_F1, L2_H_F2 = C_H_J, P_H_J
+        if kind not in ("connect", "weld"):
+            W_H_C = graph.world_pose(child_link)
+            J_axis = self.closing_axis(declaration, W_H_C, C_H_J, "axis")
+            L1_H_F1, L2_H_F2 = C_H_J @ _z_along(J_axis), P_H_J @ _z_along(J_axis)
+        if kind == "screw":
+            pitch = self.screw_pitch(node)
+        if kind == "universal":
+            J_axis2 = self.closing_axis(declaration, W_H_C, C_H_J, "axis2")
+            L1_H_F1 = C_H_J @ _z_along(J_axis2)
+            if abs(float(J_axis @ J_axis2)) > _PERPENDICULAR:
+                warn_at(node.element, node.file, f"{declaration.type} joint '{name}' closes a loop with <axis> and <axis2> "
+                        "not perpendicular: loaded as a connect (its frame's origin held in both links), so the links "
+                        "also turn freely about the axis normal to the two")
+                kind, L1_H_F1, L2_H_F2 = "connect", C_H_J, P_H_J
         closure = LoopClosure(
-            name=name,
-            kind="weld" if declaration.type == "fixed" else "connect",
-            link1=self.name(child_link),
-            link2=self.name(parent),
-            L1_H_F1=C_H_J,
-            L2_H_F2=P_H_J,
-            location=location(node.element, node.file),
+            name=name, kind=kind, link1=self.name(child_link), link2=self.name(parent), L1_H_F1=L1_H_F1, L2_H_F2=L2_H_F2,
+            location=location(node.element, node.file), pitch=pitch,
         )
-        if declaration.type not in _HINGES:
-            return [closure]
-        hinge = JointDescription(name=name, type=declaration.type, parent=closure.link2, child=closure.link1)
-        W_H_C = graph.world_pose(child_link)
-        self.axis(hinge, node, W_H_C)
-        J_axis = C_H_J[:3, :3].T @ hinge.axis
-        on_axis = np.eye(4)
-        on_axis[:3, 3] = HINGE_ARM * J_axis
-        second = LoopClosure(
-            name=f"{name}::axis", kind="connect", link1=closure.link1, link2=closure.link2,
-            L1_H_F1=C_H_J @ on_axis, L2_H_F2=P_H_J @ on_axis, location=closure.location,
-        )
-        return [closure, second]
+        return [closure]
+
+    def closing_axis(self, declaration: JointDeclaration, W_H_C: np.ndarray, C_H_F: np.ndarray, tag: str) -> np.ndarray:
+        """``(3,)``: the unit axis ``<axis>`` (or ``tag``: ``<axis2>``) of a closing joint in its
+        frame ``F`` (``C_H_F`` in the child link ``C``, posed at ``W_H_C``)."""
+        joint = JointDescription(name=declaration.node.name, type=declaration.type, parent="", child="")
+        self.axis(joint, declaration.node, W_H_C, tag)
+        return C_H_F[:3, :3].T @ joint.axis
 
     def axis(self, description: JointDescription, node: Node, W_H_C: np.ndarray, tag: str = "axis") -> None:
         """Fill axis, limits, dynamics and mimic from ``<axis>`` (or ``tag``: ``<axis2>``)."""

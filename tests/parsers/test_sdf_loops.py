@@ -1,9 +1,11 @@
 """SDF joints that close a loop (see :mod:`jaxsim_like.parsers.sdf_describe`): in document order,
 a joint whose child link already hangs from the tree (or is the root of its parent's tree)
 becomes a :class:`LoopClosure` holding its frame in its child and its parent link: ``ball`` a
-connect, ``fixed`` a weld, ``revolute`` two connects on its axis, other types a connect with a
-warning at the joint's line; a closing joint from the world and joints between world-level
-models are refused at their line."""
+connect, ``fixed`` a weld, ``revolute`` a hinge, ``prismatic`` a slider, ``screw`` a screw,
+``universal`` a universal (the frames turned so that their ``z`` axis is the joint's axis, the
+child's ``<axis2>`` for the universal's ``F1``), a universal whose axes are not perpendicular a
+connect with a warning at the joint's line; a closing joint from the world and joints between
+world-level models are refused at their line."""
 
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ import pytest
 
 from jaxsim_like.parsers.errors import ModelLoadError, ModelLoadWarning
 from jaxsim_like.parsers.sdf import parse_sdf
-from jaxsim_like.parsers.sdf_describe import HINGE_ARM
 
 FOUR_BAR = (Path(__file__).resolve().parents[1] / "assets" / "sdf_loops" / "four_bar.sdf").read_text()
 CASSIE = os.path.join(
@@ -60,21 +61,38 @@ def test_a_fixed_joint_closing_a_loop_is_a_weld_of_its_pose():
     assert not np.allclose(loop.L1_H_F1[:3, :3], np.eye(3))
 
 
-def test_a_revolute_joint_closing_a_loop_is_two_connects_on_its_axis():
-    description = quietly(closing("revolute", "0 0 0.2 0.4 0 0"))
-    origin, on_axis = description.loops
-    assert [(loop.name, loop.kind, loop.link1, loop.link2) for loop in description.loops] == [
-        ("pin", "connect", "rocker", "coupler"), ("pin::axis", "connect", "rocker", "coupler")
-    ]
-    axis = np.array([0.0, np.cos(0.4), np.sin(0.4)])  # <axis> 0 1 0 in the joint frame, rolled by 0.4 rad
-    np.testing.assert_allclose(on_axis.L1_H_F1[:3, 3] - origin.L1_H_F1[:3, 3], HINGE_ARM * axis, atol=1e-15)
-    np.testing.assert_allclose(on_axis.L2_H_F2[:3, 3] - origin.L2_H_F2[:3, 3], HINGE_ARM * axis, atol=1e-15)
-    np.testing.assert_allclose(on_axis.L2_H_F2[:3, 3], [0.2, HINGE_ARM * axis[1], 0.2 + HINGE_ARM * axis[2]], atol=1e-15)
+def posed_frames(loop) -> tuple[np.ndarray, np.ndarray]:
+    """The closure's two frames in the world at rest (the four-bar's rocker and coupler)."""
+    W_H_rocker, W_H_coupler = np.eye(4), np.eye(4)
+    W_H_rocker[:3, 3], W_H_coupler[:3, 3] = [0.3, 0.0, 1.0], [0.1, 0.0, 1.0]
+    return W_H_rocker @ loop.L1_H_F1, W_H_coupler @ loop.L2_H_F2
 
 
-def test_a_prismatic_joint_closing_a_loop_is_a_connect_and_warns_at_its_line():
-    text = closing("prismatic")
-    with pytest.warns(ModelLoadWarning, match="prismatic joint 'pin' closes a loop: loaded as a connect .* do not slide along <axis>") as caught:
+@pytest.mark.parametrize(("joint_type", "kind"), [("revolute", "hinge"), ("continuous", "hinge"), ("prismatic", "slider"), ("screw", "screw")])
+def test_a_joint_with_an_axis_closing_a_loop_holds_its_frame_turned_onto_the_axis(joint_type, kind):
+    text = closing(joint_type, "0 0 0.2 0.4 0 0").replace("<axis>", "<screw_thread_pitch>0.5</screw_thread_pitch><axis>" if joint_type == "screw" else "<axis>")
+    (loop,) = quietly(text).loops
+    assert (loop.name, loop.kind, loop.link1, loop.link2) == ("pin", kind, "rocker", "coupler")
+    W_H_F1, W_H_F2 = posed_frames(loop)
+    np.testing.assert_allclose(W_H_F1, W_H_F2, atol=1e-15)
+    np.testing.assert_allclose(W_H_F1[:3, 3], [0.3, 0.0, 1.2], atol=1e-15)
+    np.testing.assert_allclose(W_H_F1[:3, 2], [0.0, np.cos(0.4), np.sin(0.4)], atol=1e-15)  # <axis> 0 1 0 rolled by 0.4 rad
+    assert loop.pitch == (0.5 / (2 * np.pi) if joint_type == "screw" else 0.0)
+
+
+def test_a_universal_joint_closing_a_loop_holds_its_two_axes_normal():
+    text = closing("universal").replace("<axis><xyz>0 1 0</xyz></axis>\n    </joint>\n  </model>", "<axis><xyz>0 1 0</xyz></axis><axis2><xyz>1 0 0</xyz></axis2>\n    </joint>\n  </model>")
+    (loop,) = quietly(text).loops
+    assert loop.kind == "universal"
+    W_H_F1, W_H_F2 = posed_frames(loop)
+    np.testing.assert_allclose(W_H_F1[:3, 3], W_H_F2[:3, 3], atol=1e-15)
+    np.testing.assert_allclose(W_H_F2[:3, 2], [0.0, 1.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(W_H_F1[:3, 2], [1.0, 0.0, 0.0], atol=1e-15)
+
+
+def test_a_universal_joint_with_axes_not_perpendicular_closing_a_loop_is_a_connect_and_warns_at_its_line():
+    text = closing("universal").replace("<axis><xyz>0 1 0</xyz></axis>\n    </joint>\n  </model>", "<axis><xyz>0 1 0</xyz></axis><axis2><xyz>1 1 0</xyz></axis2>\n    </joint>\n  </model>")
+    with pytest.warns(ModelLoadWarning, match="universal joint 'pin' closes a loop with <axis> and <axis2> not perpendicular: loaded as a connect") as caught:
         description = parse_sdf(text)
     line = line_of(text, '<joint name="pin"')
     assert f":{line}:" in str(caught[0].message)
@@ -112,15 +130,13 @@ def test_a_joint_closing_a_loop_across_two_models_is_refused_at_its_line():
 
 
 @pytest.mark.skipif(not os.path.isfile(CASSIE), reason="example-robot-data is not installed")
-def test_cassies_six_closing_joints_load_as_connects():
+def test_cassies_six_closing_joints_load_with_their_rows():
     with pytest.warns(ModelLoadWarning) as caught:
         description = parse_sdf(CASSIE)
     loops = {loop.name: (loop.kind, loop.link1, loop.link2) for loop in description.loops}
     for side in ("left", "right"):
-        assert loops[f"{side}-shin-spring-joint"] == ("connect", f"{side}-knee-spring", f"{side}-shin")
-        assert loops[f"{side}-achilles-spring-joint"] == ("connect", f"{side}-heel-spring", f"{side}-achilles-rod")
-        assert loops[f"{side}-achilles-spring-joint::axis"] == loops[f"{side}-achilles-spring-joint"]
+        assert loops[f"{side}-shin-spring-joint"] == ("slider", f"{side}-knee-spring", f"{side}-shin")
+        assert loops[f"{side}-achilles-spring-joint"] == ("hinge", f"{side}-heel-spring", f"{side}-achilles-rod")
         assert loops[f"{side}-plantar-foot-joint"] == ("connect", f"{side}-foot", f"{side}-plantar-rod")
-    assert len(loops) == 8
-    closing_warnings = [str(w.message) for w in caught if "closes a loop" in str(w.message)]
-    assert len(closing_warnings) == 2 and all("prismatic joint" in message for message in closing_warnings)  # the shin springs
+    assert len(loops) == 6
+    assert not [w for w in caught if "closes a loop" in str(w.message)]

@@ -183,7 +183,7 @@ def test_rows_and_violations_equal_mujocos():
     ``solimp``s: at a random state, our violation, rows ``G (r, n)``, impedances and resistances
     are MuJoCo's ``efc_pos``, ``efc_J``, ``efc_KBIP[:, 2]`` and ``efc_R``."""
     model = js.load_model(ROWS)
-    assert model.loops.weld == (False, True, True, True, False) and model.loops.rows == 24
+    assert model.loops.kind == ("connect", "weld", "weld", "weld", "connect") and model.loops.rows == 24
     m = mujoco.MjModel.from_xml_string(ROWS)
     data = mujoco.MjData(m)
     q = np.random.default_rng(3).uniform(-0.8, 0.8, m.nq)
@@ -257,7 +257,7 @@ def test_a_floating_base_hangs_from_the_world_by_a_weld(figures):
     its compliance at ``solimp`` 0.9999 allows (MuJoCo's: 2.8e-5; 3.9e-7 with an impedance of
     one)."""
     model, states, (violations, _, _) = _ours(HANGING, 1000)
-    assert model.floating_base and model.loops.weld == (True,) and model.loops.link2 == (-1,)
+    assert model.floating_base and model.loops.kind == ("weld",) and model.loops.link2 == (-1,)
     reference, _ = _mujoco(HANGING, 1000)
     position = np.asarray(states.base_position)
     base = figures("hanging weld: torso position RMS vs MuJoCo over 1 s [m]", _rms(position, reference[:, :3] + np.array([0.0, 0.0, 1.0])))

@@ -38,7 +38,7 @@ def test_info_lists_the_loop_closures(capsys):
     four_bar = Path(__file__).resolve().parents[1] / "assets" / "sdf_loops" / "four_bar.sdf"
     assert cli.main(["info", str(four_bar)]) == 0
     out = capsys.readouterr().out
-    assert "loop closures (2):\n  pin  connect  rocker -- coupler\n  pin::axis  connect  rocker -- coupler" in out
+    assert "loop closures (1):\n  pin  hinge  rocker -- coupler\n" in out
 
 
 def test_info_of_a_missing_model_is_an_error(capsys):

@@ -1,0 +1,158 @@
+"""SDF joints that close a loop hold exactly their joint's rows (:mod:`jaxsim_like.dynamics.loops`):
+a body free to move (three prismatic joints through massless links, then a ball joint) whose loop
+is closed by a revolute, prismatic or screw joint moves as the same body on that joint in the
+tree, over 1 s at dt 1 ms (semi-implicit Euler, the default closure reference), the loop held
+closed (these joints' rows are linear along their motion: the step's path term is exact); closed
+by a universal joint, whose axis row curves along the motion, it moves as on the tree joint
+within the first-order difference of the two discretisations (half as large at half the step);
+each kind's rows move at the central differences of their violations; a gradient through one
+closed chain equals central differences."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsim_like as js
+from jaxsim_like.dynamics.kinematics import kinematics
+from jaxsim_like.dynamics.loops import loop_rows
+from jaxsim_like.dynamics.model import build_model
+from jaxsim_like.parsers.errors import ModelLoadError
+from jaxsim_like.parsers.sdf import parse_sdf
+
+DT, STEPS = 0.001, 1000
+MASSLESS = "<inertial><mass>0</mass><inertia><ixx>0</ixx><iyy>0</iyy><izz>0</izz></inertia></inertial>"
+BODY = """<link name="body"><pose>0.1 -0.2 0.8 0.2 -0.1 0.3</pose><inertial><pose>0.12 0.05 -0.15 0 0 0</pose><mass>1.3</mass>
+      <inertia><ixx>0.02</ixx><iyy>0.03</iyy><izz>0.015</izz><ixy>0.001</ixy><ixz>0.002</ixz><iyz>-0.001</iyz></inertia></inertial></link>"""
+JOINT = """<joint name="{name}" type="{type}"><pose>0.03 0.02 0.01 0.4 0.3 -0.2</pose><parent>ground</parent><child>body</child>
+      <axis><xyz>0.3 1 0.2</xyz></axis><axis2><xyz>{axis2}</xyz></axis2><screw_thread_pitch>0.2</screw_thread_pitch></joint>"""
+FREE = "".join(
+    f'<link name="{link}"><pose>0.1 -0.2 0.8 0 0 0</pose>{MASSLESS}</link>'
+    f'<joint name="{link}_joint" type="prismatic"><parent>{parent}</parent><child>{link}</child><axis><xyz>{xyz}</xyz></axis></joint>'
+    for link, parent, xyz in (("sx", "ground", "1 0 0"), ("sy", "sx", "0 1 0"), ("sz", "sy", "0 0 1"))
+)
+AXIS2 = " ".join(str(value) for value in np.cross([0.3, 1.0, 0.2], [0.0, 0.0, 1.0]))  # normal to <axis>
+
+
+def source(joint_type: str, closed: bool) -> str:
+    """The body on a ``joint_type`` joint from the ground (welded to the world): in the tree, or
+    on a ball joint at the joint's origin below three prismatic joints, closed by the joint."""
+    tree = JOINT.format(name="joint", type=joint_type, axis2=AXIS2)
+    if closed:
+        ball = JOINT.format(name="ball", type="ball", axis2=AXIS2).replace("<parent>ground</parent>", "<parent>sz</parent>")
+        tree = FREE + ball + tree
+    return f"""<sdf version="1.10"><model name="m"><link name="ground"/>{BODY}
+      <joint name="weld" type="fixed"><parent>world</parent><child>ground</child></joint>{tree}</model></sdf>"""
+
+
+CHAIN = """<sdf version="1.10"><model name="chain">{links}
+  <joint name="close" type="{type}"><pose>0.1 0.2 -0.1 0.3 0.2 0.1</pose><parent>l0</parent><child>l3</child>
+    <axis><xyz>0.3 1 0.2</xyz></axis><axis2><xyz>{axis2}</xyz></axis2><screw_thread_pitch>0.3</screw_thread_pitch></joint></model></sdf>"""
+CHAIN_LINKS = "".join(
+    f'<link name="l{k}"><pose>{0.2 * k} {0.05 * k} {0.03 * k} 0 0 0</pose><inertial><mass>1</mass><inertia><ixx>0.1</ixx><iyy>0.2</iyy><izz>0.3</izz></inertia></inertial></link>'
+    f'<joint name="j{k}" type="revolute"><parent>{"world" if k == 0 else f"l{k - 1}"}</parent><child>l{k}</child><axis><xyz>{xyz}</xyz></axis></joint>'
+    for k, xyz in enumerate(("0 0 1", "1 0 0", "0 1 0", "1 1 0.3"))
+)
+
+
+@pytest.mark.parametrize("joint_type", ["revolute", "prismatic", "universal", "screw"])
+def test_each_kinds_rows_move_at_the_derivatives_of_their_violations(joint_type):
+    """On a fixed chain of four hinges closed by the joint (the loop open), at a random state moving
+    at constant joint velocities: the rows' rate and path bias equal the first and second central
+    differences of their violations (step 1e-4: the differences' own error is below 1e-7)."""
+    model = js.load_model(CHAIN.format(links=CHAIN_LINKS, type=joint_type, axis2=AXIS2))
+    rng = np.random.default_rng(3)
+    q, qd = rng.normal(scale=0.4, size=model.dofs), rng.normal(size=model.dofs)
+    state = js.State.build(model)
+
+    def rows_at(t: float):
+        moved = state.replace(joint_positions=jnp.asarray(q + t * qd), joint_velocities=jnp.asarray(qd))
+        return loop_rows(model, kinematics(model, moved), euler=False)
+
+    h = 1e-4
+    rows, ahead, behind = rows_at(0.0), rows_at(h).violation, rows_at(-h).violation
+    assert np.abs(rows.violation).max() > 1e-2 and np.abs(rows.path_bias).max() > 1e-2
+    np.testing.assert_allclose(rows.rate, (ahead - behind) / (2 * h), atol=1e-7)
+    np.testing.assert_allclose(rows.path_bias, (ahead - 2 * rows.violation + behind) / h**2, atol=1e-6)
+
+
+def body_poses(model: js.Model, state: js.State, dt: float = DT, steps: int = STEPS) -> tuple[np.ndarray, np.ndarray]:
+    """The body's pose ``(T, 4, 4)`` after each of ``steps`` steps of ``dt`` and the closures'
+    violations ``(T, r)``."""
+    params = js.SimulationParams.build(model, dt=dt, integrator="semi_implicit_euler")
+    body = model.link_names.index("body")
+
+    @jax.jit
+    def run(state):
+        _, (states, _) = js.rollout(model, state, jnp.zeros((steps, model.dofs)), params=params)
+        kin = jax.vmap(lambda s: kinematics(model, s))(states)
+        violations = jax.vmap(lambda s: loop_rows(model, kinematics(model, s)).violation)(states)
+        return kin.G_H_L[:, body], violations
+
+    poses, violations = run(state)
+    return np.asarray(poses), np.asarray(violations)
+
+
+@pytest.mark.parametrize(("joint_type", "kind"), [("revolute", "hinge"), ("prismatic", "slider"), ("screw", "screw")])
+def test_a_joint_closing_a_loop_moves_as_the_joint_in_the_tree(joint_type, kind, figures):
+    closed = js.load_model(source(joint_type, closed=True))
+    tree = js.load_model(source(joint_type, closed=False))
+    assert closed.loops.kind == (kind,) and closed.dofs == 6
+    poses, violations = body_poses(closed, js.State.build(closed))
+    reference, _ = body_poses(tree, js.State.build(tree))
+    assert np.abs(reference - reference[0]).max() > 0.1
+    difference = figures(f"body closed by a {joint_type} joint vs on it, max pose difference over 1 s", float(np.abs(poses - reference).max()))
+    assert difference < 1e-8
+    assert figures(f"body closed by a {joint_type} joint: max violation over 1 s", float(np.abs(violations).max())) < 1e-6
+
+
+def test_a_universal_joint_closing_a_loop_moves_as_the_joint_within_the_first_order_difference(figures):
+    """Over 0.25 s at dt 1 ms and 0.5 ms: the origins held to rounding; the axis row's largest
+    violation and the pose difference to the tree's universal joint halve with the step."""
+    closed = js.load_model(source("universal", closed=True))
+    tree = js.load_model(source("universal", closed=False))
+    assert closed.loops.kind == ("universal",) and closed.dofs == 6
+    axis_rows, differences = [], []
+    for dt in (DT, DT / 2):
+        steps = int(round(0.25 / dt))
+        poses, violations = body_poses(closed, js.State.build(closed), dt, steps)
+        reference, _ = body_poses(tree, js.State.build(tree), dt, steps)
+        assert np.abs(violations[:, :3]).max() < 1e-10
+        axis_rows.append(float(np.abs(violations[:, 3]).max()))
+        differences.append(float(np.abs(poses - reference).max()))
+    for dt, axis_row, difference in zip(("1 ms", "0.5 ms"), axis_rows, differences):
+        figures(f"body closed by a universal joint at {dt}: axis row's max violation over 0.25 s", axis_row)
+        figures(f"body closed by a universal joint at {dt} vs on it: max pose difference over 0.25 s", difference)
+    assert axis_rows[0] < 1e-4 and differences[0] < 1e-3
+    assert 1.8 < axis_rows[0] / axis_rows[1] < 2.2 and 1.8 < differences[0] / differences[1] < 2.2
+
+
+def test_the_gradient_through_a_loop_closed_by_a_screw_equals_central_differences(figures):
+    """The body's height after 0.1 s, closed by a screw joint, against the screw's pitch (traced)."""
+    model = js.load_model(source("screw", closed=True))
+    params = js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler")
+    body = model.link_names.index("body")
+    state = js.State.build(model)
+
+    @jax.jit
+    def height(pitch):
+        closed = model.replace(loops=model.loops.replace(pitch=pitch))
+        final, _ = js.rollout(closed, state, jnp.zeros((100, model.dofs)), params=params)
+        return kinematics(closed, final).G_H_L[body, 2, 3]
+
+    pitch = model.loops.pitch
+    gradient = float(jax.grad(height)(pitch)[0])
+    step = 1e-6
+    central = float((height(pitch + step) - height(pitch - step)) / (2 * step))
+    assert abs(central) > 1e-3
+    assert figures("screw-closed chain: d height / d pitch vs central differences (relative)", abs(gradient - central) / abs(central)) < 1e-6
+
+
+def test_a_closure_of_an_unknown_kind_is_refused_at_its_joint():
+    description = parse_sdf(source("revolute", closed=True))
+    description.loops[0].kind = "hing"
+    with pytest.raises(ModelLoadError, match="loop closure 'joint': kind 'hing' is not one of") as caught:
+        build_model(description)
+    assert caught.value.line is not None
