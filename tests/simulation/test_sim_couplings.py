@@ -86,9 +86,15 @@ def _torque_run(sim, model: js.Model, state: js.State, params: js.SimulationPara
     return np.concatenate(positions)
 
 
+@jax.jit
+def _largest_violation(model: js.Model, positions: jax.Array) -> jax.Array:
+    return jnp.abs(jax.vmap(model.couplings.violation)(positions)).max()
+
+
 def _rule_error(model: js.Model, positions: np.ndarray) -> float:
-    """The largest violation [rad or m] of any coupling rule over ``positions (T, n)``."""
-    return float(np.abs(jax.vmap(model.couplings.violation)(jnp.asarray(positions))).max())
+    """The largest violation [rad or m] of any coupling rule over ``positions (T, n)`` (one
+    program per model, not op by op)."""
+    return float(_largest_violation(model, jnp.asarray(positions)))
 
 
 @pytest.mark.parametrize("integrator", ["implicit_euler", "semi_implicit_euler", "rk4"])
@@ -124,7 +130,7 @@ def test_the_rows_effective_mass_solve_equals_a_dense_solve():
     for size in (1, 2, 6):
         B = rng.normal(size=(size, size))
         A, b = B @ B.T + 0.1 * np.eye(size), rng.normal(size=size)
-        np.testing.assert_allclose(solve_spd(jnp.asarray(A), jnp.asarray(b)), np.linalg.solve(A, b), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(jax.jit(solve_spd)(jnp.asarray(A), jnp.asarray(b)), np.linalg.solve(A, b), rtol=1e-10, atol=1e-12)
 
 
 def test_a_violation_decays_with_the_time_constant(fingers, sim):
@@ -176,8 +182,9 @@ def test_coupled_pendulums_move_as_their_reduced_system_and_conserve_energy(fing
     energy = np.asarray(jax.jit(jax.vmap(
         lambda q, qd: js.dynamics.centroidal.mechanical_energy(fingers, state.replace(joint_positions=q, joint_velocities=qd))
     ))(jnp.asarray(q), jnp.asarray(qd)))
-    bottom = js.dynamics.centroidal.mechanical_energy(fingers, js.State.build(fingers).replace(joint_positions=jnp.array([0.0, OFFSET])))
-    initial = js.dynamics.centroidal.mechanical_energy(fingers, state)
+    energy_at = jax.jit(lambda s: js.dynamics.centroidal.mechanical_energy(fingers, s))  # one program, not op by op
+    bottom = energy_at(js.State.build(fingers).replace(joint_positions=jnp.array([0.0, OFFSET])))
+    initial = energy_at(state)
     swing = float(initial - bottom)
     drift = figures("coupled pendulums: max |energy drift| / swing energy", float(np.abs(energy - initial).max()) / swing)
     assert drift < 0.01
