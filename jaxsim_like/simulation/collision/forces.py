@@ -146,18 +146,20 @@ def contact_pairs(table: CollisionTable) -> np.ndarray:
 def shared_pair_law(params: ContactParams, contacts: Contacts, pairs: np.ndarray) -> ContactParams:
     """The laws ``(C,)`` of ``contacts`` shared by the touching contacts of each candidate pair
     (``pairs (C,)``, :func:`contact_pairs`): stiffness and damping times ``min(n, RESTING_CONTACTS)
-    d / sum d``, with the pair's ``n`` touching contacts and the sum of their depths ``d`` [m]
-    (unchanged where not touching). Up to ``RESTING_CONTACTS`` contacts at one depth keep their
-    laws; more at one depth push as hard together as that many, and the pair's force changes
-    continuously as a contact of small depth comes or goes. Two boxes with flush side faces meet
-    at corners that the narrow phase reports as a corner inside the other box, as an edge
-    crossing, or as both, from one step to the next: each contact with its own law, the pair's
-    force would jump with that count, and a stack rocks on it."""
+    d / sum d``, with the sum of the depths ``d`` [m] of the pair's touching contacts and their
+    number ``n = sum d / max d`` counted by depth (unchanged where not touching). Contacts at one
+    depth keep their laws up to ``RESTING_CONTACTS`` of them, and more push as hard together as
+    that many; a shallower contact is softer in proportion, so that the pair's force changes
+    continuously as a contact comes or goes. Two boxes with flush side faces meet at corners
+    that the narrow phase reports as a corner inside the other box, as an edge crossing, or as
+    both, from one step to the next: each contact with its own law, the pair's force would jump
+    with that count, and a stack rocks on it."""
     touching = contacts.active & (contacts.depth > 0)
     depth = jnp.where(touching, contacts.depth, 0.0)
     count = int(pairs.max(initial=-1)) + 1
     total = jax.ops.segment_sum(depth, pairs, count)[pairs]
-    number = jax.ops.segment_sum(touching.astype(depth.dtype), pairs, count)[pairs]
+    deepest = jax.ops.segment_max(depth, pairs, count)[pairs]
+    number = total / jnp.where(deepest > 0, deepest, 1.0)
     share = jnp.where(touching, jnp.minimum(number, RESTING_CONTACTS) * depth / jnp.where(total > 0, total, 1.0), 1.0)
     return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
 
