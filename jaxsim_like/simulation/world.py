@@ -59,7 +59,7 @@ from .model_step import (
 )
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
-from .collision.forces import ExplicitPairs, PairLaw, explicit_pair_forces, pair_forces
+from .collision.forces import ExplicitPairs, PairLaw, contact_pairs, explicit_pair_forces, pair_forces, shared_pair_law
 from .contacts import ContactParams, implicit_deformation, overdamped_weight
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
@@ -564,6 +564,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
+    law = shared_pair_law(law, contacts, contact_pairs(world.collision))
     if pair_load is not None:
         # What a contact carries: the lighter of its two sides, each a link's mass (infinite when
         # welded to the world) with the load pressed on it (a box on a table carries itself, not

@@ -109,12 +109,17 @@ def _corners(R, c, half):
     return (_SIGNS * half) @ R.T + c  # (8, 3)
 
 
+def _slack(dtype, half: jax.Array) -> jax.Array:
+    """[m]: how far outside a box of largest half extent ``half`` [m] a corner still counts as inside."""
+    return tolerance(dtype, _INSIDE_TOLERANCE) * half + 1e-12
+
+
 def _inside_depth(points, R, c, half, direction):
     """Which of ``points (K, 3)`` lie in the box (inclusive), how far each moves along the unit
     ``direction (3,)`` before it leaves the box (slab exit distance), and which lie, seen along
     ``direction``, on a corner of the box (on its edge parallel to the axis nearest to it)."""
     local = (points - c) @ R
-    slack = tolerance(points.dtype, _INSIDE_TOLERANCE) * jnp.max(half) + 1e-12
+    slack = _slack(points.dtype, jnp.max(half))
     inside = jnp.all(jnp.abs(local) <= half + slack, axis=-1)
     along = R.T @ direction
     steep = jnp.abs(along) > 1e-9
@@ -138,9 +143,11 @@ def _face_edges(R, c, half, direction):
     return face_centre + U + V
 
 
-def _crossings(edges_a, edges_b, normal):
+def _crossings(edges_a, edges_b, normal, slack):
     """Where the edges ``(4, 2, 3)`` of a's face and of b's face cross seen along ``normal``:
-    points on a's and b's edges ``(16, 3)`` each, and whether they cross strictly inside both."""
+    points on a's and b's edges ``(16, 3)`` each, and whether they cross inside both, farther
+    than ``slack`` [m] from their ends, at an angle that parts them by more than ``slack`` over
+    the longer edge (within it, the corners count as inside: see :func:`_inside_depth`)."""
     t1 = perpendicular(normal)
     t2 = jnp.cross(normal, t1)
     plane = jnp.stack([t1, t2])  # (2, 3)
@@ -153,12 +160,11 @@ def _crossings(edges_a, edges_b, normal):
         return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
 
     det = cross2(u, w)
-    scale = jnp.sqrt(jnp.sum(u**2, -1) * jnp.sum(w**2, -1))
-    ok = jnp.abs(det) > 1e-9 * scale
+    length_u, length_w = jnp.sqrt(jnp.sum(u**2, -1)), jnp.sqrt(jnp.sum(w**2, -1))
+    ok = jnp.abs(det) > slack * jnp.maximum(length_u, length_w)
     alpha = safe_divide(cross2(r, w), jnp.where(ok, det, 1.0))
     beta = safe_divide(cross2(r, u), jnp.where(ok, det, 1.0))
-    margin = tolerance(u.dtype, 1e-7)
-    inside = ok & (alpha > margin) & (alpha < 1 - margin) & (beta > margin) & (beta < 1 - margin)
+    inside = ok & (jnp.minimum(alpha, 1 - alpha) * length_u > slack) & (jnp.minimum(beta, 1 - beta) * length_w > slack)
     on_a = (a0 + alpha[..., None] * (a1 - a0)).reshape(16, 3)
     on_b = (b0 + beta[..., None] * (b1 - b0)).reshape(16, 3)
     return on_a, on_b, inside.reshape(16)
@@ -193,7 +199,8 @@ def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array
     position_b = corners_b - 0.5 * depth_b[:, None] * normal
     b_in_a = b_in_a & ~(repeated & jnp.any(a_in_b))  # a corner of b under a corner of a: already there
 
-    on_a, on_b, crossing = _crossings(_face_edges(R_a, c_a, size_a, -normal), _face_edges(R_b, c_b, size_b, normal), normal)
+    slack = _slack(H_a.dtype, jnp.maximum(jnp.max(size_a), jnp.max(size_b)))
+    on_a, on_b, crossing = _crossings(_face_edges(R_a, c_a, size_a, -normal), _face_edges(R_b, c_b, size_b, normal), normal, slack)
     depth_x = (on_b - on_a) @ normal
 
     i, j = edge // 3, edge % 3

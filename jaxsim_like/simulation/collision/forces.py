@@ -10,8 +10,11 @@ opposite.
 
 The law of each slot is sized for the two links it touches (:class:`PairLaw`): from their
 effective mass ``m = 1 / (w_a + w_b)``, with ``w`` a link's translational inverse weight (zero for
-a link welded to the world), a body of mass ``m`` resting on four such contacts sinks by
-``max_penetration`` under standard gravity, with the given damping ratio.
+a link welded to the world), a body of mass ``m`` resting on ``RESTING_CONTACTS`` such contacts
+sinks by ``max_penetration`` under standard gravity, with the given damping ratio. The touching
+contacts of one candidate pair share their laws in proportion to their depths
+(:func:`shared_pair_law`), so that the pair pushes as hard whichever of its contacts the narrow
+phase reports at a corner where two faces' edges meet.
 
 Linearised for a step of ``h`` (:class:`..contacts.ImplicitContacts`): the force on a at the end
 of the step is ``step_forces - resist(dv_a - dv_b)``, with the velocity changes of the two
@@ -28,7 +31,12 @@ from ...dynamics.kinematics import STANDARD_GRAVITY
 from ...pytree import pytree_dataclass
 from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces, overdamped_weight
 from .collide import Contacts
+from .kinds import KINDS
 from .table import CollisionTable
+
+RESTING_CONTACTS = 4
+"""The contacts a body rests on that a pair law is sized for (a box on a box: the corners of the
+faces' overlap)."""
 
 
 @pytree_dataclass()
@@ -57,7 +65,7 @@ class PairLaw:
         and ``friction (C,)``: as :meth:`..contacts.ContactParams.from_mass` on four points."""
         dtype = mass.dtype
         depth, ratio, p, q = (jnp.asarray(x, dtype) for x in (self.max_penetration, self.damping_ratio, self.p, self.q))
-        share = mass / 4
+        share = mass / RESTING_CONTACTS
         stiffness = share * STANDARD_GRAVITY / depth ** (1 + p)
         linear_stiffness = (1 + p) * stiffness * depth**p
         damping = 2 * ratio * jnp.sqrt(linear_stiffness * share) / depth**q
@@ -143,6 +151,34 @@ class PairSlots:
 
     def link_totals(self, values: jax.Array) -> jax.Array:
         return jax.ops.segment_sum(values, self.link, self.links)[self.link]
+
+
+def contact_pairs(table: CollisionTable) -> np.ndarray:
+    """``(C,)``: per contact slot of :func:`.collide.query` on ``table``, the index of the candidate
+    pair that fills it (every kept pair of every group, in table order)."""
+    slots = [KINDS[group.kind].slots for group in table.groups for _ in range(group.keep)]
+    return np.repeat(np.arange(len(slots), dtype=np.int32), slots)
+
+
+def shared_pair_law(params: ContactParams, contacts: Contacts, pairs: np.ndarray) -> ContactParams:
+    """The laws ``(C,)`` of ``contacts`` shared by the touching contacts of each candidate pair
+    (``pairs (C,)``, :func:`contact_pairs`): stiffness and damping times ``min(n, RESTING_CONTACTS)
+    d / sum d``, with the sum of the depths ``d`` [m] of the pair's touching contacts and their
+    number ``n = sum d / max d`` counted by depth (unchanged where not touching). Contacts at one
+    depth keep their laws up to ``RESTING_CONTACTS`` of them, and more push as hard together as
+    that many; a shallower contact is softer in proportion, so that the pair's force changes
+    continuously as a contact comes or goes. Two boxes with flush side faces meet at corners
+    that the narrow phase reports as a corner inside the other box, as an edge crossing, or as
+    both, from one step to the next: each contact with its own law, the pair's force would jump
+    with that count, and a stack rocks on it."""
+    touching = contacts.active & (contacts.depth > 0)
+    depth = jnp.where(touching, contacts.depth, 0.0)
+    count = int(pairs.max(initial=-1)) + 1
+    total = jax.ops.segment_sum(depth, pairs, count)[pairs]
+    deepest = jax.ops.segment_max(depth, pairs, count)[pairs]
+    number = total / jnp.where(deepest > 0, deepest, 1.0)
+    share = jnp.where(touching, jnp.minimum(number, RESTING_CONTACTS) * depth / jnp.where(total > 0, total, 1.0), 1.0)
+    return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
 
 
 def pair_forces(
