@@ -43,17 +43,10 @@ def rollout(world: world_module.WorldModel, start: world_module.WorldState, inpu
     return jax.lax.scan(step, start, None, length=STEPS)[1]
 
 
-@pytest.mark.parametrize(
-    "actuators",
-    [
-        '<motor joint="ball" gear="0.3 -0.5 0.8" ctrlrange="-2 2"/><motor joint="ball" gear="0 0 1.5"/>',
-        '<position joint="ball" kp="20" gear="2 0 0" ctrlrange="-1 1"/><position joint="ball" kp="8" gear="0 0 -1.5"/>',
-        '<velocity joint="ball" kv="3" gear="0 1.5 0" ctrlrange="-2 2"/>',
-    ],
-    ids=["motor", "position", "velocity"],
-)
-def test_actuators_on_a_ball_joint_move_it_as_mujoco(actuators: str):
-    xml = PENDULUM.format(actuators)
+def mujoco_and_ours(xml: str, integrator: str):
+    """The action map of ``xml``'s actuators, MuJoCo's data after ``STEPS`` ``mj_step``s and its
+    ``[qpos; qvel]`` after each ``(STEPS, 7)``, and our joint positions and velocities after each
+    world step with ``integrator``, both under the same controls from ``Q0``, ``W0``."""
     description = parse_mjcf(xml)
     model = build_model(description)
     mapping = tasks.ActionMap.of_actuators(model, description.actuators)
@@ -66,13 +59,26 @@ def test_actuators_on_a_ball_joint_move_it_as_mujoco(actuators: str):
     for _ in range(STEPS):
         mujoco.mj_step(m, data)
         expected.append(np.r_[data.qpos, data.qvel])
-    expected = np.array(expected)
-    world = world_module.WorldModel.build([model], dt=DT, integrator="semi_implicit_euler", collisions=False)
+    world = world_module.WorldModel.build([model], dt=DT, integrator=integrator, collisions=False)
     start = world.initial_state([js.State.build(model, joint_positions=Q0, joint_velocities=W0)])
     positions, velocities = rollout(world, start, mapping.inputs(jnp.asarray(action)))
+    return mapping, data, np.array(expected), np.asarray(positions), np.asarray(velocities)
+
+
+@pytest.mark.parametrize(
+    "actuators",
+    [
+        '<motor joint="ball" gear="0.3 -0.5 0.8" ctrlrange="-2 2"/><motor joint="ball" gear="0 0 1.5"/>',
+        '<position joint="ball" kp="20" gear="2 0 0" ctrlrange="-1 1"/><position joint="ball" kp="8" gear="0 0 -1.5"/>',
+        '<velocity joint="ball" kv="3" gear="0 1.5 0" ctrlrange="-2 2"/>',
+    ],
+    ids=["motor", "position", "velocity"],
+)
+def test_actuators_on_a_ball_joint_move_it_as_mujoco(actuators: str):
+    _, data, expected, positions, velocities = mujoco_and_ours(PENDULUM.format(actuators), "semi_implicit_euler")
     assert np.abs(data.qfrc_actuator).max() > 0.1 and np.ptp(expected[:, 1]) > 0.3  # driven, and it swings
-    assert np.abs(np.asarray(positions) - expected[:, :4]).max() < 1e-11
-    assert np.abs(np.asarray(velocities) - expected[:, 4:]).max() < 1e-10
+    assert np.abs(positions - expected[:, :4]).max() < 1e-11
+    assert np.abs(velocities - expected[:, 4:]).max() < 1e-10
 
 
 def test_ball_actuators_no_map_represents_warn_and_are_dropped():
@@ -103,24 +109,9 @@ def test_ball_position_actuators_with_kv_move_it_as_mujoco(actuators: str, integ
     """A position actuator's ``kv`` on a ball joint damps ``g . omega`` (MuJoCo's actuator
     velocity), not the rate of the rotation vector: the pendulum moves as ``mj_step``'s."""
     xml = PENDULUM.format(actuators).replace('integrator="Euler"', f'integrator="{theirs}"')
-    description = parse_mjcf(xml)
-    model = build_model(description)
-    mapping = tasks.ActionMap.of_actuators(model, description.actuators)
+    mapping, data, expected, positions, velocities = mujoco_and_ours(xml, integrator)
     rows = list(mapping.joints)
     assert np.all(np.asarray(mapping.table)[rows, control.KD] == 0) and np.all(np.asarray(mapping.damping)[rows] > 0)  # damping, not PID
-    action = np.linspace(0.6, -0.4, mapping.size)
-    low, high = np.array([a.ctrl_range if np.isfinite(a.ctrl_range).all() else (-1.0, 1.0) for a in description.actuators]).T
-    m = mujoco.MjModel.from_xml_string(xml)
-    data = mujoco.MjData(m)
-    data.qpos[:], data.qvel[:], data.ctrl[:] = Q0, W0, 0.5 * (low + high) + 0.5 * (high - low) * action
-    expected = []
-    for _ in range(STEPS):
-        mujoco.mj_step(m, data)
-        expected.append(np.r_[data.qpos, data.qvel])
-    expected = np.array(expected)
-    world = world_module.WorldModel.build([model], dt=DT, integrator=integrator, collisions=False)
-    start = world.initial_state([js.State.build(model, joint_positions=Q0, joint_velocities=W0)])
-    positions, velocities = rollout(world, start, mapping.inputs(jnp.asarray(action)))
     assert np.abs(data.qfrc_actuator).max() > 0.1 and np.ptp(expected[:, 1]) > 0.3  # driven, and it swings
-    assert np.abs(np.asarray(positions) - expected[:, :4]).max() < 1e-11
-    assert np.abs(np.asarray(velocities) - expected[:, 4:]).max() < 1e-10
+    assert np.abs(positions - expected[:, :4]).max() < 1e-11
+    assert np.abs(velocities - expected[:, 4:]).max() < 1e-10
