@@ -53,6 +53,17 @@ def urdf(name: str, mu: float | None) -> str:
 BOXES = {"sdf_03": (sdf, 0.3), "sdf_1": (sdf, 1.0), "urdf_03": (urdf, 0.3), "urdf_1": (urdf, 1.0)}
 
 
+def slope_positions(world: WorldModel, starts: list) -> tuple[list[list[float]], float]:
+    """The models' base x [m] at the end of each of ``QUARTERS`` quarters of ``SECONDS`` in
+    ``world`` from ``starts``, and the quarters' length [s]."""
+    quarter = jax.jit(lambda s: world_rollout(world, s, None, int(round(SECONDS / DT)) // QUARTERS)[0])
+    state, x = world.initial_state(starts), []
+    for _ in range(QUARTERS):
+        state = quarter(state)
+        x.append([float(s.base_position[0]) for s in state.states])
+    return x, SECONDS / QUARTERS
+
+
 def test_the_files_friction_is_each_points_and_none_without_it():
     for name, (write, mu) in BOXES.items():
         model = js.load_model(write(name, mu))
@@ -70,12 +81,7 @@ def test_a_box_slides_at_g_sin_minus_mu_cos_or_sticks(figures):
     gravity = (G * math.sin(TILT), 0.0, -G * math.cos(TILT))
     world = WorldModel.build(models, dt=DT, gravity=gravity, max_penetration=MAX_PENETRATION)
     starts = [js.State.build(m, base_position=[0.0, 0.3 * k, 0.05 - MAX_PENETRATION]) for k, m in enumerate(models)]
-    quarter = jax.jit(lambda s: world_rollout(world, s, None, int(round(SECONDS / DT)) // QUARTERS)[0])
-    state, x = world.initial_state(starts), []
-    for _ in range(QUARTERS):
-        state = quarter(state)
-        x.append([float(s.base_position[0]) for s in state.states])
-    h = SECONDS / QUARTERS
+    x, h = slope_positions(world, starts)
     for k, (name, (_, mu)) in enumerate(BOXES.items()):
         found = (x[-1][k] - 2 * x[-2][k] + x[-3][k]) / h**2
         expected = G * (math.sin(TILT) - mu * math.cos(TILT))
@@ -173,12 +179,7 @@ def test_a_box_on_another_files_table_takes_gazebos_or_mujocos_friction(figures)
     assert {p.friction for p in world.collision.pairs} == {0.1, 0.2, 0.6}
     starts = [None if not m.floating_base else js.State.build(m, base_position=[-0.8, y, 0.55]) for m, y in zip(models, (0, 0, 0, 1.0))]
     starts = [js.State.build(m) if s is None else s for m, s in zip(models, starts)]
-    quarter = jax.jit(lambda s: world_rollout(world, s, None, int(round(SECONDS / DT)) // QUARTERS)[0])
-    state, x = world.initial_state(starts), []
-    for _ in range(QUARTERS):
-        state = quarter(state)
-        x.append([float(s.base_position[0]) for s in state.states])
-    h = SECONDS / QUARTERS
+    x, h = slope_positions(world, starts)
     sliding = (x[-1][3] - 2 * x[-2][3] + x[-3][3]) / h**2
     figures("SDF box of friction 0.2 on another SDF file's table of 0.1, 0.35 rad slope: acceleration", sliding, "m/s^2")
     assert sliding == pytest.approx(G * (math.sin(TILT) - 0.1 * math.cos(TILT)), rel=0.02)
