@@ -237,7 +237,8 @@ def _joint_rows(loops: LoopClosures, side1: tuple, side2: tuple, e_w: jax.Array,
     e_bias = 0.5 * jnp.concatenate([-jnp.sum(u_bias * e_v, axis=-1, keepdims=True), e_w[:, None] * u_bias + jnp.cross(u_bias, e_v)], axis=-1)
     e_bias = e_bias - 0.25 * jnp.sum(u * u, axis=-1, keepdims=True) * e
     e_x, e_y, e_z = e_v[:, 0], e_v[:, 1], e_v[:, 2]
-    g = jnp.stack([e_w * e_y + e_z * e_x, e_z * e_y - e_w * e_x, e_w**2 + e_z**2], axis=-1) / (e_w**2 + e_z**2)[:, None]
+    # |(e_w, e_z)| is 1 on a closed screw; floored where the frames are turned a half turn off its axis (no NaN).
+    g = jnp.stack([e_w * e_y + e_z * e_x, e_z * e_y - e_w * e_x, e_w**2 + e_z**2], axis=-1) / jnp.maximum(e_w**2 + e_z**2, 1e-12)[:, None]
 
     def along_path(t: jax.Array) -> jax.Array:
         return _screw_angle(e + t * e_rate + 0.5 * t**2 * e_bias)
