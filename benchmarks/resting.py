@@ -151,7 +151,7 @@ def mujoco_rest(path: str, dt: float, seconds: float, drops: int = 1, noslip_ite
         for step in range(steps):
             mujoco.mj_step(model, data)
             joints[drop, step] = np.abs(data.qvel[6:])
-            base[drop, step] = np.abs(np.concatenate([data.qvel[:3], data.qvel[3:6]]))
+            base[drop, step] = np.abs(data.qvel[:6])  # the free joint's: linear in the world, angular in the base frame
         finite[drop] = np.all(np.isfinite(joints[drop])) and data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
     return "float64", finite, joints, base, names
 
