@@ -64,13 +64,14 @@ What is read:
   ``fluidshape="ellipsoid"`` (:class:`FluidGeomDescription`, with ``fluidcoef``);
 - connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``,
   ``solimp`` with the compiled ``body_invweight0`` of their bodies) as loop closures
-  (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies;
+  (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; between bodies of
+  two trees, closures of the world (:class:`WorldClosure` of :func:`parse_mjcf_world`);
 - mocap bodies (``mocap="true"``) as moving frames of the world (:class:`MocapBody`, see
   :func:`_mocap_bodies`): no tree's, their pose in the file the default of an input of the step;
   the closures that name one hold on it, and belong to the tree of their other body.
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: spatial
-tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality
+tendons wrapping with side sites, tendons and joint or tendon equalities across trees, equality
 constraints other than linear joint and tendon equalities (and those on spatial tendons),
 connects and welds that hold no moving body (between the world and mocap bodies), mocap bodies
 that carry bodies and tendons through their sites (each with its line). What a contact pair says
@@ -112,6 +113,7 @@ from .description import (
     TendonEqualityDescription,
     TendonSegment,
     TendonWrap,
+    WorldClosure,
     WorldDescription,
 )
 from .errors import ModelLoadError, warn
@@ -310,9 +312,6 @@ def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
             if not moving:
                 names = "', '".join(reader.body(b) for b in _equality_bodies(m, e))
                 problems.append((where, f"{kind} equality {label} holds no moving body ('{names}': the world or mocap bodies)"))
-            elif len(moving) == 2 and _tree_key(m, moving[0]) != _tree_key(m, moving[1]):
-                b1, b2 = moving
-                problems.append((where, f"{kind} equality {label} between bodies of two trees ('{reader.body(b1)}', '{reader.body(b2)}') is not supported yet"))
             continue
         if m.eq_type[e] == _TENDON_EQUALITY:
             problems += _tendon_equality_problems(reader, e, label, where)
@@ -824,7 +823,7 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
     frames = _frames(reader, members, {link.name for link in links})
     tendons = _tendons(reader, joint_names, members, {s: frame.name for s, frame in frames.items()})
     tendon_names = {tendon.name for tendon in tendons}
-    loops = [(pair, closure) for pair, closure in reader.loops if any(b in bodies for b in pair)]
+    loops = [(pair, closure) for pair, closure in reader.loops if any(b in bodies for b in pair) and not _across(reader, pair)]
     description = ModelDescription(
         name=name,
         links=links,
@@ -844,6 +843,24 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
     )
     validate_description(description)
     return description
+
+
+def _across(reader: _Reader, pair: tuple[int, int]) -> bool:
+    """Whether the bodies ``pair`` of a connect or weld are moving bodies of two trees."""
+    m = reader.m
+    return all(b and not _is_mocap(m, b) for b in pair) and _tree_key(m, pair[0]) != _tree_key(m, pair[1])
+
+
+def _world_closures(reader: _Reader, trees: list[list[int]], name: str) -> list[WorldClosure]:
+    """The connects and welds between bodies of two ``trees`` as :class:`WorldClosure`, each side
+    on the model of its tree (named as :func:`parse_mjcf_world` names it)."""
+    model = {b: _tree_name(reader, tree, name) for tree in trees for b in tree}
+    closures = []
+    for pair, closure in reader.loops:
+        if _across(reader, pair):
+            fields = {f: getattr(closure, f) for f in closure.__dataclass_fields__}
+            closures.append(WorldClosure(**fields, model1=model[pair[0]], model2=model[pair[1]]))
+    return closures
 
 
 def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
@@ -880,6 +897,10 @@ def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
     """
     reader, name = _read(source)
     trees = _trees(reader)
+    for closure in _world_closures(reader, trees, name):
+        where = closure.location
+        warn(f"{closure.kind} equality '{closure.name}' joins two trees ('{closure.model1}', '{closure.model2}'): not in one "
+             "model; load_world loads it between them", file=where.file, line=where.line, element=where.element)
     if len(trees) <= 1:
         return _describe(reader, trees[0] if trees else [], name)
     tree = max(trees, key=len)
@@ -921,7 +942,8 @@ def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
     ``<option>`` timestep [s] and integrator
     (the nearest, see :class:`PhysicsDescription`). Raises as :func:`parse_mjcf`."""
     reader, name = _read(source)
-    models = [_describe(reader, tree, _tree_name(reader, tree, name)) for tree in _trees(reader)]
+    trees = _trees(reader)
+    models = [_describe(reader, tree, _tree_name(reader, tree, name)) for tree in trees]
     gravity_off = reader.m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_GRAVITY)
     return WorldDescription(
         name=name,
@@ -929,4 +951,5 @@ def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
         physics=_physics(reader),
         models=models,
         source=reader.file,
+        closures=_world_closures(reader, trees, name),
     )
