@@ -1,8 +1,8 @@
 """Loop closures between two models of a world (issue 30): MJCF connects and welds across trees.
 
 - They load as the world's closures (``WorldDescription.closures``), not into either model
-  (a single-model load warns that it leaves them out), and a closure naming a model the world
-  lacks is refused at its line.
+  (a single-model load warns that it leaves them out; ``jaxsim-like info`` lists them), and a
+  closure naming a model the world lacks is refused at its line.
 - Two free boxes connected at a point, and a free box welded to a pendulum, move as MuJoCo's
   ``mj_step`` on the same file (float64, dt 1 ms, 1 s, consistent initial velocities; MuJoCo's
   closures made stiff as in ``test_sim_loops``); the rows stay closed.
@@ -137,6 +137,15 @@ def test_closures_across_trees_load_as_the_worlds():
     assert closure.location.line == 13
     with pytest.warns(js.ModelLoadWarning, match="the file has 2 trees"), pytest.warns(js.ModelLoadWarning, match="weld equality 'grip' joins two trees"):
         js.parsers.parse_mjcf(WELDED)
+
+
+def test_info_lists_the_closures_between_models(tmp_path, capsys):
+    from jaxsim_like.cli import main
+
+    path = tmp_path / "welded.xml"
+    path.write_text(WELDED)
+    assert main(["info", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == ["closures between models (1, load_world):", "  grip  weld  box:box -- welded:arm"]
 
 
 def test_a_closure_naming_a_missing_model_is_refused_at_its_line():
