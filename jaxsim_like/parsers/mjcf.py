@@ -580,8 +580,8 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 
 def _warn_dropped(reader: _Reader) -> None:
     """Located warnings for what MuJoCo would simulate and this model leaves out: the damping and
-    friction loss of free joints and bodies' gravity compensation; and for what it leaves out and this model enforces: the limits and equalities of a
-    file that disables constraints."""
+    friction loss of free joints and bodies' gravity compensation; and for what it leaves out and
+    this model enforces: the limits and equalities of a file that disables constraints."""
     m = reader.m
     if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
         held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
