@@ -27,10 +27,7 @@ the derivative of the mixed velocity: ``-[o_dot x omega; 0]``), and ``b`` the ro
 ``J_dot nu`` (:class:`~jaxsim_like.dynamics.loops.LoopRows`; zero for joint couplings): the
 positions advance as ``q+ = q + h nu+`` (semi-implicit Euler), so that ``phi+ = phi + h G nu+ +
 h^2 b / 2 + O(h^3)`` is ``phi`` advanced by the oscillator's step: a loop does not drift under
-centripetal loads. ``b`` is quadratic in the velocities and the positions move at ``nu+``: the
-closures' rows are solved twice, the second time with their ``b`` at the first solve's ``nu+``
-(the same effective mass), so that a row whose path curves (a universal's axis row) holds to
-``O(h^3)`` per step too. With the effective mass ``A = G M~^-1 G^T (r, r)``, one articulated-body
+centripetal loads. With the effective mass ``A = G M~^-1 G^T (r, r)``, one articulated-body
 pass per row on the factor of the model's solve
 (:func:`~jaxsim_like.dynamics.aba.articulated_body_responses`),
 
@@ -247,14 +244,6 @@ def rows_rate(model: Model, kin: Kinematics, rows: EqualityRows, G_a_B: jax.Arra
     return rate
 
 
-def _moved(model: Model, kin: Kinematics, G_v_B: jax.Array, joint_velocities: jax.Array) -> Kinematics:
-    """``kin`` at the base velocity ``G_v_B (6,)`` (inertial) and ``joint_velocities (n,)``, the
-    positions kept."""
-    qd = kin_module.to_link_order(model, joint_velocities)
-    G_v = G_v_B + kin_module.ancestors_sum(model, kin.G_S * qd[:, None])
-    return kin._replace(G_v_B=G_v_B, G_v=G_v, qd=qd)
-
-
 def base_velocity_offset(model: Model, state: State, kin: Kinematics) -> jax.Array:
     """``d (6,)``: the base's inertial velocity after a step of ``h`` is ``G_v_WB + h (d/dt G_v_WB
     + d)``; with the mixed representation the step integrates the mixed velocity's derivative,
@@ -321,13 +310,5 @@ def enforce(
         bilateral = bilateral._replace(compliance=dt * rows.resistance)
     stacked = bilateral if extra is None else bilateral.stack(extra)
     forces = row_forces(stacked, effective, start, dt)
-    if euler and model.loops.rows and not model.loops.mujoco_reference:
-        # The path term at the step's end velocities (the motion the positions take), from this
-        # solve's: a row whose path curves (a universal's axis row) then holds to O(h^3) per step.
-        a_B, qdd = G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses
-        ending = _moved(model, kin, kin.G_v_B + dt * (a_B + offset), state.joint_velocities + dt * qdd)
-        ending_bias = 0.5 * dt * loop_rows(model, ending, euler=True).path_bias
-        target = target.at[model.couplings.rows : equalities].add(half_bias[model.couplings.rows :] - ending_bias)
-        forces = row_forces(stacked._replace(target=stacked.target.at[:equalities].set(target)), effective, start, dt)
     torques = forces @ rows.torques if rows.torques is not None else jnp.zeros_like(joint_accelerations)
     return G_a_B + forces @ base_responses, joint_accelerations + forces @ joint_responses, torques, forces[:equalities]

@@ -3,9 +3,8 @@ a body free to move (three prismatic joints through massless links, then a ball 
 is closed by a revolute, prismatic or screw joint moves as the same body on that joint in the
 tree, over 1 s at dt 1 ms (semi-implicit Euler, the default closure reference), the loop held
 closed (these joints' rows are linear along their motion: the step's path term is exact); closed
-by a universal joint, whose axis row curves along the motion, the row holds to second order and
-the body moves as on the tree joint within the first-order difference of the two
-discretisations (half as large at half the step);
+by a universal joint, whose axis row curves along the motion, it moves as on the tree joint
+within the first-order difference of the two discretisations (half as large at half the step);
 each kind's rows move at the central differences of their violations; a gradient through one
 closed chain equals central differences."""
 
@@ -113,10 +112,8 @@ def test_a_joint_closing_a_loop_moves_as_the_joint_in_the_tree(joint_type, kind,
 
 
 def test_a_universal_joint_closing_a_loop_moves_as_the_joint_within_the_first_order_difference(figures):
-    """Over 0.25 s at dt 1 ms and 0.5 ms: the origins held to rounding, the axis row to second
-    order (its path term at the step's end velocities: a quarter at half the step); the pose
-    difference to the tree's universal joint halves with the step: the free body turns along the
-    ball joint's exponential path, the tree's joint along its two angles' (each first order)."""
+    """Over 0.25 s at dt 1 ms and 0.5 ms: the origins held to rounding; the axis row's largest
+    violation and the pose difference to the tree's universal joint halve with the step."""
     closed = js.load_model(source("universal", closed=True))
     tree = js.load_model(source("universal", closed=False))
     assert closed.loops.kind == ("universal",) and closed.dofs == 6
@@ -129,8 +126,8 @@ def test_a_universal_joint_closing_a_loop_moves_as_the_joint_within_the_first_or
     for dt, axis_row, difference in zip(("1 ms", "0.5 ms"), axis_rows, differences):
         figures(f"body closed by a universal joint at {dt}: axis row's max violation over 0.25 s", axis_row)
         figures(f"body closed by a universal joint at {dt} vs on it: max pose difference over 0.25 s", difference)
-    assert axis_rows[0] < 1e-7 and differences[0] < 1e-3
-    assert 3.5 < axis_rows[0] / axis_rows[1] < 4.5 and 1.8 < differences[0] / differences[1] < 2.2
+    assert axis_rows[0] < 1e-4 and differences[0] < 1e-3
+    assert 1.8 < axis_rows[0] / axis_rows[1] < 2.2 and 1.8 < differences[0] / differences[1] < 2.2
 
 
 def test_the_gradient_through_a_loop_closed_by_a_screw_equals_central_differences(figures):
