@@ -283,8 +283,22 @@ def _add_info(commands) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    print("\n".join(summary_lines(_load(args))))
+    print("\n".join(summary_lines(_load(args)) + _world_closure_lines(_model_source(args.model))))
     return 0
+
+
+def _world_closure_lines(source) -> list[str]:
+    """One line per loop closure between two trees of an MJCF file (a closure of the world that
+    ``load_world`` loads, not of the model): its name, kind and the models' links it joins."""
+    if not str(source).lower().endswith((".xml", ".mjcf")):
+        return []
+    from .loading import load_world
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model's load warned already
+        closures = load_world(source).closures
+    lines = [f"closures between models ({len(closures)}, load_world):"] if closures else []
+    return lines + [f"  {c.name}  {c.kind}  {c.model1}:{c.link1} -- {c.model2}:{c.link2}" for c in closures]
 
 
 def _add_simulate(commands) -> None:

@@ -183,7 +183,7 @@ def _vee_antisymmetric(E: jax.Array) -> jax.Array:
     return jnp.stack([E[..., 2, 1] - E[..., 1, 2], E[..., 0, 2] - E[..., 2, 0], E[..., 1, 0] - E[..., 0, 1]], axis=-1)
 
 
-def _path_bias_accelerations(model: Model, kin: kin_module.Kinematics, euler: bool) -> jax.Array:
+def path_bias_accelerations(model: Model, kin: kin_module.Kinematics, euler: bool) -> jax.Array:
     """``(N, 6)``: each link's spatial acceleration at zero generalised acceleration, ``J_dot
     nu``, plus with ``euler`` and a floating base ``[o_dot x omega; 0]``: along an Euler step's
     path the base origin moves at the constant velocity ``o_dot`` while the base turns at
@@ -278,12 +278,26 @@ def loop_rows(model: Model, kin: kin_module.Kinematics, *, euler: bool = True) -
         poses = jnp.concatenate([kin.G_H_L, mocap, world[None]])
     still = len(loops.mocap_names) + 1
     velocities = jnp.concatenate([kin.G_v, jnp.zeros((still, 6), dtype)])
-    biases = jnp.concatenate([_path_bias_accelerations(model, kin, euler), jnp.zeros((still, 6), dtype)])
-    sides = []
-    for links, mocap_bodies, frames in ((loops.link1, loops.mocap1, loops.frame1), (loops.link2, loops.mocap2, loops.frame2)):
+    biases = jnp.concatenate([path_bias_accelerations(model, kin, euler), jnp.zeros((still, 6), dtype)])
+    indices = []
+    for links, mocap_bodies in ((loops.link1, loops.mocap1), (loops.link2, loops.mocap2)):
         index = np.asarray(links, dtype=int)  # WORLD (-1) is the last entry
         if loops.mocap_names:
             index = np.where(np.asarray(mocap_bodies, dtype=int) != NO_MOCAP, model.number_of_links + np.asarray(mocap_bodies, dtype=int), index)
+        indices.append(index)
+    return rows_between(loops, poses, velocities, biases, *indices)
+
+
+def rows_between(
+    loops: LoopClosures, poses: jax.Array, velocities: jax.Array, biases: jax.Array, index1: np.ndarray, index2: np.ndarray
+) -> LoopRows:
+    """The :class:`LoopRows` of ``loops`` whose sides are on the bodies ``index1`` and ``index2
+    (l,)`` (static) of ``poses (K, 4, 4)``, spatial ``velocities`` and path accelerations
+    ``biases (K, 6)`` (world axes, all about one fixed origin, that of the poses); the wrenches
+    are about that origin (zero on a ``WORLD`` side)."""
+    dtype = poses.dtype
+    sides = []
+    for index, frames in ((index1, loops.frame1), (index2, loops.frame2)):
         H = jnp.matmul(poses[index], frames.astype(dtype))
         v, bias = velocities[index], biases[index]
         p, R, omega = H[:, :3, 3], H[:, :3, :3], v[:, 3:]

@@ -44,6 +44,7 @@ from .description import (
     TendonSegment,
     TendonWrap,
     Visual,
+    WorldClosure,
     WorldDescription,
 )
 from .errors import ModelLoadError, ModelLoadWarning
@@ -82,6 +83,7 @@ __all__ = [
     "TendonSegment",
     "TendonWrap",
     "Visual",
+    "WorldClosure",
     "WorldDescription",
     "find_sdf_file",
     "get_empty_world",

@@ -304,6 +304,15 @@ class LoopClosure:
 
 
 @dataclass
+class WorldClosure(LoopClosure):
+    """A :class:`LoopClosure` between links of two models of a world: ``link1`` of model
+    ``model1`` and ``link2`` of model ``model2`` (the models' names)."""
+
+    model1: str = ""
+    model2: str = ""
+
+
+@dataclass
 class MocapBody:
     """A moving frame of the world (MJCF ``mocap="true"`` body): its ``name`` and default pose
     ``W_H_B (4, 4)`` (the file's; the simulation step takes its pose as an input), which the
@@ -600,10 +609,13 @@ class PhysicsDescription:
 
 @dataclass
 class WorldDescription:
-    """An SDF world (or an MJCF file, one model per tree): its name, gravity ``(3,)`` in m/s^2, physics settings and models with poses."""
+    """An SDF world (or an MJCF file, one model per tree): its name, gravity ``(3,)`` in m/s^2,
+    physics settings, models with poses and the ``closures`` between links of two of its models
+    (MJCF connects and welds across trees)."""
 
     name: str
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.80665]))
     physics: PhysicsDescription = field(default_factory=PhysicsDescription)
     models: list[ModelDescription] = field(default_factory=list)
     source: str | None = None
+    closures: list[WorldClosure] = field(default_factory=list)

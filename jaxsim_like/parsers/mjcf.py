@@ -64,19 +64,23 @@ What is read:
   ``fluidshape="ellipsoid"`` (:class:`FluidGeomDescription`, with ``fluidcoef``);
 - connect and weld equalities (between bodies or sites, ``relpose``, ``torquescale``, ``solref``,
   ``solimp`` with the compiled ``body_invweight0`` of their bodies) as loop closures
-  (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies;
+  (:class:`LoopClosure`, see :func:`_loops`), on the tree of their bodies; between bodies of
+  two trees, closures of the world (:class:`WorldClosure` of :func:`parse_mjcf_world`);
 - mocap bodies (``mocap="true"``) as moving frames of the world (:class:`MocapBody`, see
   :func:`_mocap_bodies`): no tree's, their pose in the file the default of an input of the step;
-  the closures that name one hold on it, and belong to the tree of their other body.
+  the closures that name one hold on it, and belong to the tree of their other body; a mocap
+  body whose geoms collide is also a model of its own (:func:`_trees`): one link fixed at its
+  pose, which its state's base pose sets (a kinematic body, at rest for the contacts, as MuJoCo
+  takes a mocap body's velocity).
 
 What the model cannot represent raises one :class:`ModelLoadError` listing all of it: spatial
-tendons wrapping with side sites, tendons, equalities, connects or welds across trees, equality
+tendons wrapping with side sites, tendons and joint or tendon equalities across trees, equality
 constraints other than linear joint and tendon equalities (and those on spatial tendons),
 connects and welds that hold no moving body (between the world and mocap bodies), mocap bodies
 that carry bodies and tendons through their sites (each with its line). What a contact pair says
 that the contact law here cannot (see :mod:`.mjcf_contacts`), the damping and
-friction loss of free joints, gravity compensation (``gravcomp``) and the colliding geoms of
-mocap bodies are not represented and warn, as do
+friction loss of free joints and gravity compensation (``gravcomp``) are not represented and
+warn, as do
 the limits and equalities of a file that disables constraints (enforced here). Motor, position
 and velocity actuators on joints (ball joints included, see :mod:`.mjcf_actuators`) and motors
 on tendons are read (others warn and are dropped); sensors and contact options are not read.
@@ -112,6 +116,7 @@ from .description import (
     TendonEqualityDescription,
     TendonSegment,
     TendonWrap,
+    WorldClosure,
     WorldDescription,
 )
 from .errors import ModelLoadError, warn
@@ -310,9 +315,6 @@ def _equality_problems(reader: _Reader) -> list[tuple[SourceLocation, str]]:
             if not moving:
                 names = "', '".join(reader.body(b) for b in _equality_bodies(m, e))
                 problems.append((where, f"{kind} equality {label} holds no moving body ('{names}': the world or mocap bodies)"))
-            elif len(moving) == 2 and _tree_key(m, moving[0]) != _tree_key(m, moving[1]):
-                b1, b2 = moving
-                problems.append((where, f"{kind} equality {label} between bodies of two trees ('{reader.body(b1)}', '{reader.body(b2)}') is not supported yet"))
             continue
         if m.eq_type[e] == _TENDON_EQUALITY:
             problems += _tendon_equality_problems(reader, e, label, where)
@@ -578,9 +580,8 @@ def _warn_at(reader: _Reader, tag: str, message: str) -> None:
 
 def _warn_dropped(reader: _Reader) -> None:
     """Located warnings for what MuJoCo would simulate and this model leaves out: the damping and
-    friction loss of free joints, bodies' gravity compensation and the colliding geoms of mocap
-    bodies; and for what it leaves out and this model enforces: the limits and equalities of a
-    file that disables constraints."""
+    friction loss of free joints and bodies' gravity compensation; and for what it leaves out and
+    this model enforces: the limits and equalities of a file that disables constraints."""
     m = reader.m
     if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
         held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
@@ -590,12 +591,6 @@ def _warn_dropped(reader: _Reader) -> None:
         where = reader.where("body", reader.body(int(b)))
         message = f"the gravity compensation (gravcomp={float(m.body_gravcomp[b]):g}) of body '{reader.body(int(b))}' is not represented: ignored"
         warn(message, file=where.file, line=where.line, element=where.element)
-    for b in range(1, m.nbody):
-        geoms = range(int(m.body_geomadr[b]), int(m.body_geomadr[b]) + int(m.body_geomnum[b]))
-        if _is_mocap(m, b) and not _contacts_off(reader) and any(m.geom_contype[g] or m.geom_conaffinity[g] for g in geoms):
-            where = reader.where("body", reader.body(b))
-            message = f"the geoms of mocap body '{reader.body(b)}' do not collide here (a mocap body is a moving frame of loop closures): ignored"
-            warn(message, file=where.file, line=where.line, element=where.element)
     for j in range(m.njnt):
         dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
         if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
@@ -745,13 +740,22 @@ def _is_free(m, b: int) -> bool:
 
 def _trees(reader: _Reader) -> list[list[int]]:
     """The bodies of each tree, in MuJoCo's order: one tree per free body under the world (with its
-    subtree), then one of every other body (those welded or jointed to the world), if any. Mocap
-    bodies are no tree's (see :func:`_mocap_bodies`)."""
+    subtree), then one of every other body (those welded or jointed to the world), if any, then
+    one per mocap body whose geoms collide: a model of one link fixed at the body's pose, which
+    its state's base pose moves (a kinematic body; other mocap bodies are no tree's, see
+    :func:`_mocap_bodies`)."""
     m = reader.m
     free = [b for b in range(1, m.nbody) if _is_free(m, b)]
     trees = [[b for b in range(1, m.nbody) if m.body_rootid[b] == root] for root in free]
     welded = [b for b in range(1, m.nbody) if m.body_rootid[b] not in free and not _is_mocap(m, b)]
-    return trees + [welded] if welded else trees
+    return trees + ([welded] if welded else []) + [[b] for b in range(1, m.nbody) if _colliding_mocap(reader, b)]
+
+
+def _colliding_mocap(reader: _Reader, b: int) -> bool:
+    """Whether body ``b`` is a mocap body with geoms that collide: a tree of its own, a model fixed
+    at the body's pose (see :func:`_trees`)."""
+    m = reader.m
+    return _is_mocap(m, b) and any(g in reader.collisions for g in range(int(m.body_geomadr[b]), int(m.body_geomadr[b]) + int(m.body_geomnum[b])))
 
 
 def _root(reader: _Reader, bodies: list[int]) -> tuple[int, np.ndarray, bool]:
@@ -824,7 +828,8 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
     frames = _frames(reader, members, {link.name for link in links})
     tendons = _tendons(reader, joint_names, members, {s: frame.name for s, frame in frames.items()})
     tendon_names = {tendon.name for tendon in tendons}
-    loops = [(pair, closure) for pair, closure in reader.loops if any(b in bodies for b in pair)]
+    loops = [(pair, closure) for pair, closure in reader.loops
+             if any(b in bodies and not _is_mocap(m, b) for b in pair) and not _across(reader, pair)]
     description = ModelDescription(
         name=name,
         links=links,
@@ -844,6 +849,24 @@ def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription
     )
     validate_description(description)
     return description
+
+
+def _across(reader: _Reader, pair: tuple[int, int]) -> bool:
+    """Whether the bodies ``pair`` of a connect or weld are moving bodies of two trees."""
+    m = reader.m
+    return all(b and not _is_mocap(m, b) for b in pair) and _tree_key(m, pair[0]) != _tree_key(m, pair[1])
+
+
+def _world_closures(reader: _Reader, trees: list[list[int]], name: str) -> list[WorldClosure]:
+    """The connects and welds between bodies of two ``trees`` as :class:`WorldClosure`, each side
+    on the model of its tree (named as :func:`parse_mjcf_world` names it)."""
+    model = {b: _tree_name(reader, tree, name) for tree in trees for b in tree}
+    closures = []
+    for pair, closure in reader.loops:
+        if _across(reader, pair):
+            fields = {f: getattr(closure, f) for f in closure.__dataclass_fields__}
+            closures.append(WorldClosure(**fields, model1=model[pair[0]], model2=model[pair[1]]))
+    return closures
 
 
 def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
@@ -866,8 +889,9 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
 
 
 def _tree_name(reader: _Reader, bodies: list[int], model: str) -> str:
-    """A free tree is named after its root body; the tree of the bodies under the world after the file."""
-    return reader.body(bodies[0]) if _is_free(reader.m, bodies[0]) else model
+    """A free tree (and a mocap body's) is named after its root body; the tree of the bodies under
+    the world after the file."""
+    return reader.body(bodies[0]) if _is_free(reader.m, bodies[0]) or _is_mocap(reader.m, bodies[0]) else model
 
 
 def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
@@ -880,6 +904,10 @@ def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
     """
     reader, name = _read(source)
     trees = _trees(reader)
+    for closure in _world_closures(reader, trees, name):
+        where = closure.location
+        warn(f"{closure.kind} equality '{closure.name}' joins two trees ('{closure.model1}', '{closure.model2}'): not in one "
+             "model; load_world loads it between them", file=where.file, line=where.line, element=where.element)
     if len(trees) <= 1:
         return _describe(reader, trees[0] if trees else [], name)
     tree = max(trees, key=len)
@@ -921,7 +949,8 @@ def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
     ``<option>`` timestep [s] and integrator
     (the nearest, see :class:`PhysicsDescription`). Raises as :func:`parse_mjcf`."""
     reader, name = _read(source)
-    models = [_describe(reader, tree, _tree_name(reader, tree, name)) for tree in _trees(reader)]
+    trees = _trees(reader)
+    models = [_describe(reader, tree, _tree_name(reader, tree, name)) for tree in trees]
     gravity_off = reader.m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_GRAVITY)
     return WorldDescription(
         name=name,
@@ -929,4 +958,5 @@ def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
         physics=_physics(reader),
         models=models,
         source=reader.file,
+        closures=_world_closures(reader, trees, name),
     )

@@ -382,6 +382,13 @@ class _ModelBuilder:
             L1_H_F1, L2_H_F2 = C_H_J @ _z_along(J_axis), P_H_J @ _z_along(J_axis)
         if kind == "screw":
             pitch = self.screw_pitch(node)
+            joint = JointDescription(name=node.name, type=declaration.type, parent="", child="")
+            self.axis(joint, node, W_H_C)
+            if not (joint.limits.lower >= -math.pi and joint.limits.upper <= math.pi):
+                warn_at(node.element, node.file, f"screw joint '{name}' closes a loop: its closure reads the turn from the two "
+                        "frames' relative rotation, within half a turn either way of the joint's zero, and its limits "
+                        f"({joint.limits.lower:g}, {joint.limits.upper:g}) rad allow more; past half a turn the turn wraps and "
+                        "the closure pulls the child one pitch per turn along the axis")
         if kind == "universal":
             J_axis2 = self.closing_axis(declaration, W_H_C, C_H_J, "axis2")
             L1_H_F1 = C_H_J @ _z_along(J_axis2)

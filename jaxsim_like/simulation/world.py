@@ -48,10 +48,12 @@ from ..dynamics import spatial
 from ..dynamics.crba import mass_matrix
 from ..dynamics.hulls import Hulls
 from ..dynamics.kinematics import STANDARD_GRAVITY
+from ..dynamics.loops import path_bias_accelerations
 from ..dynamics.model import Model
 from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
+from ..parsers.description import WorldClosure
 from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .model_step import (
@@ -61,9 +63,11 @@ from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
 from .collision.forces import ExplicitPairs, PairLaw, contact_pairs, explicit_pair_forces, pair_forces, shared_pair_law
 from .contacts import ContactParams, implicit_deformation, overdamped_weight
+from .couplings import base_velocity_offset
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
 from .terrain import Terrain
+from .world_closures import WorldClosures, about_world_origin, closure_forces, closure_rows, end_velocity, row_wrenches, world_poses
 
 
 LOAD_BOUND = 100.0
@@ -90,7 +94,9 @@ class WorldModel:
     velocity_follower_dart joints are tracked exactly (``exact_velocity``, which costs a dense
     solve per step), and the block Gauss-Seidel sweeps that solve the contacts between links
     together with the models they touch (``pair_sweeps``, implicit integrator), and whether the
-    contact laws are sized for the load the links carry (``load_aware``, see :func:`_loaded`)."""
+    contact laws are sized for the load the links carry (``load_aware``, see :func:`_loaded`);
+    ``closures``: the loop closures between links of two models (:mod:`.world_closures`; None:
+    none)."""
 
     models: tuple[Model, ...]
     model_params: tuple[ModelParams, ...]
@@ -99,6 +105,7 @@ class WorldModel:
     inverse_weight: jax.Array
     explicit_pairs: ExplicitPairs | None = None
     collision: CollisionTable | None = None
+    closures: WorldClosures | None = None
     exact_velocity: tuple[bool, ...] = ()
     pair_sweeps: int = 4
     load_aware: bool = True
@@ -122,6 +129,7 @@ class WorldModel:
         pair_sweeps: int = 4,
         exact_velocity: Sequence[bool] | None = None,
         load_aware: bool = True,
+        closures: Sequence[WorldClosure] = (),
     ) -> "WorldModel":
         """A world of ``models`` with one step size ``dt`` [s], ``integrator``, ``gravity (3,)``
         [m/s^2] and ``terrain`` (default: the plane z = 0). Each model's parameters are those of
@@ -135,7 +143,10 @@ class WorldModel:
         of the contacts between links are sized for the load that the links carry (see
         :func:`_loaded`). Static
         geometry (a bin, a table, walls) belongs in the ``terrain`` (its boxes): it takes no
-        pair budget; :attr:`PairContacts.overflow` tells whether the budget held every pair."""
+        pair budget; :attr:`PairContacts.overflow` tells whether the budget held every pair.
+        ``closures``: the loop closures between links of two of the models (the
+        :attr:`~jaxsim_like.parsers.description.WorldDescription.closures` of a world file, see
+        :mod:`.world_closures`), by the models' names; they need the implicit integrator."""
         models = tuple(models)
         count = len(models)
         contact = (None,) * count if contact is None else tuple(contact)
@@ -165,6 +176,7 @@ class WorldModel:
             exact_velocity=exact_velocity,
             pair_sweeps=int(pair_sweeps),
             load_aware=bool(load_aware),
+            closures=WorldClosures.build(models, closures),
             **_collision_fields(found, pair_law),
         )
 
@@ -620,7 +632,13 @@ def _world_rates(
         return _each(world, lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, with_implicit, w, i))(
             b.model, model_params[k], states[k], prepared[k], at(wrench), at(inertia))
 
+    if world.closures is not None and not implicit:
+        raise ValueError(f"the loop closures between models ({', '.join(world.closures.loops.names)}) need the implicit_euler integrator, "
+                         f"not {params.integrator!r}")
     if world.collision is None:
+        if world.closures is not None:
+            solved = _closed(world, batches, states, prepared, lambda w: [solved_batch(k, w, None, True) for k in range(len(batches))])
+            return solved, prepared, None, user, pair_deformation, pair_load
         return [solved_batch(k, None, None, implicit) for k in range(len(batches))], prepared, None, user, pair_deformation, pair_load
 
     groups = [b.group for b in batches]
@@ -682,6 +700,13 @@ def _world_rates(
     blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
              for k in range(len(batches))]
     solved = jax.lax.fori_loop(0, world.pair_sweeps * colours * kinds, turn, blank)
+    if world.closures is not None:
+        # One more block: the closures' rows, the contacts' coupling held at the last sweep's.
+        every = to_global(groups, "links", [s.G_dv for s in solved])
+        held = _on_links(linear.resist(_material_velocity(every, contacts.link_b, arms_b)),
+                         linear.resist(_material_velocity(every, contacts.link_a, arms_a)), contacts, arms_a, arms_b, links)
+        solved = _closed(world, batches, states, prepared,
+                         lambda w: [solved_batch(k, start_wrench + held + w, inertia, True) for k in range(len(batches))])
     G_dv = to_global(groups, "links", [s.G_dv for s in solved])
     dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
     forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
@@ -690,6 +715,40 @@ def _world_rates(
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
     load = _pressed(world.collision, forces, contacts, params.gravity.astype(dtype)) if loaded else jnp.zeros_like(pair_load)
     return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop"), load
+
+
+def _closed(world: WorldModel, batches: Sequence[_Batch], states: Sequence[State], prepared: Sequence[Prepared],
+            solved_with: Any) -> list[Solved]:
+    """Per batch, the implicit step solved with the loop closures between models
+    (:mod:`.world_closures`): ``solved_with(w)`` solves every batch with the known link wrenches
+    ``w (L, 6)`` (global link order; world axes, about each model's ``G`` origin) added; the
+    rows' forces follow from the derivative of their end velocity in the wrenches of unit row
+    forces. The closures' wrenches join each batch's applied wrenches."""
+    groups = [b.group for b in batches]
+    dt = world.params.dt.astype(prepared[0].kin.G_H_L.dtype)
+    origins = to_global(groups, "links", [jnp.broadcast_to(p.kin.origin[:, None], p.kin.G_H_L.shape[:2] + (3,)) for p in prepared])
+    poses = world_poses(to_global(groups, "links", [p.kin.G_H_L for p in prepared]), origins)
+    velocities = about_world_origin(to_global(groups, "links", [p.kin.G_v for p in prepared]), origins)
+    biases = about_world_origin(to_global(groups, "links", [
+        _each(world, lambda model, kin: path_bias_accelerations(model, kin, True))(b.model, p.kin) for b, p in zip(batches, prepared)
+    ]), origins)
+    # The base's inertial velocity change beside h a (mixed representation), on every link of its model.
+    drift = about_world_origin(to_global(groups, "links", [
+        jnp.broadcast_to(_each(world, base_velocity_offset)(b.model, s, p.kin)[:, None], p.kin.G_v.shape)
+        for b, s, p in zip(batches, states, prepared)
+    ]), origins)
+    rows = closure_rows(world.closures, poses, velocities, biases)
+
+    def end(forces: jax.Array) -> jax.Array:
+        solved = solved_with(row_wrenches(world.closures, rows, forces, origins))
+        G_dv = to_global(groups, "links", [s.G_dv for s in solved])
+        return end_velocity(world.closures, rows, velocities + about_world_origin(G_dv, origins) + dt * drift)
+
+    zero = jnp.zeros_like(rows.violation)
+    effective = jax.jacfwd(end)(zero) / dt
+    forces = closure_forces(world.closures, rows, effective, end(zero), dt)
+    wrench = row_wrenches(world.closures, rows, forces, origins)
+    return [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", wrench)) for s, g in zip(solved_with(wrench), groups)]
 
 
 def _turns(group: ModelGroup, colours: int, kinds: int) -> np.ndarray:

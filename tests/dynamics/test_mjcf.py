@@ -238,15 +238,17 @@ def test_what_the_model_cannot_represent_is_an_error(name: str, match: str):
         js.load_model(DATA / name)
 
 
-def test_a_weld_between_two_trees_is_named(tmp_path: Path):
+def test_a_weld_between_two_trees_is_a_closure_of_the_world(tmp_path: Path):
     path = tmp_path / "weld.xml"
     path.write_text(
         '<mujoco><worldbody><body name="a"><freejoint/><geom size="0.1"/></body>'
         '<body name="b"><freejoint/><geom size="0.1"/></body></worldbody>'
         '<equality><weld name="coupling" body1="a" body2="b"/></equality></mujoco>'
     )
-    with pytest.raises(js.ModelLoadError, match=r"weld\.xml:1: <weld name=\"coupling\">: weld equality 'coupling' between bodies of two trees \('a', 'b'\) is not supported yet"):
-        js.load_world(path)
+    world = js.load_world(path)
+    (closure,) = world.closures
+    assert (closure.name, closure.model1, closure.model2, closure.location.file) == ("coupling", "a", "b", str(path))
+    assert not any(model.loops for model in world.models)
 
 
 def test_joint_springs_and_contact_pairs_load_without_a_warning():

@@ -70,7 +70,7 @@ def posed_frames(loop) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize(("joint_type", "kind"), [("revolute", "hinge"), ("continuous", "hinge"), ("prismatic", "slider"), ("screw", "screw")])
 def test_a_joint_with_an_axis_closing_a_loop_holds_its_frame_turned_onto_the_axis(joint_type, kind):
-    text = closing(joint_type, "0 0 0.2 0.4 0 0").replace("<axis>", "<screw_thread_pitch>0.5</screw_thread_pitch><axis>" if joint_type == "screw" else "<axis>")
+    text = closing(joint_type, "0 0 0.2 0.4 0 0").replace("<axis>", "<screw_thread_pitch>0.5</screw_thread_pitch><axis><limit><lower>-3</lower><upper>3</upper></limit>" if joint_type == "screw" else "<axis>")
     (loop,) = quietly(text).loops
     assert (loop.name, loop.kind, loop.link1, loop.link2) == ("pin", kind, "rocker", "coupler")
     W_H_F1, W_H_F2 = posed_frames(loop)

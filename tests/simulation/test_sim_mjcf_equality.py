@@ -166,7 +166,8 @@ def test_an_inactive_equality_is_skipped_with_a_located_warning(tmp_path: Path):
 
 def test_a_direct_solref_and_a_joint_equality_across_trees():
     """``solref="-k -b"`` (stiffness 400, damping 30): time constant 1/sqrt(400) = 0.05 s, ratio
-    30 * 0.05 / 2 = 0.75. A joint of a free body's tree coupled to one of the world's: refused."""
+    30 * 0.05 / 2 = 0.75. A joint of a free body's tree coupled to one of the world's: refused; a weld
+    between them: a closure of the world."""
     direct = js.parsers.parse_mjcf(RODS.format(equalities='<joint joint1="follower" joint2="leader" solref="-400 -30"/>'))
     mimic = next(joint.mimic for joint in direct.joints if joint.name == "follower")
     assert (mimic.joint, mimic.time_constant, mimic.damping_ratio) == ("leader", 0.05, 0.75)
@@ -174,5 +175,5 @@ def test_a_direct_solref_and_a_joint_equality_across_trees():
                           '<body name="lid"><joint name="lid" type="hinge"/><geom size="0.05"/></body></body>')
     with pytest.raises(js.ModelLoadError, match=r"<joint name=\"cross\">: joint equality 'cross' between joints of two trees is not supported yet"):
         js.load_world(across.format(equalities='<joint name="cross" joint1="lid" joint2="leader"/>'))
-    with pytest.raises(js.ModelLoadError, match=r"<weld name=\"grip\">: weld equality 'grip' between bodies of two trees \('lid', 'leader_rod'\) is not supported yet"):
-        js.load_world(across.format(equalities='<weld name="grip" body1="lid" body2="leader_rod"/>'))
+    (grip,) = js.load_world(across.format(equalities='<weld name="grip" body1="lid" body2="leader_rod"/>')).closures
+    assert (grip.link1, grip.model1, grip.link2) == ("lid", "box", "leader_rod")

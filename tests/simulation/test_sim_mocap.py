@@ -160,15 +160,17 @@ def test_a_mocap_body_loads_as_a_moving_frame_of_the_closures():
 
 def test_what_mocap_bodies_cannot_do_here_is_refused_or_warned_with_its_line():
     """A weld between a mocap body and the world holds nothing; a mocap body that carries a
-    body is not supported; a colliding geom of a mocap body does not collide here."""
+    body is not supported; a mocap body whose geom collides is a model of the world of its own."""
     welded = BOX.replace('body1="box" body2="hand"', 'body1="hand"')
     with pytest.raises(js.ModelLoadError, match=r":13: .*weld equality 'grip' holds no moving body \('hand', 'world'"):
         parse_mjcf(welded)
     carrying = ROD.replace('<site name="tip" pos="0 0 0"/>', '<site name="tip"/><body name="ball"><geom size="0.01"/></body>')
     with pytest.raises(js.ModelLoadError, match=r":4: .*mocap body 'pivot' carries bodies \('ball'\)"):
         parse_mjcf(carrying)
-    with pytest.warns(js.ModelLoadWarning, match=r":4: .*the geoms of mocap body 'hand' do not collide here"):
-        parse_mjcf(BOX.replace(f'size="0.02" {QUIET}', 'size="0.02"'))
+    colliding = BOX.replace(f'size="0.02" {QUIET}', 'size="0.02"')
+    with pytest.warns(js.ModelLoadWarning, match=r"the file has 2 trees \('box', 'hand'\)"):
+        parse_mjcf(colliding)
+    assert [m.name for m in js.load_world(colliding).models] == ["box", "hand"]  # see test_sim_mocap_contacts.py
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         parse_mjcf(BOX)

@@ -10,6 +10,8 @@ closed chain equals central differences."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -155,3 +157,16 @@ def test_a_closure_of_an_unknown_kind_is_refused_at_its_joint():
     with pytest.raises(ModelLoadError, match="loop closure 'joint': kind 'hing' is not one of") as caught:
         build_model(description)
     assert caught.value.line is not None
+
+
+def test_a_screw_closure_whose_limits_allow_more_than_half_a_turn_warns_at_its_joint():
+    """The turn is read from the frames' relative rotation (within half a turn either way):
+    an unlimited closing screw warns at its line; one limited to (-3, 3) rad does not."""
+    closing = source("screw", closed=True)
+    with pytest.warns(js.ModelLoadWarning, match=r":\d+: <joint name=\"joint\">: screw joint 'joint' closes a loop: .* \(-inf, inf\) rad allow more"):
+        parse_sdf(closing)
+    at = closing.rindex("<axis><xyz>0.3 1 0.2</xyz>") + len("<axis><xyz>0.3 1 0.2</xyz>")
+    limited = closing[:at] + "<limit><lower>-3</lower><upper>3</upper></limit>" + closing[at:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_sdf(limited).loops[0].kind == "screw"
