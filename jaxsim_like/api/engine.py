@@ -288,7 +288,7 @@ so far, ``pair_deformation``, the tangential deformation of the world's candidat
 slots, and ``pair_load``, the load its links pressed on each other with in the last step
 (:class:`~jaxsim_like.simulation.world.WorldState`). Returns the packed results, the
 contacts between links of the last step ``(C, PAIR_COLUMNS)``, the next deformation and load, and
-the most overlapping candidate pairs per pair group of ``world.collision.table`` that its budget
+the most overlapping candidate pairs per pair group of ``world.collision`` that its budget
 could not hold in any step of the run, ``(K,)`` (int32; ``(0,)`` without a collision table). ``sims`` are donated: the run writes its results into their buffers instead
 of allocating new ones, so the arrays passed in are invalid afterwards."""
 

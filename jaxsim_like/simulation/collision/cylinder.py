@@ -3,7 +3,8 @@
 A sphere meets a cylinder as a swept point (the signed distance of its centre, :mod:`.points`).
 Against capsules, boxes and cylinders a cylinder is the capsule of its radius and segment with
 only the contacts on its side kept (their position lies within its length, each as deep as the side reaches along its normal:
-:func:`on_side`): the caps and rims are met by
+:func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
+box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
 kinds (see :mod:`.kinds`).
 """
@@ -45,10 +46,10 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     slot at one of its ends as the cylinder's rim point deepest along the slot's normal, as deep
     as the box reaches past it along that normal, where that point lies in the box (or outside
     by less than ``_RIM_OUTSIDE`` of the half length: a box's edge that ends on the rim rocks
-    across it) (none where the normal is along the axis: the cap is met by the rim points). The end's capsule ball
-    would report a box edge that passes beyond the cap (the rim not under it) as a contact, and
-    its position, moved along a normal that leans past the cap, would switch the contact on and
-    off as that lean changes sign (a box lying on a cylinder)."""
+    across it; none where the normal is along the axis: the cap is met by the rim points). The
+    end's capsule ball would report a box edge that passes beyond the cap (the rim not under it)
+    as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
+    a box over a cylinder's end would lose the contact under it at any tilt."""
     side = on_side(slots, H, size, cylinder, 1.0)
     axis, centre = H[:3, 2], H[:3, 3]
     offset = slots.position - centre
