@@ -28,8 +28,8 @@ MARGIN = 1.5
 
 def test_the_default_budget_holds_the_125_body_pile_at_rest_with_a_margin():
     """The poses of ``benchmarks/pile.py``'s 125 bodies at rest after 3 s: every pair kind's
-    overlapping candidates fit in its default budget divided by ``MARGIN`` (the measured most,
-    over that pile's 3 s: 73 capsule-box pairs of 124, 319 chunks of points of 624)."""
+    overlapping candidates fit in its default budget divided by ``MARGIN`` (the counts over the
+    pile's 3 s: docs/changelog.md, "A pair budget from the shapes' sizes")."""
     rest = np.loadtxt(REST)
     models = {kind: solid(kind, geometry, 0.2, 1e-4) for kind, geometry in SHAPES.items()}
     bodies = [models[kind] for kind in list(SHAPES) * 32][: len(rest)]
