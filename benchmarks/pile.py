@@ -13,7 +13,7 @@ of simulated time, the fastest body's speed and the deepest penetration into the
 bodies (ours: the deepest contact the step reports; MuJoCo: the most negative ``contact.dist``);
 ours also reports the touching pairs its budget could not hold (``overflow``, the most of any step).
 
-    python -m benchmarks.pile [--quick] [--sizes 8,27,125] [--libraries ours,mujoco,mjx] [--seconds 3] [--dt 0.002]
+    python -m benchmarks.pile [--quick] [--sizes 8,27,125] [--libraries ours,mujoco,mjx] [--seconds 3] [--dt 0.002] [--seed 0]
 """
 
 from __future__ import annotations
@@ -97,10 +97,10 @@ def _cast(tree, dtype):
     return jax.tree.map(lambda x: x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x, tree)
 
 
-def our_world(count: int, dt: float, dtype=jnp.float64, **options) -> tuple[WorldModel, object]:
-    """The pile of ``count`` bodies as a world (the bin in its terrain) and its start state; ``options``
-    go to :meth:`WorldModel.build`."""
-    kinds, positions, quaternions, half_width = layout(count)
+def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, **options) -> tuple[WorldModel, object]:
+    """The pile of ``count`` bodies as a world (the bin in its terrain) and its start state
+    (:func:`layout` of ``seed``); ``options`` go to :meth:`WorldModel.build`."""
+    kinds, positions, quaternions, half_width = layout(count, seed)
     models = {kind: js.load_model(
         f'<robot name="{kind}"><link name="link"><inertial><mass value="{MASS}"/><inertia ixx="{_inertia(kind)}" '
         f'iyy="{_inertia(kind)}" izz="{_inertia(kind)}" ixy="0" ixz="0" iyz="0"/></inertial><collision><geometry>'
@@ -114,9 +114,9 @@ def our_world(count: int, dt: float, dtype=jnp.float64, **options) -> tuple[Worl
     return world, world.initial_state(states)
 
 
-def mjcf(count: int, dt: float) -> str:
+def mjcf(count: int, dt: float, seed: int = 0) -> str:
     """The same pile in MJCF (torsional friction 0.005, rolling 0.0001, MuJoCo's defaults)."""
-    kinds, positions, quaternions, half_width = layout(count)
+    kinds, positions, quaternions, half_width = layout(count, seed)
     friction = f'friction="{FRICTION} 0.005 0.0001"'
     walls = "".join(
         f'<geom type="box" pos="{H[0, 3]} {H[1, 3]} {H[2, 3]}" size="{e[0]} {e[1]} {e[2]}" {friction}/>'
@@ -141,8 +141,8 @@ def _deepest(outputs) -> jax.Array:
     return jnp.maximum(terrain, jnp.max(jnp.where(pairs.active[-1], pairs.depth[-1], 0.0), initial=0.0))
 
 
-def ours(count: int, dt: float, seconds: float, repeats: int) -> dict:
-    world, state = our_world(count, dt)
+def ours(count: int, dt: float, seconds: float, repeats: int, seed: int = 0) -> dict:
+    world, state = our_world(count, dt, seed=seed)
     state = world.pack(state)  # the models of each kind stacked: the program does not grow with the bodies
     chunk = int(round(CHUNK / dt))
 
@@ -170,11 +170,11 @@ def ours(count: int, dt: float, seconds: float, repeats: int) -> dict:
             "speed mm/s": 1e3 * speed, "deepest mm": 1e3 * float(deepest), "overflow": overflow}
 
 
-def mujoco_c(count: int, dt: float, seconds: float, repeats: int) -> dict:
+def mujoco_c(count: int, dt: float, seconds: float, repeats: int, seed: int = 0) -> dict:
     import mujoco
     from mujoco import rollout
 
-    model = mujoco.MjModel.from_xml_string(mjcf(count, dt))
+    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed))
     data = mujoco.MjData(model)
     mujoco.mj_step(model, data, int(round(seconds / dt)))
     speed = max(np.linalg.norm(data.qvel[6 * b : 6 * b + 3]) for b in range(count))
@@ -195,12 +195,12 @@ def mujoco_c(count: int, dt: float, seconds: float, repeats: int) -> dict:
     return {"library": "mujoco C rollout", "bodies": count, "rate": rate, "speed mm/s": 1e3 * speed, "deepest mm": 1e3 * deepest}
 
 
-def mjx(count: int, dt: float, seconds: float, repeats: int) -> dict:
+def mjx(count: int, dt: float, seconds: float, repeats: int, seed: int = 0) -> dict:
     """MJX on MuJoCo's model of the pile, float64, MuJoCo's default solver options."""
     import mujoco
     from mujoco import mjx as mx
 
-    model = mujoco.MjModel.from_xml_string(mjcf(count, dt))
+    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed))
     device_model = mx.put_model(model)
     state = mx.put_data(model, mujoco.MjData(model))
     chunk = int(round(CHUNK / dt))
@@ -237,6 +237,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--dt", type=float, default=0.002)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0, help="the start poses' jitter and turns (the pile is chaotic: compare several)")
     parser.add_argument("--quick", action="store_true", help="MJX only at 8 bodies, one timed call each")
     args = parser.parse_args()
     print("| bodies | library | sim s / wall s | compile [s] | fastest body after settling [mm/s] | deepest [mm] | overflow |")
@@ -246,7 +247,7 @@ def main() -> None:
             if args.quick and library == "mjx" and count > 8:
                 continue
             try:
-                row = LIBRARIES[library](count, args.dt, args.seconds, 1 if args.quick else args.repeats)
+                row = LIBRARIES[library](count, args.dt, args.seconds, 1 if args.quick else args.repeats, args.seed)
             except NotImplementedError as error:  # MJX has no cylinder-box nor cylinder-cylinder collisions
                 print(f"| {count} | {library} | not run: {error} | | | | |", flush=True)
                 continue

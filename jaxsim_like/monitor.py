@@ -60,29 +60,37 @@ class Summary(NamedTuple):
     ``first_nonfinite``: the first step whose result was not finite, -1 if none;
     ``max_penetration`` [m]: the deepest penetration of any collidable point over the run
     (0 without contact); ``contact_force (3,)`` [N]: the total contact force of the last step,
-    world axes. Non-finite steps do not enter the maximum.
+    world axes; ``pair_overflow`` (int32): with self-collisions, the most overlapping pairs of
+    links that a pair kind's budget could not hold in one step (0: none was left untested;
+    :attr:`~jaxsim_like.simulation.world.PairContacts.overflow`). Non-finite steps do not enter
+    the maximum penetration.
     """
 
     first_nonfinite: jax.Array
     max_penetration: jax.Array
     contact_force: jax.Array
+    pair_overflow: jax.Array
 
     @staticmethod
     def start(dtype) -> "Summary":
         """The statistics of a run of no steps."""
-        return Summary(jnp.asarray(-1, jnp.int32), jnp.zeros((), dtype), jnp.zeros(3, dtype))
+        return Summary(jnp.asarray(-1, jnp.int32), jnp.zeros((), dtype), jnp.zeros(3, dtype), jnp.zeros((), jnp.int32))
 
     def update(self, outputs: StepOutput, index: jax.Array) -> "Summary":
         """The statistics after the step ``index`` with ``outputs``."""
         first = jnp.where((self.first_nonfinite < 0) & ~outputs.finite, index.astype(jnp.int32), self.first_nonfinite)
         deepest = jnp.max(outputs.penetration, initial=0.0)
-        return Summary(first, jnp.fmax(self.max_penetration, deepest), jnp.sum(outputs.contact_forces, axis=0))
+        spilled = self.pair_overflow
+        if outputs.self_contacts is not None:
+            spilled = jnp.maximum(spilled, jnp.max(outputs.self_contacts.overflow, initial=0))
+        return Summary(first, jnp.fmax(self.max_penetration, deepest), jnp.sum(outputs.contact_forces, axis=0), spilled)
 
     def then(self, later: "Summary", offset: int) -> "Summary":
         """The statistics of this run followed by ``later``, which started at step ``offset``."""
         later_first = jnp.where(later.first_nonfinite < 0, -1, later.first_nonfinite + offset)
         first = jnp.where(self.first_nonfinite < 0, later_first, self.first_nonfinite)
-        return Summary(first, jnp.fmax(self.max_penetration, later.max_penetration), later.contact_force)
+        return Summary(first, jnp.fmax(self.max_penetration, later.max_penetration), later.contact_force,
+                       jnp.maximum(self.pair_overflow, later.pair_overflow))
 
 
 def _pick(state: State, outputs: StepOutput, fields: tuple[str, ...]) -> dict[str, jax.Array]:

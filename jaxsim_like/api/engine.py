@@ -237,7 +237,7 @@ def _run_world(
     steps: int,
     features: tuple[Features, ...],
     layouts: tuple[Layout, ...],
-) -> tuple[tuple[jax.Array, ...], jax.Array, jax.Array, jax.Array]:
+) -> tuple[tuple[jax.Array, ...], jax.Array, jax.Array, jax.Array, jax.Array]:
     sims = tuple(unpack(s, layout) for s, layout in zip(sims, layouts))
     dtype = sims[0].step.dtype
     controllers = tuple(
@@ -255,19 +255,29 @@ def _run_world(
         for i, f in zip(inputs, features)
     )
 
-    def body(_, current):
-        return world_step(world, current, model_inputs)[0]
+    def body(_, carry):
+        current, most = carry
+        following, outputs = world_step(world, current, model_inputs)
+        return following, _most_overflow(most, outputs.pairs)
 
+    overflow = jnp.zeros(0 if world.collision is None else len(world.collision.groups), jnp.int32)
     if steps > 1:
-        state = jax.lax.fori_loop(0, steps - 1, body, state)
+        state, overflow = jax.lax.fori_loop(0, steps - 1, body, (state, overflow))
     state, outputs = world_step(world, state, model_inputs)
+    overflow = _most_overflow(overflow, outputs.pairs)
     packed = []
     for m, (sim, f) in enumerate(zip(sims, features)):
         history = state.histories[m] if f.history else sim.history
         last = _last_step(outputs.models[m], outputs.reports[m])
         controller = pack_controller(state.controllers[m])
         packed.append(pack(ModelSim(state.states[m], controller, history, last, state.steps.astype(dtype))))
-    return tuple(packed), _pack_pairs(outputs.pairs, dtype), state.pair_deformation, state.pair_load
+    return tuple(packed), _pack_pairs(outputs.pairs, dtype), state.pair_deformation, state.pair_load, overflow
+
+
+def _most_overflow(most: jax.Array, pairs) -> jax.Array:
+    """The most overlapping candidate pairs per pair group ``(K,)`` (int32) that the budget
+    could not hold: ``most`` so far, or the step's ``pairs.overflow`` where larger."""
+    return most if pairs is None else jnp.maximum(most, pairs.overflow)
 
 
 run_world = jax.jit(_run_world, static_argnames=("steps", "features", "layouts"), donate_argnames=("sims",))
@@ -277,7 +287,9 @@ packed :class:`ModelSim` (:func:`pack`, with ``layouts``), which count the physi
 so far, ``pair_deformation``, the tangential deformation of the world's candidate contact
 slots, and ``pair_load``, the load its links pressed on each other with in the last step
 (:class:`~jaxsim_like.simulation.world.WorldState`). Returns the packed results, the
-contacts between links of the last step ``(C, PAIR_COLUMNS)``, the next deformation and load. ``sims`` are donated: the run writes its results into their buffers instead
+contacts between links of the last step ``(C, PAIR_COLUMNS)``, the next deformation and load, and
+the most overlapping candidate pairs per pair group of ``world.collision`` that its budget
+could not hold in any step of the run, ``(K,)`` (int32; ``(0,)`` without a collision table). ``sims`` are donated: the run writes its results into their buffers instead
 of allocating new ones, so the arrays passed in are invalid afterwards."""
 
 

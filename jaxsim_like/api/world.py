@@ -27,6 +27,7 @@ from ..parsers.description import ModelDescription
 from ..parsers.xml import looks_like_xml
 from ..simulation import ContactParams, ModelParams, SimulationParams, WorldParams
 from ..simulation.collision.collisions import Collisions
+from ..simulation.collision.table import pair_budgets
 from ..simulation.world import WorldModel
 from . import engine, errors, scenery
 from .calls import scenario_methods
@@ -102,6 +103,8 @@ class World:
         self._pair_load: jax.Array | None = None
         self._device_step_size = jnp.asarray(float(simulator.step_size()))  # the dt of every WorldParams built here
         self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
+        self._pair_budget: int | dict[str, int] | None = None
+        self._overflowed: set[str] = set()  # the pair kinds whose overflow was reported
         self._valid = True
         for description in models:
             self._add(description, description.name, None)
@@ -214,6 +217,7 @@ class World:
         max_penetration: float = 0.001,
         friction: float | None = None,
         damping_ratio: float | None = None,
+        pair_budget: int | dict[str, int] | None = None,
     ) -> bool:
         """Load the physics (ScenarIO: "By default, if the world file does not already contain a
         physics plugin, no physics is loaded by default"): from the next run, runs step the
@@ -223,14 +227,22 @@ class World:
         ``max_penetration`` [m] at rest, with Coulomb ``friction`` (None: 0.5, or the friction
         the model's file gives its collisions, see :meth:`SimulationParams.build`) and the bounce's
         ``damping_ratio`` (None: ``FIRM_DAMPING_RATIO`` for a model of one link, critically damped
-        for the others; see its docstring). Calling it again changes the settings. False for an
-        unknown engine."""
+        for the others; see its docstring). ``pair_budget``: the most candidate pairs of links
+        tested per step, for every pair kind or per kind (``{"box-box": 64}``; None: sized from
+        the scene, :func:`~jaxsim_like.simulation.collision.table.scene_budget`); a run whose
+        touching candidates exceed a kind's budget logs a warning naming the kind, once per kind.
+        Calling it again changes the settings. False for an unknown engine."""
         try:
             integrator = INTEGRATOR_OF_ENGINE[PhysicsEngine(int(engine))]
         except ValueError:
             raise errors.WorldError(f"unknown physics engine {engine!r}; expected one of {[e.name for e in PhysicsEngine]}", self._name) from None
+        try:
+            pair_budgets(pair_budget)
+        except ValueError as error:
+            raise errors.WorldError(f"pair_budget: {error}", self._name) from None
         self._physics = True
         self._integrator = integrator
+        self._pair_budget = pair_budget
         self._contact = {
             "contact": contact, "max_penetration": float(max_penetration), "friction": None if friction is None else float(friction), "damping_ratio": None if damping_ratio is None else float(damping_ratio),
         }
@@ -372,15 +384,17 @@ class World:
         """The functional world of the dynamic models: its collision table (the links of
         different models, and those of a model with self-collisions, SRDF pairs respected) is
         built once per set of models, self-collision switches and SRDFs."""
-        key = tuple((entry.generation, entry.self_collision, id(entry.srdf)) for entry in dynamic)
+        key = (tuple((entry.generation, entry.self_collision, id(entry.srdf)) for entry in dynamic), repr(self._pair_budget))
         if self._collision_key != key:
             self._collisions = Collisions.build(
                 [entry.model for entry in dynamic],
                 self_collision=[entry.self_collision for entry in dynamic],
                 srdf=[entry.srdf for entry in dynamic],
+                budget=self._pair_budget,
             )
             self._collision_key = key
             self._pair_deformation = self._pair_load = None
+            self._overflowed = set()
         settings = WorldParams(
             dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
         )
@@ -429,7 +443,7 @@ class World:
             if self._pair_deformation is None:
                 self._pair_deformation = world.pair_deformation_zeros(dynamic[0].sim.dtype)
                 self._pair_load = world.pair_load_zeros(dynamic[0].sim.dtype)
-            sims, pairs, self._pair_deformation, self._pair_load = engine.run_world(
+            sims, pairs, self._pair_deformation, self._pair_load, overflow = engine.run_world(
                 world,
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
@@ -442,9 +456,23 @@ class World:
             for entry, sim in zip(dynamic, sims):
                 entry.finish_run(sim, steps)
             self._pairs = (pairs, tuple(dynamic))
+            self._report_overflow(world, np.asarray(overflow))
         self._step_count += steps
         if changed:
             self._refresh()
+
+    def _report_overflow(self, world: WorldModel, overflow: np.ndarray) -> None:
+        """Log a warning, once per pair kind, for the kinds whose budget could not hold all
+        their overlapping candidate pairs in some step of the last run (``overflow (K,)`` per
+        pair group of the world's table)."""
+        for group, spilled in zip(world.collision.groups if world.collision else (), overflow):
+            if spilled > 0 and group.kind not in self._overflowed:
+                self._overflowed.add(group.kind)
+                log.warning(
+                    "[%s] the pair budget of %s contacts (%d candidate pairs a step) left %d overlapping pairs "
+                    "untested in a step: contacts may be missed; raise it with set_physics_engine(pair_budget={%r: %d})",
+                    self._name, group.kind, group.keep, int(spilled), group.kind, group.keep + int(spilled),
+                )
 
     def _close(self) -> None:
         self._valid = False

@@ -3,7 +3,8 @@
 A sphere meets a cylinder as a swept point (the signed distance of its centre, :mod:`.points`).
 Against capsules, boxes and cylinders a cylinder is the capsule of its radius and segment with
 only the contacts on its side kept (their position lies within its length, each as deep as the side reaches along its normal:
-:func:`on_side`): the caps and rims are met by
+:func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
+box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
 kinds (see :mod:`.kinds`).
 """
@@ -13,10 +14,12 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .geometry import tolerance
+from .geometry import box_closest, to_frame, tolerance
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
+_RIM_ACROSS = 1e-6  # a normal whose part across the axis is less than this meets the cap, not the rim
+_RIM_OUTSIDE = 1e-3  # relative to the half length: a rim point this far outside a box still meets it (a box's edge over the rim)
 
 
 def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float) -> Slots:
@@ -34,3 +37,35 @@ def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pu
     shortfall = jnp.where(cylinder, size[0] * (1 - across), 0.0)
     return slots._replace(position=slots.position + (0.5 * pushed * shortfall)[:, None] * slots.normal,
                           depth=slots.depth - shortfall, valid=slots.valid & (within | ~cylinder))
+
+
+def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, H_box: jax.Array, half: jax.Array) -> Slots:
+    """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` against the box of
+    ``half`` extents at ``H_box`` (b; :func:`.box.capsule_box`) as its cylinder's, where it is a
+    ``cylinder`` (else unchanged): a slot at a point within the segment as :func:`on_side`; a
+    slot at one of its ends as the cylinder's rim point deepest along the slot's normal, as deep
+    as the box reaches past it along that normal, where that point lies in the box (or outside
+    by less than ``_RIM_OUTSIDE`` of the half length: a box's edge that ends on the rim rocks
+    across it; none where the normal is along the axis: the cap is met by the rim points). The
+    end's capsule ball would report a box edge that passes beyond the cap (the rim not under it)
+    as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
+    a box over a cylinder's end would lose the contact under it at any tilt."""
+    side = on_side(slots, H, size, cylinder, 1.0)
+    axis, centre = H[:3, 2], H[:3, 3]
+    offset = slots.position - centre
+    lean = slots.normal @ axis
+    steep = 1 - lean**2
+    axial = offset @ axis
+    # The segment point of each slot: the point of the axis on the line through its position along its normal.
+    t = jnp.where(steep > 1e-12, (axial - lean * jnp.sum(offset * slots.normal, axis=1)) / jnp.where(steep > 1e-12, steep, 1.0), axial)
+    end = jnp.abs(t) >= size[1] * (1 - tolerance(t.dtype, _SIDE_TOLERANCE))
+    radial = slots.normal - lean[:, None] * axis
+    across = jnp.sqrt(jnp.maximum(jnp.sum(radial**2, axis=1), 1e-30))  # a normal along the axis: no NaN slope
+    rim = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis - size[0] * radial / across[:, None]
+    reach = slots.normal @ H_box[:3, 3] + jnp.abs(slots.normal @ H_box[:3, :3]) @ half  # the box's farthest along the normal
+    depth = reach - jnp.sum(rim * slots.normal, axis=1)
+    inside = jax.vmap(lambda p: box_closest(to_frame(H_box, p), half)[2])(rim) <= _RIM_OUTSIDE * size[1]
+    use = cylinder & end
+    return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * slots.normal, side.position),
+                         depth=jnp.where(use, depth, side.depth),
+                         valid=jnp.where(use, slots.valid & inside & (across > _RIM_ACROSS), side.valid))

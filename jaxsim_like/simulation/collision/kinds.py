@@ -22,7 +22,7 @@ import jax.numpy as jnp
 
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
-from .cylinder import on_side
+from .cylinder import on_side, rims_on_box
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
@@ -52,8 +52,9 @@ def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
 
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
-    """3 slots: :func:`.box.capsule_box` (b is the box), on the side of a where it is a cylinder."""
-    return on_side(capsule_box(H_a, size_a, H_b, size_b), H_a, size_a, cylinder_a, 1.0)
+    """3 slots: :func:`.box.capsule_box` (b is the box), on the side and rims of a where it is a
+    cylinder (:func:`.cylinder.rims_on_box`)."""
+    return rims_on_box(capsule_box(H_a, size_a, H_b, size_b), H_a, size_a, cylinder_a, H_b, size_b)
 
 
 def _alone(kernel: Callable) -> Callable:

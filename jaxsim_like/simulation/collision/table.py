@@ -177,7 +177,7 @@ class CollisionTable:
             raise ValueError(
                 f"self_collision and srdf need one entry per model ({count}); got {len(self_collision)} and {len(srdf)}"
             )
-        budgets = _budgets(budget)
+        budgets = pair_budgets(budget)
         semantics = [model.srdf if s is None else s for model, s in zip(models, srdf)]
         link_offsets = _offsets(model.number_of_links for model in models)
         shape_offsets = _offsets(len(model.shape_kind) for model in models)
@@ -255,8 +255,9 @@ def scene_budget(kind: str, first: Sequence[int], second: Sequence[int], shape_k
     return NEIGHBOURS * min(len(set(first)), len(set(second)))
 
 
-def _budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
-    """The budgets ``budget`` gives per pair kind (the kinds it leaves out: none)."""
+def pair_budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
+    """The budgets ``budget`` gives per pair kind (the kinds it leaves out: none); ValueError
+    naming an unknown pair kind or a budget that is not an integer >= 1."""
     if budget is None:
         return {}
     if isinstance(budget, Mapping):

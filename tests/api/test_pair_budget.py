@@ -1,0 +1,36 @@
+"""The pair budget in the object API: a run whose overlapping pairs of links exceed a pair
+kind's budget logs one warning naming the kind and its budget (issue 29)."""
+
+from __future__ import annotations
+
+import logging
+
+from jaxsim_like import api
+
+from .helpers import simulator
+
+CUBE = """<?xml version="1.0" ?>
+<sdf version="1.7"><model name="{name}"><link name="box">
+  <inertial><mass>1</mass><inertia><ixx>0.0067</ixx><iyy>0.0067</iyy><izz>0.0067</izz></inertia></inertial>
+  <collision name="collision"><geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision>
+</link></model></sdf>"""
+
+
+def test_an_overflowing_pair_budget_is_reported_once_per_kind(caplog):
+    """Three cubes in a row on the ground: two neighbouring pairs overlap (their bounding spheres),
+    a budget of one box-box pair holds one of them; three runs warn once."""
+    sim = simulator(steps_per_run=5)
+    world = sim.get_world()
+    assert world.insert_model(api.get_ground_plane())
+    for name, x in (("left", -0.201), ("middle", 0.0), ("right", 0.201)):
+        assert world.insert_model_from_string(CUBE.format(name=name), api.Pose([x, 0, 0.1], [1, 0, 0, 0]))
+    with caplog.at_level(logging.WARNING, logger="jaxsim_like.api"):
+        assert not world.set_physics_engine(api.PhysicsEngine_dart, pair_budget={"cube-cube": 1})
+        assert "pair_budget: budget names unknown pair kinds ['cube-cube']" in caplog.records[-1].getMessage()
+        assert world.set_physics_engine(api.PhysicsEngine_dart, pair_budget=1)
+        for _ in range(3):
+            assert sim.run()
+    warnings = [record.getMessage() for record in caplog.records if "pair budget" in record.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert "box-box contacts (1 candidate pairs a step) left 1 overlapping pairs untested" in warnings[0]
+    assert "pair_budget={'box-box': 2}" in warnings[0]
