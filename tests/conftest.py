@@ -116,6 +116,7 @@ LONGEST = (
     "tests/simulation/test_contact_slots.py",
     "tests/simulation/test_swept_points.py",
     "tests/simulation/test_sim_mocap_contacts.py",
+    "tests/api/test_pair_budget.py",
     "tests/simulation/test_mjcf_contact_rules.py",
     "tests/simulation/test_sim_fluid.py",
     "tests/simulation/test_sim_batching.py",
