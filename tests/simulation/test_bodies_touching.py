@@ -135,8 +135,9 @@ def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics(offset, f
 def test_a_lean_stack_stands_still_in_float32(figures):
     """The lean stack (3 cm a level) in float32 (this file run as a script, in a process with x64
     off), where rounding made flush side faces meet at a changing set of corners and edge
-    crossings: after settling, each box moves less than 0.1 mm in 5 s (in float32 it rocked, when
-    it did, from 1 to 3 s), and the interfaces carry the boxes above within 1 %."""
+    crossings: after settling, each box moves less than 0.1 mm in 5 s (a shorter horizon than
+    float64's 10 s: ten float32 setups measured over 10 s moved most before 4 s, at most 0.06
+    mm), and the interfaces carry the boxes above within 1 %."""
     env = {**os.environ, "JAX_ENABLE_X64": "0"}
     result = subprocess.run([sys.executable, __file__], capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
