@@ -23,6 +23,7 @@ BOX_BOX_SLOTS = 8
 _BOX_BOX_CANDIDATES = 33  # 8 + 8 corners, 16 edge crossings, 1 edge-edge point
 BOX_BOX_FEATURES = _BOX_BOX_CANDIDATES + BOX_BOX_SLOTS  # an empty slot keeps a feature of its own
 _INSIDE_TOLERANCE = 1e-7  # relative: corners this close outside a box (times its size) count as inside
+_PARALLEL = 1e-2  # [rad]: edges closer to parallel do not cross (see _crossings)
 
 
 def _ball_box(centre: jax.Array, radius: jax.Array, H_b: jax.Array, half: jax.Array) -> Slots:
@@ -115,19 +116,24 @@ def _slack(dtype, half: jax.Array) -> jax.Array:
 
 
 def _inside_depth(points, R, c, half, direction):
-    """Which of ``points (K, 3)`` lie in the box (inclusive), how far each moves along the unit
-    ``direction (3,)`` before it leaves the box (slab exit distance), and which lie, seen along
-    ``direction``, on a corner of the box (on its edge parallel to the axis nearest to it)."""
+    """Which of ``points (K, 3)`` lie in the box (inclusive) as seen along the unit ``direction
+    (3,)``, how far each moves along it before it leaves the box through the face that
+    ``direction`` points at most (that face's slab), and which lie, seen along ``direction``,
+    on a corner of that face. Seen along ``direction``: a point inside that face's slab whose
+    exit point lies on the face, as the crossings of the faces' edges are seen
+    (:func:`_crossings`), so that at a corner on a side face, as where stacked boxes' side faces
+    are flush, there is either the corner or the crossing of its edges, as deep as the rest of
+    its face whichever way the side leans."""
     local = (points - c) @ R
     slack = _slack(points.dtype, jnp.max(half))
-    inside = jnp.all(jnp.abs(local) <= half + slack, axis=-1)
     along = R.T @ direction
-    steep = jnp.abs(along) > 1e-9
-    exits = safe_divide(half - jnp.where(along >= 0, 1.0, -1.0) * local, jnp.where(steep, jnp.abs(along), 1.0), jnp.inf)
-    exits = jnp.where(steep, exits, jnp.inf)
-    lateral = jnp.arange(3) != jnp.argmax(jnp.abs(along))
-    on_corner = jnp.all((jnp.abs(jnp.abs(local) - half) <= slack) | ~lateral, axis=-1)
-    return inside, jnp.min(exits, axis=-1), on_corner
+    axis = jnp.argmax(jnp.abs(along))
+    exits = (half[axis] - jnp.where(along[axis] >= 0, 1.0, -1.0) * local[:, axis]) / jnp.abs(along[axis])
+    lateral = jnp.arange(3) != axis
+    exit_point = jnp.where(lateral, local + exits[:, None] * along, local)
+    inside = jnp.all(jnp.abs(exit_point) <= half + slack, axis=-1)
+    on_corner = jnp.all((jnp.abs(jnp.abs(exit_point) - half) <= slack) | ~lateral, axis=-1)
+    return inside, exits, on_corner
 
 
 def _face_edges(R, c, half, direction):
@@ -147,7 +153,12 @@ def _crossings(edges_a, edges_b, normal, slack):
     """Where the edges ``(4, 2, 3)`` of a's face and of b's face cross seen along ``normal``:
     points on a's and b's edges ``(16, 3)`` each, and whether they cross inside both, farther
     than ``slack`` [m] from their ends, at an angle that parts them by more than ``slack`` over
-    the longer edge (within it, the corners count as inside: see :func:`_inside_depth`)."""
+    the longer edge (within it, the corners count as inside: see :func:`_inside_depth`), and at
+    more than ``_PARALLEL`` to each other. Where two nearly parallel edges cross, the crossing
+    slides along them with the slightest turn (flush side faces of stacked boxes: anywhere along
+    the side from one step to the next); it is a vertex of the faces' overlap between two
+    neighbours nearly in line with it, whose ends, corners inside the other box or crossings of
+    edges that do meet at an angle, hold the side without it."""
     t1 = perpendicular(normal)
     t2 = jnp.cross(normal, t1)
     plane = jnp.stack([t1, t2])  # (2, 3)
@@ -161,7 +172,7 @@ def _crossings(edges_a, edges_b, normal, slack):
 
     det = cross2(u, w)
     length_u, length_w = jnp.sqrt(jnp.sum(u**2, -1)), jnp.sqrt(jnp.sum(w**2, -1))
-    ok = jnp.abs(det) > slack * jnp.maximum(length_u, length_w)
+    ok = jnp.abs(det) > jnp.maximum(slack * jnp.maximum(length_u, length_w), np.sin(_PARALLEL) * length_u * length_w)
     alpha = safe_divide(cross2(r, w), jnp.where(ok, det, 1.0))
     beta = safe_divide(cross2(r, u), jnp.where(ok, det, 1.0))
     inside = ok & (jnp.minimum(alpha, 1 - alpha) * length_u > slack) & (jnp.minimum(beta, 1 - beta) * length_w > slack)
@@ -178,9 +189,10 @@ def box_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array
 
     - face axis: the 8 corners of a inside b and the 8 corners of b inside a (inclusive, so that
       corners on a side face count; a corner of b lying, seen along the normal, on a corner of a
-      is dropped: boxes stacked with aligned edges touch at 4 points, not 8), each as
-      deep as its slab exit distance along the normal, and the 16 crossings of the edges of the
-      two faces that meet along the normal (a box turned on a box of its size: an octagon);
+      is dropped: boxes stacked with aligned edges touch at 4 points, not 8), each as deep as
+      its distance along the normal to the other box's face (:func:`_inside_depth`), and the 16
+      crossings of the edges of the two faces that meet along the normal, at an angle (a box
+      turned on a box of its size: an octagon);
     - edge axis: the closest points of the two edges that meet (1 slot), at the axis' overlap.
 
     Each filled slot's feature is its candidate's place in that order; empty slot ``k`` has
