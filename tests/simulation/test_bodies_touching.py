@@ -136,8 +136,8 @@ def test_a_lean_stack_stands_still_in_float32(figures):
     """The lean stack (3 cm a level) in float32 (this file run as a script, in a process with x64
     off), where rounding made flush side faces meet at a changing set of corners and edge
     crossings: after settling, each box moves less than 0.1 mm in 5 s (a shorter horizon than
-    float64's 10 s: ten float32 setups measured over 10 s moved most before 4 s, at most 0.06
-    mm), and the interfaces carry the boxes above within 1 %."""
+    float64's 10 s: float32 setups measured over 10 s moved most before 4 s, see the benchmarks'
+    "Issue 28's Shows"), and the interfaces carry the boxes above within 1 %."""
     env = {**os.environ, "JAX_ENABLE_X64": "0"}
     result = subprocess.run([sys.executable, __file__], capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
