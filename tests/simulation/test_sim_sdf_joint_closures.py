@@ -24,6 +24,10 @@ from jaxsim_like.dynamics.model import build_model
 from jaxsim_like.parsers.errors import ModelLoadError
 from jaxsim_like.parsers.sdf import parse_sdf
 
+# The closing screws here have no limits, which warns at their joint (its own test below checks
+# the warning); the other tests read these models as they are.
+pytestmark = pytest.mark.filterwarnings("ignore:.*screw joint .* closes a loop:jaxsim_like.parsers.errors.ModelLoadWarning")
+
 DT, STEPS = 0.001, 1000
 MASSLESS = "<inertial><mass>0</mass><inertia><ixx>0</ixx><iyy>0</iyy><izz>0</izz></inertia></inertial>"
 BODY = """<link name="body"><pose>0.1 -0.2 0.8 0.2 -0.1 0.3</pose><inertial><pose>0.12 0.05 -0.15 0 0 0</pose><mass>1.3</mass>
