@@ -745,8 +745,10 @@ def _closed(world: WorldModel, batches: Sequence[_Batch], states: Sequence[State
         return end_velocity(world.closures, rows, velocities + about_world_origin(G_dv, origins) + dt * drift)
 
     zero = jnp.zeros_like(rows.violation)
-    effective = jax.jacfwd(end)(zero) / dt
-    forces = closure_forces(world.closures, rows, effective, end(zero), dt)
+    # The end velocity without the rows' forces and its derivative in them, from one linearisation.
+    start, along = jax.linearize(end, zero)
+    effective = jax.vmap(along, out_axes=1)(jnp.eye(zero.shape[0], dtype=zero.dtype)) / dt
+    forces = closure_forces(world.closures, rows, effective, start, dt)
     wrench = row_wrenches(world.closures, rows, forces, origins)
     return [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", wrench)) for s, g in zip(solved_with(wrench), groups)]
 
