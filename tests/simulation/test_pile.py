@@ -72,7 +72,7 @@ KINDS = {
     "box": ('<box size="0.06 0.06 0.06"/>', 0.2 * 0.06**2 / 6),
 }
 LAYOUT = ["sphere"] * 4 + ["box"] * 4
-SETTLE = 2.0  # [s]
+SETTLE = 1.25  # [s]: the last body stops at about 1 s (seed 1)
 DT = 0.002
 
 
@@ -193,9 +193,9 @@ def test_the_rollout_of_a_packed_world_does_not_grow_with_its_identical_bodies()
         start = world.initial_state(states)
         packed = world.pack(start)
         assert packed.members == (tuple(range(2 * count)),)
-        sizes.append(_equations(jax.make_jaxpr(lambda s: world_rollout(world, s, None, 2))(packed).jaxpr))
+        traced, (final, outputs) = jax.make_jaxpr(lambda s: world_rollout(world, s, None, 2), return_shape=True)(packed)
+        sizes.append(_equations(traced.jaxpr))
     assert sizes[0] == sizes[1], sizes
-    final, outputs = jax.eval_shape(lambda s: world_rollout(world, s, None, 2), packed)
     assert jax.tree.structure(final) == jax.tree.structure(packed)
     assert [o.penetration.shape for o in outputs.models] == [(2, 2 * count, 8)]  # (T, G, P) per group, padded
     assert jax.tree.structure(world.unpack(packed)) == jax.tree.structure(start)
