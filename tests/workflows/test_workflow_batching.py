@@ -35,7 +35,7 @@ def sharded_figures(workflow_figures):
     )
     assert done.returncode == 0, done.stderr[-4000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    for name in ("boxes_sharded_vs_one_device", "boxes_chunked_vs_one_device", "pendulums_sharded_vs_one_device"):
+    for name in ("boxes_sharded_vs_one_device", "boxes_chunked_vs_one_device", "pendulums_final_only_vs_one_device"):
         workflow_figures(f"batching: {name} (max scaled difference)", figures[name])
     return figures
 
@@ -53,7 +53,6 @@ def test_sharded_equals_single_device(sharded_figures):
         "boxes_sharded_vs_one_device",
         "boxes_chunked_vs_one_device",
         "boxes_one_device_vs_vmap_rollout",
-        "pendulums_sharded_vs_one_device",
         "pendulums_final_only_vs_one_device",
     ):
         assert sharded_figures[name] <= TOLERANCE, (name, sharded_figures[name])
@@ -127,7 +126,7 @@ def test_chunked_vmap_equals_vmap():
 
     # Jitted: run eagerly, every primitive of the ABA is compiled on its own (about 40 s instead of 7).
     expected = jax.jit(jax.vmap(accelerations))(positions, torques)
-    for chunk_size in (4, 11, 64, None, "auto"):  # 2 chunks and a tail of 3; one chunk; wider than the batch
+    for chunk_size in (4, 11, None, "auto"):  # 2 chunks and a tail of 3; one chunk (as any wider); none; 8 on the CPU
         chunked = jax.jit(batching.chunked_vmap(accelerations, chunk_size))
         np.testing.assert_allclose(chunked(positions, torques), expected, rtol=1e-13)
     with pytest.raises(ValueError, match="same leading"):
