@@ -184,14 +184,16 @@ def test_history_of_applied_joint_forces(arm_world):
     assert approx(arm.get_joint("joint1").history_of_applied_joint_forces(), [0, 0, 0, 0, 1.0], 1e-12)
 
 
-def test_the_controller_period_is_decoupled_from_the_physics_step(make_world):
-    sim, world = make_world((ARM, None, "arm7"), steps_per_run=10)
+def test_the_controller_period_is_decoupled_from_the_physics_step(arm_world):
+    """Runs of one physics step (the other tests' compiled run; the period counts steps, not
+    runs: runs of several steps are ``test_contacts.py``'s)."""
+    sim, world = arm_world
     arm = arm_in_position_mode(sim, world)
     assert arm.set_controller_period(0.005) and arm.controller_period() == 0.005
     assert arm.get_joint("joint4").controller_period() == 0.005
     assert arm.set_joint_position_targets(np.add(arm.joint_positions(), 0.01))
     assert arm.enable_history_of_applied_joint_forces(True, 30)
-    for _ in range(3):
+    for _ in range(30):
         sim.run()
     history = np.array(arm.history_of_applied_joint_forces(["joint2"]))
     # The PID updates every 5 physics steps and holds its command in between.
