@@ -122,11 +122,14 @@ def test_gradients_through_the_string_match_central_differences():
 
     theta = jnp.array([0.3, 20.0])
     eps = jnp.array([1e-7, 1e-5])
-    points = jnp.concatenate([theta[None], theta + jnp.diag(eps), theta - jnp.diag(eps)])
-    values, jacobians = jax.jit(jax.vmap(lambda x: (final(x), jax.jacfwd(final)(x))))(points)  # one program
-    central = (values[1:3] - values[3:]) / (2 * eps[:, None])
-    assert np.all(np.isfinite(jacobians[0])) and np.abs(jacobians[0][:, 0]).max() > 0.1
-    np.testing.assert_allclose(np.asarray(jacobians[0]), np.asarray(central).T, rtol=1e-5, atol=1e-8)
+    # One forward-mode program: the derivatives along each input at theta (rows 0-1), the values
+    # at the shifted points (rows 2-5, zero tangents).
+    points = jnp.concatenate([jnp.broadcast_to(theta, (2, 2)), theta + jnp.diag(eps), theta - jnp.diag(eps)])
+    tangents = jnp.concatenate([jnp.eye(2), jnp.zeros((4, 2))])
+    values, derivatives = jax.jit(jax.vmap(lambda x, t: jax.jvp(final, (x,), (t,))))(points, tangents)
+    central = (values[2:4] - values[4:]) / (2 * eps[:, None])
+    assert np.all(np.isfinite(derivatives[:2])) and np.abs(derivatives[0]).max() > 0.1
+    np.testing.assert_allclose(np.asarray(derivatives[:2]), np.asarray(central), rtol=1e-5, atol=1e-8)
 
 
 def test_the_world_step_commands_mujocos_actuator_forces_of_a_spatial_tendon_motor():
