@@ -185,8 +185,8 @@ def test_history_of_applied_joint_forces(arm_world):
 
 
 def test_the_controller_period_is_decoupled_from_the_physics_step(arm_world):
-    """Runs of one physics step (the other tests' compiled run; the period counts steps, not
-    runs: runs of several steps are ``test_contacts.py``'s)."""
+    """Runs of one physics step, the program the file's other tests compile: the PID's period
+    counts physics steps across runs."""
     sim, world = arm_world
     arm = arm_in_position_mode(sim, world)
     assert arm.set_controller_period(0.005) and arm.controller_period() == 0.005

@@ -72,7 +72,7 @@ KINDS = {
     "box": ('<box size="0.06 0.06 0.06"/>', 0.2 * 0.06**2 / 6),
 }
 LAYOUT = ["sphere"] * 4 + ["box"] * 4
-SETTLE = 1.25  # [s]: the last body stops at about 1 s (seed 1)
+SETTLE = 1.25  # [s] (its margin: docs/changelog.md, 2026-12-05, issue 34)
 DT = 0.002
 
 
