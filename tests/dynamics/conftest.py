@@ -46,8 +46,9 @@ REPRESENTATIONS = ("body", "inertial", "mixed")
 FULL = "mixed"
 """The representation in which every quantity is computed and every identity checked."""
 CONVERTED = ("mass_matrix", "rnea", "aba", "link_jacobians", "link_bias_accelerations")
-"""The quantities computed in every representation: together they reach each conversion of
-``jaxsim_like.dynamics.representations`` (transforms, velocities, forces, accelerations) in each."""
+"""The quantities computed in every representation: with the states' base velocities, they reach
+each conversion of ``jaxsim_like.dynamics.representations`` (transforms, forces, accelerations, a
+velocity to inertial) in each; ``test_with_velocity_representation`` converts velocities back."""
 PIN_FRAME = {"body": pin.LOCAL, "inertial": pin.WORLD, "mixed": pin.LOCAL_WORLD_ALIGNED}
 SAMPLES_PER_CASE = 4
 REFERENCE_TOLERANCE = 1e-9
