@@ -1,5 +1,7 @@
 """Every ```python block of README.md and docs/ runs as pasted: the blocks of one page in one fresh
-interpreter, each block with fresh globals in its own empty folder.
+interpreter (docs/object_api.md's after README.md's, in its interpreter: both show the object API
+on the same robot, whose programs are then traced and compiled once), each block with fresh globals
+in its own empty folder.
 
 Blocks that are not meant to run use other fence languages (``bash``, ``text``). Each page's
 interpreter has the user's defaults (float32; a block that changes them fails the next one); the
@@ -23,6 +25,8 @@ import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 PAGES = [REPOSITORY / "README.md", *sorted((REPOSITORY / "docs").rglob("*.md"))]
+SHARED_INTERPRETER = {REPOSITORY / "docs" / "object_api.md": REPOSITORY / "README.md"}
+"""Pages whose blocks run after another page's, in its interpreter (each other page: its own)."""
 README_LIMIT = 10 * 1024
 """The README's size limit [bytes]: a user's page, with the rest in docs/."""
 
@@ -68,8 +72,9 @@ def test_the_readme_is_short_and_has_snippets():
 
 @pytest.fixture(scope="module")
 def page_runs(tmp_path_factory):
-    """``run(page)``: the page's blocks run in one fresh interpreter (once per page); returns
-    ``(errors, stderr)``: each block's traceback or None (missing after a crash), and the stderr."""
+    """``run(page)``: the page's blocks, and those of the pages that share its interpreter after them,
+    run in one fresh interpreter (once); returns ``(errors, stderr)``: each of the page's blocks'
+    traceback or None (missing after a crash), and the stderr."""
     environment = {
         **os.environ,
         "JAX_COMPILATION_CACHE_DIR": jax.config.jax_compilation_cache_dir,
@@ -79,14 +84,21 @@ def page_runs(tmp_path_factory):
     runs: dict[Path, tuple[list, str]] = {}
 
     def run(page: Path) -> tuple[list, str]:
+        first = SHARED_INTERPRETER.get(page, page)
         if page not in runs:
-            folder = tmp_path_factory.mktemp(page.stem)
+            pages = [first, *(other for other in PAGES if SHARED_INTERPRETER.get(other) == first)]
+            folder = tmp_path_factory.mktemp(first.stem)
             report = folder / "report.json"
+            blocks = [python_blocks(p) for p in pages]
             result = subprocess.run(
-                [sys.executable, "-c", RUNNER, str(report), str(folder / "blocks")], input=json.dumps(python_blocks(page)),
+                [sys.executable, "-c", RUNNER, str(report), str(folder / "blocks")], input=json.dumps(sum(blocks, [])),
                 cwd=folder, env=environment, capture_output=True, text=True, timeout=900,
             )
-            runs[page] = (json.loads(report.read_text()) if report.is_file() else [], result.stderr)
+            errors = json.loads(report.read_text()) if report.is_file() else []
+            start = 0
+            for p, its in zip(pages, blocks):
+                runs[p] = (errors[start : start + len(its)], result.stderr)
+                start += len(its)
         return runs[page]
 
     return run

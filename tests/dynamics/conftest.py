@@ -2,10 +2,14 @@
 functions and the conversions between our velocity representations and Pinocchio's.
 
 A *case* is a model (a URDF test asset or the iCub) with a fixed or a floating base. For each
-case, :func:`evaluate_all` (every quantity the tests check, in every velocity representation)
-is jitted once with the model as an argument, evaluated on a few random samples, and the results
-are cached for the whole session by the ``lab`` fixture: compilation dominates the cost of the
-suite, so each case compiles one program that all test modules share.
+case, :func:`evaluate_all` (every quantity the tests check) is jitted once with the model as an
+argument, evaluated on a few random samples, and the results are cached for the whole session by
+the ``lab`` fixture: compilation dominates the cost of the suite, so each case compiles one
+program that all test modules share. Every quantity and identity is computed in the mixed
+representation (``FULL``); the quantities through which the conversions between representations
+pass (``CONVERTED``: mass matrix, RNEA and ABA with link wrenches, link Jacobians and ``J_dot nu``)
+in the body and inertial ones as well (the same identity in three representations compiled three
+times the program and checked the same code).
 
 Pinocchio's conventions: q = [position, quaternion xyzw, joints] (a continuous joint as cos, sin);
 v = [linear; angular] body velocity of the free-flyer joint frame, then the joint velocities;
@@ -39,6 +43,12 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 EXPECTED_ASSETS = ("pendulum", "double_pendulum", "cart_pole", "free_box", "sphere", "quadruped", "humanoid")
 ICUB = "icub"
 REPRESENTATIONS = ("body", "inertial", "mixed")
+FULL = "mixed"
+"""The representation in which every quantity is computed and every identity checked."""
+CONVERTED = ("mass_matrix", "rnea", "aba", "link_jacobians", "link_bias_accelerations")
+"""The quantities computed in every representation: with the states' base velocities, they reach
+each conversion of ``jaxsim_like.dynamics.representations`` (transforms, forces, accelerations, a
+velocity to inertial) in each; ``test_with_velocity_representation`` converts velocities back."""
 PIN_FRAME = {"body": pin.LOCAL, "inertial": pin.WORLD, "mixed": pin.LOCAL_WORLD_ALIGNED}
 SAMPLES_PER_CASE = 4
 REFERENCE_TOLERANCE = 1e-9
@@ -569,9 +579,37 @@ def named(name: str, caught: list[js.ModelLoadWarning]) -> bool:
     return any(re.search(rf"'{re.escape(name)}'", w.reason) for w in caught)
 
 
+def converted(model: js.Model, state: js.State, inputs: dict[str, jax.Array], *, rep: str) -> dict[str, jax.Array]:
+    """The ``CONVERTED`` quantities of :func:`evaluate` in ``rep``."""
+    kw = {"velocity_representation": rep}
+    f_ext = inputs["link_wrenches"]
+    base_wrench, torques = D.inverse_dynamics(
+        model,
+        state,
+        base_acceleration=inputs["base_acceleration"],
+        joint_accelerations=inputs["joint_accelerations"],
+        link_wrenches=f_ext,
+        **kw,
+    )
+    base_acceleration, joint_accelerations = D.forward_dynamics(model, state, joint_torques=inputs["joint_torques"], link_wrenches=f_ext, **kw)
+    return {
+        "mass_matrix": D.mass_matrix(model, state, **kw),
+        "rnea": generalized(model, base_wrench, torques),
+        "aba": generalized(model, base_acceleration, joint_accelerations),
+        "link_jacobians": D.link_jacobians(model, state, **kw),
+        "link_bias_accelerations": D.link_bias_accelerations(model, state, **kw),
+    }
+
+
 def evaluate_all(model: js.Model, states: dict, inputs: dict, *, frames: tuple[str, ...], extended: bool) -> dict:
-    """:func:`evaluate` in every representation (one compilation shares the common work)."""
-    return {rep: evaluate(model, states[rep], inputs[rep], rep=rep, frames=frames, extended=extended) for rep in REPRESENTATIONS}
+    """:func:`evaluate` in ``FULL`` and :func:`converted` in the other representations (one
+    compilation shares the common work), keyed by representation."""
+    return {
+        rep: evaluate(model, states[rep], inputs[rep], rep=rep, frames=frames, extended=extended)
+        if rep == FULL
+        else converted(model, states[rep], inputs[rep], rep=rep)
+        for rep in REPRESENTATIONS
+    }
 
 
 @dataclasses.dataclass
@@ -591,7 +629,7 @@ class Results:
     @property
     def extended(self) -> bool:
         """Whether the extended quantities of :func:`evaluate` were computed."""
-        return "bias_forces" in self.ours[0]["mixed"]
+        return "bias_forces" in self.ours[0][FULL]
 
     def require_extended(self) -> None:
         if not self.extended:
@@ -609,6 +647,7 @@ class Results:
 
     def check(self, rep: str, quantity: str) -> None:
         """Ours against Pinocchio's ``quantity`` in ``rep`` for every sample."""
+        assert rep == FULL or quantity in CONVERTED, f"{quantity} is computed in the {FULL} representation only"
         for k, (ours, ref) in enumerate(zip(self.ours, self.reference)):
             assert_close(ours[rep][quantity], ref[rep][quantity], f"{quantity} [{rep}]", where=f"{self.case} sample {k}")
 

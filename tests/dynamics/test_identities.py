@@ -1,4 +1,5 @@
-"""Identities of the dynamics, on every test asset (fixed and floating) in each representation:
+"""Identities of the dynamics, on every test asset (fixed and floating) in the mixed
+representation (``FULL``; the other representations' conversions are checked against Pinocchio):
 M symmetric positive definite, ABA and RNEA inverse of each other, CRBA columns equal to RNEA
 differences, Jacobians and ``J_dot nu`` equal to finite differences, and the rate of kinetic plus
 potential energy equal to the power of the torques and external wrenches."""
@@ -14,7 +15,7 @@ from jaxsim_like.dynamics.aba import articulated_body_factorised, articulated_bo
 from jaxsim_like.dynamics.crba import mass_matrix
 
 from .conftest import (
-    REPRESENTATIONS,
+    FULL,
     advance_pose,
     assert_close,
     pose,
@@ -52,109 +53,90 @@ def split(model: js.Model, nu_dot: np.ndarray) -> tuple[np.ndarray | None, np.nd
     return (nu_dot[:6], nu_dot[6:]) if model.floating_base else (None, nu_dot)
 
 
-RATES: dict[tuple, dict[str, dict[str, np.ndarray]]] = {}
-"""The time derivatives of a case's sample, every representation at once: computed by the first
-of the tests parametrised by representation, read by the others."""
+def along_aba(results, k: int) -> dict[str, np.ndarray | None]:
+    """The accelerations of ABA at sample ``k``, as the keywords of :func:`advanced`."""
+    base, joints = split(results.model, results.ours[k][FULL]["aba"])
+    return {"base_acceleration": base, "joint_accelerations": joints}
 
 
-def rates_at_constant_velocity(results, k: int) -> dict[str, dict[str, np.ndarray]]:
-    """:func:`time_derivative` at sample ``k`` with the velocity held constant (cached)."""
-    key = (results.case, k, "constant velocity")
-    if key not in RATES:
-        RATES[key] = time_derivative(results, k)
-    return RATES[key]
-
-
-def rates_along_aba(results, k: int) -> dict[str, dict[str, np.ndarray]]:
-    """:func:`time_derivative` at sample ``k`` along the accelerations of ABA (cached)."""
-    key = (results.case, k, "aba")
-    if key not in RATES:
-        accelerations = {}
-        for rep in REPRESENTATIONS:
-            base, joints = split(results.model, results.ours[k][rep]["aba"])
-            accelerations[rep] = {"base_acceleration": base, "joint_accelerations": joints}
-        RATES[key] = time_derivative(results, k, **accelerations)
-    return RATES[key]
-
-
-def time_derivative(results, k: int, **accelerations_of_rep) -> dict[str, dict[str, np.ndarray]]:
-    """The time derivative of every output at sample ``k`` along the motion of :func:`advanced`
-    (every representation at once), by the fourth-order central difference (error O(STEP^4))."""
+def time_derivative(results, k: int, **accelerations) -> dict[str, np.ndarray]:
+    """The time derivative of every ``FULL`` output at sample ``k`` along the motion of
+    :func:`advanced`, by the fourth-order central difference (error O(STEP^4))."""
     model = results.model
     outputs = []
     for dt in (-2 * STEP, -STEP, STEP, 2 * STEP):
-        states = {rep: advanced(model, results.states[k][rep], dt, **accelerations_of_rep.get(rep, {})) for rep in REPRESENTATIONS}
-        outputs.append(results.evaluate(states, results.inputs[k]))
+        states = results.states[k] | {FULL: advanced(model, results.states[k][FULL], dt, **accelerations)}
+        outputs.append(results.evaluate(states, results.inputs[k])[FULL])
     return jax.tree.map(lambda a, b, c, d: (a - 8 * b + 8 * c - d) / (12 * STEP), *outputs)
 
 
-def test_mass_matrix_is_symmetric_positive_definite(lab, asset_case, rep):
+def test_mass_matrix_is_symmetric_positive_definite(lab, asset_case):
     for ours in lab.results(asset_case).ours:
-        M = ours[rep]["mass_matrix"]
-        assert_close(M, M.T, f"mass_matrix symmetry [{rep}]", tolerance=1e-14)
+        M = ours[FULL]["mass_matrix"]
+        assert_close(M, M.T, f"mass_matrix symmetry [{FULL}]", tolerance=1e-14)
         if M.size:
             assert np.linalg.eigvalsh(M).min() > 0, f"{asset_case}: M is not positive definite"
 
 
-def test_aba_and_rnea_invert_each_other(lab, asset_case, rep):
+def test_aba_and_rnea_invert_each_other(lab, asset_case):
     results = lab.results(asset_case)
     model = results.model
     for k, (sample, ours) in enumerate(zip(results.samples, results.ours)):
-        inputs = results.inputs[k][rep]
+        inputs = results.inputs[k][FULL]
         where = f"{asset_case} sample {k}"
         unactuated = np.zeros(6) if model.floating_base else np.zeros(0)
-        assert_close(ours[rep]["rnea_of_aba"], np.concatenate([unactuated, sample.tau]), f"rnea(aba) [{rep}]", where=where)
+        assert_close(ours[FULL]["rnea_of_aba"], np.concatenate([unactuated, sample.tau]), f"rnea(aba) [{FULL}]", where=where)
         base = np.asarray(inputs["base_acceleration"]) if model.floating_base else np.zeros(0)
-        assert_close(ours[rep]["aba_of_rnea"], np.concatenate([base, sample.qdd]), f"aba(rnea) [{rep}]", where=where)
+        assert_close(ours[FULL]["aba_of_rnea"], np.concatenate([base, sample.qdd]), f"aba(rnea) [{FULL}]", where=where)
 
 
-def test_crba_columns_equal_rnea_differences(lab, asset_case, rep):
+def test_crba_columns_equal_rnea_differences(lab, asset_case):
     results = lab.results(asset_case)
     if results.model.generalized_velocity_size == 0:
-        assert all(ours[rep]["mass_matrix"].shape == (0, 0) for ours in results.ours)
+        assert all(ours[FULL]["mass_matrix"].shape == (0, 0) for ours in results.ours)
         return
     for k, ours in enumerate(results.ours):
-        assert_close(ours[rep]["rnea_differences"], ours[rep]["mass_matrix"], f"crba columns [{rep}]", where=f"{asset_case} sample {k}")
+        assert_close(ours[FULL]["rnea_differences"], ours[FULL]["mass_matrix"], f"crba columns [{FULL}]", where=f"{asset_case} sample {k}")
 
 
-def test_jacobians_equal_finite_differences(lab, asset_case, rep):
+def test_jacobians_equal_finite_differences(lab, asset_case):
     """``J nu`` is the derivative of the link poses; ``J_dot nu`` that of ``J nu`` (constant ``nu``)."""
     results = lab.results(asset_case)
     model = results.model
     for k, ours in enumerate(results.ours):
-        nu = generalized_velocity(model, results.states[k][rep])
-        rates = rates_at_constant_velocity(results, k)[rep]
-        H, H_dot = ours[rep]["link_poses"], rates["link_poses"]
-        velocity_fd = np.stack([velocity_of_pose_derivative(rep, H[i], H_dot[i]) for i in range(len(H))])
+        nu = generalized_velocity(model, results.states[k][FULL])
+        rates = time_derivative(results, k)
+        H, H_dot = ours[FULL]["link_poses"], rates["link_poses"]
+        velocity_fd = np.stack([velocity_of_pose_derivative(FULL, H[i], H_dot[i]) for i in range(len(H))])
         where = f"{asset_case} sample {k}"
-        assert_close(ours[rep]["link_jacobians"] @ nu, velocity_fd, f"J nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
-        assert_close(ours[rep]["link_bias_accelerations"], rates["link_jacobians"] @ nu, f"J_dot nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
-        assert_close(ours[rep]["com_jacobian"] @ nu, rates["com_position"], f"J_com nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
-        assert_close(ours[rep]["com_bias_acceleration"], rates["com_jacobian"] @ nu, f"J_dot_com nu vs finite differences [{rep}]", tolerance=FD_TOLERANCE, where=where)
+        assert_close(ours[FULL]["link_jacobians"] @ nu, velocity_fd, f"J nu vs finite differences [{FULL}]", tolerance=FD_TOLERANCE, where=where)
+        assert_close(ours[FULL]["link_bias_accelerations"], rates["link_jacobians"] @ nu, f"J_dot nu vs finite differences [{FULL}]", tolerance=FD_TOLERANCE, where=where)
+        assert_close(ours[FULL]["com_jacobian"] @ nu, rates["com_position"], f"J_com nu vs finite differences [{FULL}]", tolerance=FD_TOLERANCE, where=where)
+        assert_close(ours[FULL]["com_bias_acceleration"], rates["com_jacobian"] @ nu, f"J_dot_com nu vs finite differences [{FULL}]", tolerance=FD_TOLERANCE, where=where)
 
 
-def test_energy_rate_equals_power_of_applied_forces(lab, asset_case, rep):
+def test_energy_rate_equals_power_of_applied_forces(lab, asset_case):
     """Along the motion given by ABA: d/dt (kinetic + potential) = tau . qd + sum_i f_i . v_i."""
     results = lab.results(asset_case)
     for k, (sample, ours) in enumerate(zip(results.samples, results.ours)):
-        rates = rates_along_aba(results, k)[rep]
+        rates = time_derivative(results, k, **along_aba(results, k))
         rate = rates["kinetic_energy"] + rates["potential_energy"]
-        wrenches = np.asarray(results.inputs[k][rep]["link_wrenches"])
-        power = sample.tau @ sample.qd + np.sum(wrenches * ours[rep]["link_velocities"])
-        assert_close(rate, power, f"energy rate vs power [{rep}]", tolerance=FD_TOLERANCE, where=f"{asset_case} sample {k}")
+        wrenches = np.asarray(results.inputs[k][FULL]["link_wrenches"])
+        power = sample.tau @ sample.qd + np.sum(wrenches * ours[FULL]["link_velocities"])
+        assert_close(rate, power, f"energy rate vs power [{FULL}]", tolerance=FD_TOLERANCE, where=f"{asset_case} sample {k}")
 
 
-def test_momentum_energy_and_velocities_are_consistent(lab, asset_case, rep):
+def test_momentum_energy_and_velocities_are_consistent(lab, asset_case):
     """``v = J nu``, ``h_G = A_G nu``, ``c_dot = J_com nu``, ``K = nu^T M nu / 2``."""
     results = lab.results(asset_case)
     model = results.model
     for k, ours in enumerate(results.ours):
-        nu = generalized_velocity(model, results.states[k][rep])
-        out, where = ours[rep], f"{asset_case} sample {k}"
-        assert_close(out["link_jacobians"] @ nu, out["link_velocities"], f"J nu = v [{rep}]", where=where)
-        assert_close(out["centroidal_momentum_matrix"] @ nu, out["centroidal_momentum"], f"A_G nu = h_G [{rep}]", where=where)
-        assert_close(out["com_jacobian"] @ nu, out["com_velocity"], f"J_com nu = c_dot [{rep}]", where=where)
-        assert_close(0.5 * nu @ out["mass_matrix"] @ nu, out["kinetic_energy"], f"nu^T M nu / 2 = K [{rep}]", where=where)
+        nu = generalized_velocity(model, results.states[k][FULL])
+        out, where = ours[FULL], f"{asset_case} sample {k}"
+        assert_close(out["link_jacobians"] @ nu, out["link_velocities"], f"J nu = v [{FULL}]", where=where)
+        assert_close(out["centroidal_momentum_matrix"] @ nu, out["centroidal_momentum"], f"A_G nu = h_G [{FULL}]", where=where)
+        assert_close(out["com_jacobian"] @ nu, out["com_velocity"], f"J_com nu = c_dot [{FULL}]", where=where)
+        assert_close(0.5 * nu @ out["mass_matrix"] @ nu, out["kinetic_energy"], f"nu^T M nu / 2 = K [{FULL}]", where=where)
 
 
 def test_articulated_body_responses_equal_the_dense_solve():

@@ -18,7 +18,7 @@ BATCH = 1024
 
 @pytest.fixture(scope="module")
 def task():
-    return tasks.cart_pole_swing_up(horizon=30)
+    return tasks.cart_pole_swing_up(horizon=10)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_random_actions_stay_finite_and_truncate_at_the_horizon(task, batched):
         states = step(task, states, random_actions(jax.random.PRNGKey(i), task.action_size))
         assert np.isfinite(np.asarray(states.obs)).all() and np.isfinite(np.asarray(states.reward)).all()
         truncated += np.asarray(states.truncated)
-    # Every world that did not terminate was truncated at step 30 and restarted.
+    # Every world that did not terminate was truncated at the horizon (step 10) and restarted.
     assert (truncated <= 1).all() and truncated.sum() > 0.9 * BATCH
     assert (np.asarray(states.steps) < task.horizon).all()
     rewards = np.asarray(states.reward)
