@@ -63,7 +63,8 @@ def run(batch: int, duration: float, plot: str | None = None, verbose: bool = Tr
     friction = rng.uniform(0.2, 1.0, batch)
     ground = rng.uniform(-0.05, 0.05, batch)
 
-    # The functions below are jitted: run eagerly, each of their operations would compile on its own.
+    # Jitted (run eagerly, each operation would compile on its own); the start is a batch of one
+    # for the program that measures the final states.
     point_positions = jax.jit(jax.vmap(contact_point_positions, in_axes=(None, 0)))
     state = js.State.build(model)
     lowest = float(jnp.min(point_positions(model, jax.tree.map(lambda x: x[None], state))[0, :, 2]))
