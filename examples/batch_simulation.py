@@ -63,10 +63,13 @@ def run(batch: int, duration: float, plot: str | None = None, verbose: bool = Tr
     friction = rng.uniform(0.2, 1.0, batch)
     ground = rng.uniform(-0.05, 0.05, batch)
 
+    # Jitted (run eagerly, each operation would compile on its own); the start is a batch of one
+    # for the program that measures the final states.
+    point_positions = jax.jit(jax.vmap(contact_point_positions, in_axes=(None, 0)))
     state = js.State.build(model)
-    lowest = float(jnp.min(contact_point_positions(model, state)[:, 2]))
+    lowest = float(jnp.min(point_positions(model, jax.tree.map(lambda x: x[None], state))[0, :, 2]))
     heights = ground + 0.1 - lowest  # the lowest point 10 cm above its ground
-    states = jax.vmap(lambda z: state.replace(base_position=state.base_position.at[2].set(z)))(jnp.asarray(heights))
+    states = jax.jit(jax.vmap(lambda z: state.replace(base_position=state.base_position.at[2].set(z))))(jnp.asarray(heights))
     masses = np.repeat(np.asarray(model.link_mass)[None], batch, axis=0)
     masses[:, 0] = trunk_mass
     batched_model = model.replace(link_mass=masses)
@@ -85,7 +88,7 @@ def run(batch: int, duration: float, plot: str | None = None, verbose: bool = Tr
     jax.block_until_ready(final)
     seconds = time.perf_counter() - began
     # Lowest collidable point above each world's ground at the end (the feet rest ~ on it).
-    final_points = jax.vmap(lambda s: contact_point_positions(model, s))(final)
+    final_points = point_positions(model, final)
     clearance = np.asarray(jnp.min(final_points[:, :, 2], axis=1)) - ground
     figures = {
         "devices": len(jax.devices()),

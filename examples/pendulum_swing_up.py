@@ -37,10 +37,10 @@ EFFORT = 6.0  # [N m]
 
 
 def settings(quick: bool) -> dict:
-    """Step [s], steps, torque knots, Adam iterations and learning rate."""
+    """Step [s], steps, integrator, torque knots, Adam iterations and learning rate."""
     if quick:
-        return {"dt": 0.02, "steps": 125, "knots": 25, "iterations": 120, "learning_rate": 0.2}
-    return {"dt": 0.01, "steps": 250, "knots": 50, "iterations": 500, "learning_rate": 0.2}
+        return {"dt": 0.02, "steps": 125, "integrator": "semi_implicit_euler", "knots": 25, "iterations": 120, "learning_rate": 0.2}
+    return {"dt": 0.01, "steps": 250, "integrator": "implicit_euler", "knots": 50, "iterations": 500, "learning_rate": 0.2}
 
 
 def upright_error(q: float) -> float:
@@ -56,7 +56,7 @@ def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> d
     dt, steps, knots = config["dt"], config["steps"], config["knots"]
     model = js.load_model(js.models.path("pendulum"))
     model = model.replace(effort_limit=jnp.full(model.dofs, EFFORT))
-    params = js.SimulationParams.build(model, dt=dt)
+    params = js.SimulationParams.build(model, dt=dt, integrator=config["integrator"])
     start = js.State.build(model)
     effort = model.effort_limit
 
@@ -109,7 +109,7 @@ def run(quick: bool = False, plot: str | None = None, verbose: bool = True) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="coarser steps and fewer iterations (seconds)")
+    parser.add_argument("--quick", action="store_true", help="coarser explicit steps and fewer iterations (seconds)")
     parser.add_argument("--plot", metavar="DIR", help="save the loss curve and the trajectory as PNGs in DIR (needs matplotlib)")
     args = parser.parse_args(argv)
     figures = run(quick=args.quick, plot=args.plot)

@@ -200,6 +200,13 @@ def initial_sim(model: Model, state: State, history_size: int, step: int) -> Mod
     return ModelSim(state, controller, jnp.zeros((history_size, n), dtype), last, jnp.asarray(step, dtype))
 
 
+@functools.partial(jax.jit, static_argnames="history_size")
+def initial_packed(model: Model, history_size: int, step: int) -> jax.Array:
+    """:func:`pack` of the :func:`initial_sim` at ``State.build(model)``, as one program (run op by
+    op, each of its operations would compile on its own for every new model)."""
+    return pack(initial_sim(model, State.build(model), history_size, step))
+
+
 def _last_step(out, report) -> LastStep:
     """The :class:`LastStep` of a model's step outputs and report."""
     dtype = report.commanded.dtype

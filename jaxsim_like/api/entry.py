@@ -21,7 +21,6 @@ import numpy as np
 
 from ..dynamics import configuration, spatial
 from ..dynamics.model import Model
-from ..dynamics.state import State
 from ..parsers.description import ModelDescription
 from ..simulation import ModelParams, Terrain, control, wrenches
 from . import engine, errors
@@ -122,7 +121,7 @@ class ModelEntry:
         self.dof_joint = {k: name for name, dofs in self.joints.items() for k in dofs}
         self.balls = {name: dofs for name, dofs in self.joints.items() if len(dofs) == 3}
         self.layout = engine.Layout.of(model, HISTORY_CAPACITY)
-        self.sim = engine.pack(engine.initial_sim(model, State.build(model), HISTORY_CAPACITY, step))
+        self.sim = engine.initial_packed(model, HISTORY_CAPACITY, step)
         self.table = control.default_table(np.asarray(model.effort_limit), np.asarray(model.velocity_limit))
         self._pid_resets = True  # the default table resets every PID at the first step
         self.period = math.inf

@@ -134,7 +134,10 @@ def test_self_collision_meets_a_hull_through_its_narrow_phase(meshes):
     assert [(group.kind, group.first, group.second) for group in table.groups] == [("sphere-hull", (1,), (0,))]
 
 
+# Jitted once for every case: run eagerly, each of their operations would compile on its own.
 HULL_HULL = jax.jit(lambda H_a, a, H_b, b: hull_hull(in_world(H_a, a), in_world(H_b, b)))
+BOX_BOX = jax.jit(box_box)
+BOX_HULL = jax.jit(lambda size: box_hull(size, BOX_COUNTS))
 
 
 @pytest.mark.parametrize("position, R", [
@@ -148,8 +151,8 @@ def test_cube_hulls_touch_as_box_box_does(position, R):
     their slots are contacts of box-box (4 of its up to 8, spread over the patch)."""
     cube = hull_row(CUBE)
     slots = HULL_HULL(H(position, R), cube, H(), cube)
-    boxed = HULL_HULL(H(position, R), cube, H(), box_hull(jnp.full(3, 0.1), BOX_COUNTS))
-    reference = box_box(H(position, R), jnp.full(3, 0.1), H(), jnp.full(3, 0.1))
+    boxed = HULL_HULL(H(position, R), cube, H(), BOX_HULL(jnp.full(3, 0.1)))
+    reference = BOX_BOX(H(position, R), jnp.full(3, 0.1), H(), jnp.full(3, 0.1))
     held = np.asarray(reference.valid & (reference.depth > 0))
     for result in (slots, boxed):
         mine = np.asarray(result.valid)
@@ -163,6 +166,7 @@ def test_cube_hulls_touch_as_box_box_does(position, R):
 
 
 ROUND_HULL = jax.jit(lambda H_a, size_a, H_b, b: round_hull(H_a, size_a, in_world(H_b, b)))
+CAPSULE_BOX = jax.jit(capsule_box)
 
 
 @pytest.mark.parametrize("size, position, R", [
@@ -178,7 +182,7 @@ def test_spheres_and_capsules_touch_a_cube_hull_as_they_touch_the_box(size, posi
     """A ball or a capsule against a cube hull: the contacts of capsule-box against the same box
     (the hull's signed distance is exact)."""
     slots = ROUND_HULL(H(position, R), jnp.asarray(size), H(), hull_row(CUBE))
-    reference = capsule_box(H(position, R), jnp.asarray(size), H(), jnp.full(3, 0.1))
+    reference = CAPSULE_BOX(H(position, R), jnp.asarray(size), H(), jnp.full(3, 0.1))
     held = np.asarray(reference.valid)
     np.testing.assert_array_equal(np.asarray(slots.valid), held)
     for name in ("position", "normal", "depth"):
@@ -323,7 +327,7 @@ def test_a_hull_rests_on_the_terrain_on_4_spread_vertices(meshes, name):
     assert carrying.sum() == 4
     np.testing.assert_allclose(forces[:, 2].sum(), MASS * G, rtol=5e-3)
     np.testing.assert_allclose(np.asarray(outputs.penetration[-1])[carrying], 0.001, rtol=0.1)
-    corners = np.asarray(contact_point_positions(body, final))[carrying, :2]
+    corners = np.asarray(jax.jit(contact_point_positions)(body, final))[carrying, :2]  # jitted: one program, not one per operation
     assert np.ptp(corners, axis=0).min() > 0.14  # spread over the face: across it both ways
     assert float(jnp.linalg.norm(final.base_velocity)) < 1e-6
 

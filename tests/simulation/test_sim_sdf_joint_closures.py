@@ -73,8 +73,9 @@ def test_each_kinds_rows_move_at_the_derivatives_of_their_violations(joint_type)
     q, qd = rng.normal(scale=0.4, size=model.dofs), rng.normal(size=model.dofs)
     state = js.State.build(model)
 
-    def rows_at(t: float):
-        moved = state.replace(joint_positions=jnp.asarray(q + t * qd), joint_velocities=jnp.asarray(qd))
+    @jax.jit  # one program for the three times (run eagerly, each operation compiles on its own)
+    def rows_at(t):
+        moved = state.replace(joint_positions=jnp.asarray(q) + t * jnp.asarray(qd), joint_velocities=jnp.asarray(qd))
         return loop_rows(model, kinematics(model, moved), euler=False)
 
     h = 1e-4
@@ -135,22 +136,24 @@ def test_a_universal_joint_closing_a_loop_moves_as_the_joint_within_the_first_or
 
 
 def test_the_gradient_through_a_loop_closed_by_a_screw_equals_central_differences(figures):
-    """The body's height after 0.1 s, closed by a screw joint, against the screw's pitch (traced)."""
+    """The body's height after 0.1 s, closed by a screw joint, against the screw's pitch (traced),
+    in forward mode: one program gives the derivative and the values the differences take (reverse
+    mode through closures: the four-bar's and the soft connect's gradients, test_sim_loops.py)."""
     model = js.load_model(source("screw", closed=True))
     params = js.SimulationParams.build(model, dt=DT, integrator="semi_implicit_euler")
     body = model.link_names.index("body")
     state = js.State.build(model)
 
-    @jax.jit
     def height(pitch):
         closed = model.replace(loops=model.loops.replace(pitch=pitch))
         final, _ = js.rollout(closed, state, jnp.zeros((100, model.dofs)), params=params)
         return kinematics(closed, final).G_H_L[body, 2, 3]
 
+    height_and_derivative = jax.jit(lambda pitch: jax.jvp(height, (pitch,), (jnp.ones_like(pitch),)))
     pitch = model.loops.pitch
-    gradient = float(jax.grad(height)(pitch)[0])
+    gradient = float(height_and_derivative(pitch)[1])
     step = 1e-6
-    central = float((height(pitch + step) - height(pitch - step)) / (2 * step))
+    central = float((height_and_derivative(pitch + step)[0] - height_and_derivative(pitch - step)[0]) / (2 * step))
     assert abs(central) > 1e-3
     assert figures("screw-closed chain: d height / d pitch vs central differences (relative)", abs(gradient - central) / abs(central)) < 1e-6
 

@@ -15,6 +15,7 @@ from jaxsim_like.simulation import control, wrenches
 from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout, world_step
 
 DT = 0.002
+TORQUES = jnp.array([0.3, -0.2])  # on the double pendulum
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +48,7 @@ def test_models_step_as_they_would_alone(models, states, integrator):
     if integrator == "rk4":
         models, states = models[1:], states[1:]
     world = WorldModel.build(models, dt=DT, integrator=integrator, collisions=False)
-    torques = jnp.array([0.3, -0.2])
-    inputs = [ModelInputs(joint_torques=torques if model.dofs else None) for model in models]
+    inputs = [ModelInputs(joint_torques=TORQUES if model.dofs else None) for model in models]
     next_world, outputs = jitted_step(world, world.initial_state(states), inputs)
     assert bool(outputs.finite)
     for m, (model, state) in enumerate(zip(models, states)):
@@ -66,7 +66,7 @@ def test_joint_wrenches_transmit_the_applied_torques_and_the_subtree_weight(mode
     pendulum, _ = models
     world = WorldModel.build([pendulum], dt=DT, collisions=False)
     state = states[0]
-    _, outputs = jitted_step(world, world.initial_state([state]), [ModelInputs(joint_torques=jnp.array([0.3, -0.2]))])
+    _, outputs = jitted_step(world, world.initial_state([state]), [ModelInputs(joint_torques=TORQUES)])
     report, out = outputs.reports[0], outputs.models[0]
     links = np.asarray(pendulum.joint_link)
     axis = np.asarray(pendulum.joint_axis)[links]
@@ -77,7 +77,7 @@ def test_joint_wrenches_transmit_the_applied_torques_and_the_subtree_weight(mode
     np.testing.assert_allclose(np.sum(about_axis * axis, axis=1), out.joint_torques, atol=1e-9)
 
     at_rest = js.State.build(pendulum, base_position=[2.0, 0.0, 2.5])
-    _, rest = jitted_step(world, world.initial_state([at_rest]), [None])
+    _, rest = jitted_step(world, world.initial_state([at_rest]), [ModelInputs(joint_torques=jnp.zeros(2))])  # the program above
     weight = float(jnp.sum(pendulum.link_mass[1:])) * 9.81
     base_R = np.asarray(js.dynamics.kinematics.forward_kinematics(pendulum, at_rest))[links[0], :3, :3]
     force_world = base_R @ np.asarray(rest.reports[0].joint_wrenches)[0, :3]
@@ -170,14 +170,16 @@ def test_timed_wrenches_act_until_their_step(models):
 
 def test_world_steps_batch(models, states):
     """jit(vmap) over a batch of world states equals the worlds stepped one by one (gradients
-    through the world step: ``test_world_contacts``)."""
+    through the world step: ``test_world_contacts``). The inputs and the world are those of the
+    implicit case above, whose compiled step steps the worlds one by one."""
     world = WorldModel.build(models, dt=DT, collisions=False)
+    inputs = [ModelInputs(joint_torques=TORQUES), ModelInputs()]
     start = world.initial_state(states)
     batch = jax.tree.map(lambda x: jnp.stack([x, x]), start)
     moved = batch.states[0].replace(joint_positions=batch.states[0].joint_positions.at[1].add(0.1))
     batch = batch._replace(states=(moved, batch.states[1]))
-    stepped, outputs = jax.jit(jax.vmap(world_step, in_axes=(None, 0, None)))(world, batch, None)
+    stepped, outputs = jax.jit(jax.vmap(world_step, in_axes=(None, 0, None)))(world, batch, inputs)
     assert stepped.states[0].joint_positions.shape == (2, 2) and bool(jnp.all(outputs.finite))
     second = start._replace(states=(start.states[0].replace(joint_positions=moved.joint_positions[1]), start.states[1]))
-    alone, _ = jitted_step(world, second, None)
+    alone, _ = jitted_step(world, second, inputs)
     np.testing.assert_allclose(stepped.states[0].joint_velocities[1], alone.states[0].joint_velocities, rtol=1e-12)
