@@ -25,8 +25,7 @@ from jaxsim_like.parsers import parse_model, parse_srdf
 from jaxsim_like.simulation.collision.collisions import link_inverse_weights
 from jaxsim_like.simulation.collision.kinds import POINTS
 from jaxsim_like.simulation.collision.points import KIND_CODES, point_shape
-from jaxsim_like.simulation import pair_memory
-from jaxsim_like.simulation.world import WorldModel, world_step
+from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 DT = 1e-3
 OBSTACLE_CENTRE = np.array([0.45, 0.4330127, 1.0])  # 0.5 m from the second joint, at 60 degrees
@@ -360,16 +359,30 @@ def ramp() -> js.Model:
     return js.load_model(RAMP)
 
 
-def test_a_link_resting_on_another_link_of_its_model_does_not_creep(ramp, figures):
+RAMP_DT, RAMP_STEPS = 0.005, 500
+
+
+@pytest.fixture(scope="module")
+def ramp_params(ramp) -> js.SimulationParams:
+    """Friction 0.8 at dt 5 ms, self-collisions on."""
+    return js.SimulationParams.build(ramp, dt=RAMP_DT, friction=0.8, self_collision=True)
+
+
+@pytest.fixture(scope="module")
+def ramp_rest(ramp, ramp_params):
+    """The block released touching the ramp, 2.5 s: ``rollout``'s final state and its per-step
+    states and outputs."""
+    return run(ramp, js.State.build(ramp), jnp.zeros((RAMP_STEPS, 2)), ramp_params)
+
+
+def test_a_link_resting_on_another_link_of_its_model_does_not_creep(ramp_rest, figures):
     """The block released touching the ramp (friction 0.8, well inside the cone at 20 degrees)
     settles within 0.5 s and then holds: it moves less than 0.1 mm along the slope over the next
     2 s at dt 5 ms (the contacts keep their tangential deformation: static friction, no creep
     law), resting on its weight along the normal."""
-    dt = 0.005
-    params = js.SimulationParams.build(ramp, dt=dt, friction=0.8, self_collision=True)
-    _, (states, outputs) = run(ramp, js.State.build(ramp), jnp.zeros((500, 2)), params)
+    _, (states, outputs) = ramp_rest
     along = np.asarray(states.joint_positions)[:, 0]
-    settled = round(0.5 / dt) - 1
+    settled = round(0.5 / RAMP_DT) - 1
     drift = np.abs(along[settled:] - along[settled]).max()
     figures("self-collision block on a 20 degree ramp: drift over 2 s after settling, dt 5 ms", drift, "m")
     assert drift < 1e-4
@@ -379,25 +392,15 @@ def test_a_link_resting_on_another_link_of_its_model_does_not_creep(ramp, figure
     np.testing.assert_allclose(abs(normal_force), 9.81 * np.cos(RAMP_ANGLE), rtol=1e-3)
 
 
-def test_the_step_is_the_world_step_of_the_model_alone(ramp):
+def test_the_step_is_the_world_step_of_the_model_alone(ramp, ramp_rest):
     """``step`` with self-collisions equals ``world_step`` of the one-model world built with
-    ``WorldModel.build(self_collision=[True])``, states and tangential memories, over 100 steps
-    of the block settling on the ramp."""
-    dt = 0.005
-    params = js.SimulationParams.build(ramp, dt=dt, friction=0.8, self_collision=True)
-    world = WorldModel.build([ramp], dt=dt, friction=0.8, self_collision=[True])
-
-    @jax.jit
-    def both(state):
-        def body(carry, _):
-            state, world_state = carry
-            state, _ = js.step(ramp, state, params=params)
-            world_state, _ = world_step(world, world_state)
-            return (state, world_state), None
-
-        return jax.lax.scan(body, (pair_memory(params, state), world.initial_state([state])), None, length=100)[0]
-
-    state, world_state = both(js.State.build(ramp))
+    ``WorldModel.build(self_collision=[True])``, states and tangential memories, after the 500
+    steps of the block settling and resting on the ramp (``rollout``'s, shared with the test
+    above, against ``world_rollout``)."""
+    world = WorldModel.build([ramp], dt=RAMP_DT, friction=0.8, self_collision=[True])
+    state = ramp_rest[0]
+    rollout = jax.jit(world_rollout, static_argnames="steps")
+    world_state = rollout(world, world.initial_state([js.State.build(ramp)]), None, steps=RAMP_STEPS)[0]
     for mine, theirs in zip(jax.tree.leaves(state.replace(pair_deformation=None)), jax.tree.leaves(world_state.states[0])):
         np.testing.assert_allclose(np.asarray(mine), np.asarray(theirs), rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.asarray(state.pair_deformation), np.asarray(world_state.pair_deformation), rtol=0, atol=1e-12)
@@ -473,21 +476,22 @@ def test_off_adds_no_operations(arm):
     )
     state = js.State.build(arm)
 
-    def equations(model):
-        return [str(e.primitive) for e in jax.make_jaxpr(lambda s: js.step(model, s, params=params))(state).eqns]
+    def traced(model):
+        """The step's operations and its outputs' shapes."""
+        jaxpr, shapes = jax.make_jaxpr(lambda s: js.step(model, s, params=params), return_shape=True)(state)
+        return [str(e.primitive) for e in jaxpr.eqns], shapes
 
-    assert equations(arm) == equations(bare)
-    following, outputs = jax.jit(lambda s: js.step(arm, s, params=params))(state)  # one program, not op by op
+    (operations, (following, outputs)), (bare_operations, _) = traced(arm), traced(bare)
+    assert operations == bare_operations
     assert outputs.self_contacts is None and following.pair_deformation is None
 
 
-def test_monitored_rollouts_and_rollout_costs_carry_the_pair_memory(ramp):
+def test_monitored_rollouts_and_rollout_costs_carry_the_pair_memory(ramp, ramp_params, ramp_rest):
     """The scans of :func:`~jaxsim_like.monitor.monitored_rollout` and
     :func:`~jaxsim_like.optimization.rollout_cost` over ``step`` start the self-contacts'
     tangential memory as ``rollout`` does, and end where it ends."""
-    params = js.SimulationParams.build(ramp, dt=0.005, friction=0.8, self_collision=True)
-    state, torques = js.State.build(ramp), jnp.zeros((500, 2))  # the horizon of the test above: one compilation
-    final = run(ramp, state, torques, params)[0]
+    params, final = ramp_params, ramp_rest[0]
+    state, torques = js.State.build(ramp), jnp.zeros((RAMP_STEPS, 2))
     monitored = monitored_rollout(ramp, state, torques, params=params)[0]
     costed = rollout_cost(ramp, state, torques, params=params, stage_cost=lambda s, o, k: jnp.sum(s.joint_positions**2))[1]
     for other in (monitored, costed):
