@@ -29,8 +29,9 @@ from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout
 G = 9.81
 ROLLOUT = jax.jit(world_rollout, static_argnames="steps")
 LONG_ROLLOUT = jax.jit(world_rollout, static_argnames="steps", compiler_options={"xla_backend_optimization_level": 3})
-"""The rollout at XLA's default optimisation, for the worlds whose steps cost most (the grippers'):
-it compiles slower than at the suite's level 0 and runs their thousands of steps faster."""
+"""The rollout at XLA's default optimisation, for the two-finger gripper's thousands of steps: it
+compiles slower than at the suite's level 0 and runs them faster. (The Panda's program compiles at
+level 0: it is the larger, and runs fewer steps.)"""
 
 
 CHUNK = 50
@@ -67,14 +68,19 @@ def ramp_world(dt: float, friction: float):
     return world, world.initial_state(states), -R[:, 0]
 
 
+STICK_SECONDS = 3.0
+
+
 @pytest.mark.parametrize("dt", [0.002, 0.005])
 def test_a_box_on_another_models_ramp_sticks_inside_its_friction_cone(dt, figures):
-    """Friction 0.8 > tan 20 deg: after settling (0.5 s), the box moves less than 0.1 mm in 10 s."""
+    """Friction 0.8 > tan 20 deg: after settling (0.5 s), the box moves less than 0.1 mm in 3 s
+    (issue 28 asked for 10 s: the drift over both horizons is in the changelog's 2026-12-05 entry
+    of issue 34)."""
     world, state, downhill = ramp_world(dt, 0.8)
     state, origins, _ = run(world, state, None, 0.5)
     settled = origins[-1, 1]
-    state, origins, _ = run(world, state, None, 10.0)
-    figures(f"box on another model's ramp inside its cone, {dt} s: drift over 10 s", np.abs(origins[:, 1] - settled).max(), "m")
+    state, origins, _ = run(world, state, None, STICK_SECONDS)
+    figures(f"box on another model's ramp inside its cone, {dt} s: drift over {STICK_SECONDS:g} s", np.abs(origins[:, 1] - settled).max(), "m")
     assert np.abs(origins[:, 1] - settled).max() < 1e-4
 
 
@@ -120,13 +126,17 @@ def stand(offset: float, seconds: float) -> tuple[float, np.ndarray]:
     return float(np.linalg.norm(origins - settled, axis=-1).max()), np.stack(errors, axis=1)
 
 
+STAND_SECONDS = 5.0
+
+
 @pytest.mark.parametrize("offset", [0.0, 0.03], ids=["aligned", "lean"])
 def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics(offset, figures):
     """Five boxes stacked aligned or each level ``offset`` [m] from the one below (:func:`stand`):
-    after settling, each moves less than 0.1 mm in 10 s, and each interface carries the weight of
-    the boxes above within 1 % at every step of the last 0.25 s."""
-    drift, errors = stand(offset, 10.0)
-    figures(f"stack of five boxes, offset {offset} m, 5 ms: drift over 10 s", drift, "m")
+    after settling, each moves less than 0.1 mm in 5 s (issue 28 asked for 10 s: the drift over
+    both horizons is in the changelog's 2026-12-05 entry of issue 34), and each interface carries
+    the weight of the boxes above within 1 % at every step of the last 0.25 s."""
+    drift, errors = stand(offset, STAND_SECONDS)
+    figures(f"stack of five boxes, offset {offset} m, 5 ms: drift over {STAND_SECONDS:g} s", drift, "m")
     figures(f"stack of five boxes, offset {offset} m, 5 ms: interface force off statics", np.abs(errors).max(), "")
     assert drift < 1e-4
     assert np.abs(errors).max() < 0.01
@@ -135,9 +145,9 @@ def test_a_stack_of_five_boxes_stands_still_with_the_forces_of_statics(offset, f
 def test_a_lean_stack_stands_still_in_float32(figures):
     """The lean stack (3 cm a level) in float32 (this file run as a script, in a process with x64
     off), where rounding made flush side faces meet at a changing set of corners and edge
-    crossings: after settling, each box moves less than 0.1 mm in 5 s (a shorter horizon than
-    float64's 10 s: float32 setups measured over 10 s moved most before 4 s, see the benchmarks'
-    "Issue 28's Shows"), and the interfaces carry the boxes above within 1 %."""
+    crossings: after settling, each box moves less than 0.1 mm in 5 s, as in float64 (float32
+    setups measured over 10 s moved most before 4 s, see the benchmarks' "Issue 28's Shows"), and
+    the interfaces carry the boxes above within 1 %."""
     env = {**os.environ, "JAX_ENABLE_X64": "0"}
     result = subprocess.run([sys.executable, __file__], capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -186,9 +196,14 @@ def grasp_inputs(table: np.ndarray, lift: float, squeeze) -> list:
     return [ModelInputs(joint_torques=torques, table=jnp.asarray(table), period=jnp.asarray(0.0)), None]
 
 
+HOLD_SECONDS = 1.0
+"""How long the grasps hold the lifted cube (issue 28 asked for 5 s: the slip over both horizons
+is in the changelog's 2026-12-05 entry of issue 34)."""
+
+
 def test_a_gripper_lifts_a_cube_and_holds_it_without_slip(figures):
-    """20 N per finger, the lift raised 10 cm in 5 mm steps, then held 5 s at 2 ms: the cube
-    moves with the fingers and slips less than 0.1 mm."""
+    """20 N per finger, the lift raised 10 cm in 5 mm steps, then held 1 s at 2 ms
+    (:data:`HOLD_SECONDS`): the cube moves with the fingers and slips less than 0.1 mm."""
     dt = 0.002
     world, state, table = grasp_world(dt)
     squeeze = jnp.asarray(20.0)
@@ -196,11 +211,11 @@ def test_a_gripper_lifts_a_cube_and_holds_it_without_slip(figures):
     lift, height = float(state.states[0].joint_positions[0]), float(state.states[1].base_position[2])
     assert lift == pytest.approx(0.1, abs=2e-3) and height > 0.1  # lifted with the fingers
     fingers = []
-    for _ in range(10):  # 5 s
+    for _ in range(round(HOLD_SECONDS / 0.5)):
         state, _, outputs = run(world, state, grasp_inputs(table, 0.1, squeeze), 0.5, LONG_ROLLOUT)
         fingers.append(float(state.states[1].base_position[2] - state.states[0].joint_positions[0]))
     figures("two-finger grasp at 2 ms: lifted", height - 0.025, "m")
-    figures("two-finger grasp at 2 ms: slip over 5 s", np.abs(np.asarray(fingers) - (height - lift)).max(), "m")
+    figures(f"two-finger grasp at 2 ms: slip over {HOLD_SECONDS:g} s", np.abs(np.asarray(fingers) - (height - lift)).max(), "m")
     assert np.abs(np.asarray(fingers) - (height - lift)).max() < 1e-4  # the cube against the fingers: no slip
     assert bool(np.all(np.asarray(outputs.finite)))
 
@@ -309,23 +324,24 @@ def cube_in_hand(world: WorldModel, state) -> np.ndarray:
 def test_the_panda_grasps_a_cube_lifts_it_and_holds_it_without_slip(figures):
     """The Panda of example-robot-data, at 2 ms: above a 5 cm, 0.2 kg cube on a table, it descends
     5 cm, closes its fingers (the first finger's position PID, the second following through its
-    mimic joint, about 10 N a finger), lifts the cube 10 cm in 1 s and holds it 5 s. Over the hold
-    the cube moves less than 1 mm in the hand; at its end the cube lies less than 3 mm deep in the
-    finger pads, the two fingers' contacts push them back as hard as the first finger's command,
-    the second finger is where its mimic says, and the fingers carry the cube's weight."""
+    mimic joint, about 10 N a finger), lifts the cube 10 cm in 1 s and holds it 1 s
+    (:data:`HOLD_SECONDS`). Over the hold the cube moves less than 1 mm in the hand; at its end
+    the cube lies less than 3 mm deep in the finger pads, the two fingers' contacts push them back
+    as hard as the first finger's command, the second finger is where its mimic says, and the
+    fingers carry the cube's weight."""
     dt = 0.002
     world, state, controls, q = panda_world(dt)
-    state = run(world, state, panda_inputs(world, controls, q["above"], q["grasp"], 0.0, 0.04), 0.6, LONG_ROLLOUT)[0]
-    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["grasp"], 0.0, FINGER_TARGET), 0.4, LONG_ROLLOUT)[0]
+    state = run(world, state, panda_inputs(world, controls, q["above"], q["grasp"], 0.0, 0.04), 0.6)[0]
+    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["grasp"], 0.0, FINGER_TARGET), 0.4)[0]
     at = float(state.steps) * dt
-    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["lift"], at, FINGER_TARGET, 1.0), 1.0, LONG_ROLLOUT)[0]
+    state = run(world, state, panda_inputs(world, controls, q["grasp"], q["lift"], at, FINGER_TARGET, 1.0), 1.0)[0]
     holding = panda_inputs(world, controls, q["lift"], q["lift"], 0.0, FINGER_TARGET)
-    state = run(world, state, holding, 0.5, LONG_ROLLOUT)[0]
+    state = run(world, state, holding, 0.5)[0]
     lifted = float(state.states[2].base_position[2]) - CUBE_AT[2]
     held = cube_in_hand(world, state)
     slip = 0.0
-    for _ in range(10):  # 5 s
-        state, _, outputs = run(world, state, holding, 0.5, LONG_ROLLOUT)
+    for _ in range(round(HOLD_SECONDS / 0.5)):
+        state, _, outputs = run(world, state, holding, 0.5)
         slip = max(slip, float(np.linalg.norm(cube_in_hand(world, state) - held)))
     last = jax.tree.map(lambda x: np.asarray(x[-1]), outputs.pairs)
     contacts, forces = last.contacts, last.forces
@@ -344,7 +360,7 @@ def test_the_panda_grasps_a_cube_lifts_it_and_holds_it_without_slip(figures):
         on_cube += (sign * forces[touching]).sum(axis=0)
         depth = max(depth, float(contacts.depth[touching].max()))
     figures("Panda grasp at 2 ms: lifted", lifted, "m")
-    figures("Panda grasp at 2 ms: slip in the hand over 5 s", slip, "m")
+    figures(f"Panda grasp at 2 ms: slip in the hand over {HOLD_SECONDS:g} s", slip, "m")
     figures("Panda grasp at 2 ms: deepest finger contact", depth, "m")
     command = float(np.asarray(outputs.reports[0].commanded[-1, 7]))
     figures("Panda grasp at 2 ms: squeeze of the two fingers", -command, "N")
@@ -405,5 +421,5 @@ def test_gradient_through_a_slide_down_the_ramp_equals_central_differences(figur
 
 
 if __name__ == "__main__":  # the float32 lean stack (JAX_ENABLE_X64=0), for the test above
-    drift, errors = stand(0.03, 5.0)
+    drift, errors = stand(0.03, STAND_SECONDS)
     print(json.dumps({"dtype": str(errors.dtype), "drift": drift, "force": float(np.abs(errors).max())}))
