@@ -263,22 +263,27 @@ def _run_world(
     )
 
     def body(_, carry):
-        current, most = carry
+        current, most, _, _ = carry
         following, outputs = world_step(world, current, model_inputs)
-        return following, _most_overflow(most, outputs.pairs)
+        lasts = tuple(_last_step(o, r) for o, r in zip(outputs.models, outputs.reports))
+        return following, _most_overflow(most, outputs.pairs), lasts, _pack_pairs(outputs.pairs, dtype)
 
-    overflow = jnp.zeros(0 if world.collision is None else len(world.collision.groups), jnp.int32)
+    # One world step in the program: the loop carries what the run returns of its last step (a
+    # step after a loop of ``steps - 1`` would trace, lower and compile the step twice).
+    carry = (state, jnp.zeros(0 if world.collision is None else len(world.collision.groups), jnp.int32), None, None)
     if steps > 1:
-        state, overflow = jax.lax.fori_loop(0, steps - 1, body, (state, overflow))
-    state, outputs = world_step(world, state, model_inputs)
-    overflow = _most_overflow(overflow, outputs.pairs)
+        _, _, lasts, pairs = jax.eval_shape(body, 0, carry)
+        blank = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), (lasts, pairs))
+        carry = jax.lax.fori_loop(0, steps, body, (*carry[:2], *blank))
+    else:
+        carry = body(0, carry)
+    state, overflow, lasts, pairs = carry
     packed = []
     for m, (sim, f) in enumerate(zip(sims, features)):
         history = state.histories[m] if f.history else sim.history
-        last = _last_step(outputs.models[m], outputs.reports[m])
         controller = pack_controller(state.controllers[m])
-        packed.append(pack(ModelSim(state.states[m], controller, history, last, state.steps.astype(dtype))))
-    return tuple(packed), _pack_pairs(outputs.pairs, dtype), state.pair_deformation, state.pair_load, overflow
+        packed.append(pack(ModelSim(state.states[m], controller, history, lasts[m], state.steps.astype(dtype))))
+    return tuple(packed), pairs, state.pair_deformation, state.pair_load, overflow
 
 
 def _most_overflow(most: jax.Array, pairs) -> jax.Array:

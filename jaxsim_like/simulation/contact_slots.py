@@ -125,7 +125,9 @@ class _Group(NamedTuple):
 
 
 @functools.lru_cache(maxsize=64)
-def _groups(point_link: tuple[int, ...], counts: tuple[int, ...], hull_links: tuple[bool, ...]) -> tuple[_Group, ...]:
+def _groups(point_link: tuple[int, ...], counts: tuple[int, ...], hull_links: tuple[bool, ...], x64: bool) -> tuple[_Group, ...]:
+    """Cached per JAX x64 mode (see :func:`..dynamics.model.topology`)."""
+    del x64
     links = np.asarray(point_link, dtype=int)
     members = {link: np.flatnonzero(links == link) for link in np.unique(links)}
     keys: dict[tuple[int, int, bool, bool], list[int]] = {}
@@ -306,7 +308,7 @@ def contact_slots(
         return every_point(model)
     points, valid = [], []
     hull_links = _hull_links(model) if positions is not None else (False,) * len(counts)
-    groups = _groups(tuple(model.point_link), tuple(counts), hull_links)
+    groups = _groups(tuple(model.point_link), tuple(counts), hull_links, bool(jax.config.jax_enable_x64))
     for group in groups:
         table, filled = jnp.asarray(group.table), jnp.asarray(group.filled)
         if group.select or limit is not None:

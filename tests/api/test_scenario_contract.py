@@ -240,3 +240,23 @@ def test_float32_user_code_and_the_api_on_the_same_model_structure():
         assert sim.get_world().insert_model_from_string(TWO_ARMS) and sim.run()
     finally:
         jax.config.update("jax_enable_x64", True)
+
+
+def test_the_api_then_float32_user_code_on_the_same_model_structure():
+    """The other order: the API's float64 run of the box, then the user's float32 step of the same
+    box, whose contact slots pick the deepest 4 of its 8 corners (index tables cached per model
+    structure, which JAX converts once per array: they are kept per x64 mode)."""
+    import jaxsim_like as js
+
+    sim = simulator()
+    assert sim.get_world().insert_model_from_file(str(FREE_BOX)) and sim.run()
+    jax.config.update("jax_enable_x64", False)
+    try:
+        model = js.load_model(FREE_BOX)
+        params = js.SimulationParams.build(model, dt=0.001)
+        assert params.contact_slots is not None and sum(params.contact_slots) < len(model.point_link)
+        state = js.State.build(model, base_position=[0.0, 0.0, 0.1])
+        state, _ = jax.jit(lambda m, s, p: js.step(m, s, params=p))(model, state, params)
+        assert state.base_position.dtype == jnp.float32
+    finally:
+        jax.config.update("jax_enable_x64", True)
