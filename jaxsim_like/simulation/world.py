@@ -121,6 +121,8 @@ class WorldModel:
         contact: Sequence[ContactParams | None] | None = None,
         max_penetration: float = 0.001,
         friction: float | None = None,
+        torsional_friction: float | None = None,
+        rolling_friction: float | None = None,
         collisions: bool = True,
         self_collision: Sequence[bool] | None = None,
         srdf: Sequence[Any] | None = None,
@@ -134,7 +136,7 @@ class WorldModel:
         """A world of ``models`` with one step size ``dt`` [s], ``integrator``, ``gravity (3,)``
         [m/s^2] and ``terrain`` (default: the plane z = 0). Each model's parameters are those of
         :meth:`.params.SimulationParams.build` (``contact`` per model, None: from its mass,
-        ``max_penetration`` and ``friction``). ``collisions``: links of different models touch
+        ``max_penetration``, ``friction``, ``torsional_friction`` and ``rolling_friction``). ``collisions``: links of different models touch
         each other (and those of one model too where ``self_collision``), through a table of at
         most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
         ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the larger friction
@@ -161,7 +163,8 @@ class WorldModel:
         built = [
             SimulationParams.build(
                 model, dt=dt, integrator=integrator, gravity=gravity, terrain=terrain, contact=law,
-                max_penetration=max_penetration, friction=friction,
+                max_penetration=max_penetration, friction=friction, torsional_friction=torsional_friction,
+                rolling_friction=rolling_friction,
             )
             for model, law in zip(models, contact)
         ]
