@@ -109,7 +109,7 @@ def point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
     )
 
 
-def _smallest_moments(model: Model) -> jax.Array:
+def smallest_moments(model: Model) -> jax.Array:
     """``(N,)`` [kg m^2]: a lower bound of each link's smallest principal moment of inertia about
     its COM, ``4 det(I) / tr(I)^2`` (zero for point masses): of a pure couple's effective inertia
     too (joints only add inertia)."""
@@ -214,7 +214,7 @@ def _slot_torques(
     point_link = np.asarray(model.point_link, dtype=int)
     spin = contacts.taken(law, slots.take)
     normal_force = slots.mask(spatial.dot(linear.law.forces, linear.normal))
-    inertia = slots.take(_smallest_moments(model)[point_link]).astype(G_v.dtype)
+    inertia = slots.take(smallest_moments(model)[point_link]).astype(G_v.dtype)
     return contact_torques.implicit_torques(
         spin.torsion, spin.rolling, normal_force, linear.normal, slots.take(G_v[point_link, 3:]), inertia, dt, slots.link_totals
     )
