@@ -37,7 +37,8 @@ class StepOutput(NamedTuple):
     ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m] (into
     the terrain's surface raised by the point's ``Model.point_margin``),
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
-    those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
+    those forces about the link origin (world axes; with torsional or rolling friction, plus the
+    slot's friction couple, :mod:`.contact_torques`), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
     ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings, tendons, cone and soft joint limits), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
@@ -274,8 +275,9 @@ def prepare(
     else:
         law = _shared_law(model, _terrain_law(model, params.contact), depth, (depth > 0) & enabled)
         if law.spins:
-            raise ValueError(f"model '{model.name}': torsional and rolling friction need the implicit_euler integrator, "
-                             f"not {world.integrator!r}")
+            raise ValueError(f"model '{model.name}': torsional and rolling friction (its law's, or its file's condim 4 and 6) need "
+                             f"the implicit_euler integrator, not {world.integrator!r} (model.replace(point_torsion=None, "
+                             "point_rolling=None) leaves the file's out)")
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     fluid_damping = None

@@ -169,6 +169,12 @@ def test_the_rolling_distance_has_the_gradient_of_central_differences():
 
 
 def test_the_explicit_integrators_refuse_torsional_and_rolling_friction():
-    """They have no torque law: the builder says so, naming the integrator."""
+    """They have no torque law: the builder says so, naming the integrator, and the step of a
+    model whose file gives them (traced only), saying how to leave them out."""
     with pytest.raises(ValueError, match="need the implicit_euler integrator, not 'semi_implicit_euler'"):
         js.SimulationParams.build(ball(), integrator="semi_implicit_euler", rolling_friction=0.01)
+    roller = build_model(parse_mjcf_world(SCENE).models[0], collidable_points=ContactSampling().points)
+    params = js.SimulationParams.build(roller, integrator="semi_implicit_euler")
+    with pytest.raises(ValueError, match=r"model 'roller': .* need the implicit_euler integrator, not 'semi_implicit_euler' \(model.replace"):
+        jax.eval_shape(lambda s: js.step(roller, s, params=params), js.State.build(roller))
+    jax.eval_shape(lambda s: js.step(roller.replace(point_torsion=None, point_rolling=None), s, params=params), js.State.build(roller))
