@@ -117,8 +117,8 @@ def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | Non
     """The contact of two collisions' surfaces ``a`` and ``b`` (:meth:`CollisionRules.own`), as
     MuJoCo combines two geoms: the larger margin and gap, the friction (its three coefficients)
     and contact dimension of the one of higher priority, or the larger of each at equal
-    priorities, no friction at dimension 1, torsional friction from dimension 4, rolling at 6; by the ``rule`` ``"smaller"`` or ``"product"`` (:data:`FRICTION_RULES`), the
-    friction is the smaller of the two, as Gazebo combines surfaces, or their product, as Bullet
+    priorities, no friction at dimension 1, torsional friction from dimension 4, rolling at 6;
+    by the ``rule`` ``"smaller"`` or ``"product"`` (:data:`FRICTION_RULES`), the friction is the smaller of the two, as Gazebo combines surfaces, or their product, as Bullet
     does; None when either has no surface."""
     if a is None or b is None:
         return None
@@ -198,7 +198,8 @@ class CollisionRules:
         return combined(collision_a, a, collision_b, b, self.friction_rule)
 
     def own(self, collision: str) -> tuple | None:
-        """``(friction, margin, gap, condim, priority[, torsion, rolling])`` of ``collision``'s surface, None without one."""
+        """``(friction, margin, gap, condim, priority[, torsion, rolling])`` of ``collision``'s
+        surface, None without one."""
         return self._surface.get(collision)
 
     def filter(self, collision: str) -> tuple[int, int]:

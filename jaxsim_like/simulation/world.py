@@ -138,8 +138,9 @@ class WorldModel:
         """A world of ``models`` with one step size ``dt`` [s], ``integrator``, ``gravity (3,)``
         [m/s^2] and ``terrain`` (default: the plane z = 0). Each model's parameters are those of
         :meth:`.params.SimulationParams.build` (``contact`` per model, None: from its mass,
-        ``max_penetration``, ``friction``, ``torsional_friction`` and ``rolling_friction``). ``collisions``: links of different models touch
-        each other (and those of one model too where ``self_collision``), through a table of at
+        ``max_penetration``, ``friction``, ``torsional_friction`` and ``rolling_friction``, which
+        the contacts between links take too: the larger of the two models'). ``collisions``: links
+        of different models touch each other (and those of one model too where ``self_collision``), through a table of at
         most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
         ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the larger friction
         of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps;
@@ -625,8 +626,8 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
         angular = W_v[contacts.link_a, 3:] - W_v[contacts.link_b, 3:]
         moments = to_global(groups, "links", [_each(world, smallest_moments)(b.model) for b in batches]).astype(mass.dtype)
         # A link welded to the world does not turn; a point mass's moments are zero (no bound).
-        compliance = jnp.where(world.inverse_weight.astype(mass.dtype) > 0, 1 / jnp.where(moments > 0, moments, 1.0), 0.0)
-        compliance = jnp.where(moments > 0, compliance, jnp.inf)
+        compliance = jnp.where(moments > 0, 1 / jnp.where(moments > 0, moments, 1.0), jnp.inf)
+        compliance = jnp.where(world.inverse_weight.astype(mass.dtype) > 0, compliance, 0.0)
         total = compliance[contacts.link_a] + compliance[contacts.link_b]
         inertia = jnp.where(jnp.isfinite(total) & (total > 0), 1 / jnp.where(total > 0, total, 1.0), 0.0)
     return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
