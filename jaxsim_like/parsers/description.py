@@ -118,8 +118,9 @@ def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | Non
     MuJoCo combines two geoms: the larger margin and gap, the friction (its three coefficients)
     and contact dimension of the one of higher priority, or the larger of each at equal
     priorities, no friction at dimension 1, torsional friction from dimension 4, rolling at 6;
-    by the ``rule`` ``"smaller"`` or ``"product"`` (:data:`FRICTION_RULES`), the friction is the smaller of the two, as Gazebo combines surfaces, or their product, as Bullet
-    does; None when either has no surface."""
+    by the ``rule`` ``"smaller"`` or ``"product"`` (:data:`FRICTION_RULES`), the friction is the
+    smaller of the two, as Gazebo combines surfaces, or their product, as Bullet does; None when
+    either has no surface."""
     if a is None or b is None:
         return None
     friction, margin, gap, condim, _, torsion, rolling = (max(x, y) for x, y in zip(_full(a), _full(b)))
