@@ -11,15 +11,22 @@ the link (terrain) or of link a relative to link b (pairs), world axes, the torq
 
 each a damper of slope ``a = bound / max(|w|, STICK_SPEED)``: the full bound, opposing the
 motion, while it turns faster than :data:`STICK_SPEED` (as MuJoCo's saturated friction
-dimensions), a viscous stick below it. The step takes the torque at its end, ``step_torques -
-resist(w+ - w)`` (a secant linearisation, as the tangential force's while it slides, see
-:class:`.contacts.ImplicitContacts`): it brings the turning to rest within a step where the bound
-can, and never reverses it. Where the link turns fast enough that the torque impulses of its
-touching contacts cannot stop it within the step (``2 sum_L bound h <= I_p |w|``, ``I_p`` a
-lower bound of the rotational inertia the couple moves), the torque keeps the exact bound along
-the motion (blended linearly from ``sum_L bound h = I_p |w|``, as the sliding force's ``fast``).
-At rest under a load torque below the bound the stick creeps at ``STICK_SPEED`` times the load's
-share of the bound at most; without a load it stays at rest.
+dimensions), a viscous stick below it. The slope is at most ``I_p / (n h)``, for ``I_p`` a lower
+bound of the rotational inertia the couple moves, ``h`` the step and ``n`` the touching contacts
+of the slot's link: the stick of a link's contacts together is no stiffer than its own inertia
+over a step, since the contacts between links are solved by a few block Gauss-Seidel sweeps
+(:mod:`.world`), which a coupling much stiffer than the bodies it couples keeps from converging
+(two bodies then buzz against each other).
+
+The step takes the torque at its end, ``step_torques - resist(w+ - w)`` (a secant
+linearisation, as the tangential force's while it slides, see
+:class:`.contacts.ImplicitContacts`): it slows the turning down to rest and never reverses it
+(where the cap binds, a stopping link loses about half its turning per step). Where the link
+turns fast enough that the torque impulses of its touching contacts cannot stop it within the
+step (``2 sum_L bound h <= I_p |w|``), the torque keeps the exact bound along the motion
+(blended linearly from ``sum_L bound h = I_p |w|``, as the sliding force's ``fast``). At rest
+under a load torque ``tau`` below the bound the stick creeps at ``tau / a``: at most
+:data:`STICK_SPEED`, or ``tau n h / I_p`` where the cap binds; without a load it stays at rest.
 """
 
 from __future__ import annotations
@@ -85,7 +92,7 @@ def implicit_torques(
     """The :class:`ImplicitTorques` of slots with coefficients ``torsion`` and ``rolling`` [m]
     (``(S,)`` or scalars; None: 0), ``normal_force (S,)`` [N] (zero where not touching),
     ``normal (S, 3)``, the ``angular (S, 3)`` velocity [rad/s] the torque opposes, ``inertia (S,)``
-    [kg m^2] a lower bound of the rotational inertia it moves, a step of ``dt`` [s] and
+    [kg m^2] a lower bound of the rotational inertia it moves (0: no torque), a step of ``dt`` [s] and
     ``link_totals`` (per-slot values ``(S,)`` summed over each slot's link, ``(S,)``)."""
     dtype = normal.dtype
     zero = jnp.zeros((), dtype)
@@ -96,8 +103,9 @@ def implicit_torques(
     roll = angular - spin[:, None] * normal
     spin_speed, roll_speed = jnp.abs(spin), spatial.safe_norm(roll)
     spin_bound, roll_bound = torsion * f_n, rolling * f_n
-    spin_slope = spin_bound / jnp.maximum(spin_speed, STICK_SPEED)
-    roll_slope = roll_bound / jnp.maximum(roll_speed, STICK_SPEED)
+    cap = inertia / (dt * jnp.maximum(link_totals(jnp.where(f_n > 0, 1.0, 0.0).astype(dtype)), 1.0))
+    spin_slope = jnp.minimum(spin_bound / jnp.maximum(spin_speed, STICK_SPEED), cap)
+    roll_slope = jnp.minimum(roll_bound / jnp.maximum(roll_speed, STICK_SPEED), cap)
     direction = roll / jnp.where(roll_speed > 0, roll_speed, 1.0)[:, None]
     spin_fast = _fast(spin_bound, spin_speed, inertia, dt, link_totals)
     roll_fast = _fast(roll_bound, roll_speed, inertia, dt, link_totals)
