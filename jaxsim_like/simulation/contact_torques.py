@@ -13,7 +13,8 @@ each a damper of slope ``a = bound / max(|w|, STICK_SPEED)``: the full bound, op
 motion, while it turns faster than :data:`STICK_SPEED` (as MuJoCo's saturated friction
 dimensions), a viscous stick below it. The slope is at most ``I_p / (n h)``, for ``I_p`` a lower
 bound of the rotational inertia the couple moves, ``h`` the step and ``n`` the touching contacts
-of the slot's link: the stick of a link's contacts together is no stiffer than its own inertia
+of the slot's link (of a contact between links, the larger count of its two links' contacts
+with other links): the stick of a link's contacts together is no stiffer than its own inertia
 over a step, since the contacts between links are solved by a few block Gauss-Seidel sweeps
 (:mod:`.world`), which a coupling much stiffer than the bodies it couples keeps from converging
 (two bodies then buzz against each other).
@@ -88,12 +89,15 @@ def implicit_torques(
     inertia: jax.Array,
     dt: jax.Array,
     link_totals: Any,
+    counts: jax.Array | None = None,
 ) -> ImplicitTorques:
     """The :class:`ImplicitTorques` of slots with coefficients ``torsion`` and ``rolling`` [m]
     (``(S,)`` or scalars; None: 0), ``normal_force (S,)`` [N] (zero where not touching),
     ``normal (S, 3)``, the ``angular (S, 3)`` velocity [rad/s] the torque opposes, ``inertia (S,)``
-    [kg m^2] a lower bound of the rotational inertia it moves (0: no torque), a step of ``dt`` [s] and
-    ``link_totals`` (per-slot values ``(S,)`` summed over each slot's link, ``(S,)``)."""
+    [kg m^2] a lower bound of the rotational inertia it moves (0: no torque), a step of ``dt`` [s],
+    ``link_totals`` (per-slot values ``(S,)`` summed over each slot's link, ``(S,)``) and the
+    touching contacts ``counts (S,)`` that share the cap of each slot's slope (None: those of its
+    link, by ``link_totals``)."""
     dtype = normal.dtype
     zero = jnp.zeros((), dtype)
     torsion = zero if torsion is None else jnp.maximum(jnp.asarray(torsion, dtype), 0.0)
@@ -103,7 +107,9 @@ def implicit_torques(
     roll = angular - spin[:, None] * normal
     spin_speed, roll_speed = jnp.abs(spin), spatial.safe_norm(roll)
     spin_bound, roll_bound = torsion * f_n, rolling * f_n
-    cap = inertia / (dt * jnp.maximum(link_totals(jnp.where(f_n > 0, 1.0, 0.0).astype(dtype)), 1.0))
+    if counts is None:
+        counts = link_totals(jnp.where(f_n > 0, 1.0, 0.0).astype(dtype))
+    cap = inertia / (dt * jnp.maximum(counts, 1.0))
     spin_slope = jnp.minimum(spin_bound / jnp.maximum(spin_speed, STICK_SPEED), cap)
     roll_slope = jnp.minimum(roll_bound / jnp.maximum(roll_speed, STICK_SPEED), cap)
     direction = roll / jnp.where(roll_speed > 0, roll_speed, 1.0)[:, None]

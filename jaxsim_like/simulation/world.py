@@ -779,8 +779,12 @@ def _pair_torques(pairs: _Pairs, law_forces: jax.Array, dt: jax.Array, links: in
     ``pairs``, with the forces of their law at the step's start ``law_forces (C, 3)`` [N] on a."""
     contacts = pairs.contacts
     normal_force = jnp.where(contacts.active, spatial.dot(law_forces, contacts.normal), 0.0)
+    # The touching contacts of each link with other links, whichever side it is on.
+    touching = jnp.where(normal_force > 0, 1.0, 0.0).astype(normal_force.dtype)
+    per_link = _link_sums(jnp.concatenate([touching, touching]), contacts, links)
+    counts = jnp.maximum(per_link[contacts.link_a], per_link[contacts.link_b])
     return implicit_torques(pairs.law.torsion, pairs.law.rolling, normal_force, contacts.normal, pairs.angular, pairs.inertia, dt,
-                            PairSlots(contacts.link_a, links).link_totals)
+                            PairSlots(contacts.link_a, links).link_totals, counts)
 
 
 def _closed(world: WorldModel, batches: Sequence[_Batch], states: Sequence[State], prepared: Sequence[Prepared],
