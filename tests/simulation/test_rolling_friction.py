@@ -170,9 +170,12 @@ def test_the_rolling_distance_has_the_gradient_of_central_differences():
 
 def test_the_explicit_integrators_refuse_torsional_and_rolling_friction():
     """They have no torque law: the builder says so, naming the integrator, and the step of a
-    model whose file gives them (traced only), saying how to leave them out."""
+    model whose file gives them (traced only), saying how to leave them out. A negative
+    coefficient is refused by name."""
     with pytest.raises(ValueError, match="need the implicit_euler integrator, not 'semi_implicit_euler'"):
         js.SimulationParams.build(ball(), integrator="semi_implicit_euler", rolling_friction=0.01)
+    with pytest.raises(ValueError, match=r"torsional_friction must be finite and >= 0 \[m\], got -0.1"):
+        js.SimulationParams.build(ball(), torsional_friction=-0.1)
     roller = build_model(parse_mjcf_world(SCENE).models[0], collidable_points=ContactSampling().points)
     params = js.SimulationParams.build(roller, integrator="semi_implicit_euler")
     with pytest.raises(ValueError, match=r"model 'roller': .* need the implicit_euler integrator, not 'semi_implicit_euler' \(model.replace"):

@@ -84,8 +84,9 @@ class ExplicitPairs:
     pair's: since MuJoCo 3.9 a gap only widens which contacts MuJoCo reports, without force),
     and a factor on the friction per link of the table ``friction_scale (L,)`` (None: 1; a
     contact's is the larger of its two links': domain randomisation's, see
-    :func:`jaxsim_like.tasks.randomisation.apply`:func:`jaxsim_like.tasks.randomisation.apply`); the torsional and rolling friction coefficients
-    ``torsion`` and ``rolling`` ``(E,)`` [m] (MuJoCo's condim 4 and 6; None when no pair has any)."""
+    :func:`jaxsim_like.tasks.randomisation.apply`); the torsional and rolling friction
+    coefficients ``torsion`` and ``rolling`` ``(E,)`` [m] (MuJoCo's condim 4 and 6; None when no
+    pair has any)."""
 
     friction: jax.Array
     margin: jax.Array
