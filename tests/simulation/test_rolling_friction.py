@@ -4,11 +4,11 @@
 about the vertical (``spinner``), and a sphere rolling at 0.2 m/s on a heavy free box (``rider``
 on ``slab``: a contact between two models), every geom ``condim="6"`` with friction ``1 0.01
 0.002``. A sphere of radius ``r`` rolling without slipping under a rolling torque ``mu_r m g``
-decelerates at ``5/7 mu_r g / r`` (0.275 m/s^2 here) and stops at 0.73 s; one spinning under a
+decelerates at ``5/7 mu_r g / r`` (0.280 m/s^2 here) and stops at 0.71 s; one spinning under a
 torsional torque ``mu_t m g`` at ``mu_t m g / I`` (98.1 rad/s^2), stopping at 0.10 s. MuJoCo runs
 with its elliptic cone and ``impratio="100"``: at its default ``impratio`` its soft friction
-turns viscous below about 0.15 m/s, and the sphere never stops. One compiled rollout of the
-scene, and one derivative.
+turns viscous at low speeds, and the sphere never stops. One compiled rollout of the scene, and
+one compiled step for a derivative.
 """
 
 from __future__ import annotations
