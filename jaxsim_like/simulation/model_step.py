@@ -274,10 +274,6 @@ def prepare(
             G_f_ext = G_f_ext + slots.link_sums(_couples(spin.step_torques), model.number_of_links)
     else:
         law = _shared_law(model, _terrain_law(model, params.contact), depth, (depth > 0) & enabled)
-        if law.spins:
-            raise ValueError(f"model '{model.name}': torsional and rolling friction (its law's, or its file's condim 4 and 6) need "
-                             f"the implicit_euler integrator, not {world.integrator!r} (model.replace(point_torsion=None, "
-                             "point_rolling=None) leaves the file's out)")
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
     fluid_damping = None

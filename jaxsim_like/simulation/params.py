@@ -198,6 +198,10 @@ class SimulationParams:
                 f"terrain contacts keep: friction={friction} applies only to its contacts without one (pass "
                 "model.replace(point_friction=None) to apply it everywhere)", UserWarning, stacklevel=2)
         friction = DEFAULT_FRICTION if friction is None else friction
+        if integrator != "implicit_euler" and (model.point_torsion is not None or model.point_rolling is not None):
+            warnings.warn(
+                f"model '{model.name}' gives its collisions torsional or rolling friction (its file's condim 4 or 6), which "
+                f"only the implicit_euler integrator applies: {integrator!r} leaves them out", UserWarning, stacklevel=2)
         for name, value in (("torsional_friction", torsional_friction), ("rolling_friction", rolling_friction)):
             if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise ValueError(f"{name} must be finite and >= 0 [m], got {value}")

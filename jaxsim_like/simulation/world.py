@@ -690,8 +690,6 @@ def _world_rates(
     dt = params.dt.astype(dtype)
     stored = jnp.zeros_like(pair_deformation)
     if not implicit:
-        if pairs.law.spins:
-            raise ValueError(f"torsional and rolling friction between links need the implicit_euler integrator, not {params.integrator!r}")
         forces, rate = explicit_pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation)
         wrench = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
         solved = [solved_batch(k, wrench, None, False) for k in range(len(batches))]

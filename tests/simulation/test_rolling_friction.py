@@ -168,16 +168,19 @@ def test_the_rolling_distance_has_the_gradient_of_central_differences():
     assert derivative == pytest.approx(-5 / 7 * 9.81 / R * 0.2**2 / 2, rel=0.05)
 
 
-def test_the_explicit_integrators_refuse_torsional_and_rolling_friction():
-    """They have no torque law: the builder says so, naming the integrator, and the step of a
-    model whose file gives them (traced only), saying how to leave them out. A negative
-    coefficient is refused by name."""
+def test_the_explicit_integrators_refuse_torsional_and_rolling_friction_and_leave_a_files_out():
+    """They have no torque law: the builder refuses the coefficients, naming the integrator, and
+    warns that a model whose file gives them (condim 4 and 6) steps without them, as a model
+    without them does. A negative coefficient is refused by name."""
     with pytest.raises(ValueError, match="need the implicit_euler integrator, not 'semi_implicit_euler'"):
         js.SimulationParams.build(ball(), integrator="semi_implicit_euler", rolling_friction=0.01)
     with pytest.raises(ValueError, match=r"torsional_friction must be finite and >= 0 \[m\], got -0.1"):
         js.SimulationParams.build(ball(), torsional_friction=-0.1)
     roller = build_model(parse_mjcf_world(SCENE).models[0], collidable_points=ContactSampling().points)
-    params = js.SimulationParams.build(roller, integrator="semi_implicit_euler")
-    with pytest.raises(ValueError, match=r"model 'roller': .* need the implicit_euler integrator, not 'semi_implicit_euler' \(model.replace"):
-        jax.eval_shape(lambda s: js.step(roller, s, params=params), js.State.build(roller))
-    jax.eval_shape(lambda s: js.step(roller.replace(point_torsion=None, point_rolling=None), s, params=params), js.State.build(roller))
+    with pytest.warns(UserWarning, match=r"model 'roller' gives its collisions torsional or rolling friction .* 'semi_implicit_euler' leaves them out"):
+        params = js.SimulationParams.build(roller, integrator="semi_implicit_euler")
+    without = roller.replace(point_torsion=None, point_rolling=None)
+    state = js.State.build(roller, base_velocity=[0.5, 0.0, 0.0, 0.0, 3.0, 1.0])
+    stepped = jax.jit(lambda m, s: js.step(m, s, params=params)[0])
+    for got, want in zip(jax.tree.leaves(stepped(roller, state)), jax.tree.leaves(stepped(without, state))):
+        np.testing.assert_array_equal(got, want)
