@@ -13,7 +13,12 @@ of simulated time, the fastest body's speed and the deepest penetration into the
 bodies (ours: the deepest contact the step reports; MuJoCo: the most negative ``contact.dist``);
 ours also reports the touching pairs its budget could not hold (``overflow``, the most of any step).
 
-    python -m benchmarks.pile [--quick] [--sizes 8,27,125] [--libraries ours,mujoco,mjx] [--seconds 3] [--dt 0.002] [--seed 0]
+``--rolling``: every contact has torsional and rolling friction, ``TORSION`` and ``ROLLING``
+(MuJoCo's default coefficients, at ``condim="6"`` on every geom of MuJoCo's scene; ours through
+:meth:`WorldModel.build`'s ``torsional_friction`` and ``rolling_friction``): a sphere or a capsule
+rolling alone slows down and stops.
+
+    python -m benchmarks.pile [--quick] [--sizes 8,27,125] [--libraries ours,mujoco,mjx] [--seconds 3] [--dt 0.002] [--seed 0] [--rolling]
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from jaxsim_like.dynamics.kinematics import STANDARD_GRAVITY  # noqa: E402
 from jaxsim_like.simulation.world import WorldModel, world_rollout  # noqa: E402
 
 MASS, FRICTION, CELL, WALL, WALL_HEIGHT = 0.2, 0.5, 0.1, 0.01, 0.4  # [kg], [-], [m], half thickness [m], [m]
+TORSION, ROLLING = 0.005, 0.0001  # [m]: with --rolling, MuJoCo's default torsional and rolling friction
 KINDS = ("box", "sphere", "capsule", "cylinder")
 CHUNK = 0.25  # [s]: the simulated time of one timed call
 
@@ -97,9 +103,10 @@ def _cast(tree, dtype):
     return jax.tree.map(lambda x: x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x, tree)
 
 
-def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, **options) -> tuple[WorldModel, object]:
+def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, rolling: bool = False, **options) -> tuple[WorldModel, object]:
     """The pile of ``count`` bodies as a world (the bin in its terrain) and its start state
-    (:func:`layout` of ``seed``); ``options`` go to :meth:`WorldModel.build`."""
+    (:func:`layout` of ``seed``); ``rolling``: with torsional and rolling friction; ``options``
+    go to :meth:`WorldModel.build`."""
     kinds, positions, quaternions, half_width = layout(count, seed)
     models = {kind: js.load_model(
         f'<robot name="{kind}"><link name="link"><inertial><mass value="{MASS}"/><inertia ixx="{_inertia(kind)}" '
@@ -109,15 +116,18 @@ def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, **options
     terrain = js.Terrain.plane().with_boxes(*bin_boxes(half_width))
     terrain = _cast(terrain, dtype)
     bodies = [models[kind] for kind in kinds]
+    if rolling:
+        options = dict(torsional_friction=TORSION, rolling_friction=ROLLING) | options
     world = WorldModel.build(bodies, dt=dt, terrain=terrain, friction=FRICTION, **options)
     states = [js.State.build(m, base_position=p, base_quaternion=q) for m, p, q in zip(bodies, positions, quaternions)]
     return world, world.initial_state(states)
 
 
-def mjcf(count: int, dt: float, seed: int = 0) -> str:
-    """The same pile in MJCF (torsional friction 0.005, rolling 0.0001, MuJoCo's defaults)."""
+def mjcf(count: int, dt: float, seed: int = 0, rolling: bool = False) -> str:
+    """The same pile in MJCF (torsional friction 0.005, rolling 0.0001, MuJoCo's defaults, used
+    with ``rolling``: ``condim="6"``)."""
     kinds, positions, quaternions, half_width = layout(count, seed)
-    friction = f'friction="{FRICTION} 0.005 0.0001"'
+    friction = f'friction="{FRICTION} {TORSION} {ROLLING}"' + (' condim="6"' if rolling else "")
     walls = "".join(
         f'<geom type="box" pos="{H[0, 3]} {H[1, 3]} {H[2, 3]}" size="{e[0]} {e[1]} {e[2]}" {friction}/>'
         for H, e in zip(*bin_boxes(half_width))
@@ -141,8 +151,8 @@ def _deepest(outputs) -> jax.Array:
     return jnp.maximum(terrain, jnp.max(jnp.where(pairs.active[-1], pairs.depth[-1], 0.0), initial=0.0))
 
 
-def ours(count: int, dt: float, seconds: float, repeats: int, seed: int = 0) -> dict:
-    world, state = our_world(count, dt, seed=seed)
+def ours(count: int, dt: float, seconds: float, repeats: int, seed: int = 0, rolling: bool = False) -> dict:
+    world, state = our_world(count, dt, seed=seed, rolling=rolling)
     state = world.pack(state)  # the models of each kind stacked: the program does not grow with the bodies
     chunk = int(round(CHUNK / dt))
 
@@ -170,11 +180,11 @@ def ours(count: int, dt: float, seconds: float, repeats: int, seed: int = 0) -> 
             "speed mm/s": 1e3 * speed, "deepest mm": 1e3 * float(deepest), "overflow": overflow}
 
 
-def mujoco_c(count: int, dt: float, seconds: float, repeats: int, seed: int = 0) -> dict:
+def mujoco_c(count: int, dt: float, seconds: float, repeats: int, seed: int = 0, rolling: bool = False) -> dict:
     import mujoco
     from mujoco import rollout
 
-    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed))
+    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed, rolling))
     data = mujoco.MjData(model)
     mujoco.mj_step(model, data, int(round(seconds / dt)))
     speed = max(np.linalg.norm(data.qvel[6 * b : 6 * b + 3]) for b in range(count))
@@ -195,12 +205,12 @@ def mujoco_c(count: int, dt: float, seconds: float, repeats: int, seed: int = 0)
     return {"library": "mujoco C rollout", "bodies": count, "rate": rate, "speed mm/s": 1e3 * speed, "deepest mm": 1e3 * deepest}
 
 
-def mjx(count: int, dt: float, seconds: float, repeats: int, seed: int = 0) -> dict:
+def mjx(count: int, dt: float, seconds: float, repeats: int, seed: int = 0, rolling: bool = False) -> dict:
     """MJX on MuJoCo's model of the pile, float64, MuJoCo's default solver options."""
     import mujoco
     from mujoco import mjx as mx
 
-    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed))
+    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed, rolling))
     device_model = mx.put_model(model)
     state = mx.put_data(model, mujoco.MjData(model))
     chunk = int(round(CHUNK / dt))
@@ -239,6 +249,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0, help="the start poses' jitter and turns (the pile is chaotic: compare several)")
     parser.add_argument("--quick", action="store_true", help="MJX only at 8 bodies, one timed call each")
+    parser.add_argument("--rolling", action="store_true", help="torsional and rolling friction on every contact (MuJoCo's condim 6)")
     args = parser.parse_args()
     print("| bodies | library | sim s / wall s | compile [s] | fastest body after settling [mm/s] | deepest [mm] | overflow |")
     print("|---|---|---|---|---|---|---|")
@@ -247,7 +258,7 @@ def main() -> None:
             if args.quick and library == "mjx" and count > 8:
                 continue
             try:
-                row = LIBRARIES[library](count, args.dt, args.seconds, 1 if args.quick else args.repeats, args.seed)
+                row = LIBRARIES[library](count, args.dt, args.seconds, 1 if args.quick else args.repeats, args.seed, args.rolling)
             except NotImplementedError as error:  # MJX has no cylinder-box nor cylinder-cylinder collisions
                 print(f"| {count} | {library} | not run: {error} | | | | |", flush=True)
                 continue

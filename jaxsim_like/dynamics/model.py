@@ -132,6 +132,9 @@ class Model:
       the file's collision rules give them (MJCF; SDF and URDF friction, see
       :mod:`jaxsim_like.parsers.surfaces`; :func:`terrain_surfaces`; None: the friction of the
       model's contact law, no margin; a negative friction: the law's, at that point);
+      ``point_torsion (P,)`` and ``point_rolling (P,)`` [m]: the torsional and rolling friction
+      of each point's contact with the terrain (MJCF ``condim`` 4 and 6; None: the law's, none
+      by default; negative: the law's, at that point);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder, ``(radius of
@@ -216,6 +219,8 @@ class Model:
     collision_rules: Any = None
     point_friction: jax.Array | None = None
     point_margin: jax.Array | None = None
+    point_torsion: jax.Array | None = None
+    point_rolling: jax.Array | None = None
 
     @property
     def dofs(self) -> int:
@@ -616,13 +621,21 @@ def terrain_surfaces(rules: Any, point_collision: Sequence[str], dtype: Any) -> 
     with the terrain, by the collision ``rules`` (:meth:`~jaxsim_like.parsers.description.CollisionRules.surface`:
     a pair with the floor, else the larger of the collision's and the floor's); a point the rules
     give none (a collision without a surface, or not known) has friction -1 (the contact law's)
-    and margin 0; both None when the rules give no point's."""
+    and margin 0; both None when the rules give no point's. ``point_torsion`` and ``point_rolling``
+    likewise (-1: the law's), None unless a point's contact has torsional or rolling friction."""
     surfaces = [None if rules is None or name == "" else rules.surface(name, TERRAIN) for name in point_collision]
     if all(surface is None for surface in surfaces):
-        return {"point_friction": None, "point_margin": None}
+        return {"point_friction": None, "point_margin": None, "point_torsion": None, "point_rolling": None}
+
+    def column(value, missing: float) -> jax.Array:
+        return jnp.asarray(np.asarray([missing if s is None else value(s) for s in surfaces], dtype=float), dtype=dtype)
+
+    spins = any(s is not None and (s.torsion or s.rolling) for s in surfaces)
     return {
-        "point_friction": jnp.asarray(np.asarray([-1.0 if s is None else s.friction for s in surfaces], dtype=float), dtype=dtype),
-        "point_margin": jnp.asarray(np.asarray([0.0 if s is None else s.margin for s in surfaces], dtype=float), dtype=dtype),
+        "point_friction": column(lambda s: s.friction, -1.0),
+        "point_margin": column(lambda s: s.margin, 0.0),
+        "point_torsion": column(lambda s: s.torsion, -1.0) if spins else None,
+        "point_rolling": column(lambda s: s.rolling, -1.0) if spins else None,
     }
 
 

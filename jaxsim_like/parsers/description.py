@@ -89,14 +89,18 @@ class Collision:
 class ContactPair:
     """An explicit contact pair (MJCF ``<contact><pair>``) between the collisions ``collision_a``
     and ``collision_b`` (names; :data:`TERRAIN` for the terrain): its Coulomb ``friction`` (the
-    first tangential coefficient), ``margin`` [m] (the surfaces touch ``margin`` apart) and
-    ``gap`` [m] (beyond the margin, contacts that MuJoCo, since 3.9, reports without force: none here)."""
+    first tangential coefficient), ``margin`` [m] (the surfaces touch ``margin`` apart),
+    ``gap`` [m] (beyond the margin, contacts that MuJoCo, since 3.9, reports without force: none
+    here) and the ``torsion`` and ``rolling`` friction coefficients [m] (MuJoCo's condim 4 and 6;
+    0: none)."""
 
     collision_a: str
     collision_b: str
     friction: float
     margin: float = 0.0
     gap: float = 0.0
+    torsion: float = 0.0
+    rolling: float = 0.0
     location: SourceLocation = field(default_factory=SourceLocation, compare=False)
 
 
@@ -111,22 +115,30 @@ Bullet's (URDF ``<contact><lateral_friction>``, PyBullet's)."""
 
 def combined(collision_a: str, a: tuple | None, collision_b: str, b: tuple | None, rule: str = "larger") -> ContactPair | None:
     """The contact of two collisions' surfaces ``a`` and ``b`` (:meth:`CollisionRules.own`), as
-    MuJoCo combines two geoms: the larger margin and gap, the friction and contact dimension of
-    the one of higher priority, or the larger of each at equal priorities, no friction at
-    dimension 1; by the ``rule`` ``"smaller"`` or ``"product"`` (:data:`FRICTION_RULES`), the
-    friction is the smaller of the two, as Gazebo combines surfaces, or their product, as Bullet
-    does; None when either has no surface."""
+    MuJoCo combines two geoms: the larger margin and gap, the friction (its three coefficients)
+    and contact dimension of the one of higher priority, or the larger of each at equal
+    priorities, no friction at dimension 1, torsional friction from dimension 4, rolling at 6;
+    by the ``rule`` ``"smaller"`` or ``"product"`` (:data:`FRICTION_RULES`), the friction is the
+    smaller of the two, as Gazebo combines surfaces, or their product, as Bullet does; None when
+    either has no surface."""
     if a is None or b is None:
         return None
-    friction, margin, gap, condim, _ = (max(x, y) for x, y in zip(a, b))
+    friction, margin, gap, condim, _, torsion, rolling = (max(x, y) for x, y in zip(_full(a), _full(b)))
     if rule == "smaller":
         friction = min(a[0], b[0])
     elif rule == "product":
         friction = a[0] * b[0]
     elif a[4] != b[4]:
-        friction, _, _, condim, _ = max(a, b, key=lambda surface: surface[4])
+        friction, _, _, condim, _, torsion, rolling = _full(max(a, b, key=lambda surface: surface[4]))
     first, second = sorted((collision_a, collision_b))
-    return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap)
+    return ContactPair(first, second, friction if condim > 1 else 0.0, margin, gap, torsion if condim >= 4 else 0.0,
+                       rolling if condim >= 6 else 0.0)
+
+
+def _full(surface: tuple) -> tuple:
+    """``(friction, margin, gap, condim, priority, torsion, rolling)`` of a surface (without its
+    last two: no torsional nor rolling friction)."""
+    return tuple(surface) + (0.0, 0.0)[: 7 - len(surface)]
 
 
 @dataclass(frozen=True)
@@ -145,10 +157,11 @@ class CollisionRules:
     - ``terrain``: the collisions that touch the terrain (the file's floor), None when the file
       has no floor (then every collision does);
     - ``pairs``: the :class:`ContactPair` that touch whatever the rules above say;
-    - ``surfaces``: ``(collision, friction, margin, gap, condim, priority)``: the Coulomb
-      friction, margin [m], gap [m], contact dimension and priority that a collision
-      (:data:`TERRAIN`: the floor) brings to its contacts (MJCF geoms' ``friction``, first
-      coefficient, ``margin``, ``gap``, ``condim`` and ``priority``); see :meth:`surface`;
+    - ``surfaces``: ``(collision, friction, margin, gap, condim, priority[, torsion, rolling])``:
+      the Coulomb friction, margin [m], gap [m], contact dimension, priority and torsional and
+      rolling friction [m] (none when left out) that a collision
+      (:data:`TERRAIN`: the floor) brings to its contacts (MJCF geoms' ``friction``, its three
+      coefficients, ``margin``, ``gap``, ``condim`` and ``priority``); see :meth:`surface`;
     - ``friction_rule``: how two collisions' frictions combine (:data:`FRICTION_RULES`):
       ``"larger"``, MuJoCo's (MJCF); ``"smaller"``, Gazebo's (SDF, URDF ``<gazebo>``);
       ``"product"``, Bullet's (URDF ``<contact><lateral_friction>``).
@@ -159,7 +172,7 @@ class CollisionRules:
     excludes: tuple[tuple[str, str], ...] = ()
     terrain: frozenset[str] | None = None
     pairs: tuple[ContactPair, ...] = ()
-    surfaces: tuple[tuple[str, float, float, float, int, int], ...] = ()
+    surfaces: tuple[tuple, ...] = ()
     friction_rule: str = "larger"
 
     def __post_init__(self) -> None:
@@ -185,8 +198,9 @@ class CollisionRules:
             return combined(collision_a, a, collision_b, a)
         return combined(collision_a, a, collision_b, b, self.friction_rule)
 
-    def own(self, collision: str) -> tuple[float, float, float, int, int] | None:
-        """``(friction, margin, gap, condim, priority)`` of ``collision``'s surface, None without one."""
+    def own(self, collision: str) -> tuple | None:
+        """``(friction, margin, gap, condim, priority[, torsion, rolling])`` of ``collision``'s
+        surface, None without one."""
         return self._surface.get(collision)
 
     def filter(self, collision: str) -> tuple[int, int]:

@@ -13,18 +13,19 @@ MuJoCo tests two kinds of geom pairs:
 The world body's planes facing up (floors) are the terrain: a geom touches it when its filter
 matches a floor's and no exclude names its body and the world, or when a pair names it and a
 floor. Without a floor in the world body every geom touches the terrain; the world body's other
-geoms (walls) are left out. Each geom brings its Coulomb friction (the first of its three
-coefficients), ``margin``, ``gap``, ``condim`` and ``priority`` to its contacts, and the floor
+geoms (walls) are left out. Each geom brings its three friction coefficients (Coulomb,
+torsional, rolling), ``margin``, ``gap``, ``condim`` and ``priority`` to its contacts, and the floor
 its own (the first floor's: floors that differ warn); a contact without a pair takes the larger
 margin and gap, and the friction and ``condim`` of the geom of higher priority, or the larger of
-each (MuJoCo's rule), and has no friction at ``condim`` 1 (:meth:`CollisionRules.surface`). A pair
-keeps its Coulomb friction (the first of its five coefficients; none at ``condim`` 1), its
-``margin`` and ``gap``, with the floor too. A contact pushes within its margin; its gap acts
+each (MuJoCo's rule), and has no friction at ``condim`` 1, torsional friction from ``condim`` 4
+and rolling friction at 6 (:meth:`CollisionRules.surface`). A pair keeps its Coulomb friction
+(the first of its five coefficients; none at ``condim`` 1), its torsional (the third, from
+``condim`` 4) and rolling friction (the fourth, at 6), its ``margin`` and ``gap``, with the
+floor too. A contact pushes within its margin; its gap acts
 as in MuJoCo since 3.9 (it only widens which contacts MuJoCo reports, without force): not at
-all. What the contact law here cannot represent warns, located: a geom's ``condim`` other than
-1 and 3 (once, at the first such geom), and at the ``<pair>``: a ``condim`` other than 1 and 3
-(the torsional and rolling coefficients are not used), an anisotropic friction (the second
-coefficient differs from the first), the ``solref``, ``solreffriction`` and ``solimp`` of the
+all. What the contact law here cannot represent warns, located at the ``<pair>``: an
+anisotropic friction (the second coefficient differs from the first, or at ``condim`` 6 the
+fifth from the fourth), the ``solref``, ``solreffriction`` and ``solimp`` of the
 pair (the law here is sized from the bodies' masses). A pair with a world geom that is not a
 floor warns and is ignored.
 """
@@ -39,7 +40,6 @@ from .description import TERRAIN, CollisionRules, ContactPair, SourceLocation
 from .errors import warn
 
 _PLANE = 0  # mjtGeom
-_CONDIM = 3  # the contact dimension of the law here: normal and two tangential directions
 _LAW = ("solref", "solreffriction", "solimp")  # <pair> attributes the law here does not read
 
 
@@ -107,19 +107,21 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
               "with a world geom that is not a floor is not represented (only the floor is the terrain): ignored", where)
         return None
     friction = np.array(m.pair_friction[p], dtype=float)
-    if int(m.pair_dim[p]) == 1:
+    condim = int(m.pair_dim[p])
+    if condim == 1:
         friction[:] = 0.0  # a frictionless pair
-    elif int(m.pair_dim[p]) != _CONDIM:
-        _warn(f"the contact pair's condim={int(m.pair_dim[p])} is read as 3 (normal and Coulomb friction; torsional and "
-              "rolling friction are not represented)", where)
-    if friction[1] != friction[0] and int(m.pair_dim[p]) > 1:
+    if friction[1] != friction[0] and condim > 1:
         _warn(f"the contact pair's anisotropic friction ({friction[0]:g}, {friction[1]:g}) is read as isotropic, {friction[0]:g}", where)
+    if friction[4] != friction[3] and condim >= 6:
+        _warn(f"the contact pair's anisotropic rolling friction ({friction[3]:g}, {friction[4]:g}) is read as isotropic, "
+              f"{friction[3]:g}", where)
     given = [name for name in _LAW if element is not None and element.get(name) is not None]
     if given:
         _warn(f"the contact pair's {', '.join(given)} are not represented (the contact law here is sized from the bodies' masses): ignored", where)
     if g2 in floors:
         labels = labels[::-1]
-    return ContactPair(labels[0], labels[1], float(friction[0]), float(m.pair_margin[p]), float(m.pair_gap[p]), location=where)
+    return ContactPair(labels[0], labels[1], float(friction[0]), float(m.pair_margin[p]), float(m.pair_gap[p]),
+                       float(friction[2]) if condim >= 4 else 0.0, float(friction[3]) if condim >= 6 else 0.0, location=where)
 
 
 def _welds(reader) -> tuple[tuple[str, int, int], ...]:
@@ -148,7 +150,6 @@ def collision_rules(reader, kept: list[int]) -> CollisionRules:
             and any(_match(m, g, f) for f in floors)
         }
         terrain = frozenset(dynamic | {pair.collision_b for pair in pairs if pair.collision_a == TERRAIN})
-    _warn_condim(reader, kept)
     return CollisionRules(
         filters=tuple(
             (geom_label(reader, g), int(m.geom_contype[g]), int(m.geom_conaffinity[g])) for g in kept
@@ -162,24 +163,15 @@ def collision_rules(reader, kept: list[int]) -> CollisionRules:
     )
 
 
-def _surface(m, g: int) -> tuple[float, float, float, int, int]:
-    """Geom ``g``'s Coulomb friction (the first coefficient), margin, gap, contact dimension and priority."""
-    return float(m.geom_friction[g][0]), float(m.geom_margin[g]), float(m.geom_gap[g]), int(m.geom_condim[g]), int(m.geom_priority[g])
+def _surface(m, g: int) -> tuple[float, float, float, int, int, float, float]:
+    """Geom ``g``'s Coulomb friction (the first coefficient), margin, gap, contact dimension,
+    priority, and torsional and rolling friction (the second and third coefficients)."""
+    friction = m.geom_friction[g]
+    return (float(friction[0]), float(m.geom_margin[g]), float(m.geom_gap[g]), int(m.geom_condim[g]), int(m.geom_priority[g]),
+            float(friction[1]), float(friction[2]))
 
 
-def _warn_condim(reader, kept: list[int]) -> None:
-    """One warning, at the first of them, for the geoms whose contact dimension is not 1 or 3."""
-    odd = [g for g in kept if int(reader.m.geom_condim[g]) not in (1, _CONDIM)]
-    if odd:
-        g = odd[0]
-        name = reader.name("geom", g)
-        where = reader.where("geom", name) if name else reader.where("body", reader.body(int(reader.m.geom_bodyid[g])))
-        others = f" (and of {len(odd) - 1} other geoms)" if len(odd) > 1 else ""
-        _warn(f"the condim={int(reader.m.geom_condim[g])} of geom '{geom_label(reader, g)}'{others} "
-              "is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)", where)
-
-
-def _floor_surface(reader, floors: list[int]) -> tuple[tuple[str, float, float, float, int, int], ...]:
+def _floor_surface(reader, floors: list[int]) -> tuple[tuple, ...]:
     """The terrain's surface, the first floor's (a warning, located at the first floor that
     differs, when floors differ: the terrain is one surface); none without a floor."""
     if not floors:

@@ -38,7 +38,12 @@ class ContactParams:
     implicit step keeps implicit while the contact still pushes: at 0 a separating point's slopes
     are scaled by the force it has left (a smooth release), at 1 they are at least what keeps the
     explicit rest of the damping below ``m / h`` for the mass ``m`` the point moves (an
-    overdamped law stays firm instead of alternating from step to step)."""
+    overdamped law stays firm instead of alternating from step to step).
+
+    ``torsion`` and ``rolling`` [m]: the torsional and rolling friction coefficients (MuJoCo's
+    condim 4 and 6), bounding the contact's torque about the normal by ``torsion f_n`` and
+    across it by ``rolling f_n`` (:mod:`.contact_torques`; implicit step only); None: none (the
+    step traces no torque; one None and not the other: that one is 0)."""
 
     stiffness: jax.Array
     damping: jax.Array
@@ -46,20 +51,31 @@ class ContactParams:
     p: jax.Array
     q: jax.Array
     overdamped: jax.Array
+    torsion: jax.Array | None = None
+    rolling: jax.Array | None = None
+
+    @property
+    def spins(self) -> bool:
+        """Whether the law has torsional or rolling friction (static: the step traces its torques)."""
+        return self.torsion is not None or self.rolling is not None
 
     @staticmethod
     def build(
-        stiffness: float, damping: float, friction: float = 0.5, p: float = 0.5, q: float = 0.5, overdamped: float = 0.0
+        stiffness: float, damping: float, friction: float = 0.5, p: float = 0.5, q: float = 0.5, overdamped: float = 0.0,
+        torsion: float | None = None, rolling: float | None = None,
     ) -> "ContactParams":
-        """Explicit parameters; ValueError unless ``K > 0``, ``D > 0``, ``mu >= 0``, ``1 >= p >= q >= 0``
-        and ``0 <= overdamped <= 1``."""
-        if not (stiffness > 0 and damping > 0 and friction >= 0 and 1 >= p >= q >= 0 and 0 <= overdamped <= 1):
+        """Explicit parameters; ValueError unless ``K > 0``, ``D > 0``, ``mu >= 0``, ``1 >= p >= q >= 0``,
+        ``0 <= overdamped <= 1`` and ``torsion, rolling >= 0`` [m] (None: none)."""
+        spin = [x for x in (torsion, rolling) if x is not None]
+        if not (stiffness > 0 and damping > 0 and friction >= 0 and 1 >= p >= q >= 0 and 0 <= overdamped <= 1
+                and all(x >= 0 for x in spin)):
             raise ValueError(
-                f"contact parameters need stiffness > 0, damping > 0, friction >= 0, 1 >= p >= q >= 0 and "
-                f"0 <= overdamped <= 1; got stiffness={stiffness}, damping={damping}, friction={friction}, p={p}, q={q}, "
-                f"overdamped={overdamped}"
+                f"contact parameters need stiffness > 0, damping > 0, friction >= 0, 1 >= p >= q >= 0, "
+                f"0 <= overdamped <= 1 and torsion, rolling >= 0; got stiffness={stiffness}, damping={damping}, friction={friction}, "
+                f"p={p}, q={q}, overdamped={overdamped}, torsion={torsion}, rolling={rolling}"
             )
-        return ContactParams(*(jnp.asarray(float(x)) for x in (stiffness, damping, friction, p, q, overdamped)))
+        return ContactParams(*(jnp.asarray(float(x)) for x in (stiffness, damping, friction, p, q, overdamped)),
+                             *(None if x is None else jnp.asarray(float(x)) for x in (torsion, rolling)))
 
     @staticmethod
     def from_mass(
@@ -73,19 +89,21 @@ class ContactParams:
         p: float = 0.5,
         q: float = 0.5,
         max_linear_damping: float = float("inf"),
+        torsion: float | None = None,
+        rolling: float | None = None,
     ) -> "ContactParams":
         """Parameters such that ``mass`` [kg] resting on ``points_in_contact`` contacts sinks by
         ``max_penetration`` [m], with the given damping ratio of the linearised bounce, the
         contact's linear damping at that depth capped at ``max_linear_damping`` [N s/m]. Against
         the terrain the law is a link's, shared by its touching points (:func:`shared_law`): the
         default, one contact, sinks a body resting on one link by ``max_penetration``, whatever
-        the number of its points that touch."""
+        the number of its points that touch; ``torsion`` and ``rolling`` [m] as in :meth:`build`."""
         load = mass * gravity / points_in_contact
         stiffness = load / max_penetration ** (1 + p)
         linear_stiffness = (1 + p) * stiffness * max_penetration**p
         linear_damping = min(2 * damping_ratio * (linear_stiffness * mass / points_in_contact) ** 0.5, max_linear_damping)
         return ContactParams.build(
-            stiffness, linear_damping / max_penetration**q, friction, p, q, overdamped_weight(float(damping_ratio))
+            stiffness, linear_damping / max_penetration**q, friction, p, q, overdamped_weight(float(damping_ratio)), torsion, rolling
         )
 
 
@@ -111,6 +129,12 @@ def shared_law(params: ContactParams, depth: jax.Array, touching: jax.Array, lin
     """
     share = jnp.where(touching, jnp.maximum(depth, 0.0) / jnp.where(link_depth > 0, link_depth, 1.0), 1.0)
     return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
+
+
+def taken(params: ContactParams, take: Any) -> ContactParams:
+    """``params`` with each field that is given passed through ``take`` (per point to per slot)."""
+    return ContactParams(*(None if (value := getattr(params, field.name)) is None else take(value)
+                           for field in dataclasses.fields(ContactParams)))
 
 
 def _power(x: jax.Array, exponent: jax.Array) -> jax.Array:
@@ -278,7 +302,7 @@ def implicit_contact_forces(
     a step of ``dt`` [s]; ``moved_mass (P,)`` [kg] is a lower bound of the mass each point moves
     along any direction."""
     take = slots.take
-    params = ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams)))
+    params = taken(params, take)
     normal, velocity = take(normal), take(velocity)
     law = _evaluate(params, take(depth), normal, velocity, take(deformation), slots.mask(take(enabled)))
     K, D, mu, p, q = _law(params)
@@ -384,7 +408,7 @@ def separating(
     solve's ``v+``."""
     slots, law = contacts.slots, contacts.law
     take = slots.take
-    K, D, _, p, q = _law(ContactParams(*(take(getattr(params, field.name)) for field in dataclasses.fields(ContactParams))))
+    K, D, _, p, q = _law(taken(params, take))
     d = jnp.maximum(take(depth), 0.0)
     elastic = K * d * _power(d, p - q)
     pressing = _pressing(law, elastic)

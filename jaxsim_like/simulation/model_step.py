@@ -19,7 +19,7 @@ from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
 from ..dynamics.fluid import fluid_forces
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from . import contacts, couplings, separating_rows, terrain
+from . import contact_torques, contacts, couplings, separating_rows, terrain
 from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
@@ -37,7 +37,8 @@ class StepOutput(NamedTuple):
     ``contact_positions (P, 3)`` [m], ``contact_normals (P, 3)``, ``penetration (P,)`` [m] (into
     the terrain's surface raised by the point's ``Model.point_margin``),
     ``contact_forces (P, 3)`` [N] on the link (world axes), ``contact_torques (P, 3)`` [N m] of
-    those forces about the link origin (world axes), ``in_contact (P,)`` (the points whose
+    those forces about the link origin (world axes; with torsional or rolling friction, plus the
+    slot's friction couple, :mod:`.contact_torques`), ``in_contact (P,)`` (the points whose
     contact acts: with the implicit integrator, the touching contact slots), the
     ``joint_torques (n,)`` actually applied (command, limits, damping, friction, joint couplings, tendons, cone and soft joint limits), the step's
     ``base_acceleration (6,)`` (the derivative of the base velocity, in the state's representation;
@@ -109,6 +110,16 @@ def point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
     )
 
 
+def smallest_moments(model: Model) -> jax.Array:
+    """``(N,)`` [kg m^2]: a lower bound of each link's smallest principal moment of inertia about
+    its COM, ``4 det(I) / tr(I)^2`` (zero for point masses): of a pure couple's effective inertia
+    too (joints only add inertia)."""
+    inertia = model.link_inertia
+    trace = inertia[:, 0, 0] + inertia[:, 1, 1] + inertia[:, 2, 2]
+    determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
+    return jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
+
+
 def _moved_mass(model: Model) -> jax.Array:
     """``(P,)`` [kg]: a lower bound of the mass that a force at each collidable point moves, in any
     direction: that of its link alone as a free rigid body, ``1 / (1/m + |r|^2 / lambda_min)`` with
@@ -135,7 +146,8 @@ class Prepared(NamedTuple):
     the start (terrain contacts, user wrenches, the fluid's), the added link
     inertias ``(N, 6, 6)`` of the terrain contacts and the fluid (implicit step; else None), the
     joint effects and the fluid's damping ``G_D (N, 6, 6)`` (implicit step with a fluid; else None,
-    see :func:`.fluid.fluid_forces`)."""
+    see :func:`.fluid.fluid_forces`) and the slots' torsional and rolling friction ``torques``
+    (:class:`.contact_torques.ImplicitTorques`; None: the law has none)."""
 
     kin: kin_module.Kinematics
     points: jax.Array
@@ -151,6 +163,7 @@ class Prepared(NamedTuple):
     added_inertia: jax.Array | None
     effects: Any
     fluid_damping: jax.Array | None = None
+    torques: contact_torques.ImplicitTorques | None = None
 
 
 class Solved(NamedTuple):
@@ -179,12 +192,38 @@ def _terrain_radius(model: Model) -> jax.Array:
 
 
 def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactParams:
-    """The model's terrain ``law`` with each point's ``point_friction (P,)`` where the model has them
-    (a negative one: the law's)."""
-    if model.point_friction is None:
-        return law
-    own = model.point_friction.astype(jnp.result_type(law.friction))
-    return law.replace(friction=jnp.where(own >= 0, own, law.friction))
+    """The model's terrain ``law`` with each point's ``point_friction``, ``point_torsion`` and
+    ``point_rolling`` ``(P,)`` where the model has them (a negative one: the law's)."""
+    dtype = jnp.result_type(law.friction)
+    if model.point_friction is not None:
+        own = model.point_friction.astype(dtype)
+        law = law.replace(friction=jnp.where(own >= 0, own, law.friction))
+    for name in ("torsion", "rolling"):
+        own = getattr(model, f"point_{name}")
+        if own is not None:
+            default = getattr(law, name)
+            law = law.replace(**{name: jnp.where(own >= 0, own.astype(dtype), 0.0 if default is None else default)})
+    return law
+
+
+def _slot_torques(
+    model: Model, law: contacts.ContactParams, linear: contacts.ImplicitContacts, G_v: jax.Array, dt: jax.Array
+) -> contact_torques.ImplicitTorques:
+    """The torsional and rolling friction (:mod:`.contact_torques`) of the terrain contact slots
+    of ``linear`` under the per-point ``law``, on the links' angular velocities (``G_v (N, 6)``)."""
+    slots = linear.slots
+    point_link = np.asarray(model.point_link, dtype=int)
+    spin = contacts.taken(law, slots.take)
+    normal_force = slots.mask(spatial.dot(linear.law.forces, linear.normal))
+    inertia = slots.take(smallest_moments(model)[point_link]).astype(G_v.dtype)
+    return contact_torques.implicit_torques(
+        spin.torsion, spin.rolling, normal_force, linear.normal, slots.take(G_v[point_link, 3:]), inertia, dt, slots.link_totals
+    )
+
+
+def _couples(torques: jax.Array) -> jax.Array:
+    """``(S, 6)``: pure couples ``torques (S, 3)`` as wrenches."""
+    return jnp.concatenate([jnp.zeros_like(torques), torques], axis=-1)
 
 
 def prepare(
@@ -216,7 +255,7 @@ def prepare(
     present, slot_limit = (None, None) if padding is None else padding
     if present is not None:
         enabled = enabled & present
-    linear = added_inertia = deformation_rate = None
+    linear = added_inertia = deformation_rate = spin = None
     if implicit:
         slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit, points, normal)
         # The touching slots of a link share its law (the other points feel no force).
@@ -229,6 +268,10 @@ def prepare(
         slot_points = slots.take(points)
         added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
         G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
+        if law.spins:
+            spin = _slot_torques(model, law, linear, kin.G_v, dt)
+            added_inertia = added_inertia + dt * slots.link_sums(contact_torques.couple_inertias(spin.matrices), model.number_of_links)
+            G_f_ext = G_f_ext + slots.link_sums(_couples(spin.step_torques), model.number_of_links)
     else:
         law = _shared_law(model, _terrain_law(model, params.contact), depth, (depth > 0) & enabled)
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
@@ -252,7 +295,9 @@ def prepare(
     if implicit and command_slopes is not None:
         stiffness, damping = command_slopes
         effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
-    return Prepared(kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects, fluid_damping)
+    return Prepared(
+        kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects, fluid_damping, spin
+    )
 
 
 def solve(
@@ -276,6 +321,7 @@ def solve(
     points, forces = prepared.points, prepared.forces
     G_f_ext = prepared.G_f_ext if pair_wrenches is None else prepared.G_f_ext + pair_wrenches
     gravity = world.gravity.astype(dtype)
+    couples = None
     if implicit:
         added_inertia = prepared.added_inertia if pair_inertia is None else prepared.added_inertia + pair_inertia
         tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
@@ -304,6 +350,11 @@ def solve(
         )
         if prepared.fluid_damping is not None:
             G_f_applied = G_f_applied - spatial.matvec(prepared.fluid_damping, G_dv)
+        if prepared.torques is not None:
+            spin = prepared.torques
+            slot_torques = slots.mask(spin.step_torques - spin.resist(slots.take(G_dv[point_link, 3:])))
+            couples = slots.scatter(slot_torques, len(point_link))
+            G_f_applied = G_f_applied + slots.link_sums(_couples(slot_torques - spin.step_torques), model.number_of_links)
         in_contact = linear.carried
     else:
         G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
@@ -326,7 +377,7 @@ def solve(
         contact_normals=prepared.normal,
         penetration=jnp.maximum(prepared.depth, 0.0),
         contact_forces=forces,
-        contact_torques=jnp.cross(points - link_origins, forces),
+        contact_torques=jnp.cross(points - link_origins, forces) if couples is None else jnp.cross(points - link_origins, forces) + couples,
         in_contact=in_contact,
         joint_torques=tau,
         base_acceleration=base_acceleration,

@@ -112,6 +112,8 @@ class SimulationParams:
         contact: ContactParams | None = None,
         max_penetration: float = 0.001,
         friction: float | None = None,
+        torsional_friction: float | None = None,
+        rolling_friction: float | None = None,
         damping_ratio: float = 1.0,
         contact_enabled_links: Any = None,
         limit_frequency: float | None = None,
@@ -133,6 +135,10 @@ class SimulationParams:
         point or many. A model whose file gives its collisions their own friction
         (``Model.point_friction``, MJCF) keeps those for its terrain contacts; a ``friction``
         given for it then warns (``model.replace(point_friction=None)`` makes it apply there too).
+        ``torsional_friction`` and ``rolling_friction`` [m] (MuJoCo's condim 4 and 6 coefficients,
+        None: none) bound the contact's torque about the normal and across it by that coefficient
+        times the normal force (:mod:`.contact_torques`; the implicit integrator only; they
+        replace those of a given ``contact`` law): a ball rolling on the ground slows down and stops.
         With an explicit
         integrator the damping is capped so that the lightest link carrying collidable points
         stays stable (``c dt / m <= 0.5``), which makes impacts bounce; the implicit integrator
@@ -192,6 +198,18 @@ class SimulationParams:
                 f"terrain contacts keep: friction={friction} applies only to its contacts without one (pass "
                 "model.replace(point_friction=None) to apply it everywhere)", UserWarning, stacklevel=2)
         friction = DEFAULT_FRICTION if friction is None else friction
+        if integrator != "implicit_euler" and (model.point_torsion is not None or model.point_rolling is not None):
+            warnings.warn(
+                f"model '{model.name}' gives its collisions torsional or rolling friction (its file's condim 4 or 6), which "
+                f"only the implicit_euler integrator applies: {integrator!r} leaves them out", UserWarning, stacklevel=2)
+        for name, value in (("torsional_friction", torsional_friction), ("rolling_friction", rolling_friction)):
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be finite and >= 0 [m], got {value}")
+        if (torsional_friction is not None or rolling_friction is not None) and integrator != "implicit_euler":
+            raise ValueError(f"torsional_friction and rolling_friction need the implicit_euler integrator, not {integrator!r}")
+        if contact is not None and (torsional_friction is not None or rolling_friction is not None):
+            contact = contact.replace(torsion=None if torsional_friction is None else jnp.asarray(float(torsional_friction)),
+                                      rolling=None if rolling_friction is None else jnp.asarray(float(rolling_friction)))
         if contact is None:
             contact = ContactParams.from_mass(
                 max(float(model.total_mass), 1e-3),
@@ -200,6 +218,8 @@ class SimulationParams:
                 max_penetration=max_penetration,
                 friction=friction,
                 damping_ratio=damping_ratio,
+                torsion=torsional_friction,
+                rolling=rolling_friction,
                 max_linear_damping=_stable_point_damping(model, dt) if integrator in EXPLICIT_INTEGRATORS else float("inf"),
             )
         if contact_enabled_links is None:

@@ -57,11 +57,13 @@ from ..parsers.description import WorldClosure
 from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .model_step import (
-    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, solve, with_mocap_poses,
+    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, smallest_moments, solve,
+    with_mocap_poses,
 )
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
-from .collision.forces import ExplicitPairs, PairLaw, contact_pairs, explicit_pair_forces, pair_forces, shared_pair_law
+from .collision.forces import ExplicitPairs, PairLaw, PairSlots, contact_pairs, explicit_pair_forces, pair_forces, shared_pair_law
+from .contact_torques import ImplicitTorques, couple_inertias, implicit_torques
 from .contacts import ContactParams, implicit_deformation, overdamped_weight
 from .couplings import base_velocity_offset
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
@@ -121,6 +123,8 @@ class WorldModel:
         contact: Sequence[ContactParams | None] | None = None,
         max_penetration: float = 0.001,
         friction: float | None = None,
+        torsional_friction: float | None = None,
+        rolling_friction: float | None = None,
         collisions: bool = True,
         self_collision: Sequence[bool] | None = None,
         srdf: Sequence[Any] | None = None,
@@ -134,8 +138,9 @@ class WorldModel:
         """A world of ``models`` with one step size ``dt`` [s], ``integrator``, ``gravity (3,)``
         [m/s^2] and ``terrain`` (default: the plane z = 0). Each model's parameters are those of
         :meth:`.params.SimulationParams.build` (``contact`` per model, None: from its mass,
-        ``max_penetration`` and ``friction``). ``collisions``: links of different models touch
-        each other (and those of one model too where ``self_collision``), through a table of at
+        ``max_penetration``, ``friction``, ``torsional_friction`` and ``rolling_friction``, which
+        the contacts between links take too: the larger of the two models'). ``collisions``: links
+        of different models touch each other (and those of one model too where ``self_collision``), through a table of at
         most ``budget`` candidate pairs per pair kind (see :mod:`.collision`), with the law
         ``pair_law`` (default: :meth:`.collision.forces.PairLaw.build`) and the larger friction
         of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps;
@@ -161,7 +166,8 @@ class WorldModel:
         built = [
             SimulationParams.build(
                 model, dt=dt, integrator=integrator, gravity=gravity, terrain=terrain, contact=law,
-                max_penetration=max_penetration, friction=friction,
+                max_penetration=max_penetration, friction=friction, torsional_friction=torsional_friction,
+                rolling_friction=rolling_friction,
             )
             for model, law in zip(models, contact)
         ]
@@ -338,11 +344,13 @@ class PairContacts(NamedTuple):
     (``collision.groups``): the candidate pairs whose bounding spheres overlapped (that may
     touch) and that its budget could not hold. Any non-zero count means contacts may have been
     missed: raise that kind's ``budget`` (:meth:`WorldModel.build`) to at least its ``keep`` plus
-    the largest overflow seen."""
+    the largest overflow seen. ``torques (C, 3)`` [N m]: the torsional and rolling friction
+    couples on link a (b feels the opposite; None: the laws have none)."""
 
     contacts: Contacts
     forces: jax.Array
     overflow: jax.Array
+    torques: jax.Array | None = None
 
 
 class WorldOutputs(NamedTuple):
@@ -449,6 +457,13 @@ def _on_links(force_a: jax.Array, force_b: jax.Array, contacts: Contacts, arms_a
     return _link_sums(jnp.concatenate([forces, jnp.cross(arms, forces)], axis=-1), contacts, links)
 
 
+def _couples_on_links(torque_a: jax.Array, torque_b: jax.Array, contacts: Contacts, links: int) -> jax.Array:
+    """``(L, 6)``: the wrenches of the couples ``torque_a (C, 3)`` on the links a and ``torque_b
+    (C, 3)`` on the links b of the contacts."""
+    torques = jnp.concatenate([torque_a, torque_b])
+    return _link_sums(jnp.concatenate([jnp.zeros_like(torques), torques], axis=-1), contacts, links)
+
+
 def _link_sums(values: jax.Array, contacts: Contacts, links: int) -> jax.Array:
     """``(L, ...)``: the sums per link of ``values (2C, ...)``, those of the links a of the contacts
     and then those of their links b (one scatter: XLA's CPU backend compiles each into a loop)."""
@@ -460,7 +475,9 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     larger friction of the two models, as MuJoCo combines friction, or the friction of the
     table's pair at its slot: an explicit pair's, or the larger of two collisions' own, of one
     file or of two) and its effective mass
-    ``(C,)`` [kg] (infinite between two links welded to the world)."""
+    ``(C,)`` [kg] (infinite between two links welded to the world). Torsional and rolling
+    friction where a model's law or a table's pair has them: the larger coefficients of the two
+    models' laws (none: 0), or the pair's."""
     dtype = contacts.depth.dtype
     friction = to_global([b.group for b in batches], "links", [
         jnp.broadcast_to(jnp.reshape(b.params.contact.friction, (-1, 1)), b.group.links.shape) for b in batches
@@ -469,9 +486,20 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     total = weight[contacts.link_a] + weight[contacts.link_b]
     mass = 1 / jnp.where(total > 0, total, 1.0)
     friction = jnp.maximum(friction[contacts.link_a], friction[contacts.link_b])
-    if world.explicit_pairs is not None:
-        friction = world.explicit_pairs.contact_friction(world.collision, contacts.link_a, contacts.link_b, contacts.slot, friction)
+    explicit = world.explicit_pairs
+    if explicit is not None:
+        friction = explicit.contact_friction(world.collision, contacts.link_a, contacts.link_b, contacts.slot, friction)
     law = world.pair_law.contact_params(mass, friction)
+    if any(b.params.contact.spins for b in batches) or (explicit is not None and explicit.torsion is not None):
+        spin = {}
+        for name in ("torsion", "rolling"):
+            per_link = to_global([b.group for b in batches], "links", [jnp.broadcast_to(jnp.reshape(
+                jnp.zeros(()) if getattr(b.params.contact, name) is None else getattr(b.params.contact, name), (-1, 1)), b.group.links.shape)
+                for b in batches]).astype(dtype)
+            spin[name] = jnp.maximum(per_link[contacts.link_a], per_link[contacts.link_b])
+            if explicit is not None and explicit.torsion is not None:
+                spin[name] = explicit.slot_values(world.collision, getattr(explicit, name), contacts.slot, spin[name])
+        law = law.replace(**spin)
     return law, jnp.where(total > 0, mass, jnp.inf)
 
 
@@ -547,7 +575,9 @@ class _Pairs(NamedTuple):
     inactive), the arms of their positions from the ``G`` origins of links a and b ``(C, 3)``,
     the relative ``velocity (C, 3)``, their ``law`` and effective ``mass (C,)``, their
     tangential ``deformation (C, 3)`` from the world state and the broad phase's ``overflow (K,)``
-    per pair group of the table."""
+    per pair group of the table; with torsional or rolling friction (else None), the angular
+    velocity of link a relative to link b ``angular (C, 3)`` [rad/s] and ``inertia (C,)`` [kg
+    m^2], a lower bound of the rotational inertia a couple between them moves."""
 
     contacts: Contacts
     arms_a: jax.Array
@@ -557,6 +587,8 @@ class _Pairs(NamedTuple):
     mass: jax.Array
     deformation: jax.Array
     overflow: jax.Array
+    angular: jax.Array | None = None
+    inertia: jax.Array | None = None
 
 
 def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prepared], pair_deformation: jax.Array,
@@ -589,8 +621,17 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]
     velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
+    angular = inertia = None
+    if law.spins:
+        angular = W_v[contacts.link_a, 3:] - W_v[contacts.link_b, 3:]
+        moments = to_global(groups, "links", [_each(world, smallest_moments)(b.model) for b in batches]).astype(mass.dtype)
+        # A link welded to the world does not turn; a point mass's moments are zero (no bound).
+        compliance = jnp.where(moments > 0, 1 / jnp.where(moments > 0, moments, 1.0), jnp.inf)
+        compliance = jnp.where(world.inverse_weight.astype(mass.dtype) > 0, compliance, 0.0)
+        total = compliance[contacts.link_a] + compliance[contacts.link_b]
+        inertia = jnp.where(jnp.isfinite(total) & (total > 0), 1 / jnp.where(total > 0, total, 1.0), 0.0)
     return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
-                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow)
+                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow, angular, inertia)
 
 
 def _world_rates(
@@ -659,6 +700,21 @@ def _world_rates(
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
     matrices = linear.matrices
     inertia = dt * _link_sums(point_inertias(jnp.concatenate([arms_a, arms_b]), jnp.concatenate([matrices, matrices])), contacts, links)
+    spin = None
+    if pairs.law.spins:
+        spin = _pair_torques(pairs, linear.law.forces, dt, links)
+        start_wrench = start_wrench + _couples_on_links(spin.step_torques, -spin.step_torques, contacts, links)
+        couples = couple_inertias(spin.matrices)
+        inertia = inertia + dt * _link_sums(jnp.concatenate([couples, couples]), contacts, links)
+
+    def coupling(every: jax.Array) -> jax.Array:
+        # The wrenches on each side of the contacts from the other side's velocity change ``every (L, 6)``.
+        dv_a = _material_velocity(every, contacts.link_a, arms_a)
+        dv_b = _material_velocity(every, contacts.link_b, arms_b)
+        wrench = _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links)
+        if spin is None:
+            return wrench
+        return wrench + _couples_on_links(spin.resist(every[contacts.link_b, 3:]), spin.resist(every[contacts.link_a, 3:]), contacts, links)
     colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
     kinds = max(g.kinds for g in groups)
 
@@ -680,16 +736,13 @@ def _world_rates(
         current = list(current)
         colour, kind = (i // kinds) % colours, i % kinds
         for k, group in enumerate(groups):
-            every = to_global(groups, "links", [s.G_dv for s in current])
-            dv_a = _material_velocity(every, contacts.link_a, arms_a)
-            dv_b = _material_velocity(every, contacts.link_b, arms_b)
-            coupling = _on_links(linear.resist(dv_b), linear.resist(dv_a), contacts, arms_a, arms_b, links)
+            known = coupling(to_global(groups, "links", [s.G_dv for s in current]))
             if group.padded:  # only the members of this turn, gathered (the rest of the table's row drops out)
                 rows = jnp.asarray(turns[k])[colour * kinds + kind]
-                fresh = solved_rows(k, rows, start_wrench + coupling, inertia)
+                fresh = solved_rows(k, rows, start_wrench + known, inertia)
                 current[k] = jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), current[k], fresh)
                 continue
-            fresh = solved_batch(k, start_wrench + coupling, inertia, True)
+            fresh = solved_batch(k, start_wrench + known, inertia, True)
             if len(group.members) > 1 or kinds > 1:
                 mine = (jnp.asarray(group.colour) == colour) & (jnp.asarray(group.kind) == kind)
                 fresh = jax.tree.map(lambda new, old: jnp.where(mine.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
@@ -702,19 +755,34 @@ def _world_rates(
     solved = jax.lax.fori_loop(0, world.pair_sweeps * colours * kinds, turn, blank)
     if world.closures is not None:
         # One more block: the closures' rows, the contacts' coupling held at the last sweep's.
-        every = to_global(groups, "links", [s.G_dv for s in solved])
-        held = _on_links(linear.resist(_material_velocity(every, contacts.link_b, arms_b)),
-                         linear.resist(_material_velocity(every, contacts.link_a, arms_a)), contacts, arms_a, arms_b, links)
+        held = coupling(to_global(groups, "links", [s.G_dv for s in solved]))
         solved = _closed(world, batches, states, prepared,
                          lambda w: [solved_batch(k, start_wrench + held + w, inertia, True) for k in range(len(batches))])
     G_dv = to_global(groups, "links", [s.G_dv for s in solved])
     dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
     forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
     applied = _on_links(forces, -forces, contacts, arms_a, arms_b, links)
+    torques = None
+    if spin is not None:
+        torques = jnp.where(contacts.active[:, None], spin.step_torques - spin.resist(G_dv[contacts.link_a, 3:] - G_dv[contacts.link_b, 3:]), 0.0)
+        applied = applied + _couples_on_links(torques, -torques, contacts, links)
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
     load = _pressed(world.collision, forces, contacts, params.gravity.astype(dtype)) if loaded else jnp.zeros_like(pair_load)
-    return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, stored.at[contacts.slot].set(after, mode="drop"), load
+    return solved, prepared, PairContacts(contacts, forces, pairs.overflow, torques), user, stored.at[contacts.slot].set(after, mode="drop"), load
+
+
+def _pair_torques(pairs: _Pairs, law_forces: jax.Array, dt: jax.Array, links: int) -> ImplicitTorques:
+    """The torsional and rolling friction (:mod:`.contact_torques`) of the contacts between links
+    ``pairs``, with the forces of their law at the step's start ``law_forces (C, 3)`` [N] on a."""
+    contacts = pairs.contacts
+    normal_force = jnp.where(contacts.active, spatial.dot(law_forces, contacts.normal), 0.0)
+    # The touching contacts of each link with other links, whichever side it is on.
+    touching = jnp.where(normal_force > 0, 1.0, 0.0).astype(normal_force.dtype)
+    per_link = _link_sums(jnp.concatenate([touching, touching]), contacts, links)
+    counts = jnp.maximum(per_link[contacts.link_a], per_link[contacts.link_b])
+    return implicit_torques(pairs.law.torsion, pairs.law.rolling, normal_force, contacts.normal, pairs.angular, pairs.inertia, dt,
+                            PairSlots(contacts.link_a, links).link_totals, counts)
 
 
 def _closed(world: WorldModel, batches: Sequence[_Batch], states: Sequence[State], prepared: Sequence[Prepared],

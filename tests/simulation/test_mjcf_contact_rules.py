@@ -201,17 +201,18 @@ def test_what_never_touches_has_no_candidate(scene):
 
 
 def test_what_a_pair_cannot_say_here_warns_located():
-    """A pair's condim other than 3, anisotropic friction, solref and solimp, a pair with a world
-    geom that is not the floor, a geom's condim other than 1 and 3 and floors of different
-    surfaces warn, each at its line; the pair still loads with its first friction coefficient.
-    A pair with the floor keeps its friction, and geoms their margins."""
+    """A pair's anisotropic friction (tangential, and rolling at condim 6), solref and solimp, a
+    pair with a world geom that is not the floor and floors of different surfaces warn, each at
+    its line; the pair still loads with its first friction coefficient, and its torsional and
+    rolling ones (condim 6). A geom's condim 4 no longer warns: its contacts carry its torsional
+    friction. A pair with the floor keeps its friction, and geoms their margins."""
     xml = """<mujoco>
 <worldbody><geom name="floor" type="plane" size="1 1 0.1"/><geom name="wall" type="box" pos="1 0 0" size="0.1 1 1"/>
 <geom name="ice" type="plane" pos="3 0 0" size="1 1 0.1" friction="0.05"/>
 <body name="a"><freejoint/><geom name="a" size="0.1" margin="0.002"/></body>
 <body name="b" pos="0.5 0 0"><freejoint/><geom name="b" size="0.1" condim="4"/></body></worldbody>
 <contact>
-<pair geom1="a" geom2="b" condim="6" friction="0.4 0.2 0.01 0.001 0.001" solref="0.01 1" solimp="0.9 0.95 0.001"/>
+<pair geom1="a" geom2="b" condim="6" friction="0.4 0.2 0.01 0.001 0.002" solref="0.01 1" solimp="0.9 0.95 0.001"/>
 <pair geom1="a" geom2="wall"/>
 <pair geom1="b" geom2="floor" friction="0.8 0.8"/>
 </contact></mujoco>"""
@@ -220,16 +221,18 @@ def test_what_a_pair_cannot_say_here_warns_located():
         (model,) = parse_mjcf_world(xml).models[:1]
     found = sorted((w.message.line, w.message.reason) for w in caught if issubclass(w.category, ModelLoadWarning))
     assert found == sorted([
-        (7, "the contact pair's condim=6 is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)"),
+        (7, "the contact pair's anisotropic rolling friction (0.001, 0.002) is read as isotropic, 0.001"),
         (7, "the contact pair's anisotropic friction (0.4, 0.2) is read as isotropic, 0.4"),
         (7, "the contact pair's solref, solimp are not represented (the contact law here is sized from the bodies' masses): ignored"),
         (8, "the contact pair of geoms 'a' and 'wall' with a world geom that is not a floor is not represented (only the floor is the "
             "terrain): ignored"),
-        (5, "the condim=4 of geom 'b' is read as 3 (normal and Coulomb friction; torsional and rolling friction are not represented)"),
         (3, "the floors' friction, margin, gap, condim and priority differ: the terrain takes those of the first, 'floor'"),
     ])
     rules = model.collision_rules
-    assert sorted((p.collision_a, p.collision_b, p.friction) for p in rules.pairs) == [("", "b", 0.8), ("a", "b", 0.4)]
+    assert sorted((p.collision_a, p.collision_b, p.friction, p.torsion, p.rolling) for p in rules.pairs) == [
+        ("", "b", 0.8, 0.0, 0.0), ("a", "b", 0.4, 0.01, 0.001)]
+    # The pair's torsion; geom a's condim 3 with the floor's: none.
+    assert (rules.surface("a", "b").torsion, rules.surface("a", TERRAIN).torsion) == (0.01, 0.0)
     assert rules.terrain == {"a", "b"}
     assert rules.surface("b", TERRAIN).friction == 0.8 and rules.surface("a", TERRAIN).margin == 0.002
 

@@ -84,19 +84,26 @@ class ExplicitPairs:
     pair's: since MuJoCo 3.9 a gap only widens which contacts MuJoCo reports, without force),
     and a factor on the friction per link of the table ``friction_scale (L,)`` (None: 1; a
     contact's is the larger of its two links': domain randomisation's, see
-    :func:`jaxsim_like.tasks.randomisation.apply`)."""
+    :func:`jaxsim_like.tasks.randomisation.apply`); the torsional and rolling friction
+    coefficients ``torsion`` and ``rolling`` ``(E,)`` [m] (MuJoCo's condim 4 and 6; None when no
+    pair has any)."""
 
     friction: jax.Array
     margin: jax.Array
     friction_scale: jax.Array | None = None
+    torsion: jax.Array | None = None
+    rolling: jax.Array | None = None
 
     @staticmethod
     def of(table: CollisionTable | None) -> "ExplicitPairs":
         """The file's values of the pairs of ``table`` (none without a table)."""
         pairs = () if table is None else table.pairs
+        spins = any(p.torsion or p.rolling for p in pairs)
         return ExplicitPairs(
             jnp.asarray([float(p.friction) for p in pairs], dtype=float),
             jnp.asarray([float(p.margin) for p in pairs], dtype=float),
+            torsion=jnp.asarray([float(p.torsion) for p in pairs], dtype=float) if spins else None,
+            rolling=jnp.asarray([float(p.rolling) for p in pairs], dtype=float) if spins else None,
         )
 
     def slot_values(
