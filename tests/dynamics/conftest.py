@@ -323,13 +323,9 @@ def core_dynamics(model: js.Model, state: js.State, inputs: dict) -> dict:
 # The function under test: everything, in one representation.
 
 
-def evaluate(model: js.Model, state: js.State, inputs: dict[str, jax.Array], *, rep: str, frames: tuple[str, ...], extended: bool) -> dict[str, jax.Array]:
-    """Every quantity checked by the tests, in ``rep``.
-
-    ``extended`` adds link velocities, bias and gravity forces, the COM velocity, Jacobian and
-    bias acceleration, the potential energy, and the identities RNEA(ABA), ABA(RNEA) and the RNEA
-    differences: on the test assets (the iCub leaves them out to save compile time).
-    """
+def inverse_and_forward(model: js.Model, state: js.State, inputs: dict[str, jax.Array], rep: str) -> tuple:
+    """RNEA of the sample's accelerations and ABA of its torques, both with its link wrenches, in
+    ``rep``: ``(base_wrench, torques, base_acceleration, joint_accelerations)``."""
     kw = {"velocity_representation": rep}
     f_ext = inputs["link_wrenches"]
     base_wrench, torques = D.inverse_dynamics(
@@ -340,7 +336,19 @@ def evaluate(model: js.Model, state: js.State, inputs: dict[str, jax.Array], *, 
         link_wrenches=f_ext,
         **kw,
     )
-    base_acceleration, joint_accelerations = D.forward_dynamics(model, state, joint_torques=inputs["joint_torques"], link_wrenches=f_ext, **kw)
+    return (base_wrench, torques, *D.forward_dynamics(model, state, joint_torques=inputs["joint_torques"], link_wrenches=f_ext, **kw))
+
+
+def evaluate(model: js.Model, state: js.State, inputs: dict[str, jax.Array], *, rep: str, frames: tuple[str, ...], extended: bool) -> dict[str, jax.Array]:
+    """Every quantity checked by the tests, in ``rep``.
+
+    ``extended`` adds link velocities, bias and gravity forces, the COM velocity, Jacobian and
+    bias acceleration, the potential energy, and the identities RNEA(ABA), ABA(RNEA) and the RNEA
+    differences: on the test assets (the iCub leaves them out to save compile time).
+    """
+    kw = {"velocity_representation": rep}
+    f_ext = inputs["link_wrenches"]
+    base_wrench, torques, base_acceleration, joint_accelerations = inverse_and_forward(model, state, inputs, rep)
     out = {
         "link_poses": D.forward_kinematics(model, state),
         "link_jacobians": D.link_jacobians(model, state, **kw),
@@ -582,16 +590,7 @@ def named(name: str, caught: list[js.ModelLoadWarning]) -> bool:
 def converted(model: js.Model, state: js.State, inputs: dict[str, jax.Array], *, rep: str) -> dict[str, jax.Array]:
     """The ``CONVERTED`` quantities of :func:`evaluate` in ``rep``."""
     kw = {"velocity_representation": rep}
-    f_ext = inputs["link_wrenches"]
-    base_wrench, torques = D.inverse_dynamics(
-        model,
-        state,
-        base_acceleration=inputs["base_acceleration"],
-        joint_accelerations=inputs["joint_accelerations"],
-        link_wrenches=f_ext,
-        **kw,
-    )
-    base_acceleration, joint_accelerations = D.forward_dynamics(model, state, joint_torques=inputs["joint_torques"], link_wrenches=f_ext, **kw)
+    base_wrench, torques, base_acceleration, joint_accelerations = inverse_and_forward(model, state, inputs, rep)
     return {
         "mass_matrix": D.mass_matrix(model, state, **kw),
         "rnea": generalized(model, base_wrench, torques),
