@@ -213,11 +213,11 @@ def _slot_torques(
     of ``linear`` under the per-point ``law``, on the links' angular velocities (``G_v (N, 6)``)."""
     slots = linear.slots
     point_link = np.asarray(model.point_link, dtype=int)
-    spin = contacts.taken(law, slots.take)
+    torsion, rolling = (None if x is None else slots.take(x) for x in (law.torsion, law.rolling))
     normal_force = slots.mask(spatial.dot(linear.law.forces, linear.normal))
     inertia = slots.take(smallest_moments(model)[point_link]).astype(G_v.dtype)
     return contact_torques.implicit_torques(
-        spin.torsion, spin.rolling, normal_force, linear.normal, slots.take(G_v[point_link, 3:]), inertia, dt, slots.link_totals
+        torsion, rolling, normal_force, linear.normal, slots.take(G_v[point_link, 3:]), inertia, dt, slots.link_totals
     )
 
 
