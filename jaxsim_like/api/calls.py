@@ -5,7 +5,7 @@
 - each runs with JAX in 64-bit mode (``jax.enable_x64``), whatever the user's global setting:
   the worlds' arrays are float64 and their jitted functions are compiled and called in float64,
   while the user's own functional code keeps its dtype (the switch is thread-local and undone on
-  return; entering it costs about 1 µs, and nothing when x64 is already on);
+  return; entering it is cheap, and free when x64 is already on);
 - a method annotated ``-> bool`` (ScenarIO: "Returns: True for success, false otherwise")
   reports a failure by returning False and logging the reason on the ``jaxsim_like.api``
   logger at ERROR level, as ScenarIO prints its errors. The exceptions the references name

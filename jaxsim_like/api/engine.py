@@ -90,8 +90,8 @@ class ModelSim(NamedTuple):
     :class:`.control.ControllerState`), the ring buffer of commanded torques ``history (H, n)``
     (row ``s % H`` holds physics step ``s``), the last step and the number of physics steps of
     the world so far, ``step`` (a float: the time is ``step * dt``). Between runs it is kept as
-    one flat array (:func:`pack`, :func:`unpack`): every array a jitted call takes costs about
-    0.5 µs, every array it returns about 3 µs, so the run takes and returns one per model."""
+    one flat array (:func:`pack`, :func:`unpack`): each array a jitted call takes or returns has
+    a fixed cost, so the run takes and returns one per model."""
 
     state: State
     controller: jax.Array
