@@ -77,11 +77,12 @@ What the model cannot represent raises one :class:`ModelLoadError` listing all o
 tendons wrapping with side sites, tendons and joint or tendon equalities across trees, equality
 constraints other than linear joint and tendon equalities (and those on spatial tendons),
 connects and welds that hold no moving body (between the world and mocap bodies), mocap bodies
-that carry bodies and tendons through their sites (each with its line). What a contact pair says
-that the contact law here cannot (see :mod:`.mjcf_contacts`), the damping and
-friction loss of free joints and gravity compensation (``gravcomp``) are not represented and
-warn, as do
-the limits and equalities of a file that disables constraints (enforced here). Motor, position
+that carry bodies and tendons through their sites, flexes (each with its line). What a contact
+pair says that the contact law here cannot (see :mod:`.mjcf_contacts`) and what MuJoCo would
+simulate and the model leaves out (see :mod:`.mjcf_omissions`: the world's geoms other than its
+floors, a floor off z = 0, height fields and signed distance fields, surface velocities, plugins,
+gravity compensation, free joints' damping) warn, as do the limits and equalities of a file
+that disables constraints (enforced here). Motor, position
 and velocity actuators on joints (ball joints included, see :mod:`.mjcf_actuators`) and motors
 on tendons are read (others warn and are dropped); sensors and contact options are not read.
 Locations name the file and the element; lines are those of the main file's elements.
@@ -122,6 +123,7 @@ from .description import (
 from .errors import ModelLoadError, warn
 from .mjcf_actuators import read_actuators, warn_unrepresented
 from .mjcf_contacts import collision_rules, geom_label, paired_geoms
+from .mjcf_omissions import flex_problems, warn_left_out
 from .sdf_values import quaternion_to_rotation
 from .validate import validate_description
 from .xml import load_xml, looks_like_xml
@@ -563,40 +565,12 @@ def _unsupported(reader: _Reader) -> None:
     """Raise one :class:`ModelLoadError` listing everything the model cannot represent (located at
     the first, each other with its line); warn about inactive equalities."""
     m = reader.m
-    problems = _tendon_problems(reader) + _equality_problems(reader) + _mocap_problems(reader)
+    problems = _tendon_problems(reader) + _equality_problems(reader) + _mocap_problems(reader) + flex_problems(reader)
     if problems:
         (first, reason), others = problems[0], problems[1:]
         listed = "".join(f"; {message} ({_line(where)}{where.element})" for where, message in others)
         total = f" [{len(problems)} unsupported elements]" if others else ""
         raise ModelLoadError(reason + listed + total, file=first.file, line=first.line, element=first.element)
-
-
-def _warn_at(reader: _Reader, tag: str, message: str) -> None:
-    """A warning at the first ``<tag>`` of the main file (the ``<mujoco>`` root when it has none there)."""
-    line = reader.lines.get((tag, None))
-    element = f"<{tag}>" if line is not None else "<mujoco>"
-    warn(message, file=reader.file, line=line if line is not None else reader.lines.get(("mujoco", None)), element=element)
-
-
-def _warn_dropped(reader: _Reader) -> None:
-    """Located warnings for what MuJoCo would simulate and this model leaves out: the damping and
-    friction loss of free joints and bodies' gravity compensation; and for what it leaves out and
-    this model enforces: the limits and equalities of a file that disables constraints."""
-    m = reader.m
-    if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
-        held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
-        if held:
-            _warn_at(reader, "option", f"constraints are disabled, but the {held} joint and tendon limits and equalities are enforced here")
-    for b in np.flatnonzero(np.asarray(m.body_gravcomp) != 0.0):
-        where = reader.where("body", reader.body(int(b)))
-        message = f"the gravity compensation (gravcomp={float(m.body_gravcomp[b]):g}) of body '{reader.body(int(b))}' is not represented: ignored"
-        warn(message, file=where.file, line=where.line, element=where.element)
-    for j in range(m.njnt):
-        dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
-        if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
-            where = reader.where("joint", reader.joint(j))
-            message = f"the damping and friction loss of free joint '{reader.joint(j)}' are not represented: ignored"
-            warn(message, file=where.file, line=where.line, element=where.element)
 
 
 def _inertial(m, b: int) -> Inertial:
@@ -882,7 +856,7 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     reader.loops = _loops(reader)
     reader.collisions = _collisions(reader)
     reader.rules = None if _contacts_off(reader) else collision_rules(reader, sorted(reader.collisions))
-    _warn_dropped(reader)
+    warn_left_out(reader)
     warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")
     return reader, name

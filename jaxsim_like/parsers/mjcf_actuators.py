@@ -12,7 +12,7 @@ it is one degree of freedom's controller), and a position actuator with ``kv`` n
 (its damping ``-kv g . omega`` acts beside the controller, outside its clip). A ``motor`` on a
 tendon (``length = gear L``; fixed or spatial) is read too. Any other actuator (position and
 velocity ones on tendons, those on a ball joint named above, forces in the parent frame
-(``jointinparent``), site transmissions, filters, muscles) is dropped with one located warning.
+(``jointinparent``), site transmissions, filters, muscles, plugins such as ``mujoco.pid``) is dropped with one located warning.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def _read(reader, a: int) -> ActuatorDescription | None:
         m.actuator_dyntype[a] == _NO_DYNAMICS
         and m.actuator_gaintype[a] == _GAIN_FIXED
         and m.actuator_biastype[a] in (_BIAS_NONE, _BIAS_AFFINE)
+        and m.actuator_plugin[a] < 0
     )
     kind = _kind(gain, m.actuator_biasprm[a]) if simple else None
     on_joint = m.actuator_trntype[a] == _JOINT_TRANSMISSION and m.jnt_type[target] in (_BALL, *_HINGE_OR_SLIDE)

@@ -53,7 +53,7 @@ def paired_geoms(m) -> set[int]:
     return {int(g) for g in np.concatenate([m.pair_geom1, m.pair_geom2])}
 
 
-def _floors(m) -> list[int]:
+def floor_geoms(m) -> list[int]:
     """The world body's planes facing up (their z axis the world's): the terrain; walls are not."""
     def up(g: int) -> bool:
         _, x, y, _ = (float(v) for v in m.geom_quat[g])
@@ -61,7 +61,8 @@ def _floors(m) -> list[int]:
     return [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and m.geom_type[g] == _PLANE and up(g)]
 
 
-def _match(m, g: int, h: int) -> bool:
+def matching(m, g: int, h: int) -> bool:
+    """Whether geoms ``g`` and ``h`` collide by MuJoCo's ``contype``/``conaffinity`` filter."""
     return bool(m.geom_contype[g] & m.geom_conaffinity[h] or m.geom_contype[h] & m.geom_conaffinity[g])
 
 
@@ -138,7 +139,7 @@ def _welds(reader) -> tuple[tuple[str, int, int], ...]:
 def collision_rules(reader, kept: list[int]) -> CollisionRules:
     """The :class:`CollisionRules` of the geoms ``kept`` as collisions (see the module docstring)."""
     m = reader.m
-    floors = set(_floors(m))
+    floors = set(floor_geoms(m))
     excluded = _excluded(m)
     elements = _pair_elements(reader)
     pairs = tuple(pair for p in range(m.npair) if (pair := _pair(reader, p, elements, floors)) is not None)
@@ -147,7 +148,7 @@ def collision_rules(reader, kept: list[int]) -> CollisionRules:
         dynamic = {
             geom_label(reader, g) for g in kept
             if m.body_weldid[m.geom_bodyid[g]] != 0 and frozenset((int(m.geom_bodyid[g]), 0)) not in excluded
-            and any(_match(m, g, f) for f in floors)
+            and any(matching(m, g, f) for f in floors)
         }
         terrain = frozenset(dynamic | {pair.collision_b for pair in pairs if pair.collision_a == TERRAIN})
     return CollisionRules(

@@ -75,3 +75,23 @@ def test_the_suites_are_installed(package: str):
     if FOLDERS[package] is None:
         pytest.skip(f"{package} is not installed (test extra)")
     assert {path.stem for kind, path in FILES if kind == package} >= LOADING[package]
+
+
+def test_the_suites_world_geometry_that_bodies_touch_is_named():
+    """dm_control's arenas: the quadruped's walls and height field, the manipulator's walls are
+    told as left out (the floor alone is the terrain); the walker's world is its floor alone."""
+    if FOLDERS["dm_control"] is None:
+        pytest.skip("dm_control is not installed (test extra)")
+
+    def world_warnings(name: str) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parse_mjcf_world(FOLDERS["dm_control"] / f"{name}.xml")
+        return [w.message.reason for w in caught if issubclass(w.category, ModelLoadWarning) and "of the world body" in w.message.reason]
+
+    (quadruped,) = world_warnings("quadruped")
+    assert quadruped.startswith("5 geom(s) of the world body that bodies touch") and "'terrain' (hfield)" in quadruped
+    assert all(f"'wall_{side}' (plane)" in quadruped for side in ("px", "py", "nx", "ny"))
+    (manipulator,) = world_warnings("manipulator")
+    assert all(f"'{name}' (plane)" in manipulator for name in ("wall1", "wall2", "background"))
+    assert world_warnings("walker") == []

@@ -1,0 +1,146 @@
+"""What an MJCF file asks MuJoCo to simulate and a model read here leaves out, told at load time.
+
+Errors (:func:`flex_problems`, with the other unsupported elements of :mod:`.mjcf`): flexes
+(cloth, soft bodies), whose vertices would load as free particles without their elasticity.
+
+Located warnings (:func:`warn_left_out`), one per kind, naming every element of that kind:
+
+- the world body's geoms that bodies touch, other than its planes facing up: walls (tilted
+  planes), boxes, spheres, meshes, height fields. The terrain of a world is what it is built
+  with (``WorldModel.build(terrain=...)``, default the plane z = 0); static boxes can be given
+  there as terrain boxes;
+- a floor (a plane facing up) that is not at z = 0: the terrain is built at z = 0 unless told;
+- geoms of bodies whose shape is not read (height fields, signed distance fields);
+- geoms' surface velocities (``surfacevel``, conveyor belts);
+- plugins that act on the bodies (elasticity, SDF shapes): those of actuators are dropped with the
+  actuators (:mod:`.mjcf_actuators`), those of sensors change nothing simulated;
+- bodies' gravity compensation, free joints' damping and friction loss, and the limits and
+  equalities enforced here where the file disables constraints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .description import SourceLocation
+from .errors import warn
+from .mjcf_contacts import floor_geoms, geom_label, paired_geoms
+
+_FREE, _PLANE, _HFIELD = 0, 0, 1  # mjtJoint, mjtGeom
+_READ_SHAPES = {0, 2, 3, 4, 5, 6, 7}  # mjtGeom: plane, sphere, capsule, ellipsoid, cylinder, box, mesh
+_SHAPE_NAMES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 8: "sdf"}
+_LISTED = 6  # names listed in one warning before "and N more"
+
+
+def flex_problems(reader) -> list[tuple[SourceLocation, str]]:
+    """Each flex of ``reader``'s model (``mjcf._Reader``) as an unsupported element."""
+    m, problems = reader.m, []
+    for f in range(int(m.nflex)):
+        name = reader.name("flex", f)
+        label = f"'{name}'" if name else f"#{f}"
+        tag = next((tag for tag in ("flexcomp", "flex") if (tag, name or None) in reader.lines), None)
+        where = SourceLocation(file=reader.file, line=reader.lines.get((tag, name or None)) if tag else None,
+                               element=f'<{tag or "flex"} name="{name}">' if name else f"<{tag or 'flex'}>")
+        problems.append((where, f"flex {label} (a deformable body of {int(m.flex_vertnum[f])} vertices) is not supported yet"))
+    return problems
+
+
+def warn_left_out(reader) -> None:
+    """Located warnings for what ``reader``'s model leaves out of what MuJoCo would simulate (see
+    the module docstring)."""
+    m = reader.m
+    if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
+        held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
+        if held:
+            _warn_at_tag(reader, "option", f"constraints are disabled, but the {held} joint and tendon limits and equalities are enforced here")
+    for b in np.flatnonzero(np.asarray(m.body_gravcomp) != 0.0):
+        message = f"the gravity compensation (gravcomp={float(m.body_gravcomp[b]):g}) of body '{reader.body(int(b))}' is not represented: ignored"
+        _warn(reader.where("body", reader.body(int(b))), message)
+    for j in range(m.njnt):
+        dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
+        if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
+            _warn(reader.where("joint", reader.joint(j)), f"the damping and friction loss of free joint '{reader.joint(j)}' are not represented: ignored")
+    if reader.rules is not None:
+        _warn_static_geometry(reader)
+        _warn_geoms(reader, [g for g in range(m.ngeom) if m.geom_bodyid[g] and int(m.geom_type[g]) not in _READ_SHAPES and _touches(m, g)],
+                    "{count} geom(s) of a shape not read here (height field, signed distance field) are not collision shapes: {names}: ignored")
+        _warn_geoms(reader, [g for g in range(m.ngeom) if np.any(np.asarray(m.geom_surfacevel[g]) != 0.0)],
+                    "the surface velocity (surfacevel) of {count} geom(s) is not represented: {names}: ignored")
+    _warn_plugins(reader)
+
+
+def _warn_static_geometry(reader) -> None:
+    m = reader.m
+    floors = floor_geoms(m)
+    if floors and abs(float(m.geom_pos[floors[0]][2])) > 0.0:
+        height = float(m.geom_pos[floors[0]][2])
+        _warn(_geom_where(reader, floors[0]),
+              f"the floor '{geom_label(reader, floors[0])}' is at z = {height:g} m, and the terrain is the one a world is built with "
+              f"(default: the plane z = 0): build it with Terrain.plane({height:g}) for this floor")
+    floors = set(floors)
+    touched = [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and g not in floors and _touches(m, g)]
+    _warn_geoms(reader, touched,
+                "{count} geom(s) of the world body that bodies touch are not represented: {names}; bodies pass through them (only "
+                "the planes facing up, the floors, are the terrain; a static box can be given to the world as a terrain box, "
+                "Terrain.with_boxes)")
+
+
+def _touches(m, g: int) -> bool:
+    """Whether geom ``g`` collides with a geom of another body by the filters (see
+    :func:`.mjcf_contacts.matching`), or a pair names it."""
+    if g in paired_geoms(m):
+        return True
+    contype, conaffinity, body = (np.asarray(values) for values in (m.geom_contype, m.geom_conaffinity, m.geom_bodyid))
+    filtered = ((contype[g] & conaffinity) != 0) | ((contype & conaffinity[g]) != 0)
+    return bool(np.any(filtered & (body != body[g]) & (body != 0)))
+
+
+def _warn_geoms(reader, geoms: list[int], template: str) -> None:
+    """One warning at the first of ``geoms`` listing them (with their shapes) in ``template``."""
+    if not geoms:
+        return
+    labels = [f"'{geom_label(reader, g)}' ({_SHAPE_NAMES.get(int(reader.m.geom_type[g]), 'unknown')})" for g in geoms]
+    names = ", ".join(labels[:_LISTED]) + (f" and {len(labels) - _LISTED} more" if len(labels) > _LISTED else "")
+    _warn(_geom_where(reader, geoms[0]), template.format(count=len(geoms), names=names))
+
+
+def _geom_where(reader, g: int) -> SourceLocation:
+    name = reader.name("geom", g)
+    if name:
+        return reader.where("geom", name)
+    return SourceLocation(file=reader.file, line=reader.lines.get(("geom", None)), element="<geom>")
+
+
+def _warn_plugins(reader) -> None:
+    """A warning for each plugin of the main file that acts on the bodies (not only through
+    actuators or sensors), at its first element; one at ``<mujoco>`` for those of included files."""
+    m, root = reader.m, reader.root
+    if not m.nplugin:
+        return
+    elsewhere = {element.get("instance") for tag in ("actuator", "sensor") for section in root.iter(tag) for element in section.iter("plugin")}
+    named: dict[str, int] = {}
+    for element in root.iter("plugin"):
+        name = element.get("plugin")
+        if name is None or any(parent.tag in ("actuator", "sensor") for parent in element.iterancestors()):
+            continue
+        instances = {child.get("name") for child in element if child.tag == "instance"}
+        if element.getparent().tag == "extension" and (not instances or instances <= elsewhere):
+            continue  # a declaration whose instances are inline elsewhere, or used by actuators and sensors only
+        named.setdefault(name, element.sourceline)
+    for name, line in named.items():
+        _warn(SourceLocation(file=reader.file, line=line, element=f'<plugin plugin="{name}">'),
+              f"MuJoCo plugin '{name}' is not represented: what it adds (passive forces, collision shapes) is left out")
+    declared = {element.get("plugin") for element in root.iter("plugin") if element.get("plugin")}
+    if not declared:
+        _warn_at_tag(reader, "mujoco", f"the model's {int(m.nplugin)} MuJoCo plugin instance(s) (from included files) are not represented: left out")
+
+
+def _warn_at_tag(reader, tag: str, message: str) -> None:
+    """A warning at the first ``<tag>`` of the main file (the ``<mujoco>`` root when it has none there)."""
+    line = reader.lines.get((tag, None))
+    element = f"<{tag}>" if line is not None else "<mujoco>"
+    _warn(SourceLocation(file=reader.file, line=line if line is not None else reader.lines.get(("mujoco", None)), element=element), message)
+
+
+def _warn(where: SourceLocation, message: str) -> None:
+    warn(message, file=where.file, line=where.line, element=where.element)
