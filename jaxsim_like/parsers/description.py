@@ -622,10 +622,27 @@ class PhysicsDescription:
 
 
 @dataclass
+class TerrainDescription:
+    """A world file's static geometry as a terrain (``jaxsim_like.simulation.Terrain.of``): the
+    ground, the plane through ``ground_point (3,)`` [m] of unit normal ``ground_normal (3,)`` (world
+    frame; both None when the file has no ground: the world's default is taken), and static boxes
+    ``box_transforms (B, 4, 4)`` (``W_H_box``) of ``box_half_extents (B, 3)`` [m], named
+    ``box_names``."""
+
+    ground_normal: np.ndarray | None = None
+    ground_point: np.ndarray | None = None
+    box_transforms: np.ndarray = field(default_factory=lambda: np.zeros((0, 4, 4)))
+    box_half_extents: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    box_names: tuple[str, ...] = ()
+
+
+@dataclass
 class WorldDescription:
     """An SDF world (or an MJCF file, one model per tree): its name, gravity ``(3,)`` in m/s^2,
-    physics settings, models with poses and the ``closures`` between links of two of its models
-    (MJCF connects and welds across trees)."""
+    physics settings, models with poses, the ``closures`` between links of two of its models
+    (MJCF connects and welds across trees) and its static geometry as a ``terrain`` (MJCF: the
+    world body's floor, boxes and other planes; None for SDF worlds, whose static models are
+    models)."""
 
     name: str
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.80665]))
@@ -633,3 +650,4 @@ class WorldDescription:
     models: list[ModelDescription] = field(default_factory=list)
     source: str | None = None
     closures: list[WorldClosure] = field(default_factory=list)
+    terrain: TerrainDescription | None = None

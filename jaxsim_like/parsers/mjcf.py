@@ -124,7 +124,7 @@ from .errors import ModelLoadError, warn
 from .mjcf_actuators import read_actuators, warn_unrepresented
 from .mjcf_contacts import collision_rules, geom_label, paired_geoms
 from .mjcf_omissions import flex_problems, warn_left_out
-from .sdf_values import quaternion_to_rotation
+from .mjcf_terrain import mujoco_pose, world_terrain
 from .validate import validate_description
 from .xml import load_xml, looks_like_xml
 
@@ -147,14 +147,6 @@ def _mujoco():
     except ImportError:
         raise ImportError("loading MJCF needs MuJoCo: pip install 'jaxsim_like[mjcf]' (the mujoco package)") from None
     return mujoco
-
-
-def _pose(position, quaternion_wxyz) -> np.ndarray:
-    H = np.eye(4)
-    w, x, y, z = (float(v) for v in quaternion_wxyz)
-    H[:3, :3] = quaternion_to_rotation(x, y, z, w)
-    H[:3, 3] = np.asarray(position, dtype=float)
-    return H
 
 
 class _Reader:
@@ -362,11 +354,11 @@ def _loops(reader: _Reader) -> list[tuple[tuple[int, int], LoopClosure]]:
         bodies = _equality_bodies(m, e)
         if m.eq_objtype[e] == _SITE:
             sites = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
-            frames = tuple(_pose(m.site_pos[site], m.site_quat[site]) for site in sites)
+            frames = tuple(mujoco_pose(m.site_pos[site], m.site_quat[site]) for site in sites)
         elif weld:
-            frames = _pose(data[3:6], data[6:10]), _pose(data[0:3], (1.0, 0.0, 0.0, 0.0))
+            frames = mujoco_pose(data[3:6], data[6:10]), mujoco_pose(data[0:3], (1.0, 0.0, 0.0, 0.0))
         else:
-            frames = _pose(data[0:3], (1.0, 0.0, 0.0, 0.0)), _pose(data[3:6], (1.0, 0.0, 0.0, 0.0))
+            frames = mujoco_pose(data[0:3], (1.0, 0.0, 0.0, 0.0)), mujoco_pose(data[3:6], (1.0, 0.0, 0.0, 0.0))
         time_constant, damping_ratio = _reference(m.eq_solref[e])
         links = tuple(reader.body(b) if b else "" for b in bodies)
         closure = LoopClosure(
@@ -416,7 +408,7 @@ def _segments(reader: _Reader, t: int, frames: dict[int, str]) -> list[TendonSeg
             segments.append(TendonSegment(frames[int(m.wrap_objid[w])], frames[int(m.wrap_objid[following])], scale))
         elif m.wrap_type[w] == _WRAP_SITE and int(m.wrap_type[following]) in _WRAPS:
             g = int(m.wrap_objid[following])
-            wrap = TendonWrap(reader.body(int(m.geom_bodyid[g])), _WRAPS[int(m.wrap_type[following])], _pose(m.geom_pos[g], m.geom_quat[g]), float(m.geom_size[g][0]))
+            wrap = TendonWrap(reader.body(int(m.geom_bodyid[g])), _WRAPS[int(m.wrap_type[following])], mujoco_pose(m.geom_pos[g], m.geom_quat[g]), float(m.geom_size[g][0]))
             segments.append(TendonSegment(frames[int(m.wrap_objid[w])], frames[int(m.wrap_objid[wraps[k + 2]])], scale, wrap))
     return segments
 
@@ -481,7 +473,7 @@ def _fluid(reader: _Reader, bodies: list[int]) -> FluidDescription | None:
                 FluidGeomDescription(
                     name=name,
                     body=reader.body(b),
-                    B_H_G=_pose(m.geom_pos[g], m.geom_quat[g]),
+                    B_H_G=mujoco_pose(m.geom_pos[g], m.geom_quat[g]),
                     semiaxes=_semiaxes(int(m.geom_type[g]), np.array(m.geom_size[g], dtype=float)),
                     coefficients=fluid[1:6],
                     interaction=float(fluid[0]),
@@ -574,7 +566,7 @@ def _unsupported(reader: _Reader) -> None:
 
 
 def _inertial(m, b: int) -> Inertial:
-    return Inertial(mass=float(m.body_mass[b]), L_H_I=_pose(m.body_ipos[b], m.body_iquat[b]), inertia=np.diag(m.body_inertia[b]))
+    return Inertial(mass=float(m.body_mass[b]), L_H_I=mujoco_pose(m.body_ipos[b], m.body_iquat[b]), inertia=np.diag(m.body_inertia[b]))
 
 
 def _geometry(reader: _Reader, g: int) -> Geometry | None:
@@ -628,7 +620,7 @@ def _link(reader: _Reader, b: int) -> LinkDescription:
         if g not in reader.collisions:
             continue
         label = geom_label(reader, g)
-        collisions.append(Collision(label, _pose(m.geom_pos[g], m.geom_quat[g]), _geometry(reader, g), location=reader.where("geom", label)))
+        collisions.append(Collision(label, mujoco_pose(m.geom_pos[g], m.geom_quat[g]), _geometry(reader, g), location=reader.where("geom", label)))
     inertial = _inertial(m, b) if m.body_mass[b] > 0.0 or np.any(m.body_inertia[b] > 0.0) else None
     return LinkDescription(name=name, inertial=inertial, collisions=collisions, location=reader.where("body", name))
 
@@ -741,14 +733,14 @@ def _root(reader: _Reader, bodies: list[int]) -> tuple[int, np.ndarray, bool]:
     free = _is_free(m, world_children[0])
     if free or (len(world_children) == 1 and not m.body_jntnum[world_children[0]]):
         root = world_children[0]
-        return root, _pose(m.body_pos[root], m.body_quat[root]), bool(free)
+        return root, mujoco_pose(m.body_pos[root], m.body_quat[root]), bool(free)
     return 0, np.eye(4), False
 
 
 def _body_joints(reader: _Reader, b: int) -> tuple[list[LinkDescription], list[JointDescription]]:
     """The joints from body ``b``'s parent to it, through one massless link per joint but the last."""
     m, name = reader.m, reader.body(b)
-    parent, P_H_C = reader.body(m.body_parentid[b]), _pose(m.body_pos[b], m.body_quat[b])
+    parent, P_H_C = reader.body(m.body_parentid[b]), mujoco_pose(m.body_pos[b], m.body_quat[b])
     ids = [int(m.body_jntadr[b]) + k for k in range(int(m.body_jntnum[b]))]
     if not ids:
         return [], [JointDescription(f"{name}_weld", "fixed", parent, name, P_H_C=P_H_C, location=reader.where("body", name))]
@@ -770,7 +762,7 @@ def _frames(reader: _Reader, bodies: set[int], links: set[str]) -> dict[int, Fra
         name = reader.name("site", s)
         if name and int(m.site_bodyid[s]) in bodies:
             label = f"{name}::site" if name in links else name
-            pose = _pose(m.site_pos[s], m.site_quat[s])
+            pose = mujoco_pose(m.site_pos[s], m.site_quat[s])
             frames[s] = FrameDescription(label, reader.body(m.site_bodyid[s]), pose, location=reader.where("site", name))
     return frames
 
@@ -782,7 +774,7 @@ def _mocap_bodies(reader: _Reader, bodies: set[int]) -> list[MocapBody]:
     that name it hold on it wherever it is put, with its velocity taken as zero, as MuJoCo does."""
     m = reader.m
     mocap = sorted((int(m.body_mocapid[b]), b) for b in bodies if b and _is_mocap(m, b))
-    return [MocapBody(reader.body(b), _pose(m.body_pos[b], m.body_quat[b]), reader.where("body", reader.body(b))) for _, b in mocap]
+    return [MocapBody(reader.body(b), mujoco_pose(m.body_pos[b], m.body_quat[b]), reader.where("body", reader.body(b))) for _, b in mocap]
 
 
 def _describe(reader: _Reader, bodies: list[int], name: str) -> ModelDescription:
@@ -843,9 +835,10 @@ def _world_closures(reader: _Reader, trees: list[list[int]], name: str) -> list[
     return closures
 
 
-def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
+def _read(source: str | os.PathLike, world: bool) -> tuple[_Reader, str]:
     """The reader of the compiled model of ``source`` and the model's name, after checking that
-    everything in it can be represented."""
+    everything in it can be represented, read as a ``world`` (see :func:`parse_mjcf_world`) or as
+    one model."""
     mujoco = _mujoco()
     document = load_xml(source)
     file = document.file
@@ -856,7 +849,7 @@ def _read(source: str | os.PathLike) -> tuple[_Reader, str]:
     reader.loops = _loops(reader)
     reader.collisions = _collisions(reader)
     reader.rules = None if _contacts_off(reader) else collision_rules(reader, sorted(reader.collisions))
-    warn_left_out(reader)
+    warn_left_out(reader, world)
     warn_unrepresented(reader)
     name = document.root.get("model") or (os.path.splitext(os.path.basename(file))[0] if file else "mjcf")
     return reader, name
@@ -876,7 +869,7 @@ def parse_mjcf(source: str | os.PathLike) -> ModelDescription:
     :class:`ModelLoadError` for what MuJoCo cannot compile and what the model cannot represent
     (all of it in one error), ImportError without the ``mujoco`` package.
     """
-    reader, name = _read(source)
+    reader, name = _read(source, world=False)
     trees = _trees(reader)
     for closure in _world_closures(reader, trees, name):
         where = closure.location
@@ -921,8 +914,9 @@ def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
     """An MJCF path or XML string as a world: one model per tree (see :func:`_trees`; a free tree is
     named after its root body), MuJoCo's gravity [m/s^2] (zero where ``<flag gravity="disable">``) and
     ``<option>`` timestep [s] and integrator
-    (the nearest, see :class:`PhysicsDescription`). Raises as :func:`parse_mjcf`."""
-    reader, name = _read(source)
+    (the nearest, see :class:`PhysicsDescription`), and the world body's floor, boxes and planes as
+    its terrain (see :mod:`.mjcf_terrain`). Raises as :func:`parse_mjcf`."""
+    reader, name = _read(source, world=True)
     trees = _trees(reader)
     models = [_describe(reader, tree, _tree_name(reader, tree, name)) for tree in trees]
     gravity_off = reader.m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_GRAVITY)
@@ -933,4 +927,5 @@ def parse_mjcf_world(source: str | os.PathLike) -> WorldDescription:
         models=models,
         source=reader.file,
         closures=_world_closures(reader, trees, name),
+        terrain=None if reader.rules is None else world_terrain(reader),
     )

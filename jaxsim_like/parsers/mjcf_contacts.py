@@ -53,6 +53,16 @@ def paired_geoms(m) -> set[int]:
     return {int(g) for g in np.concatenate([m.pair_geom1, m.pair_geom2])}
 
 
+def touches_bodies(m, g: int) -> bool:
+    """Whether geom ``g`` collides with a geom of another body (not the world's) by the filters
+    (see :func:`matching`), or a pair names it."""
+    if g in paired_geoms(m):
+        return True
+    contype, conaffinity, body = (np.asarray(values) for values in (m.geom_contype, m.geom_conaffinity, m.geom_bodyid))
+    filtered = ((contype[g] & conaffinity) != 0) | ((contype & conaffinity[g]) != 0)
+    return bool(np.any(filtered & (body != body[g]) & (body != 0)))
+
+
 def floor_geoms(m) -> list[int]:
     """The world body's planes facing up (their z axis the world's): the terrain; walls are not."""
     def up(g: int) -> bool:

@@ -5,11 +5,10 @@ Errors (:func:`flex_problems`, with the other unsupported elements of :mod:`.mjc
 
 Located warnings (:func:`warn_left_out`), one per kind, naming every element of that kind:
 
-- the world body's geoms that bodies touch, other than its planes facing up: walls (tilted
-  planes), boxes, spheres, meshes, height fields. The terrain of a world is what it is built
-  with (``WorldModel.build(terrain=...)``, default the plane z = 0); static boxes can be given
-  there as terrain boxes;
-- a floor (a plane facing up) that is not at z = 0: the terrain is built at z = 0 unless told;
+- the world body's geoms that bodies touch other than its floor, boxes and planes (the terrain,
+  :mod:`.mjcf_terrain`): spheres, capsules, cylinders, ellipsoids, meshes, height fields; and,
+  where the file is read as one model (which has no terrain), a floor off z = 0 and the static
+  boxes that the world's description holds;
 - geoms of bodies whose shape is not read (height fields, signed distance fields);
 - geoms' surface velocities (``surfacevel``, conveyor belts);
 - plugins that act on the bodies (elasticity, SDF shapes): those of actuators are dropped with the
@@ -24,7 +23,8 @@ import numpy as np
 
 from .description import SourceLocation
 from .errors import warn
-from .mjcf_contacts import floor_geoms, geom_label, paired_geoms
+from .mjcf_contacts import floor_geoms, geom_label, touches_bodies
+from .mjcf_terrain import static_boxes
 
 _FREE, _PLANE, _HFIELD = 0, 0, 1  # mjtJoint, mjtGeom
 _READ_SHAPES = {0, 2, 3, 4, 5, 6, 7}  # mjtGeom: plane, sphere, capsule, ellipsoid, cylinder, box, mesh
@@ -45,9 +45,10 @@ def flex_problems(reader) -> list[tuple[SourceLocation, str]]:
     return problems
 
 
-def warn_left_out(reader) -> None:
+def warn_left_out(reader, world: bool) -> None:
     """Located warnings for what ``reader``'s model leaves out of what MuJoCo would simulate (see
-    the module docstring)."""
+    the module docstring), as a world's models and terrain (``world``, :func:`.mjcf.parse_mjcf_world`)
+    or as one model, which has no terrain."""
     m = reader.m
     if m.opt.disableflags & int(reader.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT):
         held = int(m.jnt_limited.sum() + m.tendon_limited.sum() + m.eq_active0.sum())
@@ -61,38 +62,31 @@ def warn_left_out(reader) -> None:
         if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
             _warn(reader.where("joint", reader.joint(j)), f"the damping and friction loss of free joint '{reader.joint(j)}' are not represented: ignored")
     if reader.rules is not None:
-        _warn_static_geometry(reader)
-        _warn_geoms(reader, [g for g in range(m.ngeom) if m.geom_bodyid[g] and int(m.geom_type[g]) not in _READ_SHAPES and _touches(m, g)],
+        _warn_static_geometry(reader, world)
+        _warn_geoms(reader, [g for g in range(m.ngeom) if m.geom_bodyid[g] and int(m.geom_type[g]) not in _READ_SHAPES and touches_bodies(m, g)],
                     "{count} geom(s) of a shape not read here (height field, signed distance field) are not collision shapes: {names}: ignored")
         _warn_geoms(reader, [g for g in range(m.ngeom) if np.any(np.asarray(m.geom_surfacevel[g]) != 0.0)],
                     "the surface velocity (surfacevel) of {count} geom(s) is not represented: {names}: ignored")
     _warn_plugins(reader)
 
 
-def _warn_static_geometry(reader) -> None:
+def _warn_static_geometry(reader, world: bool) -> None:
     m = reader.m
-    floors = floor_geoms(m)
-    if floors and abs(float(m.geom_pos[floors[0]][2])) > 0.0:
-        height = float(m.geom_pos[floors[0]][2])
-        _warn(_geom_where(reader, floors[0]),
-              f"the floor '{geom_label(reader, floors[0])}' is at z = {height:g} m, and the terrain is the one a world is built with "
-              f"(default: the plane z = 0): build it with Terrain.plane({height:g}) for this floor")
-    floors = set(floors)
-    touched = [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and g not in floors and _touches(m, g)]
-    _warn_geoms(reader, touched,
-                "{count} geom(s) of the world body that bodies touch are not represented: {names}; bodies pass through them (only "
-                "the planes facing up, the floors, are the terrain; a static box can be given to the world as a terrain box, "
-                "Terrain.with_boxes)")
-
-
-def _touches(m, g: int) -> bool:
-    """Whether geom ``g`` collides with a geom of another body by the filters (see
-    :func:`.mjcf_contacts.matching`), or a pair names it."""
-    if g in paired_geoms(m):
-        return True
-    contype, conaffinity, body = (np.asarray(values) for values in (m.geom_contype, m.geom_conaffinity, m.geom_bodyid))
-    filtered = ((contype[g] & conaffinity) != 0) | ((contype & conaffinity[g]) != 0)
-    return bool(np.any(filtered & (body != body[g]) & (body != 0)))
+    floors, boxes = floor_geoms(m), static_boxes(m)
+    ground = floors[0] if floors else None
+    kept = set(boxes) | {ground}
+    _warn_geoms(reader, [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0 and g not in kept and touches_bodies(m, g)],
+                "{count} geom(s) of the world body that bodies touch are not represented: {names}; bodies pass through them (the "
+                "world body's floor, boxes and planes are the terrain, WorldDescription.terrain)")
+    if world:
+        return
+    if ground is not None and float(m.geom_pos[ground][2]) != 0.0:
+        height = float(m.geom_pos[ground][2])
+        _warn(_geom_where(reader, ground),
+              f"the floor '{geom_label(reader, ground)}' is at z = {height:g} m: load_world's description has it "
+              "(WorldDescription.terrain, for Terrain.of); a world built without it has the plane z = 0")
+    _warn_geoms(reader, boxes, "{count} box(es) and plane(s) of the world body are static boxes of the terrain of load_world's description "
+                               "(WorldDescription.terrain, for Terrain.of), which load_model leaves out: {names}")
 
 
 def _warn_geoms(reader, geoms: list[int], template: str) -> None:

@@ -69,6 +69,21 @@ class Terrain:
             box_half_extents=jnp.concatenate([self.box_half_extents, half_extents]),
         )
 
+    @staticmethod
+    def of(description, default: "Terrain | None" = None) -> "Terrain":
+        """The terrain of a world file's static geometry ``description`` (a
+        :class:`~jaxsim_like.parsers.description.TerrainDescription`, the ``terrain`` of
+        ``load_world``'s description): its ground (``default`` where it has none, by default the
+        plane z = 0) and its static boxes. None: ``default``."""
+        base = Terrain.plane() if default is None else default
+        if description is None:
+            return base
+        if description.ground_normal is not None:
+            base = dataclasses.replace(Terrain.plane(normal=description.ground_normal, point=description.ground_point),
+                                       box_transforms=base.box_transforms, box_half_extents=base.box_half_extents)
+        if len(description.box_names) == 0:
+            return base
+        return base.with_boxes(description.box_transforms, description.box_half_extents)
 
 
 def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
