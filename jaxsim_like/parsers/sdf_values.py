@@ -25,6 +25,8 @@ NEWEST_VERSION = (1, 11)
 _VERSION = re.compile(r"(\d+)\.(\d+)")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _UNSUPPORTED_SHAPES = ("heightmap", "polyline", "image")
+CONE_RIM_VERTICES = 32
+"""An SDF ``<cone>`` is the convex mesh of its apex and this many vertices on its base's rim."""
 
 
 def parse_version(element: etree._Element, file: str | None) -> tuple[int, int]:
@@ -167,9 +169,18 @@ def _non_negative(element: etree._Element, file: str | None, values, what: str) 
         raise error_at(element, file, f"{what} must not be negative")
 
 
+def cone_vertices(radius: float, length: float) -> np.ndarray:
+    """``(1 + CONE_RIM_VERTICES, 3)`` [m]: SDFormat's cone of base ``radius`` and ``length`` along z,
+    centred on its axis's middle (the base at ``z = -length / 2``, the apex at ``+length / 2``)."""
+    angles = 2.0 * np.pi * np.arange(CONE_RIM_VERTICES) / CONE_RIM_VERTICES
+    rim = np.stack([radius * np.cos(angles), radius * np.sin(angles), np.full(CONE_RIM_VERTICES, -0.5 * length)], axis=1)
+    return np.concatenate([[[0.0, 0.0, 0.5 * length]], rim])
+
+
 def read_geometry(element: etree._Element, file: str | None, directory: str, what: str = "collision") -> Geometry | None:
     """The shape in a ``<geometry>``; None for ``<empty>`` and, with a warning, for
-    heightmaps, polylines and images (no shape for them: the ``what`` element is skipped)."""
+    heightmaps, polylines and images (no shape for them: the ``what`` element is skipped). A
+    ``<cone>`` (SDFormat 1.11) is a convex mesh of its vertices (:func:`cone_vertices`)."""
     shapes = [item for item in element if isinstance(item.tag, str)]
     if len(shapes) != 1:
         raise error_at(element, file, f"expected exactly one shape in <geometry>, found {len(shapes)}")
@@ -192,6 +203,11 @@ def read_geometry(element: etree._Element, file: str | None, directory: str, wha
         radii = child_vector(shape, "radii", (1.0, 1.0, 1.0), file)
         _non_negative(shape, file, radii, "ellipsoid radii")
         return Geometry(type="ellipsoid", size=tuple(radii))
+    if kind == "cone":
+        radius = child_number(shape, "radius", 1.0, file)
+        length = child_number(shape, "length", 1.0, file)
+        _non_negative(shape, file, (radius, length), "cone radius and length")
+        return Geometry(type="mesh", uri="cone", vertices=cone_vertices(radius, length))
     if kind == "plane":
         normal = child_vector(shape, "normal", (0.0, 0.0, 1.0), file)
         norm = float(np.linalg.norm(normal))

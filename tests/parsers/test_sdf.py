@@ -207,11 +207,12 @@ def test_geometries(tmp_path):
           </collision>
           <collision name="lost"><geometry><mesh><uri>model://nowhere/part.stl</uri></mesh></geometry></collision>
           <collision name="nothing"><geometry><empty/></geometry></collision>
+          <collision name="cone"><geometry><cone><radius>0.2</radius><length>0.1</length></cone></geometry></collision>
         </link></model></sdf>
         """,
     )
     collisions = {item.name: item for item in parse_sdf(path).link("l").collisions}
-    assert list(collisions) == ["box", "sphere", "cylinder", "capsule", "ellipsoid", "plane", "mesh", "lost"]
+    assert list(collisions) == ["box", "sphere", "cylinder", "capsule", "ellipsoid", "plane", "mesh", "lost", "cone"]
     assert collisions["box"].geometry.size == (1.0, 2.0, 3.0)
     assert_pose(collisions["box"].L_H_G, H((1, 0, 0)))
     assert collisions["box"].location.line == 2
@@ -227,6 +228,11 @@ def test_geometries(tmp_path):
     assert mesh.uri == "meshes/part.stl" and mesh.scale == (2.0, 2.0, 2.0)
     assert Path(mesh.path) == tmp_path / "meshes" / "part.stl"
     assert collisions["lost"].geometry.path is None
+    cone = collisions["cone"].geometry  # a convex mesh: its apex and its base's rim, centred on its axis's middle
+    assert (cone.type, cone.uri, cone.vertices.shape) == ("mesh", "cone", (33, 3))
+    np.testing.assert_allclose(cone.vertices[0], [0.0, 0.0, 0.05])
+    np.testing.assert_allclose(np.linalg.norm(cone.vertices[1:, :2], axis=1), 0.2)
+    np.testing.assert_allclose(cone.vertices[1:, 2], -0.05)
 
 
 def test_heightmap_collision_is_skipped_with_a_warning():
