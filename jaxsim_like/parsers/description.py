@@ -74,15 +74,18 @@ class Geometry:
 
 @dataclass
 class Collision:
-    """A collision element: name, shape pose in the link frame ``L_H_G: (4, 4)``, its geometry and
+    """A collision element: name, shape pose in the link frame ``L_H_G: (4, 4)``, its geometry,
     the Coulomb ``friction`` its file gives its surface (SDF ``<surface><friction><ode><mu>``,
-    URDF ``<gazebo reference><mu1>``; None: not given; MJCF's are in :class:`CollisionRules`)."""
+    URDF ``<gazebo reference><mu1>``; None: not given; MJCF's are in :class:`CollisionRules`) and
+    its ``bitmasks``, ``(category, collide)`` (SDF ``<surface><contact><category_bitmask>`` and
+    ``<collide_bitmask>``; None: not given)."""
 
     name: str
     L_H_G: np.ndarray
     geometry: Geometry
     location: SourceLocation = field(default_factory=SourceLocation)
     friction: float | None = None
+    bitmasks: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

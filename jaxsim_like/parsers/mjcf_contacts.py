@@ -115,7 +115,7 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
     if world or (g1 in floors and g2 in floors):
         first, second = (element.get("geom1"), element.get("geom2")) if element is not None else map(partial(geom_label, reader), (g1, g2))
         _warn(f"the contact pair of geoms '{first}' and '{second}' "
-              "with a world geom that is not a floor is not represented (only the floor is the terrain): ignored", where)
+              "with a world geom other than the floor is not represented (the terrain's contacts take the floor's surface): ignored", where)
         return None
     friction = np.array(m.pair_friction[p], dtype=float)
     condim = int(m.pair_dim[p])

@@ -26,7 +26,7 @@ from .errors import warn
 from .mjcf_contacts import floor_geoms, geom_label, touches_bodies
 from .mjcf_terrain import static_boxes
 
-_FREE, _PLANE, _HFIELD = 0, 0, 1  # mjtJoint, mjtGeom
+_FREE = 0  # mjtJoint
 _READ_SHAPES = {0, 2, 3, 4, 5, 6, 7}  # mjtGeom: plane, sphere, capsule, ellipsoid, cylinder, box, mesh
 _SHAPE_NAMES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh", 8: "sdf"}
 _LISTED = 6  # names listed in one warning before "and N more"

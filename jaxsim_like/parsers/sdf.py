@@ -27,7 +27,7 @@ from .sdf_describe import describe_model
 from .sdf_elements import warn_ignored
 from .sdf_frames import Node
 from .sdf_values import NEWEST_VERSION, child, child_number, child_vector, parse_version
-from .surfaces import with_surfaces
+from .surfaces import with_surfaces, with_world_bitmasks
 from .validate import validate_description
 from .xml import XmlSource, error_at, load_xml
 
@@ -134,6 +134,6 @@ def _world_description(world, xml: XmlSource, document: Document) -> WorldDescri
         name=name,
         gravity=np.asarray(gravity, dtype=float),
         physics=_physics(world, xml.file),
-        models=[_describe_validated(declarations, node) for node in declarations.models],
+        models=with_world_bitmasks([_describe_validated(declarations, node) for node in declarations.models]),
         source=xml.file,
     )

@@ -96,7 +96,7 @@ from .sdf_values import (
     read_diffuse,
     read_geometry,
 )
-from .surfaces import sdf_friction
+from .surfaces import sdf_bitmasks, sdf_friction
 from .xml import error_at, location, warn_at
 
 _SDF_INFINITY = 1e16
@@ -186,7 +186,7 @@ class _ModelBuilder:
             )
         collisions = [
             Collision(name=name, L_H_G=L_H_G, geometry=geometry, location=location(item, file),
-                      friction=None if geometry.type == "plane" else sdf_friction(item, file))
+                      friction=None if geometry.type == "plane" else sdf_friction(item, file), bitmasks=sdf_bitmasks(item, file))
             for item, name, L_H_G, geometry in self.shapes(element, "collision", scope, file, W_H_L)
         ]
         visuals = [

@@ -12,8 +12,17 @@ not read, in either format (a plane is the terrain, whose law is the simulation'
 stock ground plane gives ``mu`` 100 and ``mu2`` 50, and PyBullet's ``plane.urdf`` a lateral
 friction of 1, neutral under their engines' rules).
 
-A file whose collisions carry friction gets :class:`CollisionRules` with those surfaces (margin
-and gap 0, contact dimension 3, priority 0), the friction rule of the engine the file was written
+SDF collisions' ``<surface><contact><collide_bitmask>`` and ``<category_bitmask>`` are the
+filters of Gazebo's engines (DART, Bullet): two collisions touch when ``category_a & collide_b``
+or ``category_b & collide_a`` is non-zero, MuJoCo's rule with the category as ``contype`` and
+the collide bitmask as ``conaffinity``; a collision without them has ``0xffff`` for both, and the
+ground touches every collision with a bit set. Between models the rule holds with each model's
+own masks: the models of one world without bitmasks get ``0xffff`` where another has some
+(:func:`with_world_bitmasks`); a model loaded alone without them has no rules, and counts as
+``1, 1``, MuJoCo's default, against the masks of others.
+
+A file whose collisions carry friction or bitmasks gets :class:`CollisionRules` with those
+surfaces (margin and gap 0, contact dimension 3, priority 0) and filters, the friction rule of the engine the file was written
 for (``friction_rule``: the smaller of two collisions' friction, as Gazebo combines surfaces, or
 their product, as Bullet does, for PyBullet's extension) and the parent filter on its links
 welded by fixed joints (links of one weld, or of welds that are parent and child, never touch:
@@ -30,6 +39,9 @@ from lxml import etree
 
 from .description import CollisionRules, ModelDescription
 from .xml import describe, error_at, warn_at
+
+GAZEBO_BITMASK = 0xFFFF
+"""SDF's default ``collide_bitmask``: a collision without one touches every other that has a bit."""
 
 
 def _child(parent: etree._Element | None, tag: str, file: str | None) -> etree._Element | None:
@@ -73,6 +85,32 @@ def sdf_friction(collision: etree._Element, file: str | None) -> float | None:
         return None
     mu, mu2 = (_coefficient(_child(ode, tag, file), file) for tag in ("mu", "mu2"))
     return _isotropic(mu, mu2, ode, file, ("mu", "mu2"))
+
+
+def sdf_bitmasks(collision: etree._Element, file: str | None) -> tuple[int, int] | None:
+    """``(category, collide)`` of an SDF ``<collision>``'s ``<surface><contact>``: its
+    ``<collide_bitmask>`` and ``<category_bitmask>`` (which defaults to the collide one, as
+    Gazebo's engines read it; the collide one to :data:`GAZEBO_BITMASK`), else None."""
+    contact = _child(_child(collision, "surface", file), "contact", file)
+    collide, category = (_bitmask(_child(contact, tag, file), file) for tag in ("collide_bitmask", "category_bitmask"))
+    if collide is None and category is None:
+        return None
+    collide = GAZEBO_BITMASK if collide is None else collide
+    return (collide if category is None else category), collide
+
+
+def _bitmask(element: etree._Element | None, file: str | None) -> int | None:
+    """The unsigned 16-bit number of ``element`` (decimal or ``0x`` hexadecimal), None when absent."""
+    if element is None:
+        return None
+    text = (element.text or "").strip()
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise error_at(element, file, f"a bitmask must be an integer (decimal or 0x hexadecimal), got '{text}'") from None
+    if not 0 <= value <= GAZEBO_BITMASK:
+        raise error_at(element, file, f"a bitmask must be within 0 and 0xffff, got {text}")
+    return value
 
 
 def urdf_friction(robot: etree._Element, file: str | None, links: set[str]) -> tuple[dict[str, float], str]:
@@ -126,12 +164,32 @@ def _welds(description: ModelDescription) -> tuple[tuple[str, int, int], ...]:
     return tuple((name, weld, parent) for name, (weld, parent) in welds.items())
 
 
+def with_world_bitmasks(models: list[ModelDescription]) -> list[ModelDescription]:
+    """The models of one SDF world, those without bitmasks given Gazebo's default ones
+    (``0xffff``) for every collision where another model has bitmasks, so that between them the
+    rule is Gazebo's, not that of a model without rules (see the module docstring)."""
+    if not any(m.collision_rules is not None and m.collision_rules.filters for m in models):
+        return models
+    return [m if m.collision_rules is not None and m.collision_rules.filters else _gazebo_filters(m) for m in models]
+
+
+def _gazebo_filters(description: ModelDescription) -> ModelDescription:
+    """``description`` with every collision's filter Gazebo's default (its rules kept)."""
+    if description.collision_rules is None:
+        marked = [dataclasses.replace(link, collisions=[dataclasses.replace(c, bitmasks=(GAZEBO_BITMASK, GAZEBO_BITMASK))
+                                                        for c in link.collisions]) for link in description.links]
+        return with_surfaces(description.replace(links=marked))
+    names = [c.name for link in description.links for c in link.collisions]
+    rules = dataclasses.replace(description.collision_rules, filters=tuple((name, GAZEBO_BITMASK, GAZEBO_BITMASK) for name in names))
+    return description.replace(collision_rules=rules)
+
+
 def with_surfaces(description: ModelDescription, rule: str = "smaller") -> ModelDescription:
     """``description`` with :class:`CollisionRules` of its collisions' friction, combined by
-    ``rule`` (see the module docstring); unchanged when it has rules already or no collision
-    carries friction."""
+    ``rule``, and their bitmasks (see the module docstring); unchanged when it has rules already
+    or no collision carries friction or bitmasks."""
     collisions = [c for link in description.links for c in link.collisions]
-    if description.collision_rules is not None or all(c.friction is None for c in collisions):
+    if description.collision_rules is not None or all(c.friction is None and c.bitmasks is None for c in collisions):
         return description
     counts: dict[str, int] = {}
     for c in collisions:
@@ -142,6 +200,13 @@ def with_surfaces(description: ModelDescription, rule: str = "smaller") -> Model
         ])
         for link in description.links
     ]
-    surfaces = tuple((c.name, c.friction, 0.0, 0.0, 3, 0) for link in links for c in link.collisions if c.friction is not None)
-    rules = CollisionRules(welds=_welds(description), surfaces=surfaces, friction_rule=rule)
+    named = [c for link in links for c in link.collisions]
+    surfaces = tuple((c.name, c.friction, 0.0, 0.0, 3, 0) for c in named if c.friction is not None)
+    filters, terrain = (), None
+    if any(c.bitmasks is not None for c in collisions):
+        masks = {c.name: c.bitmasks or (GAZEBO_BITMASK, GAZEBO_BITMASK) for c in named}
+        filters = tuple((name, category, collide) for name, (category, collide) in masks.items())
+        # The ground (a plane without bitmasks) touches every collision that has a bit.
+        terrain = frozenset(name for name, (category, collide) in masks.items() if category or collide)
+    rules = CollisionRules(filters=filters, welds=_welds(description), terrain=terrain, surfaces=surfaces, friction_rule=rule)
     return description.replace(links=links, collision_rules=rules)

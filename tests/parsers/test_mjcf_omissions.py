@@ -1,6 +1,8 @@
 """What an MJCF file asks MuJoCo to simulate and the model leaves out is told at load time, located
-(jaxsim_like.parsers.mjcf_omissions): a flex is an error; the world's geoms that bodies touch
-other than its floors, a floor off z = 0, unread shapes, surface velocities and plugins warn."""
+(jaxsim_like.parsers.mjcf_omissions): a flex is an error; the world body's geoms that bodies touch
+and that are not the terrain (its floor, boxes and planes), unread shapes, surface velocities and
+plugins warn; read as one model, which has no terrain, a floor off z = 0 and the terrain's boxes
+warn too."""
 
 from __future__ import annotations
 
@@ -8,18 +10,19 @@ import warnings
 
 import pytest
 
-from jaxsim_like.parsers import ModelLoadError, ModelLoadWarning, parse_mjcf_world
+from jaxsim_like.parsers import ModelLoadError, ModelLoadWarning, parse_mjcf, parse_mjcf_world
 
 pytest.importorskip("mujoco", reason="MJCF needs the mjcf extra (in the test extra)")
 
 BOX = '<body name="box" pos="0 0 1"><freejoint/><geom name="box" type="box" size="0.1 0.1 0.1"/></body>'
 
 
-def _warnings(xml: str) -> list[tuple[int | None, str, str]]:
-    """The (line, element, reason) of each ModelLoadWarning of loading ``xml`` as a world."""
+def _warnings(xml: str, world: bool = True) -> list[tuple[int | None, str, str]]:
+    """The (line, element, reason) of each ModelLoadWarning of loading ``xml`` as a world, or
+    as one model."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        parse_mjcf_world(xml)
+        (parse_mjcf_world if world else parse_mjcf)(xml)
     return [(w.message.line, w.message.element, w.message.reason) for w in caught if issubclass(w.category, ModelLoadWarning)]
 
 
@@ -33,24 +36,31 @@ def test_a_flex_is_an_error_at_its_element():
     assert raised.value.reason == "flex 'cloth' (a deformable body of 16 vertices) is not supported yet"
 
 
-def test_world_geoms_that_bodies_touch_warn_once_and_those_they_cannot_touch_do_not():
+def test_world_geoms_that_are_not_the_terrain_warn_once_and_those_no_body_touches_do_not():
     xml = f"""<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1"/>
 <geom name="table" type="box" size=".5 .5 .02" pos="0 0 .7"/>
 <geom name="wall" type="plane" size="1 1 .1" pos="2 0 0" zaxis="-1 0 0"/>
-<geom name="marker" type="sphere" size=".1" pos="0 2 0" contype="0" conaffinity="0"/>
+<geom name="ball" type="sphere" size=".1" pos="0 2 0"/><geom name="pole" type="capsule" size=".1 .5" pos="0 -2 0"/>
+<geom name="marker" type="sphere" size=".1" pos="0 3 0" contype="0" conaffinity="0"/>
 {BOX}</worldbody></mujoco>"""
-    assert _warnings(xml) == [(2, '<geom name="table">',
-                               "2 geom(s) of the world body that bodies touch are not represented: 'table' (box), 'wall' (plane); bodies "
-                               "pass through them (only the planes facing up, the floors, are the terrain; a static box can be given to "
-                               "the world as a terrain box, Terrain.with_boxes)")]
+    assert _warnings(xml) == [(4, '<geom name="ball">',
+                               "2 geom(s) of the world body that bodies touch are not represented: 'ball' (sphere), 'pole' (capsule); "
+                               "bodies pass through them (the world body's floor, boxes and planes are the terrain, "
+                               "WorldDescription.terrain)")]
+    assert _warnings(xml, world=False)[1] == (2, '<geom name="table">',
+                                              "2 box(es) and plane(s) of the world body are static boxes of the terrain of load_world's "
+                                              "description (WorldDescription.terrain, for Terrain.of), which load_model leaves out: "
+                                              "'table' (box), 'wall' (plane)")
 
 
-def test_a_floor_off_zero_tells_the_terrain_to_build():
+def test_a_floor_off_zero_is_the_worlds_ground_and_load_model_tells_it():
     xml = f'<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1" pos="0 0 -0.05"/>{BOX}</worldbody></mujoco>'
-    assert _warnings(xml) == [(1, '<geom name="floor">',
-                               "the floor 'floor' is at z = -0.05 m, and the terrain is the one a world is built with (default: the plane "
-                               "z = 0): build it with Terrain.plane(-0.05) for this floor")]
-    assert not _warnings(xml.replace("<worldbody>", '<option><flag contact="disable"/></option><worldbody>'))  # no contacts: no terrain
+    assert _warnings(xml) == []
+    assert _warnings(xml, world=False) == [(1, '<geom name="floor">',
+                                            "the floor 'floor' is at z = -0.05 m: load_world's description has it "
+                                            "(WorldDescription.terrain, for Terrain.of); a world built without it has the plane z = 0")]
+    no_contacts = xml.replace("<worldbody>", '<option><flag contact="disable"/></option><worldbody>')
+    assert _warnings(no_contacts, world=False) == [] and parse_mjcf_world(no_contacts).terrain is None
 
 
 def test_a_height_field_a_surface_velocity_and_a_plugin_warn():
@@ -63,8 +73,7 @@ def test_a_height_field_a_surface_velocity_and_a_plugin_warn():
 {BOX}</worldbody></mujoco>"""
     found = _warnings(xml)
     assert (4, '<geom name="ground">', "1 geom(s) of the world body that bodies touch are not represented: 'ground' (hfield); bodies pass "
-            "through them (only the planes facing up, the floors, are the terrain; a static box can be given to the world as a terrain "
-            "box, Terrain.with_boxes)") in found
+            "through them (the world body's floor, boxes and planes are the terrain, WorldDescription.terrain)") in found
     assert (5, '<geom name="ring">', "1 geom(s) of a shape not read here (height field, signed distance field) are not collision shapes: "
             "'ring' (sdf): ignored") in found
     assert (6, '<geom name="belt">', "the surface velocity (surfacevel) of 1 geom(s) is not represented: 'belt' (box): ignored") in found

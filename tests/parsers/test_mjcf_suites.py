@@ -77,21 +77,24 @@ def test_the_suites_are_installed(package: str):
     assert {path.stem for kind, path in FILES if kind == package} >= LOADING[package]
 
 
-def test_the_suites_world_geometry_that_bodies_touch_is_named():
-    """dm_control's arenas: the quadruped's walls and height field, the manipulator's walls are
-    told as left out (the floor alone is the terrain); the walker's world is its floor alone."""
+def test_the_suites_arenas_are_the_terrain():
+    """dm_control's arenas: the quadruped's and the manipulator's walls (planes) are static boxes
+    of the terrain, the quadruped's height field is told as left out; the walker's world is its
+    floor alone."""
     if FOLDERS["dm_control"] is None:
         pytest.skip("dm_control is not installed (test extra)")
 
-    def world_warnings(name: str) -> list[str]:
+    def world(name: str):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            parse_mjcf_world(FOLDERS["dm_control"] / f"{name}.xml")
-        return [w.message.reason for w in caught if issubclass(w.category, ModelLoadWarning) and "of the world body" in w.message.reason]
+            description = parse_mjcf_world(FOLDERS["dm_control"] / f"{name}.xml")
+        told = [w.message.reason for w in caught if issubclass(w.category, ModelLoadWarning) and "of the world body" in w.message.reason]
+        return description.terrain, told
 
-    (quadruped,) = world_warnings("quadruped")
-    assert quadruped.startswith("5 geom(s) of the world body that bodies touch") and "'terrain' (hfield)" in quadruped
-    assert all(f"'wall_{side}' (plane)" in quadruped for side in ("px", "py", "nx", "ny"))
-    (manipulator,) = world_warnings("manipulator")
-    assert all(f"'{name}' (plane)" in manipulator for name in ("wall1", "wall2", "background"))
-    assert world_warnings("walker") == []
+    terrain, told = world("quadruped")
+    assert terrain.box_names == ("wall_px", "wall_py", "wall_nx", "wall_ny")
+    assert len(told) == 1 and told[0].startswith("1 geom(s) of the world body that bodies touch are not represented: 'terrain' (hfield)")
+    terrain, told = world("manipulator")
+    assert terrain.box_names == ("wall1", "wall2", "background") and told == []
+    terrain, told = world("walker")
+    assert terrain.box_names == () and terrain.ground_point is not None and told == []

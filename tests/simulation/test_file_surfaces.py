@@ -21,6 +21,8 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like.cli import summary_lines
+from jaxsim_like.dynamics.model import build_model
+from jaxsim_like.loading import ContactSampling
 from jaxsim_like.parsers import ModelLoadError, ModelLoadWarning, parse_sdf, parse_urdf
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 from jaxsim_like.tasks.randomisation import Sample, apply
@@ -225,3 +227,44 @@ def test_a_planes_friction_is_not_read():
         warnings.simplefilter("error", ModelLoadWarning)
         description = parse_sdf(text)
     assert description.links[0].collisions[0].friction is None and description.collision_rules is None
+
+
+BITMASK_BOX = """<model name="{name}"><pose>{x} 0 0.05 0 0 0</pose><link name="body">
+<inertial><mass>1</mass><inertia><ixx>0.00167</ixx><iyy>0.00167</iyy><izz>0.00167</izz></inertia></inertial>
+<collision name="collision"><geometry><box><size>0.1 0.1 0.1</size></box></geometry>{contact}</collision></link></model>"""
+
+
+def _bitmask_world(boxes: dict[str, str]) -> list[js.Model]:
+    """The models of an SDF world of 0.1 m boxes named by ``boxes``, each with its
+    ``<surface><contact>`` content (empty: none), from a shared ground plane."""
+    models = "".join(BITMASK_BOX.format(name=name, x=0.2 * i, contact=f"<surface><contact>{c}</contact></surface>" if c else "")
+                     for i, (name, c) in enumerate(boxes.items()))
+    world = js.load_world(f'<sdf version="1.11"><world name="w">{models}</world></sdf>')
+    return [build_model(description, collidable_points=ContactSampling().points) for description in world.models]
+
+
+def _touching(models: list[js.Model]) -> set[frozenset[str]]:
+    """The pairs of models (by name) that the world's collision table lets touch."""
+    owner = [model.name for model in models for _ in model.shape_kind]
+    table = WorldModel.build(models, dt=DT).collision
+    return {frozenset((owner[a], owner[b])) for g in table.groups for a, b in zip(g.first, g.second)}
+
+
+def test_gazebo_collide_and_category_bitmasks_filter_the_pairs():
+    """SDF ``<collide_bitmask>`` and ``<category_bitmask>`` as Gazebo's engines read them: two
+    collisions touch when ``category_a & collide_b`` or ``category_b & collide_a`` is non-zero, the
+    category defaulting to the collide bitmask and both to 0xffff (gz-physics' ``shapes_bitmask``
+    and ``shapes_category_bitmask`` worlds: a filtered box falls through the base, a colliding one
+    rests on it; boxes of one category never touch, of categories that name each other do)."""
+    bitmask = lambda value: f"<collide_bitmask>{value}</collide_bitmask>"  # noqa: E731
+    models = _bitmask_world({"base": bitmask("0x01"), "filtered": bitmask("0x02"), "colliding": bitmask("0x03"), "plain": ""})
+    assert _touching(models) == {frozenset(pair) for pair in (("base", "colliding"), ("filtered", "colliding"), ("base", "plain"),
+                                                              ("filtered", "plain"), ("colliding", "plain"))}
+    both = lambda category, collide: f"<category_bitmask>{category}</category_bitmask>{bitmask(collide)}"  # noqa: E731
+    models = _bitmask_world({"a0": both(1, 6), "a1": both(1, 6), "b0": both(2, 5), "c0": both(4, 3), "none": bitmask(0)})
+    assert _touching(models) == {frozenset(pair) for pair in (("a0", "b0"), ("a1", "b0"), ("a0", "c0"), ("a1", "c0"), ("b0", "c0"))}
+    rules = models[-1].collision_rules
+    assert rules.filter("collision") == (0, 0) and not rules.touches_terrain("collision")  # no bit: not even the ground
+    assert models[0].collision_rules.touches_terrain("collision")
+    with pytest.raises(ModelLoadError, match=r"<collide_bitmask>: a bitmask must be within 0 and 0xffff, got 0x10000"):
+        _bitmask_world({"big": bitmask("0x10000")})

@@ -202,8 +202,8 @@ def test_what_never_touches_has_no_candidate(scene):
 
 def test_what_a_pair_cannot_say_here_warns_located():
     """A pair's anisotropic friction (tangential, and rolling at condim 6), solref and solimp, a
-    pair with a world geom that is not the floor (and that geom itself) and floors of different surfaces
-    warn, each at its line; the pair still loads with its first friction coefficient, and its torsional and
+    pair with a world geom that is not the floor and floors of different surfaces warn, each at
+    its line; the pair still loads with its first friction coefficient, and its torsional and
     rolling ones (condim 6). A geom's condim 4 no longer warns: its contacts carry its torsional
     friction. A pair with the floor keeps its friction, and geoms their margins."""
     xml = """<mujoco>
@@ -224,11 +224,9 @@ def test_what_a_pair_cannot_say_here_warns_located():
         (7, "the contact pair's anisotropic rolling friction (0.001, 0.002) is read as isotropic, 0.001"),
         (7, "the contact pair's anisotropic friction (0.4, 0.2) is read as isotropic, 0.4"),
         (7, "the contact pair's solref, solimp are not represented (the contact law here is sized from the bodies' masses): ignored"),
-        (8, "the contact pair of geoms 'a' and 'wall' with a world geom that is not a floor is not represented (only the floor is the "
-            "terrain): ignored"),
+        (8, "the contact pair of geoms 'a' and 'wall' with a world geom other than the floor is not represented (the terrain's "
+            "contacts take the floor's surface): ignored"),
         (3, "the floors' friction, margin, gap, condim and priority differ: the terrain takes those of the first, 'floor'"),
-        (2, "1 geom(s) of the world body that bodies touch are not represented: 'wall' (box); bodies pass through them (only the "
-            "planes facing up, the floors, are the terrain; a static box can be given to the world as a terrain box, Terrain.with_boxes)"),
     ])
     rules = model.collision_rules
     assert sorted((p.collision_a, p.collision_b, p.friction, p.torsion, p.rolling) for p in rules.pairs) == [
