@@ -29,7 +29,7 @@ from .sdf_frames import Node
 from .sdf_values import NEWEST_VERSION, child, child_number, child_vector, parse_version
 from .surfaces import with_surfaces, with_world_bitmasks
 from .validate import validate_description
-from .xml import XmlSource, error_at, load_xml
+from .xml import XmlSource, error_at, load_xml, warn_at
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.8)
 
@@ -46,10 +46,22 @@ def _open(source: str | os.PathLike) -> tuple[XmlSource, Document, list]:
     raise error_at(root, xml.file, "expected an <sdf> document")
 
 
-def _describe_validated(declarations: Declarations, node: Node) -> ModelDescription:
-    description = with_surfaces(describe_model(declarations, node))
-    validate_description(description)
-    return description
+def _describe_validated(declarations: Declarations, node: Node) -> list[ModelDescription]:
+    """The validated descriptions of a world-level model, one per tree (see :func:`describe_model`)."""
+    descriptions = [with_surfaces(description) for description in describe_model(declarations, node)]
+    for description in descriptions:
+        validate_description(description)
+    return descriptions
+
+
+def _first_tree(declarations: Declarations, node: Node) -> ModelDescription:
+    """The validated description of a model's first tree, with a warning naming the others."""
+    first, *others = _describe_validated(declarations, node)
+    if others:
+        names = ", ".join(f"'{other.name}'" for other in others)
+        warn_at(node.element, node.file, f"links of model '{node.name}' are not all joined: the model is its canonical link's tree "
+                                         f"'{first.name}'; load_world loads the others too ({names}), as free models")
+    return first
 
 
 def parse_sdf(source: str | os.PathLike, model_name: str | None = None) -> ModelDescription:
@@ -67,14 +79,14 @@ def parse_sdf(source: str | os.PathLike, model_name: str | None = None) -> Model
         chosen = next((item for item in models if (item.get("name") or "").strip() == model_name), None)
     if chosen is not None:
         declarations = Declarations(xml.root, document)
-        return _describe_validated(declarations, declarations.declare_model(chosen, declarations.world, document))
+        return _first_tree(declarations, declarations.declare_model(chosen, declarations.world, document))
     names = [(item.get("name") or "").strip() for item in models]
     for world in (item for item in elements if item.tag == "world"):
         declarations = Declarations(world, document)
         declarations.declare_world(world, document)
         for node in declarations.models:
             if model_name is None or node.name == model_name:
-                return _describe_validated(declarations, node)
+                return _first_tree(declarations, node)
             names.append(node.name)
     if model_name is None:
         raise error_at(xml.root, xml.file, "the document has no <model>")
@@ -134,6 +146,6 @@ def _world_description(world, xml: XmlSource, document: Document) -> WorldDescri
         name=name,
         gravity=np.asarray(gravity, dtype=float),
         physics=_physics(world, xml.file),
-        models=with_world_bitmasks([_describe_validated(declarations, node) for node in declarations.models]),
+        models=with_world_bitmasks([tree for node in declarations.models for tree in _describe_validated(declarations, node)]),
         source=xml.file,
     )

@@ -65,6 +65,7 @@ gearbox's and -1 where it points the other way. Any other layout is refused, nam
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -545,6 +546,39 @@ class _ModelBuilder:
         )
 
 
-def describe_model(declarations: Declarations, model: Node) -> ModelDescription:
-    """The description of the world-level ``model`` (not yet validated)."""
-    return _ModelBuilder(declarations, model).build()
+def describe_model(declarations: Declarations, model: Node) -> list[ModelDescription]:
+    """The descriptions of the world-level ``model`` (not yet validated): one per tree. A model
+    whose links are not all joined (SDF lets links without joints between them move freely, as
+    Gazebo's engines simulate them) is one description per set of joined links, rooted at its
+    root link: the tree of the model's canonical link first, named after the model, the others
+    ``model::root``. A static model is one tree (its unjoined links welded to its root)."""
+    builder = _ModelBuilder(declarations, model)
+    description = builder.build()
+    parents = {joint.child: joint.parent for joint in description.joints}
+    roots = [link.name for link in description.links if link.name not in parents]
+    if len(roots) <= 1:
+        return [description]
+
+    def root_of(link: str) -> str:
+        while link in parents:
+            link = parents[link]
+        return link
+
+    tree = {link.name: root_of(link.name) for link in description.links}
+    canonical = tree.get(builder.name(builder.graph.attached_link(model.id)), roots[0])
+    trees = []
+    for root in sorted(roots, key=lambda name: name != canonical):
+        def mine(link: str, root: str = root) -> bool:
+            return tree.get(link) == root
+        trees.append(dataclasses.replace(
+            description,
+            name=description.name if root == canonical else f"{description.name}::{root}",
+            links=[link for link in description.links if mine(link.name)],
+            joints=[joint for joint in description.joints if mine(joint.child)],
+            frames=[frame for frame in description.frames if mine(frame.link)],
+            loops=[loop for loop in description.loops if mine(loop.link1) or mine(loop.link2)],
+            root=root,
+            M_H_root=description.M_H_root if root == description.root else builder.M_H(f"link:{builder.prefix}{root}"),
+            fixed_to_world=description.fixed_to_world and root == description.root,
+        ))
+    return trees

@@ -270,6 +270,32 @@ def test_static_model_is_welded_to_the_world():
     assert_pose(weld.P_H_C, H((0.4, 0, -0.5)))
 
 
+UNJOINED = """<sdf version="1.11"><world name="w"><model name="m"><pose>0 0 1 0 0 0</pose>
+  <link name="a"><pose>0 0 0.5 0 0 0</pose></link>
+  <link name="b"><pose>1 0 0 0 0 0</pose></link>
+  <link name="c"><pose>1 0 -0.5 0 0 0</pose></link>
+  <joint name="hinge" type="revolute"><parent>b</parent><child>c</child><axis><xyz>0 1 0</xyz></axis></joint>
+</model></world></sdf>"""
+
+
+def test_links_that_no_joint_joins_are_models_of_their_own():
+    """SDF lets a model's links move freely where no joint joins them (Gazebo simulates each as a
+    free body): a world loads one model per tree, the canonical link's named after the model; a
+    model alone is that tree, with a warning naming the others; a static model stays one tree."""
+    models = parse_sdf_world(UNJOINED).models
+    assert [(m.name, m.root, [link.name for link in m.links], [j.name for j in m.joints]) for m in models] == [
+        ("m", "a", ["a"], []), ("m::b", "b", ["b", "c"], ["hinge"])]
+    for model, position in zip(models, ((0, 0, 1.5), (1, 0, 1))):
+        assert_pose(model.W_H_M @ model.M_H_root, H(position))
+        assert not model.fixed_to_world
+    with pytest.warns(UserWarning, match=r"links of model 'm' are not all joined: the model is its canonical link's tree 'm'; load_world "
+                                         r"loads the others too \('m::b'\), as free models"):
+        alone = parse_sdf(UNJOINED)
+    assert alone.name == "m" and [link.name for link in alone.links] == ["a"]
+    static = parse_sdf_world(UNJOINED.replace("<pose>0 0 1 0 0 0</pose>", "<static>true</static><pose>0 0 1 0 0 0</pose>")).models
+    assert [m.name for m in static] == ["m"] and len(static[0].links) == 3
+
+
 def test_fixed_joint_to_world_welds_its_child_as_root():
     model = parse_sdf(
         """<sdf version="1.9"><model name="m"><pose>1 0 0 0 0 0</pose>
