@@ -12,7 +12,7 @@ import pytest
 from collision_worlds import rotation
 
 from jaxsim_like.simulation.collision import KINDS
-from jaxsim_like.simulation.collision.cylinder import on_side
+from jaxsim_like.simulation.collision.cylinder import on_side, past_caps, round_reach
 from jaxsim_like.simulation.collision.geometry import box_closest
 from jaxsim_like.simulation.collision.points import KIND_CODES
 from jaxsim_like.simulation.collision.slots import Slots
@@ -187,16 +187,33 @@ def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
 def test_a_cylinder_side_contact_is_as_deep_as_the_side_reaches():
     """A capsule's ball on the axis reaches its radius along the normal; the cylinder's side only the
     radius times the normal's part across the axis (60 degrees from it: sin 60), the position moved
-    by half the difference along the normal; a capsule (not a cylinder) keeps its slot."""
+    by half the difference along the normal; a capsule (not a cylinder) keeps its slot. A side
+    contact deeper than the other shape's way out past a cap is not the side's (that shape rests
+    on the cap): dropped for the cylinder, kept for the capsule."""
     radius, depth = 0.1, 0.09
     normal = np.array([np.sin(np.pi / 3), 0.0, np.cos(np.pi / 3)])
     slots = Slots(jnp.zeros((1, 3)), jnp.asarray(normal[None]), jnp.array([depth]), jnp.ones(1, bool))
     shortfall = radius * (1 - np.sin(np.pi / 3))
     for cylinder, less in ((True, shortfall), (False, 0.0)):
-        side = on_side(slots, jnp.eye(4), jnp.array([radius, 0.15, 0.0]), jnp.asarray(cylinder), 1.0)
+        side = on_side(slots, jnp.eye(4), jnp.array([radius, 0.15, 0.0]), jnp.asarray(cylinder), 1.0, jnp.asarray(0.3))
         np.testing.assert_allclose(side.depth, [depth - less], atol=1e-12)
         np.testing.assert_allclose(side.position, [0.5 * less * normal], atol=1e-12)
         assert bool(side.valid[0])
+        on_cap = on_side(slots, jnp.eye(4), jnp.array([radius, 0.15, 0.0]), jnp.asarray(cylinder), 1.0, jnp.asarray(0.001))
+        assert bool(on_cap.valid[0]) is not cylinder
+
+
+def test_how_far_a_shape_is_from_clearing_a_cylinder_past_a_cap():
+    """:func:`past_caps` of a cylinder of half length 0.1: a box 1 mm into its top cap must move
+    1 mm; a shape spanning z from -0.18 to 0.22 must move 0.28 (up, its bottom past the top cap);
+    :func:`round_reach` of a capsule and of a cylinder along and across their axis."""
+    size = jnp.array([0.3, 0.1, 0.0])
+    np.testing.assert_allclose(past_caps(jnp.eye(4), size, jnp.array([0.05, 0.0, 0.124]), jnp.asarray(0.025)), 0.001, atol=1e-12)
+    np.testing.assert_allclose(past_caps(jnp.eye(4), size, jnp.array([0.5, 0.0, 0.02]), jnp.asarray(0.2)), 0.28, atol=1e-12)
+    z, x = jnp.array([0.0, 0.0, 1.0]), jnp.array([1.0, 0.0, 0.0])
+    rod = jnp.array([0.02, 0.05, 0.0])
+    np.testing.assert_allclose([float(round_reach(jnp.eye(4), rod, jnp.asarray(c), d)) for c in (False, True) for d in (z, x)],
+                               [0.07, 0.02, 0.05, 0.02], atol=1e-12)
 
 
 @pytest.mark.parametrize(

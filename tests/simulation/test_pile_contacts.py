@@ -1,5 +1,6 @@
 """A box on a cylinder's side, as in the pile of issue 29: the contact at an end of the cylinder's
-side is its rim point, held as the box rocks, and a box edge beyond the cap touches nothing."""
+side is its rim point, held as the box rocks, and a box edge beyond the cap touches nothing; a
+small box or can on a drum's cap has no side contact."""
 
 from __future__ import annotations
 
@@ -46,4 +47,23 @@ def test_a_box_edge_beyond_the_cap_touches_nothing():
     can's segment would reach it, the cylinder does not."""
     box = _pose((0.061, 0.0, 0.085))
     slots = BOX_CYLINDER(box, CUBE, LYING, CAN)
+    assert not np.any(np.asarray(slots.valid) & (np.asarray(slots.depth) > 0))
+
+
+DRUM = np.array([0.3, 0.1, 0.0])  # radius, half length: a drum standing on its cap, its top at z = 0.2
+STANDING = _pose((0.0, 0.0, 0.1))
+CYLINDER_CYLINDER = jax.jit(KINDS["cylinder-cylinder"].kernel)
+
+
+@pytest.mark.parametrize("tilt", [0.0, 0.3])
+def test_a_small_box_or_can_on_a_drums_cap_has_no_side_contact(tilt):
+    """A cube and a can 5 cm off the axis of a drum's top cap, sunk ``SINK`` into it (tilted or
+    not): the drum's side (the capsule of its segment, which they lie inside) gives no contact;
+    they rest on the cap through the points. Before, the side gave a contact 20 cm deep along x and
+    kicked them off the drum."""
+    cube = _pose((0.05, 0.0, 0.2 + 0.03 - SINK), rotation("z", tilt))
+    slots = BOX_CYLINDER(cube, CUBE, STANDING, DRUM)
+    assert not np.any(np.asarray(slots.valid) & (np.asarray(slots.depth) > 0))
+    can = _pose((0.05, 0.0, 0.2 + 0.03 - SINK), rotation("x", tilt))
+    slots = CYLINDER_CYLINDER(STANDING, DRUM, can, CAN)
     assert not np.any(np.asarray(slots.valid) & (np.asarray(slots.depth) > 0))

@@ -2,7 +2,8 @@
 
 A sphere meets a cylinder as a swept point (the signed distance of its centre, :mod:`.points`).
 Against capsules, boxes and cylinders a cylinder is the capsule of its radius and segment with
-only the contacts on its side kept (their position lies within its length, each as deep as the side reaches along its normal:
+only the contacts on its side kept (their position lies within its length, each as deep as the
+side reaches along its normal and no deeper than the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
@@ -22,21 +23,42 @@ _RIM_ACROSS = 1e-6  # a normal whose part across the axis is less than this meet
 _RIM_OUTSIDE = 1e-3  # relative to the half length: a rim point this far outside a box still meets it (a box's edge over the rim)
 
 
-def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float) -> Slots:
+def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float, clear: jax.Array) -> Slots:
     """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` as its cylinder's side,
     where it is a ``cylinder`` (a bool, traced or not; else unchanged): only the contacts whose
-    position lies within its length, each as deep as the side reaches along its normal. The
-    capsule's ball at a point of the segment reaches ``radius`` along the normal, the side only
-    ``radius`` times the normal's part across the axis: the depth is less by the difference and
-    the position moves by half of it along the normal (``pushed``: +1 where the shape is pushed
-    along the normal, its slots' a; -1 where it is b)."""
+    position lies within its length, each as deep as the side reaches along its normal, and no
+    deeper than ``clear`` [m], how far the other shape must move along the axis to leave the
+    cylinder past its nearer cap (:func:`past_caps`): a deeper side contact of a shape that
+    crosses a cap only a little (a box resting on the cap, whose contacts are the points')
+    is not the side's. The capsule's ball at a point of the segment reaches ``radius`` along the
+    normal, the side only ``radius`` times the normal's part across the axis: the depth is less by
+    the difference and the position moves by half of it along the normal (``pushed``: +1 where the
+    shape is pushed along the normal, its slots' a; -1 where it is b)."""
     axis = H[:3, 2]
     axial = (slots.position - H[:3, 3]) @ axis
     within = jnp.abs(axial) <= size[1] * (1 + tolerance(axial.dtype, _SIDE_TOLERANCE)) + 1e-12
     across = jnp.sqrt(jnp.maximum(1 - (slots.normal @ axis) ** 2, 1e-30))  # a normal along the axis: no NaN slope
     shortfall = jnp.where(cylinder, size[0] * (1 - across), 0.0)
+    depth = slots.depth - shortfall
+    side = within & (depth <= clear)
     return slots._replace(position=slots.position + (0.5 * pushed * shortfall)[:, None] * slots.normal,
-                          depth=slots.depth - shortfall, valid=slots.valid & (within | ~cylinder))
+                          depth=depth, valid=slots.valid & (side | ~cylinder))
+
+
+def past_caps(H: jax.Array, size: jax.Array, centre: jax.Array, reach: jax.Array) -> jax.Array:
+    """How far [m] a shape of world ``centre (3,)`` that reaches ``reach`` [m] either way along the
+    axis of the cylinder at ``H (4, 4)`` of ``size (3,)`` must move along that axis to clear it,
+    past the nearer cap."""
+    along = (centre - H[:3, 3]) @ H[:3, 2]
+    return jnp.minimum(size[1] - (along - reach), along + reach + size[1])
+
+
+def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: jax.Array) -> jax.Array:
+    """How far [m] the capsule (a ``cylinder``: the cylinder) at ``H (4, 4)`` of ``size (3,)``
+    reaches from its centre along the unit ``direction (3,)``."""
+    cosine = jnp.abs(H[:3, 2] @ direction)
+    across = jnp.sqrt(jnp.maximum(1 - cosine**2, 0.0))
+    return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
 
 
 def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, H_box: jax.Array, half: jax.Array) -> Slots:
@@ -50,8 +72,8 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     end's capsule ball would report a box edge that passes beyond the cap (the rim not under it)
     as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
     a box over a cylinder's end would lose the contact under it at any tilt."""
-    side = on_side(slots, H, size, cylinder, 1.0)
     axis, centre = H[:3, 2], H[:3, 3]
+    side = on_side(slots, H, size, cylinder, 1.0, past_caps(H, size, H_box[:3, 3], jnp.abs(axis @ H_box[:3, :3]) @ half))
     offset = slots.position - centre
     lean = slots.normal @ axis
     steep = 1 - lean**2

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
-from .cylinder import on_side, rims_on_box
+from .cylinder import on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
@@ -48,7 +48,9 @@ one bounding sphere, one candidate of the cull, per chunk."""
 def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
     """2 slots: :func:`.round.capsule_capsule`, on the side of either shape that is a cylinder."""
     slots = capsule_capsule(H_a, size_a, H_b, size_b)
-    return on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0), H_a, size_a, cylinder_a, 1.0)
+    clear_b = past_caps(H_b, size_b, H_a[:3, 3], round_reach(H_a, size_a, cylinder_a, H_b[:3, 2]))
+    clear_a = past_caps(H_a, size_a, H_b[:3, 3], round_reach(H_b, size_b, cylinder_b, H_a[:3, 2]))
+    return on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0, clear_b), H_a, size_a, cylinder_a, 1.0, clear_a)
 
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
