@@ -20,8 +20,9 @@ class ContactSampling:
 
     Meshes are convex hulls by default: each mesh the hull of at most ``mesh_hulls`` of its
     vertices (:data:`~jaxsim_like.parsers.shapes.MESH_HULL_VERTICES`), a shape that touches other
-    hulls, boxes, spheres and capsules, and meets the terrain and cylinders at its vertices (the
-    implicit step rests a hull on the terrain on 4 of them at most: :mod:`.simulation.contact_slots`).
+    hulls, boxes, cylinders (as the prism on their rims), spheres and capsules, and meets the
+    terrain at its vertices (the implicit step rests a hull on the terrain on 4 of them at most:
+    :mod:`.simulation.contact_slots`).
     ``mesh_max_points = N`` samples each mesh as N points instead (0: meshes do not collide),
     whatever ``mesh_hulls``; ``mesh_hulls = None`` with ``mesh_max_points = None`` makes every
     vertex of each mesh's hull a point."""

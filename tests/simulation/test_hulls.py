@@ -355,3 +355,31 @@ def test_hulls_and_a_ball_stack_in_the_world_step(meshes):
     np.testing.assert_allclose(np.asarray(outputs.models[0].contact_forces[-1]).sum(axis=0)[2], (2 * MASS + 1.0) * G, rtol=5e-3)
     assert max(float(jnp.linalg.norm(s.base_velocity)) for s in final.states[:2]) < 1e-3
     assert abs(float(final.states[2].base_velocity[2])) < 1e-4  # the ball may roll (the cubes' settling set it going)
+
+
+def test_a_can_stands_on_a_hull_and_a_hull_on_a_can(meshes):
+    """A cylinder meets a hull as the prism on its rims (:func:`...collision.hull.cylinder_hull`):
+    a can (1 kg) stands on a mesh cube on the ground, carried by 4 contacts (1 kg within 0.5 %), and
+    a mesh cube stands on a drum; before, a cylinder and a hull never touched (the can fell
+    through), and the hull's vertices met the cylinder as points (no longer: the prism's narrow
+    phase is complete)."""
+    lower, upper = mesh_body("lower", meshes["cube"]), mesh_body("upper", meshes["cube"])
+    can = js.load_model("""<robot name="can"><link name="link"><inertial><mass value="1"/>
+        <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry><cylinder radius="0.04" length="0.1"/></geometry></collision></link></robot>""")
+    drum = js.load_model("""<robot name="drum"><link name="link"><inertial><mass value="5"/>
+        <inertia ixx="0.05" iyy="0.05" izz="0.05" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry><cylinder radius="0.2" length="0.1"/></geometry></collision></link></robot>""")
+    world = WorldModel.build([lower, can, drum, upper], dt=0.002)
+    assert sorted(g.kind for g in world.collision.groups) == ["cylinder-cylinder", "cylinder-hull", "hull-hull", "point-shape"]
+    states = [js.State.build(lower, base_position=[0.0, 0.0, 0.1]), js.State.build(can, base_position=[0.02, 0.01, 0.252]),
+              js.State.build(drum, base_position=[1.0, 0.0, 0.05]), js.State.build(upper, base_position=[1.03, 0.02, 0.202])]
+    final, outputs = jax.jit(world_rollout, static_argnames="steps")(world, world.initial_state(states), None, steps=500)
+    last = jax.tree.map(lambda x: np.asarray(x[-1]), outputs.pairs)
+    active, link_a, link_b = last.contacts.active, last.contacts.link_a, last.contacts.link_b
+    on_lower = active & (((link_a == 0) & (link_b == 1)) | ((link_a == 1) & (link_b == 0)))  # global links: lower 0, can 1, drum 2, upper 3
+    assert on_lower.sum() == 4
+    np.testing.assert_allclose(abs(last.forces[on_lower].sum(axis=0)[2]), G, rtol=5e-3)
+    np.testing.assert_allclose(float(final.states[1].base_position[2]), 0.25, atol=1.5e-3)  # the cube's top at 0.2, the can's half length 0.05
+    np.testing.assert_allclose(float(final.states[3].base_position[2]), 0.2, atol=1.5e-3)  # the drum's cap at 0.1, the cube's half size 0.1
+    assert max(float(jnp.linalg.norm(s.base_velocity)) for s in final.states) < 1e-3

@@ -11,10 +11,10 @@ import numpy as np
 
 from ...dynamics.hulls import Hulls
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX
+from ...dynamics.tree import BOX, CYLINDER
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
-from .hull import HullData, box_hull, hull_hull, in_world
+from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
 from .hull_round import round_hull
 from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
 from .points import KIND_CODES
@@ -240,21 +240,25 @@ def _hull_rows(hulls: Hulls) -> tuple[jax.Array, ...]:
 
 def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, code, hulls: Hulls) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of hulls, in one
-    narrow phase: each shape's hull in world axes, a box's made of its size."""
+    narrow phase: each shape's hull in world axes, a box's and a cylinder's made of its size."""
     a = _joined([kept.first for kept in culled])
     b = _joined([kept.second for kept in culled])
-    box = jnp.asarray(code == KIND_CODES[BOX])
+    made = jnp.asarray(code)
+    cylinders = any(group.kind == "cylinder-hull" for group in groups)
 
-    def shape_hull(H, size, is_box, row):
-        hull = jax.tree.map(lambda own, made: jnp.where(is_box, made, own), HullData(*row), box_hull(size, hulls.counts))
+    def shape_hull(H, size, kind, row):
+        hull = jax.tree.map(lambda own, box: jnp.where(kind == KIND_CODES[BOX], box, own), HullData(*row), box_hull(size, hulls.counts))
+        if cylinders:  # only where a cylinder meets a hull: the prism costs a trace and a kernel
+            hull = jax.tree.map(lambda own, cylinder: jnp.where(kind == KIND_CODES[CYLINDER], cylinder, own), hull,
+                                cylinder_hull(size, hulls.counts))
         return in_world(H, hull)
 
-    def pair(H_a, size_a, box_a, row_a, H_b, size_b, box_b, row_b):
-        return hull_hull(shape_hull(H_a, size_a, box_a, row_a), shape_hull(H_b, size_b, box_b, row_b))
+    def pair(H_a, size_a, kind_a, row_a, H_b, size_b, kind_b, row_b):
+        return hull_hull(shape_hull(H_a, size_a, kind_a, row_a), shape_hull(H_b, size_b, kind_b, row_b))
 
     rows = _hull_rows(hulls)
-    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], box[a], tuple(x[a] for x in rows),
-                                             W_H_S[b], sizes[b], box[b], tuple(x[b] for x in rows)))
+    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], made[a], tuple(x[a] for x in rows),
+                                             W_H_S[b], sizes[b], made[b], tuple(x[b] for x in rows)))
 
 
 def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:

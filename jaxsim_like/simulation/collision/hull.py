@@ -1,10 +1,12 @@
-"""The narrow phase between convex hulls (a box being the hull of its 8 corners): separating
+"""The narrow phase between convex hulls (a box being the hull of its 8 corners, a cylinder the
+prism of :data:`CYLINDER_SIDES` sides on its rims): separating
 axes over the face normals of both and the cross products of the pairs of their edges that can
 meet, and up to :data:`HULL_SLOTS` contacts spread over the overlap (fixed work: no loop, no
 sort). Spheres and capsules against hulls: :mod:`.hull_round`.
 
 Hulls come as :class:`HullData` in world axes (:func:`in_world` of a shape's
-:class:`~jaxsim_like.dynamics.hulls.Hulls` row, or :func:`box_hull` of a box), padded by
+:class:`~jaxsim_like.dynamics.hulls.Hulls` row, :func:`box_hull` of a box or :func:`cylinder_hull`
+of a cylinder), padded by
 repetition (:mod:`jaxsim_like.dynamics.hulls`), so that padding changes nothing.
 """
 
@@ -23,6 +25,11 @@ from .slots import Slots
 HULL_SLOTS = 4
 BOX_COUNTS = (8, 6, 4, 12)
 """``(V, F, K, E)`` of a box as a hull: hulls that meet boxes are padded to at least these."""
+CYLINDER_SIDES = 16
+"""A cylinder meets hulls as the prism of this many sides whose vertices are on its rims (the
+terrain's rim points, :func:`jaxsim_like.parsers.shapes.rim_points`, 16 a ring by default)."""
+CYLINDER_COUNTS = (2 * CYLINDER_SIDES, CYLINDER_SIDES + 2, CYLINDER_SIDES, 3 * CYLINDER_SIDES)
+"""``(V, F, K, E)`` of a cylinder as a hull: hulls that meet cylinders are padded to at least these."""
 
 _EDGE_PREFERENCE = 0.95  # an edge-edge axis wins only when it overlaps less than 0.95 x the best face axis
 _INSIDE = 1e-7  # relative to the hulls' size: vertices this close outside a hull count as inside
@@ -62,6 +69,34 @@ def box_hull(half: jax.Array, counts: tuple[int, int, int, int]) -> HullData:
     faces = _padded(corners[_BOX_FACES], K, axis=1)
     normals = jnp.asarray(_BOX_EDGE_NORMALS, half.dtype)
     return HullData(_padded(corners, V), _padded(planes, F), _padded(faces, F), _padded(corners[_BOX_EDGES], E), _padded(normals, E))
+
+
+def cylinder_hull(size: jax.Array, counts: tuple[int, int, int, int]) -> HullData:
+    """The cylinder of ``size`` ``(radius, half length, 0)`` along z as the prism of
+    :data:`CYLINDER_SIDES` sides inscribed in it, a hull in its frame, padded to ``counts``
+    ``(V, F, K, E)`` (each at least :data:`CYLINDER_COUNTS`)."""
+    V, F, K, E = counts
+    n = CYLINDER_SIDES
+    angle = 2 * np.pi * np.arange(n) / n
+    ring = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    radius, half = size[0], size[1]
+    bottom = jnp.concatenate([radius * jnp.asarray(ring, size.dtype), jnp.full((n, 1), -half, size.dtype)], axis=1)
+    top = bottom.at[:, 2].set(half)
+    corners = jnp.concatenate([bottom, top])
+    nxt = (np.arange(n) + 1) % n
+    side = np.stack([np.cos(angle + np.pi / n), np.sin(angle + np.pi / n), np.zeros(n)], axis=1)
+    normals = np.concatenate([side, [[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]])
+    offsets = jnp.concatenate([jnp.full((n,), np.cos(np.pi / n)) * radius, jnp.stack([half, half])])
+    planes = jnp.concatenate([jnp.asarray(normals, size.dtype), offsets[:, None].astype(size.dtype)], axis=1)
+    side_faces = np.stack([np.arange(n), nxt, n + nxt, n + np.arange(n)], axis=1)  # counter-clockwise seen from outside
+    faces = [_padded(corners[side_faces], K, axis=1), _padded(top[None], K, axis=1), _padded(bottom[::-1][None], K, axis=1)]
+    edges = np.concatenate([np.stack([np.arange(n), nxt], axis=1), np.stack([n + np.arange(n), n + nxt], axis=1),
+                            np.stack([np.arange(n), n + np.arange(n)], axis=1)])
+    edge_normals = np.concatenate([np.stack([side, np.tile(normals[n + 1], (n, 1))], axis=1),
+                                   np.stack([side, np.tile(normals[n], (n, 1))], axis=1),
+                                   np.stack([side[(np.arange(n) - 1) % n], side], axis=1)])
+    return HullData(_padded(corners, V), _padded(planes, F), _padded(jnp.concatenate(faces), F), _padded(corners[edges], E),
+                    _padded(jnp.asarray(edge_normals, size.dtype), E))
 
 
 def in_world(H: jax.Array, hull: HullData) -> HullData:

@@ -8,9 +8,9 @@ against a capsule, a box or a cylinder is the capsule of its radius and segment 
 contacts on its side kept (:func:`.cylinder.on_side`, switched per pair), and a sphere against a
 cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
 the first ``slots`` of its family's slots: the others are never candidates for its shapes.
-Convex hulls meet hulls and boxes in one narrow phase of their own (:data:`HULLS`, a box being
-the hull of its corners: :mod:`.hull`), spheres and capsules in another (:data:`ROUND_HULLS`);
-both take the hulls' data besides their poses.
+Convex hulls meet hulls, boxes and cylinders in one narrow phase of their own (:data:`HULLS`, a
+box being the hull of its corners and a cylinder the prism on its rims: :mod:`.hull`), spheres
+and capsules in another (:data:`ROUND_HULLS`); both take the hulls' data besides their poses.
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ KINDS: dict[str, Kind] = {
     "sphere-hull": Kind(ROUND_HULLS, 1),
     "capsule-hull": Kind(ROUND_HULLS, 3),
     "box-hull": Kind(HULLS, HULL_SLOTS),
+    "cylinder-hull": Kind(HULLS, HULL_SLOTS),
     "hull-hull": Kind(HULLS, HULL_SLOTS),
     POINTS: Kind(POINTS, POINT_CHUNK),
 }
@@ -154,6 +155,5 @@ meet the other shape (caps and rims)."""
 
 
 def solid_kind(first: str, second: str) -> str:
-    """The name of the pair kind of two solid shapes given in pair order (a name not in
-    :data:`KINDS`: the two have no narrow phase, a cylinder and a hull)."""
+    """The name of the pair kind of two solid shapes given in pair order (a key of :data:`KINDS`)."""
     return f"{first}-{second}"

@@ -21,14 +21,14 @@ geometry, read once to tell which collidable points sample a solid shape):
   each collision's own by its model's rules), with the pair of the two surfaces combined
   (:attr:`CollisionTable.pairs`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
-  cylinders, hulls: :data:`.kinds.SOLID`) that has a narrow phase (a hull meets all but
-  cylinders), and every collidable point of one link against every solid shape but a hull of the
-  other unless the point (its ball, for a swept point: a sphere's centre point of its radius)
-  lies on a solid shape of its own link whose narrow phase with that shape is complete (a box
-  corner does not meet a box as a point; it does meet a cylinder, whose narrow phases against
-  capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`; a hull's vertices,
-  points of its surface, meet cylinders). Meshes that are not hulls, ellipsoids and the like
-  thus touch solid shapes through their points; points never touch points.
+  cylinders, hulls: :data:`.kinds.SOLID`; a hull meets a cylinder as the prism on its rims,
+  :func:`.hull.cylinder_hull`), and every collidable point of one link against every solid shape
+  but a hull of the other unless the point (its ball, for a swept point: a sphere's centre point
+  of its radius) lies on a solid shape of its own link whose narrow phase with that shape is
+  complete (a box corner does not meet a box as a point; it does meet a cylinder, whose narrow
+  phases against capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`).
+  Meshes that are not hulls, ellipsoids and the like thus touch solid shapes through their
+  points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
 bounding spheres overlap, in table order): by default one sized from the scene
@@ -46,7 +46,7 @@ import numpy as np
 from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, HULL
 from ...parsers.description import combined
-from .hull import BOX_COUNTS, features
+from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
 from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, solid_kind
 from .points import KIND_CODES
 
@@ -200,7 +200,7 @@ class CollisionTable:
         by_mark = {k: pair for pair, k in marks.items()}
         used = list(dict.fromkeys(k for _, _, marked in pairs.values() for k in marked if k >= 0))
         renumber = {k: i for i, k in enumerate(used)}
-        hull_counts = _hull_counts(models, bool(pairs["box-hull"][1]))
+        hull_counts = _hull_counts(models, bool(pairs["box-hull"][1]), bool(pairs["cylinder-hull"][1]))
         shape_kinds = [kind for model in models for kind in model.shape_kind]
         point_kinds = [" ".join(sorted({k for k, on in zip(model.shape_kind, model.shape_link) if on == link}))
                        for model in models for link in model.point_link]
@@ -231,9 +231,11 @@ class CollisionTable:
 jax.tree_util.register_pytree_node(CollisionTable, lambda table: ((), table), lambda table, _: table)
 
 
-def _hull_counts(models: Sequence[Model], boxes: bool) -> tuple[int, int, int, int]:
-    """The ``(V, F, K, E)`` of the models' hulls, at least a box's where hulls meet boxes."""
-    counts = np.max([model.shape_hulls.counts for model in models] + [BOX_COUNTS if boxes else (0, 0, 0, 0)], axis=0)
+def _hull_counts(models: Sequence[Model], boxes: bool, cylinders: bool) -> tuple[int, int, int, int]:
+    """The ``(V, F, K, E)`` of the models' hulls, at least a box's where hulls meet boxes and a
+    cylinder's prism's where they meet cylinders."""
+    least = [BOX_COUNTS] * boxes + [CYLINDER_COUNTS] * cylinders
+    counts = np.max([model.shape_hulls.counts for model in models] + least + [(0, 0, 0, 0)], axis=0)
     return tuple(int(c) for c in counts)
 
 
