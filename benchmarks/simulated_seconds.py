@@ -1,6 +1,6 @@
 """Simulated seconds per wall second: the largest step each library survives, and what it buys.
 
-    python -m benchmarks.simulated_seconds [--model humanoid|icub|all] [--quick]
+    python -m benchmarks.simulated_seconds [--model humanoid|icub|all] [--quick] [--also-at 0.01]
 
 The yardstick is the simulated second, not the step: a step that must be 10x smaller is 10x
 slower for the user. For each model and library:
@@ -13,7 +13,11 @@ slower for the user. For each model and library:
    ``lax.scan`` of the library's step) and of batches of 64, 1024 and 4096 worlds (the same scan
    under ``jax.vmap``; for jaxsim_like also through :func:`jaxsim_like.batching.simulate_batch`,
    its batched entry point, which runs chunks of 1024 on the CPU), after warm-up, median of
-   ``--repeats`` calls.
+   ``--repeats`` calls. ``--also-at`` times jaxsim_like's implicit rows at more steps of
+   ``--dts`` (where none of the drops diverged), each a row of its own.
+3. **At rest there.** For jaxsim_like's implicit step on the URDF, the unperturbed drop of
+   :mod:`benchmarks.resting` (in the row's precision) for ``--rest-seconds`` at the row's step:
+   the fastest joint after 5 s, and whether it is quiet (below issue 33's 0.05 rad/s).
 
 Libraries, each in its own subprocess (jax's x64 switch is process-wide): jaxsim_like's implicit
 step (the default) and its explicit semi-implicit Euler, float32 as GPU batches use, and, on the
@@ -270,8 +274,22 @@ def mujoco_c_worker(library: str, path: str, dts: list[float], worlds: int, seco
     return result
 
 
-def worker(library: str, path: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int) -> dict:
-    """One library on one model: divergences per step size, then throughputs at the largest stable step."""
+REST_AFTER = 5.0  # s: issue 33's resting criterion, every joint below resting.TARGET from then on
+
+
+def at_rest(path: str, dt: float, seconds: float) -> float:
+    """The fastest joint speed [rad/s] after ``REST_AFTER`` s of the unperturbed drop of
+    :func:`benchmarks.resting.rest` at ``dt`` [s], over ``seconds`` simulated seconds."""
+    from benchmarks import resting
+
+    _, finite, joints, _, _ = resting.rest(path, dt, seconds)
+    return float(joints[0, int(round(REST_AFTER / dt)):].max()) if finite[0] else float("inf")
+
+
+def worker(library: str, path: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int,
+           rest_seconds: float = 0.0) -> dict:
+    """One library on one model: divergences per step size, then throughputs at the largest stable step
+    (and, for jaxsim_like's implicit step on the URDF with ``rest_seconds > REST_AFTER``, :func:`at_rest` there)."""
     if library.startswith(MUJOCO_C):
         return mujoco_c_worker(library, path, dts, worlds, seconds, batches, steps, repeats)
     import jax
@@ -305,13 +323,16 @@ def worker(library: str, path: str, dts: list[float], worlds: int, seconds: floa
             zeros = jnp.zeros((steps, model.dofs), states.joint_positions.dtype)
             call = lambda: simulate_batch(model, states, zeros, params=params, trajectory=False)[0]  # noqa: E731
             result["rates"][f"{size} chunked"] = size * steps * dt / _median_seconds(call, repeats)
+    if library == "jaxsim_like implicit" and rest_seconds > REST_AFTER:
+        result["rest"] = at_rest(path, dt, rest_seconds)
     return result
 
 
 def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int, repeats: int,
-        libraries: tuple[str, ...] = LIBRARIES) -> list[dict]:
+        libraries: tuple[str, ...] = LIBRARIES, also_at: tuple[float, ...] = (), rest_seconds: float = 0.0) -> list[dict]:
     """Every library (of ``libraries``) on the models of ``choice`` (see :func:`benchmarks.models.model_paths`), each
-    in its own subprocess; prints one line per row and writes ``results/simulated_seconds.json``."""
+    in its own subprocess, jaxsim_like's implicit step on the URDF also at the steps ``also_at`` where none of
+    the drops diverged (a row each); prints one line per row and writes ``results/simulated_seconds.json``."""
     from benchmarks.models import model_paths
 
     rows = []
@@ -320,21 +341,16 @@ def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: lis
             if "MuJoCo humanoid" in library and name != "humanoid":
                 continue
             library_dts = [mujoco_humanoid_timestep()] if "MuJoCo humanoid" in library else dts
-            x64 = "1" if library == "jaxsim" else "0"
-            command = [sys.executable, "-m", "benchmarks.simulated_seconds", "--library", library, "--path", str(path),
-                       "--dts", ",".join(map(str, library_dts)), "--worlds", str(worlds), "--seconds", str(seconds),
-                       "--batches", ",".join(map(str, batches)), "--steps", str(steps), "--repeats", str(repeats)]
-            env = {**os.environ, "JAX_ENABLE_X64": x64, "JAXSIM_ENABLE_X64": x64}
-            done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
-            if done.returncode:
-                print(f"[{name}] {library}: failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}", flush=True)
+            row = _row(name, library, path, library_dts, worlds, seconds, batches, steps, repeats, rest_seconds)
+            if row is None:
                 continue
-            row = {"model": name, **json.loads(done.stdout.strip().splitlines()[-1])}
             rows.append(row)
-            diverged = ", ".join(f"{float(dt):g}: {n}" for dt, n in row["diverged"].items())
-            rates = ", ".join(f"B={b} {r:,.1f}" for b, r in row["rates"].items())
-            print(f"[{name}] {library} ({row['dtype']}): diverged of {worlds} {{{diverged}}}; largest dt {row['largest_dt']}; "
-                  f"simulated s / wall s: {rates}", flush=True)
+            if library != "jaxsim_like implicit":
+                continue
+            for dt in also_at:
+                if dt != row["largest_dt"] and row["diverged"].get(str(dt)) == 0:
+                    extra = _row(name, library, path, [dt], worlds, seconds, batches, steps, repeats, rest_seconds)
+                    rows += [extra] if extra is not None else []
     for line in ratio_lines(rows):
         print(line, flush=True)
     out = Path(__file__).resolve().parent / "results" / "simulated_seconds.json"
@@ -344,6 +360,35 @@ def run(choice: str, dts: list[float], worlds: int, seconds: float, batches: lis
     return rows
 
 
+def _row(name: str, library: str, path, dts: list[float], worlds: int, seconds: float, batches: list[int], steps: int,
+         repeats: int, rest_seconds: float) -> dict | None:
+    """One row of :func:`run`: :func:`worker` in a subprocess (None, and a line saying why, when it fails)."""
+    x64 = "1" if library == "jaxsim" else "0"
+    command = [sys.executable, "-m", "benchmarks.simulated_seconds", "--library", library, "--path", str(path),
+               "--dts", ",".join(map(str, dts)), "--worlds", str(worlds), "--seconds", str(seconds),
+               "--batches", ",".join(map(str, batches)), "--steps", str(steps), "--repeats", str(repeats),
+               "--rest-seconds", str(rest_seconds)]
+    env = {**os.environ, "JAX_ENABLE_X64": x64, "JAXSIM_ENABLE_X64": x64}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[1])
+    if done.returncode:
+        print(f"[{name}] {library}: failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}", flush=True)
+        return None
+    row = {"model": name, **json.loads(done.stdout.strip().splitlines()[-1])}
+    diverged = ", ".join(f"{float(dt):g}: {n}" for dt, n in row["diverged"].items())
+    rates = ", ".join(f"B={b} {r:,.1f}" for b, r in row["rates"].items())
+    rest = f"; {_rest_label(row['rest'])} {REST_AFTER:g} s after the drop" if "rest" in row else ""
+    print(f"[{name}] {library} ({row['dtype']}): diverged of {worlds} {{{diverged}}}; timed at dt {row['largest_dt']}{rest}; "
+          f"simulated s / wall s: {rates}", flush=True)
+    return row
+
+
+def _rest_label(speed: float) -> str:
+    """``at_rest``'s figure and whether it meets issue 33's target."""
+    from benchmarks.resting import TARGET
+
+    return f"{'quiet' if speed < TARGET else 'moving'}, fastest joint {speed:.3g} rad/s"
+
+
 def ratio_lines(rows: list[dict]) -> list[str]:
     """A markdown table: every row's simulated seconds per wall second, and its ratio to MuJoCo C's
     rate at the same batch size on the same model (the rows on MuJoCo's humanoid MJCF against
@@ -351,22 +396,25 @@ def ratio_lines(rows: list[dict]) -> list[str]:
     humanoid."""
     lines = []
     for model in dict.fromkeys(row["model"] for row in rows):
-        own = {row["library"]: row for row in rows if row["model"] == model}
-        rates = {name: own[name]["rates"] for name in (MUJOCO_C, MUJOCO_C_OWN) if name in own and own[name]["rates"]}
+        own = [row for row in rows if row["model"] == model]
+        rates = {row["library"]: row["rates"] for row in own if row["library"] in (MUJOCO_C, MUJOCO_C_OWN) and row["rates"]}
         columns = [label for label, name in (("same model", MUJOCO_C), ("own humanoid", MUJOCO_C_OWN)) if name in rates]
         if not columns:
             continue
-        lines += ["", f"[{model}] simulated s per wall s, and x MuJoCo C ({', '.join(columns)}):", "",
-                  "| library | dtype | dt [s] | B | simulated s / wall s | " + " | ".join(f"x MuJoCo C, {label}" for label in columns) + " |",
-                  "|---|---|---|---|---|" + "---|" * len(columns)]
-        for library, row in own.items():
+        lines += ["", f"[{model}] simulated s per wall s at the step of each row, and x MuJoCo C ({', '.join(columns)}); "
+                  f"at rest: the unperturbed drop's fastest joint {REST_AFTER:g} s after it:", "",
+                  "| library | dtype | dt [s] | at rest | B | simulated s / wall s | " + " | ".join(f"x MuJoCo C, {label}" for label in columns) + " |",
+                  "|---|---|---|---|---|---|" + "---|" * len(columns)]
+        for row in own:
+            library = row["library"]
             same = rates.get(MUJOCO_C_OWN if "MuJoCo humanoid" in library else MUJOCO_C, {})
             references = [same if label == "same model" else rates[MUJOCO_C_OWN] for label in columns]
+            rest = _rest_label(row["rest"]) if "rest" in row else ""
             for batch, rate in row["rates"].items():
                 size = batch.split()[0]
                 ratios = [f"{rate / reference[size]:.2f}" if size in reference else "" for reference in references]
                 lines.append(f"| {library}{' (simulate_batch)' if batch.endswith('chunked') else ''} | {row['dtype']} | "
-                             f"{row['largest_dt']:g} | {size} | {rate:,.1f} | " + " | ".join(ratios) + " |")
+                             f"{row['largest_dt']:g} | {rest} | {size} | {rate:,.1f} | " + " | ".join(ratios) + " |")
     return lines
 
 
@@ -379,6 +427,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=100, help="steps per timed call")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--libraries", default=",".join(LIBRARIES), help=f"some of: {', '.join(LIBRARIES)} (comma-separated)")
+    parser.add_argument("--also-at", default="", help="jaxsim_like implicit also timed at these steps of --dts [s] where none diverged")
+    parser.add_argument("--rest-seconds", type=float, default=6.0,
+                        help=f"the unperturbed drop of jaxsim_like implicit at its row's step for this long [s], quiet or not {REST_AFTER:g} s after it (0: none)")
 
 
 def run_from(args: argparse.Namespace, choice: str) -> list[dict]:
@@ -388,7 +439,12 @@ def run_from(args: argparse.Namespace, choice: str) -> list[dict]:
     unknown = sorted(set(libraries) - set(LIBRARIES))
     if unknown:
         raise SystemExit(f"unknown libraries {unknown}: choose from {list(LIBRARIES)}")
-    return run(choice, dts, args.worlds, args.seconds, [int(b) for b in args.batches.split(",")], args.steps, args.repeats, libraries)
+    also_at = tuple(float(x) for x in args.also_at.split(",") if x)
+    missing = sorted(set(also_at) - set(dts))
+    if missing:
+        raise SystemExit(f"--also-at {missing}: not among --dts {dts}")
+    return run(choice, dts, args.worlds, args.seconds, [int(b) for b in args.batches.split(",")], args.steps, args.repeats, libraries,
+               also_at, args.rest_seconds)
 
 
 def main() -> None:
@@ -406,7 +462,7 @@ def main() -> None:
 
         dts = sorted(float(x) for x in args.dts.split(","))
         batches = [int(b) for b in args.batches.split(",")]
-        print(json.dumps(worker(args.library, args.path, dts, args.worlds, args.seconds, batches, args.steps, args.repeats)))
+        print(json.dumps(worker(args.library, args.path, dts, args.worlds, args.seconds, batches, args.steps, args.repeats, args.rest_seconds)))
         return
     run_from(args, args.model)
 
