@@ -34,6 +34,9 @@ RESTING_LINKS = 2
 """The default contact law sinks a model resting on this many of its links (or on all of them,
 when fewer carry collidable points; one for a model without any) by ``max_penetration``. Sized
 for one link, the light hand of the limp shipped humanoid, a single swept point, chattered at 5 ms."""
+LIMIT_FREQUENCY_FLOOR = 20.0
+"""[rad/s]: the joint limits' default frequency is ``0.2 / dt``, but not below this (that of 10 ms):
+softer, a limp robot at larger steps sinks far past its limits and settles later."""
 CONTACT_SLOT_TOLERANCE = 5.0
 """With ``contact_slots="auto"``, a link's slots are the most of its points within this many
 ``max_penetration`` of one supporting plane (see :func:`.contact_slots.facet_counts`)."""
@@ -144,7 +147,8 @@ class SimulationParams:
         stays stable (``c dt / m <= 0.5``), which makes impacts bounce; the implicit integrator
         needs no cap. Joint limits are spring-dampers giving each
         joint, with its effective inertia ``1 / (M^-1)_ii`` at the zero configuration, the
-        frequency ``limit_frequency`` [rad/s] (default ``0.2 / dt``), critically damped. The
+        frequency ``limit_frequency`` [rad/s] (default ``0.2 / dt``, at least
+        :data:`LIMIT_FREQUENCY_FLOOR`), critically damped. The
         Coulomb friction is smoothed over a ``friction_velocity`` of ``IMPLICIT_FRICTION_VELOCITY``
         with the implicit integrator, and one that keeps the explicit step stable with the others.
 
@@ -229,7 +233,7 @@ class SimulationParams:
         if enabled.shape != (model.number_of_links,):
             raise ValueError(f"contact_enabled_links must have shape ({model.number_of_links},), got {enabled.shape}")
         inertia = _joint_effective_inertia(model)
-        frequency = 0.2 / dt if limit_frequency is None else float(limit_frequency)
+        frequency = max(0.2 / dt, LIMIT_FREQUENCY_FLOOR) if limit_frequency is None else float(limit_frequency)
         if integrator in EXPLICIT_INTEGRATORS:
             friction_velocity = np.maximum(np.asarray(model.joint_friction) * dt / (0.5 * inertia), 1e-3)
         else:
