@@ -148,7 +148,8 @@ class Prepared(NamedTuple):
     collidable points (the material point of each swept point nearest the terrain, ``p - r n``;
     internal frame ``G``: world axes, origin at the base, ``kin.origin``) and their ``velocities
     (P, 3)``, or with the implicit step those of the contact slots only ``(S, 3)``, whose points
-    and links are ``slot_points (S, 3)`` and ``slot_link (S,)`` (else None), the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
+    and links are ``slot_points (S, 3)`` and ``slot_link (S,)`` (else None), the terrain
+    contacts (depth and normal per point, the ``contact`` law of each point, shared
     by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
     the start (terrain contacts, user wrenches, the fluid's), the added link
