@@ -12,13 +12,22 @@ Single-device CPU computations also run synchronously, on the calling thread
 (``jax_cpu_enable_async_dispatch`` off): a step takes tens of microseconds, and handing it to a
 dispatch thread and waiting for it cost as much again.
 
-Both only take effect if no JAX computation ran before the import. Set
-``JAXSIM_LIKE_KEEP_XLA_FLAGS=1`` to opt out of both.
+Both only take effect if no JAX computation ran before the import.
+
+On Linux with glibc, blocks of up to :data:`HEAP_THRESHOLD` are also served from malloc's heap,
+which keeps as much freed memory (:func:`keep_freed_memory`): by default glibc maps each block
+above 32 MiB afresh and returns it when freed, and a batched step's temporaries (tens of
+megabytes for a thousand worlds) were then mapped, page-faulted and zeroed again at every call.
+The process keeps its peak of such memory instead of returning it to the system.
+
+Set ``JAXSIM_LIKE_KEEP_XLA_FLAGS=1`` to opt out of all three.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 
 import jax
 
@@ -29,11 +38,35 @@ CPU_FLAGS = {
 }
 
 
+HEAP_THRESHOLD = 1 << 30
+"""[bytes] glibc's mmap and trim thresholds set on import (:func:`keep_freed_memory`)."""
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # the mallopt parameters of glibc's malloc.h
+_MALLOC_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "malloc.mmap_threshold", "malloc.trim_threshold")
+
+
+def keep_freed_memory() -> bool:
+    """Set glibc's mmap and trim thresholds to :data:`HEAP_THRESHOLD`: blocks up to that size come
+    from malloc's heap, and freed memory up to that amount stays in it, so that a large block
+    freed and allocated again (XLA's temporaries, call after call) is not mapped and zeroed anew.
+    Returns whether they were set: not off Linux, without glibc, or where the user set either
+    threshold (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``GLIBC_TUNABLES``)."""
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if not sys.platform.startswith("linux") or any(name in os.environ or name in tunables for name in _MALLOC_SETTINGS):
+        return False
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, HEAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, HEAP_THRESHOLD))
+
+
 def apply_cpu_defaults() -> None:
-    """Append :data:`CPU_FLAGS` to ``XLA_FLAGS`` where the user has not set them, and make CPU
-    dispatch synchronous."""
+    """Append :data:`CPU_FLAGS` to ``XLA_FLAGS`` where the user has not set them, make CPU
+    dispatch synchronous and keep freed memory in malloc's heap (:func:`keep_freed_memory`)."""
     if os.environ.get("JAXSIM_LIKE_KEEP_XLA_FLAGS"):
         return
+    keep_freed_memory()
     flags = os.environ.get("XLA_FLAGS", "")
     missing = [f"{name}={value}" for name, value in CPU_FLAGS.items() if name not in flags]
     if missing:

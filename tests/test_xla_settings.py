@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
+
+import pytest
 
 from jaxsim_like._xla import CPU_FLAGS
 
@@ -16,10 +19,26 @@ PROBE = (
 )
 
 
-def probe(**environment: str) -> dict:
+# The page faults of a 64 MiB block malloc'ed, written and freed a second time.
+REFAULTS = (
+    "import ctypes, json, resource, jaxsim_like\n"
+    "libc = ctypes.CDLL('libc.so.6')\n"
+    "libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]\n"
+    "def block():\n"
+    "    p = libc.malloc(64 << 20)\n"
+    "    ctypes.memset(p, 1, 64 << 20)\n"
+    "    libc.free(p)\n"
+    "block()\n"
+    "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+    "block()\n"
+    "print(json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before))\n"
+)
+
+
+def probe(script: str = PROBE, **environment: str):
     env = {key: value for key, value in os.environ.items() if key not in ("XLA_FLAGS", "JAXSIM_LIKE_KEEP_XLA_FLAGS")}
     env.update(environment)
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, timeout=120)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -39,3 +58,13 @@ def test_flags_the_user_set_are_kept():
 def test_opting_out_leaves_everything_as_it_was():
     settings = probe(JAXSIM_LIKE_KEEP_XLA_FLAGS="1")
     assert settings == {"flags": "", "async": True}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc", reason="glibc only")
+def test_freed_blocks_stay_in_the_heap():
+    """A large block freed and allocated again is not page-faulted anew (glibc's default maps it
+    afresh: one fault per 4 KiB page, 16384 for 64 MiB, unless the kernel gives huge pages)."""
+    for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"):
+        if name in os.environ:
+            pytest.skip(f"{name} is set")
+    assert probe(REFAULTS) < 256

@@ -298,12 +298,12 @@ def implicit_contact_forces(
     slots: Slots,
 ) -> ImplicitContacts:
     """The :class:`ImplicitContacts` at the ``slots`` of points at ``depth (P,)`` [m] with ``normal
-    (P, 3)``, world ``velocity (P, 3)`` [m/s], ``deformation (P, 3)`` [m] and ``enabled (P,)``, for
-    a step of ``dt`` [s]; ``moved_mass (P,)`` [kg] is a lower bound of the mass each point moves
-    along any direction."""
+    (P, 3)``, ``deformation (P, 3)`` [m] and ``enabled (P,)``, moving at the world ``velocity (S,
+    3)`` [m/s] of the slots, for a step of ``dt`` [s]; ``moved_mass (P,)`` [kg] is a lower bound of
+    the mass each point moves along any direction."""
     take = slots.take
     params = taken(params, take)
-    normal, velocity = take(normal), take(velocity)
+    normal = take(normal)
     law = _evaluate(params, take(depth), normal, velocity, take(deformation), slots.mask(take(enabled)))
     K, D, mu, p, q = _law(params)
     touching, sliding, trial_norm = law.touching, law.sliding, law.trial_norm
@@ -360,12 +360,13 @@ def implicit_deformation(
     """The tangential deformation ``(P, 3)`` [m] after the step, implicit in closed form: sticking
     ``m_t + h v_t+``; sliding ``(m_t - h mu f_n d^-q / D t) / (1 + h K/D d^(p-q))`` along the
     sliding direction ``t``; free (not carried) ``m / (1 + h K/D)``; ``normal (P, 3)``,
-    ``deformation (P, 3)`` and ``velocity_next (P, 3)``, the point velocities ``v+``."""
+    ``deformation (P, 3)`` and ``velocity_next (S, 3)``, the velocities ``v+`` of the contacts'
+    slots."""
     K, D, mu, _, _ = _law(params)
     free = deformation / (1 + dt * K / D)[..., None]
     law, slots = contacts.law, contacts.slots
     K, D, mu = slots.take(K), slots.take(D), slots.take(mu)
-    normal, velocity_next = slots.take(normal), slots.take(velocity_next)
+    normal = slots.take(normal)
     v_t = velocity_next - spatial.dot(normal, velocity_next)[:, None] * normal
     sticking = law.tangent_deformation + dt * v_t
     sliding = (law.tangent_deformation - (dt * mu * law.normal_per_dq / D)[:, None] * law.direction) / (1 + dt * law.relaxation)[:, None]
@@ -393,8 +394,8 @@ def separating(
     params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, predicted: jax.Array, dt: jax.Array
 ) -> Separating:
     """The :class:`Separating` forces of the ``contacts`` (linearised by :func:`implicit_contact_forces`
-    with the per-point law ``params`` at ``depth (P,)`` [m] and point ``velocity (P, 3)`` [m/s])
-    given the point velocities ``predicted (P, 3)`` [m/s] at the end of the step of ``dt`` [s].
+    with the per-point law ``params`` at ``depth (P,)`` [m] and slot ``velocity (S, 3)`` [m/s])
+    given the slot velocities ``predicted (S, 3)`` [m/s] at the end of the step of ``dt`` [s].
 
     A separating point's slopes are scaled by ``pressing = f_n / K d^(1+p)``, down to zero where
     its own damping clips its force to zero: it is left to fall for the whole step. Where the law
@@ -413,7 +414,7 @@ def separating(
     elastic = K * d * _power(d, p - q)
     pressing = _pressing(law, elastic)
     n = contacts.normal
-    speed, speed_next = spatial.dot(n, take(velocity)), spatial.dot(n, take(predicted))
+    speed, speed_next = spatial.dot(n, velocity), spatial.dot(n, predicted)
     damping, stiffness = D * law.d_q, (1 + p) * K * law.d_p
     unscaled = law.d_q * (elastic - D * speed)
     pushes = unscaled + damping * speed - (damping + dt * stiffness) * speed_next > 0

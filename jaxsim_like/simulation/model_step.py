@@ -94,6 +94,13 @@ def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Ar
     return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
 
 
+def _slot_velocities(G_v: jax.Array, slot_link: jax.Array, slot_points: jax.Array) -> jax.Array:
+    """``(S, 3)``: the velocity of the material points ``slot_points (S, 3)`` of the links
+    ``slot_link (S,)``, from the inertial link velocities ``G_v (N, 6)`` (one frame)."""
+    G_v_slot = G_v[slot_link]
+    return G_v_slot[:, :3] + jnp.cross(G_v_slot[:, 3:], slot_points)
+
+
 def _wrenches(forces: jax.Array, points: jax.Array) -> jax.Array:
     """``(P, 6)``: forces ``(P, 3)`` at ``points (P, 3)`` as wrenches about the origin."""
     return jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1)
@@ -138,9 +145,11 @@ def _moved_mass(model: Model) -> jax.Array:
 
 class Prepared(NamedTuple):
     """A model at the start of a step: its kinematics, the terrain contact ``points (P, 3)`` of its
-    collidable points (the material point of each swept point nearest the terrain, ``p - r n``)
-    and their velocities (internal frame ``G``: world axes, origin at the base, ``kin.origin``),
-    the terrain contacts (depth and normal per point, the ``contact`` law of each point, shared
+    collidable points (the material point of each swept point nearest the terrain, ``p - r n``;
+    internal frame ``G``: world axes, origin at the base, ``kin.origin``) and their ``velocities
+    (P, 3)``, or with the implicit step those of the contact slots only ``(S, 3)``, whose points
+    and links are ``slot_points (S, 3)`` and ``slot_link (S,)`` (else None), the terrain
+    contacts (depth and normal per point, the ``contact`` law of each point, shared
     by the touching points of its link, see :func:`.contacts.shared_law`; the explicit forces and deformation rate, or the
     linearised :class:`.contacts.ImplicitContacts` at the contact slots, and no ``forces``), the external wrenches ``G_f (N, 6)`` known at
     the start (terrain contacts, user wrenches, the fluid's), the added link
@@ -164,6 +173,8 @@ class Prepared(NamedTuple):
     effects: Any
     fluid_damping: jax.Array | None = None
     torques: contact_torques.ImplicitTorques | None = None
+    slot_points: jax.Array | None = None
+    slot_link: jax.Array | None = None
 
 
 class Solved(NamedTuple):
@@ -207,17 +218,18 @@ def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactP
 
 
 def _slot_torques(
-    model: Model, law: contacts.ContactParams, linear: contacts.ImplicitContacts, G_v: jax.Array, dt: jax.Array
+    model: Model, law: contacts.ContactParams, linear: contacts.ImplicitContacts, omega: jax.Array, dt: jax.Array
 ) -> contact_torques.ImplicitTorques:
     """The torsional and rolling friction (:mod:`.contact_torques`) of the terrain contact slots
-    of ``linear`` under the per-point ``law``, on the links' angular velocities (``G_v (N, 6)``)."""
+    of ``linear`` under the per-point ``law``, on the angular velocities ``omega (S, 3)`` of the
+    slots' links."""
     slots = linear.slots
     point_link = np.asarray(model.point_link, dtype=int)
     torsion, rolling = (None if x is None else slots.take(x) for x in (law.torsion, law.rolling))
     normal_force = slots.mask(spatial.dot(linear.law.forces, linear.normal))
-    inertia = slots.take(smallest_moments(model)[point_link]).astype(G_v.dtype)
+    inertia = slots.take(smallest_moments(model)[point_link]).astype(omega.dtype)
     return contact_torques.implicit_torques(
-        torsion, rolling, normal_force, linear.normal, slots.take(G_v[point_link, 3:]), inertia, dt, slots.link_totals
+        torsion, rolling, normal_force, linear.normal, omega, inertia, dt, slots.link_totals
     )
 
 
@@ -250,14 +262,15 @@ def prepare(
     centres = _point_positions(model, kin.G_H_L)
     depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, _terrain_radius(model).astype(dtype))
     points = W_points - kin.origin
-    velocities = _point_velocities(model, kin.G_v, points)
     enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)
     present, slot_limit = (None, None) if padding is None else padding
     if present is not None:
         enabled = enabled & present
-    linear = added_inertia = deformation_rate = spin = None
+    linear = added_inertia = deformation_rate = spin = slot_points = slot_link = None
     if implicit:
         slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit, points, normal)
+        slot_points, slot_link = slots.take(points), slots.take(point_link)
+        velocities = _slot_velocities(kin.G_v, slot_link, slot_points)
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
@@ -265,14 +278,14 @@ def prepare(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
         forces = None
-        slot_points = slots.take(points)
         added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
         G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
         if law.spins:
-            spin = _slot_torques(model, law, linear, kin.G_v, dt)
+            spin = _slot_torques(model, law, linear, kin.G_v[slot_link, 3:], dt)
             added_inertia = added_inertia + dt * slots.link_sums(contact_torques.couple_inertias(spin.matrices), model.number_of_links)
             G_f_ext = G_f_ext + slots.link_sums(_couples(spin.step_torques), model.number_of_links)
     else:
+        velocities = _point_velocities(model, kin.G_v, points)
         law = _shared_law(model, _terrain_law(model, params.contact), depth, (depth > 0) & enabled)
         forces, deformation_rate = contacts.contact_forces(law, depth, normal, velocities, state.contact_deformation, enabled)
         G_f_ext = link_one_hot(point_link, model.number_of_links, dtype) @ _wrenches(forces, points)
@@ -296,7 +309,8 @@ def prepare(
         stiffness, damping = command_slopes
         effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
     return Prepared(
-        kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects, fluid_damping, spin
+        kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects,
+        fluid_damping, spin, slot_points, slot_link,
     )
 
 
@@ -330,29 +344,30 @@ def solve(
             model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
         )
         linear = prepared.linear
+        slot_points, slot_link = prepared.slot_points, prepared.slot_link
         released = separating_rows.release(
-            model, linear, prepared.contact, prepared.depth, points, prepared.velocities, kin.G_S, factor, G_a_B, qdd, dt
+            model, linear, prepared.contact, prepared.depth, slot_points, slot_link, prepared.velocities, kin.G_S, factor, G_a_B, qdd, dt
         )
         G_a_B, qdd = released.G_a_B, released.joint_accelerations
         G_a_B, qdd, tau, loop_forces = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
         G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
-        dv_points = _point_velocities(model, G_dv, points)
+        dv_slots = _slot_velocities(G_dv, slot_link, slot_points)
         slots = linear.slots
-        slot_forces = linear.step_forces - linear.resist(slots.take(dv_points)) + released.slot_forces
+        slot_forces = linear.step_forces - linear.resist(dv_slots) + released.slot_forces
         forces = slots.scatter(slot_forces, len(point_link))
         deformation_next = contacts.implicit_deformation(
-            prepared.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_points, dt
+            prepared.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_slots, dt
         )
         deformation_rate = (deformation_next - state.contact_deformation) / dt
         tau = tau - armature * qdd
         G_f_applied = prepared.G_f_ext + slots.link_sums(
-            _wrenches(slot_forces - linear.step_forces, slots.take(points)), model.number_of_links
+            _wrenches(slot_forces - linear.step_forces, slot_points), model.number_of_links
         )
         if prepared.fluid_damping is not None:
             G_f_applied = G_f_applied - spatial.matvec(prepared.fluid_damping, G_dv)
         if prepared.torques is not None:
             spin = prepared.torques
-            slot_torques = slots.mask(spin.step_torques - spin.resist(slots.take(G_dv[point_link, 3:])))
+            slot_torques = slots.mask(spin.step_torques - spin.resist(G_dv[slot_link, 3:]))
             couples = slots.scatter(slot_torques, len(point_link))
             G_f_applied = G_f_applied + slots.link_sums(_couples(slot_torques - spin.step_torques), model.number_of_links)
         in_contact = linear.carried

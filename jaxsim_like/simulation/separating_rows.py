@@ -54,7 +54,8 @@ def release(
     linear: contacts.ImplicitContacts,
     law: contacts.ContactParams,
     depth: jax.Array,
-    points: jax.Array,
+    slot_points: jax.Array,
+    slot_link: jax.Array,
     velocities: jax.Array,
     G_S: jax.Array,
     factor: ArticulatedFactor,
@@ -64,34 +65,32 @@ def release(
 ) -> Released:
     """The accelerations of a solve (``G_a_B (6,)``, ``joint_accelerations (n,)``, with the
     ``factor`` of its matrix) with the separating rows of its terrain contacts ``linear``
-    (the per-point ``law``, ``depth (P,)`` [m], material ``points (P, 3)`` and their ``velocities
-    (P, 3)``, frame ``G``) over a step of ``dt`` [s]; ``G_S (N, 6)`` the links' motion subspaces."""
-    slots = linear.slots
+    (the per-point ``law`` and ``depth (P,)`` [m]; at the slots, the material ``slot_points (S,
+    3)`` of the links ``slot_link (S,)`` and their ``velocities (S, 3)``, frame ``G``) over a step
+    of ``dt`` [s]; ``G_S (N, 6)`` the links' motion subspaces."""
     dtype = G_a_B.dtype
     count = min(ROWS, linear.normal.shape[0])
     if count == 0:
         return Released(G_a_B, joint_accelerations, jnp.zeros_like(linear.normal))
-    G_dv = dt * _link_accelerations(model, G_a_B, joint_accelerations, G_S)
-    point_link = np.asarray(model.point_link, dtype=int)
-    predicted = velocities + G_dv[point_link, :3] + jnp.cross(G_dv[point_link, 3:], points)
+    G_dv = dt * _link_accelerations(model, G_a_B, joint_accelerations, G_S)[slot_link]
+    predicted = velocities + G_dv[:, :3] + jnp.cross(G_dv[:, 3:], slot_points)
     rows = contacts.separating(law, linear, depth, velocities, predicted, dt)
     gain, pick = jax.lax.top_k(rows.gain, count)
     chosen = gain > 0
-    picked = pick if slots.points is None else slots.points[pick]
-    slot_points, links = points[picked], jnp.asarray(point_link)[picked]
+    picked_points, links = slot_points[pick], slot_link[pick]
     normal = linear.normal[pick]
-    wrench = jnp.concatenate([normal, jnp.cross(slot_points, normal)], axis=-1)
+    wrench = jnp.concatenate([normal, jnp.cross(picked_points, normal)], axis=-1)
     one_hot = jax.nn.one_hot(links, model.number_of_links, dtype=dtype)
     wrenches = jnp.where(chosen[:, None, None], one_hot[:, :, None] * wrench[:, None, :], 0.0)
     base_responses, joint_responses = articulated_body_responses(model, factor, None, wrenches)
 
     def normal_rates(a_B: jax.Array, qdd: jax.Array) -> jax.Array:
         a = _link_accelerations(model, a_B, qdd, G_S)[links]
-        return jnp.sum(normal * (a[:, :3] + jnp.cross(a[:, 3:], slot_points)), axis=-1)
+        return jnp.sum(normal * (a[:, :3] + jnp.cross(a[:, 3:], picked_points)), axis=-1)
 
     effective = jax.vmap(normal_rates)(base_responses, joint_responses)
     effective = 0.5 * (effective + effective.T)
-    start = jnp.sum(normal * predicted[picked], axis=-1)
+    start = jnp.sum(normal * predicted[pick], axis=-1)
     soft = np.ones(count, dtype=bool)
     target = jnp.where(chosen, rows.target[pick], 0.0)
     slope = jnp.where(chosen, rows.slope[pick], 0.0)

@@ -201,7 +201,7 @@ def _ours_and_dense(model, state, tau, params):
     touching = chosen.mask((chosen.take(depth) > 0) & chosen.take(enabled))
     law = model_step._shared_law(model, params.contact, depth, chosen.scatter(touching.astype(jnp.int32), points) > 0)
     linear = contacts.implicit_contact_forces(
-        law, depth, normal, W_v, state.contact_deformation, enabled, params.dt, model_step._moved_mass(model), chosen
+        law, depth, normal, chosen.take(W_v), state.contact_deformation, enabled, params.dt, model_step._moved_mass(model), chosen
     )
 
     def point_velocities(nu):
@@ -224,7 +224,7 @@ def _ours_and_dense(model, state, tau, params):
     rhs = generalized - rnea.bias_forces(model, state, gravity=params.gravity) + J.T @ forces.reshape(-1)
     # The clipped slot whose unclipped law pushes most at the end of this solve, a soft row.
     predicted = (J @ (nu + h * jnp.linalg.solve(lhs, rhs))).reshape(points, 3)
-    rows = contacts.separating(law, linear, depth, W_v, predicted, h)
+    rows = contacts.separating(law, linear, depth, chosen.take(W_v), chosen.take(predicted), h)
     k = jnp.argmax(rows.gain)
     row = linear.normal[k] @ J_s[k]
     lhs = lhs + h * rows.slope[k] * jnp.outer(row, row)
