@@ -79,8 +79,8 @@ class _Rates(NamedTuple):
 
 def _point_positions(model: Model, W_H_L: jax.Array) -> jax.Array:
     """The centres ``(P, 3)`` of the collidable points in the frame of the link poses ``W_H_L (N,
-    4, 4)``: products of the columns of the poses, fused with their gather (as a dot, the
-    1024-world humanoid step spent 2.4 of 26 us per world-step there; see
+    4, 4)``: products of the columns of the poses, fused with their gather (cheaper in a batched
+    step than one dot: docs/benchmarks.md, "Where a step's time goes"; see
     :func:`.step.contact_point_positions`)."""
     W_H_point = W_H_L[np.asarray(model.point_link, dtype=int)]
     c = model.collidable_points
