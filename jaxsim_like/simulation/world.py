@@ -28,7 +28,7 @@ Models of one structure are stepped as one batch (:mod:`.groups`): every per-mod
 batches in turn, each in two half-sweeps that keep the solution of one colour of its members
 (red-black), so that the traced step grows with the number of structures, not of models. A
 batch of kinds (models that differ only in their collidable points, padded) solves, at each turn,
-the members of one kind and colour, in the order that batches of their own would have.
+its members of one colour, every kind of them at once.
 """
 
 from __future__ import annotations
@@ -716,43 +716,50 @@ def _world_rates(
             return wrench
         return wrench + _couples_on_links(spin.resist(every[contacts.link_b, 3:]), spin.resist(every[contacts.link_a, 3:]), contacts, links)
     colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
-    kinds = max(g.kinds for g in groups)
 
-    def solved_rows(k: int, rows: jax.Array, wrench: jax.Array, inertia: jax.Array) -> Solved:
-        # Batch k's members ``rows`` (out of range: a repeat of its last member, dropped by the caller) solved.
-        b = batches[k]
-        taken = (lambda tree: jax.tree.map(lambda x: jnp.take(x, rows, axis=0, mode="clip"), tree))
-        links = jnp.take(jnp.asarray(b.group.links), rows, axis=0, mode="clip")
+    def solved_members(tree: tuple, wrench: jax.Array, inertia: jax.Array) -> Solved:
+        # The implicit solve of the members of ``tree = (model, model_params, state, prepared)``,
+        # stacked, with the known link wrenches and added inertias ``(G, N, ...)``.
         return _each(world, lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
-            taken(b.model), taken(model_params[k]), taken(states[k]), taken(prepared[k]), wrench[links], inertia[links])
+            *tree, wrench, inertia)
 
-    turns = [_turns(g, colours, kinds) if g.padded else None for g in groups]
+    members = [(b.model, model_params[k], states[k], prepared[k]) for k, b in enumerate(batches)]
+    inertias = [from_global(g, "links", inertia) for g in groups]
+    # A padded batch's members of each colour ``(colours, W)``, out of range where a colour has
+    # fewer than ``W``, and what their solve takes, gathered once before the sweeps
+    # ``(colours, W, ...)``: a turn slices its rows, instead of gathering every field of them.
+    turns = [_turns(g, colours) if g.padded else None for g in groups]
+    taken = [None if rows is None else jax.tree.map(lambda x: x[np.minimum(rows, len(g.members) - 1)], (tree, inertia_k, g.links))
+             for g, rows, tree, inertia_k in zip(groups, turns, members, inertias)]
 
-    def turn(i: jax.Array, current: list[Solved]) -> list[Solved]:
+    def turn(i: jax.Array, current: list[tuple[jax.Array, jax.Array]]) -> list[tuple[jax.Array, jax.Array]]:
         # Block Gauss-Seidel: each batch is solved with the latest velocity change of the links it
         # touches, its own links' terms being in its added inertias; a batch of several models
-        # keeps the solution of its members of this turn's colour and kind (a half-sweep is one
-        # turn per kind: each kind of a padded batch in turn, as if it were a batch of its own).
+        # keeps the solution of its members of this turn's colour (a padded batch solves only
+        # those, every kind of them at once). Per batch, the loop carries the velocity changes
+        # ``(G, N, 6)`` and the known wrenches each member was last solved with ``(G, N, 6)``:
+        # the rest of the solve follows once, after the loop.
         current = list(current)
-        colour, kind = (i // kinds) % colours, i % kinds
+        colour = i % colours
         for k, group in enumerate(groups):
-            known = coupling(to_global(groups, "links", [s.G_dv for s in current]))
-            if group.padded:  # only the members of this turn, gathered (the rest of the table's row drops out)
-                rows = jnp.asarray(turns[k])[colour * kinds + kind]
-                fresh = solved_rows(k, rows, start_wrench + known, inertia)
-                current[k] = jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), current[k], fresh)
+            known = start_wrench + coupling(to_global(groups, "links", [dv for dv, _ in current]))
+            if group.padded:  # only the members of this turn
+                tree, inertia_t, links_t = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, colour, keepdims=False), taken[k])
+                rows = jnp.asarray(turns[k])[colour]
+                fresh = (solved_members(tree, known[links_t], inertia_t).G_dv, known[links_t])
+                current[k] = tuple(old.at[rows].set(new, mode="drop") for old, new in zip(current[k], fresh))
                 continue
-            fresh = solved_batch(k, start_wrench + known, inertia, True)
-            if len(group.members) > 1 or kinds > 1:
-                mine = (jnp.asarray(group.colour) == colour) & (jnp.asarray(group.kind) == kind)
-                fresh = jax.tree.map(lambda new, old: jnp.where(mine.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), fresh, current[k])
+            fresh = (solved_members(members[k], from_global(group, "links", known), inertias[k]).G_dv, from_global(group, "links", known))
+            if len(group.members) > 1:
+                mine = jnp.asarray(group.colour) == colour
+                fresh = tuple(jnp.where(mine[:, None, None], new, old) for new, old in zip(fresh, current[k]))
             current[k] = fresh
         return current
 
     # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
-    blank = [jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(lambda w, i, k=k: solved_batch(k, w, i, True), start_wrench, inertia))
-             for k in range(len(batches))]
-    solved = jax.lax.fori_loop(0, world.pair_sweeps * colours * kinds, turn, blank)
+    blank = [(jnp.zeros(g.links.shape + (6,), dtype),) * 2 for g in groups]
+    carried = jax.lax.fori_loop(0, world.pair_sweeps * colours, turn, blank)
+    solved = [solved_members(tree, used, inertia_k) for tree, (_, used), inertia_k in zip(members, carried, inertias)]
     if world.closures is not None:
         # One more block: the closures' rows, the contacts' coupling held at the last sweep's.
         held = coupling(to_global(groups, "links", [s.G_dv for s in solved]))
@@ -821,10 +828,10 @@ def _closed(world: WorldModel, batches: Sequence[_Batch], states: Sequence[State
     return [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", wrench)) for s, g in zip(solved_with(wrench), groups)]
 
 
-def _turns(group: ModelGroup, colours: int, kinds: int) -> np.ndarray:
-    """``(colours * kinds, W)``: the members of ``group`` solved at each turn of a half-sweep
-    (colour, then kind), padded with ``G`` (out of range) to the largest."""
-    rows = [np.flatnonzero((group.colour == c) & (group.kind == k)) for c in range(colours) for k in range(kinds)]
+def _turns(group: ModelGroup, colours: int) -> np.ndarray:
+    """``(colours, W)``: the members of ``group`` of each colour, the turns of a sweep, padded
+    with ``G`` (out of range) to the largest."""
+    rows = [np.flatnonzero(group.colour == c) for c in range(colours)]
     width = max(len(r) for r in rows)
     return np.stack([np.pad(r, (0, width - len(r)), constant_values=len(group.members)) for r in rows]).astype(np.int32)
 
