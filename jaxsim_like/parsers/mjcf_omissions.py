@@ -8,7 +8,7 @@ Located warnings (:func:`warn_left_out`), one per kind, naming every element of 
 - the world body's geoms that bodies touch other than its floor, boxes and planes (the terrain,
   :mod:`.mjcf_terrain`): spheres, capsules, cylinders, ellipsoids, meshes, height fields; and,
   where the file is read as one model (which has no terrain), a floor off z = 0 and the static
-  boxes that the world's description holds;
+  boxes that the world's description holds, where bodies touch them;
 - geoms of bodies whose shape is not read (height fields, signed distance fields);
 - geoms' surface velocities (``surfacevel``, conveyor belts);
 - plugins that act on the bodies (elasticity, SDF shapes): those of actuators are dropped with the
@@ -80,7 +80,7 @@ def _warn_static_geometry(reader, world: bool) -> None:
                 "world body's floor, boxes and planes are the terrain, WorldDescription.terrain)")
     if world:
         return
-    if ground is not None and float(m.geom_pos[ground][2]) != 0.0:
+    if ground is not None and float(m.geom_pos[ground][2]) != 0.0 and touches_bodies(m, ground):
         height = float(m.geom_pos[ground][2])
         _warn(_geom_where(reader, ground),
               f"the floor '{geom_label(reader, ground)}' is at z = {height:g} m: load_world's description has it "
