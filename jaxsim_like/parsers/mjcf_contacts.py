@@ -100,7 +100,8 @@ def _pair_where(reader, element) -> SourceLocation:
     return SourceLocation(file=reader.file, line=element.sourceline, element=f'<pair geom1="{element.get("geom1")}" geom2="{element.get("geom2")}">')
 
 
-def _warn(message: str, where: SourceLocation) -> None:
+def warn_located(message: str, where: SourceLocation) -> None:
+    """A :class:`ModelLoadWarning` of ``message`` at ``where``."""
     warn(message, file=where.file, line=where.line, element=where.element)
 
 
@@ -114,7 +115,7 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
     world = [g for g in (g1, g2) if m.geom_bodyid[g] == 0 and g not in floors]
     if world or (g1 in floors and g2 in floors):
         first, second = (element.get("geom1"), element.get("geom2")) if element is not None else map(partial(geom_label, reader), (g1, g2))
-        _warn(f"the contact pair of geoms '{first}' and '{second}' "
+        warn_located(f"the contact pair of geoms '{first}' and '{second}' "
               "with a world geom other than the floor is not represented (the terrain's contacts take the floor's surface): ignored", where)
         return None
     friction = np.array(m.pair_friction[p], dtype=float)
@@ -122,13 +123,13 @@ def _pair(reader, p: int, elements: dict[frozenset[str], object], floors: set[in
     if condim == 1:
         friction[:] = 0.0  # a frictionless pair
     if friction[1] != friction[0] and condim > 1:
-        _warn(f"the contact pair's anisotropic friction ({friction[0]:g}, {friction[1]:g}) is read as isotropic, {friction[0]:g}", where)
+        warn_located(f"the contact pair's anisotropic friction ({friction[0]:g}, {friction[1]:g}) is read as isotropic, {friction[0]:g}", where)
     if friction[4] != friction[3] and condim >= 6:
-        _warn(f"the contact pair's anisotropic rolling friction ({friction[3]:g}, {friction[4]:g}) is read as isotropic, "
+        warn_located(f"the contact pair's anisotropic rolling friction ({friction[3]:g}, {friction[4]:g}) is read as isotropic, "
               f"{friction[3]:g}", where)
     given = [name for name in _LAW if element is not None and element.get(name) is not None]
     if given:
-        _warn(f"the contact pair's {', '.join(given)} are not represented (the contact law here is sized from the bodies' masses): ignored", where)
+        warn_located(f"the contact pair's {', '.join(given)} are not represented (the contact law here is sized from the bodies' masses): ignored", where)
     if g2 in floors:
         labels = labels[::-1]
     return ContactPair(labels[0], labels[1], float(friction[0]), float(m.pair_margin[p]), float(m.pair_gap[p]),
@@ -192,6 +193,6 @@ def _floor_surface(reader, floors: list[int]) -> tuple[tuple, ...]:
     if other is not None:
         name = reader.name("geom", other)
         where = reader.where("geom", name) if name else reader.where("body", reader.body(0))
-        _warn(f"the floors' friction, margin, gap, condim and priority differ: the terrain takes those of the first, "
+        warn_located(f"the floors' friction, margin, gap, condim and priority differ: the terrain takes those of the first, "
               f"'{geom_label(reader, floors[0])}'", where)
     return ((TERRAIN, *first),)

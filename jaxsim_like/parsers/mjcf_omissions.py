@@ -22,8 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .description import SourceLocation
-from .errors import warn
-from .mjcf_contacts import floor_geoms, geom_label, touches_bodies
+from .mjcf_contacts import floor_geoms, geom_label, touches_bodies, warn_located
 from .mjcf_terrain import static_boxes
 
 _FREE = 0  # mjtJoint
@@ -56,11 +55,11 @@ def warn_left_out(reader, world: bool) -> None:
             _warn_at_tag(reader, "option", f"constraints are disabled, but the {held} joint and tendon limits and equalities are enforced here")
     for b in np.flatnonzero(np.asarray(m.body_gravcomp) != 0.0):
         message = f"the gravity compensation (gravcomp={float(m.body_gravcomp[b]):g}) of body '{reader.body(int(b))}' is not represented: ignored"
-        _warn(reader.where("body", reader.body(int(b))), message)
+        warn_located(message, reader.where("body", reader.body(int(b))))
     for j in range(m.njnt):
         dofs = slice(int(m.jnt_dofadr[j]), int(m.jnt_dofadr[j]) + 6)
         if m.jnt_type[j] == _FREE and (np.any(m.dof_damping[dofs] > 0.0) or np.any(m.dof_frictionloss[dofs] > 0.0)):
-            _warn(reader.where("joint", reader.joint(j)), f"the damping and friction loss of free joint '{reader.joint(j)}' are not represented: ignored")
+            warn_located(f"the damping and friction loss of free joint '{reader.joint(j)}' are not represented: ignored", reader.where("joint", reader.joint(j)))
     if reader.rules is not None:
         _warn_static_geometry(reader, world)
         _warn_geoms(reader, [g for g in range(m.ngeom) if m.geom_bodyid[g] and int(m.geom_type[g]) not in _READ_SHAPES and touches_bodies(m, g)],
@@ -82,9 +81,9 @@ def _warn_static_geometry(reader, world: bool) -> None:
         return
     if ground is not None and float(m.geom_pos[ground][2]) != 0.0 and touches_bodies(m, ground):
         height = float(m.geom_pos[ground][2])
-        _warn(_geom_where(reader, ground),
-              f"the floor '{geom_label(reader, ground)}' is at z = {height:g} m: load_world's description has it "
-              "(WorldDescription.terrain, for Terrain.of); a world built without it has the plane z = 0")
+        warn_located(f"the floor '{geom_label(reader, ground)}' is at z = {height:g} m: load_world's description has it "
+                     "(WorldDescription.terrain, for Terrain.of); a world built without it has the plane z = 0",
+                     _geom_where(reader, ground))
     _warn_geoms(reader, boxes, "{count} box(es) and plane(s) of the world body are static boxes of the terrain of load_world's description "
                                "(WorldDescription.terrain, for Terrain.of), which load_model leaves out: {names}")
 
@@ -95,7 +94,7 @@ def _warn_geoms(reader, geoms: list[int], template: str) -> None:
         return
     labels = [f"'{geom_label(reader, g)}' ({_SHAPE_NAMES.get(int(reader.m.geom_type[g]), 'unknown')})" for g in geoms]
     names = ", ".join(labels[:_LISTED]) + (f" and {len(labels) - _LISTED} more" if len(labels) > _LISTED else "")
-    _warn(_geom_where(reader, geoms[0]), template.format(count=len(geoms), names=names))
+    warn_located(template.format(count=len(geoms), names=names), _geom_where(reader, geoms[0]))
 
 
 def _geom_where(reader, g: int) -> SourceLocation:
@@ -122,8 +121,8 @@ def _warn_plugins(reader) -> None:
             continue  # a declaration whose instances are inline elsewhere, or used by actuators and sensors only
         named.setdefault(name, element.sourceline)
     for name, line in named.items():
-        _warn(SourceLocation(file=reader.file, line=line, element=f'<plugin plugin="{name}">'),
-              f"MuJoCo plugin '{name}' is not represented: what it adds (passive forces, collision shapes) is left out")
+        warn_located(f"MuJoCo plugin '{name}' is not represented: what it adds (passive forces, collision shapes) is left out",
+                     SourceLocation(file=reader.file, line=line, element=f'<plugin plugin="{name}">'))
     declared = {element.get("plugin") for element in root.iter("plugin") if element.get("plugin")}
     if not declared:
         _warn_at_tag(reader, "mujoco", f"the model's {int(m.nplugin)} MuJoCo plugin instance(s) (from included files) are not represented: left out")
@@ -133,8 +132,4 @@ def _warn_at_tag(reader, tag: str, message: str) -> None:
     """A warning at the first ``<tag>`` of the main file (the ``<mujoco>`` root when it has none there)."""
     line = reader.lines.get((tag, None))
     element = f"<{tag}>" if line is not None else "<mujoco>"
-    _warn(SourceLocation(file=reader.file, line=line if line is not None else reader.lines.get(("mujoco", None)), element=element), message)
-
-
-def _warn(where: SourceLocation, message: str) -> None:
-    warn(message, file=where.file, line=where.line, element=where.element)
+    warn_located(message, SourceLocation(file=reader.file, line=line if line is not None else reader.lines.get(("mujoco", None)), element=element))
