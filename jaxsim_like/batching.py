@@ -15,6 +15,14 @@ Within a device, ``chunk_size`` chooses how its slice is batched:
   ``jaxsim-like bench`` measures both on your machine).
 - ``"auto"`` (default): 1024 on the CPU, ``None`` elsewhere.
 
+On a mesh of one CPU device (the default on a CPU: JAX makes one device of all its cores), the
+batch is also split into ``threads`` equal slices (padded the same way), which run at once from
+as many Python threads: one compiled program for a slice, called concurrently, each call on the
+core of its thread, as ``mujoco.rollout`` runs its worlds. The package keeps XLA's small kernels
+on the calling thread (:mod:`jaxsim_like._xla`), so one call would otherwise use about one
+core. ``threads="auto"`` (default) takes the cores this process may run on; a mesh of several
+devices (``jax_num_cpu_devices``, GPUs) runs one slice per device instead.
+
 Multi-host (multi-controller JAX): call ``jax.distributed.initialize()`` first (your call, once
 per process), then call :func:`simulate_batch` with the same arguments on every process: the
 mesh spans the global ``jax.devices()``, and each process hands over only the rows its own
@@ -43,8 +51,11 @@ each give the one-process results to rounding in float64.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -86,6 +97,22 @@ def padded_size(batch: int, mesh: Mesh) -> int:
     """``batch`` rounded up to a multiple of the mesh's device count."""
     devices = mesh.devices.size
     return -(-batch // devices) * devices
+
+
+def cpu_threads(mesh: Mesh, batch: int, threads: int | str = "auto") -> int:
+    """How many slices of ``batch`` worlds :func:`simulate_batch` runs at once on ``mesh``.
+
+    ``threads="auto"``: the cores this process may run on, where the mesh is one CPU device of
+    a single process (else 1: several devices run one slice each); an integer is taken as it is.
+    Never more than ``batch``.
+    """
+    if threads == "auto":
+        single_cpu = mesh.devices.size == 1 and mesh.devices.flat[0].platform == "cpu" and jax.process_count() == 1
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        threads = cores if single_cpu else 1
+    if not isinstance(threads, (int, np.integer)) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be a positive integer or 'auto', not {threads!r}")
+    return int(min(threads, batch))
 
 
 def local_rows(batch: int, mesh: Mesh) -> slice:
@@ -269,6 +296,7 @@ def simulate_batch(
     batched_params: SimulationParams | None = None,
     devices: Sequence[jax.Device] | None = None,
     chunk_size: int | str | None = "auto",
+    threads: int | str = "auto",
     checkpoint: bool = False,
     trajectory: bool | Keep = False,
 ) -> tuple[State, Summary | tuple[State, StepOutput] | tuple[Summary, dict[str, jax.Array]]]:
@@ -285,6 +313,9 @@ def simulate_batch(
     - ``devices``: the devices of the mesh (default ``jax.devices()``: all of them, every host).
     - ``chunk_size``: ``None`` (plain vmap per device), an integer (``lax.map`` over chunks of
       that many worlds per device) or ``"auto"`` (:data:`CPU_CHUNK_SIZE` on CPU, ``None`` elsewhere); see the module doc.
+    - ``threads``: on a mesh of one CPU device, the batch in this many equal slices run at once
+      from as many threads (``"auto"``: every core of this process, see :func:`cpu_threads`;
+      1: one call); see the module doc.
     - ``checkpoint``: rematerialise each step in a backward pass (see :func:`jaxsim_like.rollout`).
     - ``trajectory``: what to keep besides the final states.
 
@@ -328,6 +359,20 @@ def simulate_batch(
     leaves, flags = _batched_leaves((model, params), candidate, batch, "batched parameters")
     treedef = jax.tree.structure((model, params))
 
+    if isinstance(trajectory, Keep):
+        if torques.shape[-2] % trajectory.every:
+            raise ValueError(f"the number of steps ({torques.shape[-2]}) must be a multiple of Keep.every ({trajectory.every})")
+        if trajectory.worlds is not None and not all(0 <= w < batch for w in trajectory.worlds):
+            raise ValueError(f"Keep.worlds {list(trajectory.worlds)} must be indices of the {batch} worlds")
+    elif not isinstance(trajectory, bool):
+        raise ValueError(f"trajectory must be True, False or a Keep, not {trajectory!r}")
+    workers = cpu_threads(mesh, batch, threads)
+    if workers > 1:
+        part = functools.partial(
+            simulate_batch, model, params=params, devices=list(mesh.devices.flat), chunk_size=chunk, threads=1, checkpoint=checkpoint
+        )
+        return _in_slices(part, workers, batch, states, torques, torques_batched, treedef, leaves, flags, trajectory)
+
     padded = padded_size(batch, mesh)
     rows, whole = NamedSharding(mesh, PartitionSpec(AXIS)), NamedSharding(mesh, PartitionSpec())
     state_leaves, state_def = jax.tree.flatten(states)
@@ -341,13 +386,53 @@ def simulate_batch(
     placed_states = jax.tree.unflatten(state_def, placed[:count])
     placed_torques = placed[count]
     varying, shared = placed[count + 1 : count + 1 + varying_count], placed[count + 1 + varying_count :]
-    if isinstance(trajectory, Keep):
-        if torques.shape[-2] % trajectory.every:
-            raise ValueError(f"the number of steps ({torques.shape[-2]}) must be a multiple of Keep.every ({trajectory.every})")
-        if trajectory.worlds is not None and not all(0 <= w < batch for w in trajectory.worlds):
-            raise ValueError(f"Keep.worlds {list(trajectory.worlds)} must be indices of the {batch} worlds")
-    elif not isinstance(trajectory, bool):
-        raise ValueError(f"trajectory must be True, False or a Keep, not {trajectory!r}")
     run = _compiled(mesh, treedef, flags, torques_batched, None if chunk is None else int(chunk), batch, checkpoint, trajectory)
     result = run(placed_states, placed_torques, varying, shared)
     return result
+
+
+def _in_slices(
+    part: Any,
+    workers: int,
+    batch: int,
+    states: State,
+    torques: Any,
+    torques_batched: bool,
+    treedef: Any,
+    leaves: list[Any],
+    flags: tuple[bool, ...],
+    trajectory: bool | Keep,
+) -> Any:
+    """:func:`simulate_batch` as ``workers`` equal slices of the batch (padded by repeating its
+    last world), each ``part(states, torques, batched_model=, batched_params=, trajectory=)`` on a
+    thread of its own, the results joined along the batch axis and the padding stripped.
+
+    A :class:`Keep` of some worlds keeps every world of each slice, then the kept ones (XLA's
+    output buffers hold every world's samples in a single call too).
+    """
+    size = -(-batch // workers)
+    padded = size * workers
+    states = jax.tree.map(lambda leaf: _pad(leaf, padded), states)
+    torques = _pad(torques, padded) if torques_batched else torques
+    leaves = [_pad(leaf, padded) if f else leaf for leaf, f in zip(leaves, flags)]
+    kept = trajectory.worlds if isinstance(trajectory, Keep) else None
+    sliced_trajectory = dataclasses.replace(trajectory, worlds=None) if kept is not None else trajectory
+
+    def run(i: int) -> Any:
+        rows = slice(i * size, (i + 1) * size)
+        model, params = jax.tree.unflatten(treedef, [leaf[rows] if f else leaf for leaf, f in zip(leaves, flags)])
+        return part(
+            jax.tree.map(lambda leaf: leaf[rows], states),
+            torques[rows] if torques_batched else torques,
+            batched_model=model,
+            batched_params=params,
+            trajectory=sliced_trajectory,
+        )
+
+    with ThreadPoolExecutor(workers) as pool:
+        results = list(pool.map(run, range(workers)))
+    joined = jax.tree.map(lambda *slices: jnp.concatenate(slices)[:batch], *results)
+    if kept is None:
+        return joined
+    final, (summary, samples) = joined
+    return final, (summary, jax.tree.map(lambda x: x[np.asarray(kept)], samples))

@@ -3,6 +3,7 @@ run, and bad inputs raise ValueError naming what is wrong."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import batching
+from jaxsim_like.monitor import Keep
 
 HERE = Path(__file__).resolve().parent
 TOLERANCE = 1e-12
@@ -138,11 +140,37 @@ def test_chunked_vmap_equals_vmap():
 def test_continuing_from_the_final_states_does_not_recompile(pendulum_batch):
     # The final states carry the mesh's sharding; the first call's single-device states must be
     # placed with it too, or the second call compiles the run again (it did: 1.2 s).
+    # In threads, each slice (2 of the 3 worlds, one padded) runs the one program of 2 worlds.
     model, states = pendulum_batch
     torques = np.zeros((5, 1))
-    final, _ = batching.simulate_batch(model, states, torques)
-    final, _ = batching.simulate_batch(model, final, torques)
-    mesh, shared = batching.batch_mesh(), (model, js.SimulationParams.build(model))
-    flags = (False,) * len(jax.tree.leaves(shared))
-    run = batching._compiled(mesh, jax.tree.structure(shared), flags, False, batching.default_chunk_size(mesh), 3, False, False)
-    assert run._cache_size() == 1
+    for threads, rows in ((1, 3), (2, 2)):
+        final, _ = batching.simulate_batch(model, states, torques, threads=threads)
+        final, _ = batching.simulate_batch(model, final, torques, threads=threads)
+        mesh, shared = batching.batch_mesh(), (model, js.SimulationParams.build(model))
+        flags = (False,) * len(jax.tree.leaves(shared))
+        run = batching._compiled(mesh, jax.tree.structure(shared), flags, False, batching.default_chunk_size(mesh), rows, False, False)
+        assert run._cache_size() == 1
+
+
+def test_threads_split_the_batch_and_equal_one_call():
+    # 3 pendulums with their own start, mass and torques, in 2 threads (slices of 2, the last
+    # world repeated): every state, output and kept sample equals the single call's.
+    model = js.load_model(js.models.path("pendulum"))
+    rng = np.random.default_rng(5)
+    states = jax.vmap(lambda q: js.State.build(model, joint_positions=q))(jnp.asarray(rng.uniform(-1, 1, (3, 1))))
+    torques = rng.normal(size=(3, 6, 1))
+    masses = model.link_mass * (1 + rng.uniform(0, 0.5, (3, 1)))
+    run = functools.partial(batching.simulate_batch, model, states, torques, batched_model=model.replace(link_mass=masses))
+    keep = Keep(fields=("joint_positions", "joint_velocities"), every=2, worlds=(2, 0))
+    for trajectory in (True, keep):
+        one, two = run(threads=1, trajectory=trajectory), run(threads=2, trajectory=trajectory)
+        assert jax.tree.structure(one) == jax.tree.structure(two)
+        for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(two)):
+            assert a.shape == b.shape and np.array_equal(a, b)
+    assert two[1][1]["joint_positions"].shape == (2, 3, 1)
+    assert not np.array_equal(two[1][1]["joint_positions"][0], two[1][1]["joint_positions"][1])
+    mesh = batching.batch_mesh()
+    assert batching.cpu_threads(mesh, 1000) == len(os.sched_getaffinity(0))
+    assert batching.cpu_threads(mesh, 3, 8) == 3
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        batching.simulate_batch(model, states, torques, threads=0)
