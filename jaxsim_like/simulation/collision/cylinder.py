@@ -19,7 +19,7 @@ from .geometry import box_closest, to_frame, tolerance
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
-_RIM_ACROSS = 1e-6  # a normal whose part across the axis is less than this meets the cap, not the rim
+_RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
 _RIM_OUTSIDE = 1e-3  # relative to the half length: a rim point this far outside a box still meets it (a box's edge over the rim)
 
 

@@ -12,9 +12,10 @@ The law of each slot is sized for the two links it touches (:class:`PairLaw`): f
 effective mass ``m = 1 / (w_a + w_b)``, with ``w`` a link's translational inverse weight (zero for
 a link welded to the world), a body of mass ``m`` resting on ``RESTING_CONTACTS`` such contacts
 sinks by ``max_penetration`` under standard gravity, with the given damping ratio. The touching
-contacts of one candidate pair share their laws in proportion to their depths
-(:func:`shared_pair_law`), so that the pair pushes as hard whichever of its contacts the narrow
-phase reports at a corner where two faces' edges meet.
+contacts between two links share their laws in proportion to their depths, up to
+``RESTING_CONTACTS`` of them (:func:`shared_pair_law`), so that the two links push as hard
+whichever contacts the narrow phases report (at a corner where two faces' edges meet; a
+cylinder's rim points and its side).
 
 Linearised for a step of ``h`` (:class:`..contacts.ImplicitContacts`): the force on a at the end
 of the step is ``step_forces - resist(dv_a - dv_b)``, with the velocity changes of the two
@@ -36,7 +37,7 @@ from .table import CollisionTable
 
 RESTING_CONTACTS = 4
 """The contacts a body rests on that a pair law is sized for (a box on a box: the corners of the
-faces' overlap)."""
+faces' overlap); more touching contacts between two links share that many laws (:func:`shared_pair_law`)."""
 
 
 @pytree_dataclass()
@@ -167,22 +168,39 @@ def contact_pairs(table: CollisionTable) -> np.ndarray:
     return np.repeat(np.arange(len(slots), dtype=np.int32), slots)
 
 
-def shared_pair_law(params: ContactParams, contacts: Contacts, pairs: np.ndarray) -> ContactParams:
-    """The laws ``(C,)`` of ``contacts`` shared by the touching contacts of each candidate pair
-    (``pairs (C,)``, :func:`contact_pairs`): stiffness and damping times ``min(n, RESTING_CONTACTS)
-    d / sum d``, with the sum of the depths ``d`` [m] of the pair's touching contacts and their
-    number ``n = sum d / max d`` counted by depth (unchanged where not touching). Contacts at one
-    depth keep their laws up to ``RESTING_CONTACTS`` of them, and more push as hard together as
-    that many; a shallower contact is softer in proportion, so that the pair's force changes
-    continuously as a contact comes or goes. Two boxes with flush side faces meet at corners
-    that the narrow phase reports as a corner inside the other box, as an edge crossing, or as
-    both, from one step to the next: each contact with its own law, the pair's force would jump
-    with that count, and a stack rocks on it."""
+def link_pairs(contacts: Contacts, pairs: np.ndarray, links: int) -> jax.Array:
+    """``(C,)``: per contact slot, the index of the two links that the candidate pair filling it
+    touches (``pairs (C,)``, :func:`contact_pairs`), the same for every candidate pair between
+    those two links (their shapes' pairs, and their points against shapes), among ``links``."""
+    count = int(pairs.max(initial=-1)) + 1
+    first = np.searchsorted(pairs, np.arange(count))
+    a, b = contacts.link_a[first], contacts.link_b[first]
+    key = jnp.minimum(a, b) * links + jnp.maximum(a, b)
+    order = jnp.argsort(key)
+    ordered = key[order]
+    group = jnp.cumsum(jnp.concatenate([jnp.ones(min(count, 1), bool), ordered[1:] != ordered[:-1]])) - 1
+    return jnp.zeros(count, group.dtype).at[order].set(group)[pairs]
+
+
+def shared_pair_law(params: ContactParams, contacts: Contacts, pairs: np.ndarray, links: int) -> ContactParams:
+    """The laws ``(C,)`` of ``contacts`` shared by the touching contacts between each two links
+    (:func:`link_pairs` of ``pairs (C,)``, :func:`contact_pairs`, among ``links``): stiffness and
+    damping times ``min(n, RESTING_CONTACTS) d / sum d``, with the sum of the depths ``d`` [m] of
+    the touching contacts of the two links and their number ``n = sum d / max d`` counted by
+    depth (unchanged where not touching). Contacts at one depth keep their laws up to
+    ``RESTING_CONTACTS`` of them, and more push as hard together as that many, whichever narrow
+    phases report them (a cylinder on another one's cap rests on the rim points of both); a
+    shallower contact is softer in proportion, so that the force between the links changes
+    continuously as a contact comes or goes. Two boxes with flush side faces meet at corners that
+    the narrow phase reports as a corner inside the other box, as an edge crossing, or as both,
+    from one step to the next: each contact with its own law, the pair's force would jump with
+    that count, and a stack rocks on it."""
     touching = contacts.active & (contacts.depth > 0)
     depth = jnp.where(touching, contacts.depth, 0.0)
+    segments = link_pairs(contacts, pairs, links)
     count = int(pairs.max(initial=-1)) + 1
-    total = jax.ops.segment_sum(depth, pairs, count)[pairs]
-    deepest = jax.ops.segment_max(depth, pairs, count)[pairs]
+    total = jax.ops.segment_sum(depth, segments, count)[segments]
+    deepest = jax.ops.segment_max(depth, segments, count)[segments]
     number = total / jnp.where(deepest > 0, deepest, 1.0)
     share = jnp.where(touching, jnp.minimum(number, RESTING_CONTACTS) * depth / jnp.where(total > 0, total, 1.0), 1.0)
     return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
