@@ -41,9 +41,9 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     as a sphere against the box: the two ends of the part of the segment that lies over the box (the box projected on the segment's
     axis; the segment's own ends when it is shorter), so that a capsule lying on or across a box
     rests on two points, and the point of the segment nearest to the box
-    (:func:`segment_box_nearest`). The second is a candidate only where the part over the box is at least
-    a radius long (closer, both ends are one contact), the third only strictly between the two
-    ends (where it does not repeat them)."""
+    (:func:`segment_box_nearest`). The second and third are shallower where they come within a
+    radius of the first or of either end (:func:`end_fades`): a capsule standing on a box rests
+    on one contact, and no slot switches on at full depth."""
     radius, half = size_a[0], size_a[1]
     axis, centre = H_a[:3, 2], H_a[:3, 3]
     R, c = H_b[:3, :3], H_b[:3, 3]
@@ -52,10 +52,18 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     low, high = jnp.clip(middle - extent, -half, half), jnp.clip(middle + extent, -half, half)
     t = segment_box_nearest(R.T @ (centre - c), R.T @ axis, half, size_b)
     slots = [_ball_box(centre + s * axis, radius, H_b, size_b) for s in (low, high, t)]
-    margin = tolerance(centre.dtype, 1e-6) * (half + radius)
-    valid = jnp.stack([True, high - low >= radius, (t > low + margin) & (t < high - margin)])
     position, normal, depth = (jnp.concatenate([getattr(slot, name) for slot in slots]) for name in ("position", "normal", "depth"))
-    return Slots(position, normal, depth, valid)
+    return Slots(position, normal, depth - end_fades(low, high, t, radius), jnp.ones(3, bool))
+
+
+def end_fades(low: jax.Array, high: jax.Array, nearest: jax.Array, radius: jax.Array) -> jax.Array:
+    """``(3,)`` [m]: how much shallower the slots of a capsule's segment at ``low``, ``high`` and
+    ``nearest`` (parameters along it) are taken: ``high`` by how much less than ``radius`` it lies
+    from ``low``, ``nearest`` by how much less than ``radius`` it lies from the nearer of the two,
+    so that a slot that comes to repeat another one fades out continuously (as a slot appears,
+    the pair's force does not jump by a contact's share)."""
+    gap = jnp.minimum(nearest - low, high - nearest)
+    return jnp.stack([jnp.zeros_like(radius), jnp.maximum(radius - (high - low), 0.0), jnp.maximum(radius - gap, 0.0)])
 
 
 def segment_box_nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, half_extents: jax.Array) -> jax.Array:

@@ -20,7 +20,6 @@ from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _RIM_ACROSS = 1e-6  # a normal whose part across the axis is less than this meets the cap, not the rim
-_RIM_OUTSIDE = 1e-3  # relative to the half length: a rim point this far outside a box still meets it (a box's edge over the rim)
 
 
 def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float, clear: jax.Array) -> Slots:
@@ -66,9 +65,10 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     ``half`` extents at ``H_box`` (b; :func:`.box.capsule_box`) as its cylinder's, where it is a
     ``cylinder`` (else unchanged): a slot at a point within the segment as :func:`on_side`; a
     slot at one of its ends as the cylinder's rim point deepest along the slot's normal, as deep
-    as the box reaches past it along that normal, where that point lies in the box (or outside
-    by less than ``_RIM_OUTSIDE`` of the half length: a box's edge that ends on the rim rocks
-    across it; none where the normal is along the axis: the cap is met by the rim points). The
+    as the box reaches past it along that normal and no deeper than that point lies inside the
+    box (a box's edge over the rim, the point near the box's surface, is not a contact as deep
+    as the box reaches: the contact fades as the point leaves the box, instead of switching off
+    at that depth; none where the normal is along the axis: the cap is met by the rim points). The
     end's capsule ball would report a box edge that passes beyond the cap (the rim not under it)
     as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
     a box over a cylinder's end would lose the contact under it at any tilt."""
@@ -85,9 +85,9 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     across = jnp.sqrt(jnp.maximum(jnp.sum(radial**2, axis=1), 1e-30))  # a normal along the axis: no NaN slope
     rim = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis - size[0] * radial / across[:, None]
     reach = slots.normal @ H_box[:3, 3] + jnp.abs(slots.normal @ H_box[:3, :3]) @ half  # the box's farthest along the normal
-    depth = reach - jnp.sum(rim * slots.normal, axis=1)
-    inside = jax.vmap(lambda p: box_closest(to_frame(H_box, p), half)[2])(rim) <= _RIM_OUTSIDE * size[1]
+    inside = -jax.vmap(lambda p: box_closest(to_frame(H_box, p), half)[2])(rim)
+    depth = jnp.minimum(reach - jnp.sum(rim * slots.normal, axis=1), inside)
     use = cylinder & end
     return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * slots.normal, side.position),
                          depth=jnp.where(use, depth, side.depth),
-                         valid=jnp.where(use, slots.valid & inside & (across > _RIM_ACROSS), side.valid))
+                         valid=jnp.where(use, slots.valid & (across > _RIM_ACROSS), side.valid))
