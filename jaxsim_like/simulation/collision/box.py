@@ -53,7 +53,7 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     t = segment_box_nearest(R.T @ (centre - c), R.T @ axis, half, size_b)
     slots = [_ball_box(centre + s * axis, radius, H_b, size_b) for s in (low, high, t)]
     position, normal, depth = (jnp.concatenate([getattr(slot, name) for slot in slots]) for name in ("position", "normal", "depth"))
-    return Slots(position, normal, depth - end_fades(low, high, t, radius), jnp.ones(3, bool))
+    return Slots(position, normal, depth - end_fades(low, high, t, radius), repeats_not(low, high, t, centre.dtype, half + radius))
 
 
 def end_fades(low: jax.Array, high: jax.Array, nearest: jax.Array, radius: jax.Array) -> jax.Array:
@@ -64,6 +64,14 @@ def end_fades(low: jax.Array, high: jax.Array, nearest: jax.Array, radius: jax.A
     the pair's force does not jump by a contact's share)."""
     gap = jnp.minimum(nearest - low, high - nearest)
     return jnp.stack([jnp.zeros_like(radius), jnp.maximum(radius - (high - low), 0.0), jnp.maximum(radius - gap, 0.0)])
+
+
+def repeats_not(low: jax.Array, high: jax.Array, nearest: jax.Array, dtype, length: jax.Array) -> jax.Array:
+    """``(3,)``: which of the slots at ``low``, ``high`` and ``nearest`` along a capsule's segment
+    (of ``length`` [m], its half length plus radius) do not lie on another one (to rounding):
+    those fully faded by :func:`end_fades` and at the same point are not candidates."""
+    margin = tolerance(dtype, 1e-6) * length
+    return jnp.stack([True, high - low > margin, (nearest > low + margin) & (nearest < high - margin)])
 
 
 def segment_box_nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, half_extents: jax.Array) -> jax.Array:

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .box import end_fades
+from .box import end_fades, repeats_not
 from .geometry import safe_divide
 from .hull import HullData
 from .slots import Slots
@@ -70,4 +70,4 @@ def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
         return point - 0.5 * (gap + radius) * normal, normal, radius - gap
 
     position, normal, depth = jax.vmap(ball)(jnp.stack([low, high, nearest]))
-    return Slots(position, normal, depth - end_fades(low, high, nearest, radius), jnp.ones(3, bool))
+    return Slots(position, normal, depth - end_fades(low, high, nearest, radius), repeats_not(low, high, nearest, centre.dtype, half + radius))
