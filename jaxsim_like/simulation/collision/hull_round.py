@@ -70,4 +70,4 @@ def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
         return point - 0.5 * (gap + radius) * normal, normal, radius - gap
 
     position, normal, depth = jax.vmap(ball)(jnp.stack([low, high, nearest]))
-    return Slots(position, normal, depth - end_fades(low, high, nearest, radius), repeats_not(low, high, nearest, centre.dtype, half + radius))
+    return Slots(position, normal, depth - end_fades(low, high, nearest, radius, depth), repeats_not(low, high, nearest, centre.dtype, half + radius))
