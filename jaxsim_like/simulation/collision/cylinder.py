@@ -3,7 +3,7 @@
 A sphere meets a cylinder as a swept point (the signed distance of its centre, :mod:`.points`).
 Against capsules, boxes and cylinders a cylinder is the capsule of its radius and segment with
 only the contacts on its side kept (their position lies within its length, each as deep as the
-side reaches along its normal and no deeper than the other shape's way out past a cap:
+side reaches along its normal, fading out where deeper than the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
@@ -25,11 +25,12 @@ _RIM_ACROSS = 1e-6  # a normal whose part across the axis is less than this meet
 def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float, clear: jax.Array) -> Slots:
     """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` as its cylinder's side,
     where it is a ``cylinder`` (a bool, traced or not; else unchanged): only the contacts whose
-    position lies within its length, each as deep as the side reaches along its normal, and no
-    deeper than ``clear`` [m], how far the other shape must move along the axis to leave the
-    cylinder past its nearer cap (:func:`past_caps`): a deeper side contact of a shape that
-    crosses a cap only a little (a box resting on the cap, whose contacts are the points')
-    is not the side's. The capsule's ball at a point of the segment reaches ``radius`` along the
+    position lies within its length, each as deep as the side reaches along its normal, and
+    shallower by its excess over ``clear`` [m], how far the other shape must move along the axis
+    to leave the cylinder past its nearer cap (:func:`past_caps`): a side contact at least twice
+    as deep as that way out, of a shape that crosses a cap only a little (a box resting on the
+    cap, whose contacts are the points'), is not the side's, and one between fades out
+    continuously (switched off at its depth, a box leaning on the rim rattled). The capsule's ball at a point of the segment reaches ``radius`` along the
     normal, the side only ``radius`` times the normal's part across the axis: the depth is less by
     the difference and the position moves by half of it along the normal (``pushed``: +1 where the
     shape is pushed along the normal, its slots' a; -1 where it is b)."""
@@ -39,9 +40,9 @@ def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pu
     across = jnp.sqrt(jnp.maximum(1 - (slots.normal @ axis) ** 2, 1e-30))  # a normal along the axis: no NaN slope
     shortfall = jnp.where(cylinder, size[0] * (1 - across), 0.0)
     depth = slots.depth - shortfall
-    side = within & (depth <= clear)
+    depth = jnp.where(cylinder, jnp.minimum(depth, 2 * clear - depth), depth)
     return slots._replace(position=slots.position + (0.5 * pushed * shortfall)[:, None] * slots.normal,
-                          depth=depth, valid=slots.valid & (side | ~cylinder))
+                          depth=depth, valid=slots.valid & (within | ~cylinder))
 
 
 def past_caps(H: jax.Array, size: jax.Array, centre: jax.Array, reach: jax.Array) -> jax.Array:
