@@ -139,23 +139,31 @@ CORNER_EXPONENT = 1.5
 """The power of the depths that weighs the surfaces a point penetrates together (in a corner):
 the elastic force of the Hunt-Crossley law of the default exponent ``p = 1/2`` (``d^(1+p)``)."""
 
+CORNER_GATE = 0.75
+"""The fraction of the deepest surface's depth below which another surface a point is in is left
+out of its contact (see :func:`_combined`)."""
+
 
 def _combined(depths: jax.Array, normals: jax.Array) -> tuple[jax.Array, jax.Array]:
     """One depth ``(P,)`` [m] and outward normal ``(P, 3)`` per point of its ``depths (P, S)`` [m] in
-    ``S`` surfaces with ``normals (P, S, 3)``: the deepest surface alone where the point is in at
-    most one of them; in several (a corner of the terrain), the direction of ``w = sum_s d_s^e n_s``
-    (``e`` = :data:`CORNER_EXPONENT`, over the surfaces it is in) and the depth ``|w|^(1/e)``, at
-    which the law of that exponent pushes along that direction as the surfaces would together.
-    The depth and the normal are continuous as a point enters a second surface (the deepest
-    surface alone would switch between the walls of a corner from step to step, and a ball
-    pressed into it would rattle)."""
+    ``S`` surfaces with ``normals (P, S, 3)``. Where the point is in several surfaces about as deep
+    (a corner of the terrain): the direction of ``w = sum_s g_s (d_s / d)^e n_s`` and the depth
+    ``d |w|^(1/e)`` (``d`` the deepest surface's depth, ``e`` = :data:`CORNER_EXPONENT`), at which
+    the law of that exponent pushes along that direction as those surfaces would together, each
+    surface gated by ``g_s = clip((d_s / d - c) / (1 - c), 0, 1)`` (``c`` = :data:`CORNER_GATE`):
+    a surface much shallower than the deepest is left out (a ball rolling into a wall is not
+    pushed along a normal tilted by the floor it rests on, with the damping and friction of its
+    impact), the deepest surface alone where there is no other. The depth and the normal are continuous as the depths change (the deepest surface
+    alone would switch between the walls of a corner from step to step, and a body pressed into
+    it would rattle)."""
     deepest = jnp.argmax(depths, axis=1)
     top = jnp.max(depths, axis=1)
     alone = jnp.take_along_axis(normals, deepest[:, None, None], axis=1)[:, 0]
     inside = depths > 0
     safe_top = jnp.where(top > 0, top, 1.0)
     # The weights relative to the deepest surface's, in [0, 1]: 1 for it.
-    weights = jnp.where(inside, jnp.maximum(depths, 0.0) / safe_top[:, None], 0.0) ** CORNER_EXPONENT
+    ratio = jnp.where(inside, jnp.maximum(depths, 0.0) / safe_top[:, None], 0.0)
+    weights = ratio**CORNER_EXPONENT * jnp.clip((ratio - CORNER_GATE) / (1 - CORNER_GATE), 0.0, 1.0)
     summed = jnp.einsum("ps,psk->pk", weights, normals)
     norm = jnp.sqrt(jnp.maximum(jnp.sum(summed**2, axis=1), 1e-24))
     several = (jnp.sum(inside, axis=1) > 1) & (norm > 1e-6)

@@ -147,20 +147,20 @@ def test_a_point_in_two_surfaces_is_pushed_as_by_both():
 
 
 def test_a_ball_pressed_into_a_corner_rests_there(sim, figures):
-    """A ball (one swept point) under gravity tilted towards a corner of the floor and two static
-    walls comes to rest pressed into all three, its contact force balancing its weight (the
-    deepest surface alone would switch between the walls from step to step)."""
+    """A ball (one swept point) under gravity towards a vertical corner of two static walls, along
+    its bisector, comes to rest pressed into both, its contact force balancing its weight (the
+    deepest wall alone would switch between the two from step to step: the ball rattled)."""
     ball = solid("ball", '<sphere radius="0.03"/>', 0.2, 0.4 * 0.2 * 0.03**2)
     walls = np.stack([np.eye(4), np.eye(4)])
     walls[0, 0, 3], walls[1, 1, 3] = 0.11, 0.11  # faces at x = 0.1 and y = 0.1
-    terrain = js.Terrain.plane().with_boxes(walls, [[0.01, 0.2, 0.2], [0.2, 0.01, 0.2]])
-    gravity = np.array([3.0, 3.0, -9.81])
+    terrain = js.Terrain.plane(height=-1.0).with_boxes(walls, [[0.01, 0.2, 0.2], [0.2, 0.01, 0.2]])
+    gravity = np.array([4.0, 4.0, 0.0])
     params = js.SimulationParams.build(ball, dt=0.002, terrain=terrain, gravity=gravity)
-    state = js.State.build(ball, base_position=[0.05, 0.05, 0.035])
-    _, states, outputs = sim(ball, state, params, steps=3000)
+    state = js.State.build(ball, base_position=[0.05, 0.06, 0.0])
+    _, states, outputs = sim(ball, state, params, steps=1500)
     speed = np.linalg.norm(np.asarray(states.base_velocity[-250:, :3]), axis=-1).max()
-    figures("ball in a corner: fastest from 5.5 to 6 s", speed, "m/s")
+    figures("ball in a corner: fastest from 2.5 to 3 s", speed, "m/s")
     assert speed < 1e-4
     position = np.asarray(states.base_position[-1])
-    assert np.all(position[:2] > 0.1 - 0.03) and position[2] < 0.03  # in both walls and the floor
-    np.testing.assert_allclose(np.asarray(outputs.contact_forces[-1]).sum(axis=0), -0.2 * gravity, rtol=5e-3)
+    assert np.all(position[:2] > 0.1 - 0.03)  # in both walls
+    np.testing.assert_allclose(np.asarray(outputs.contact_forces[-1]).sum(axis=0), -0.2 * gravity, rtol=5e-3, atol=1e-9)

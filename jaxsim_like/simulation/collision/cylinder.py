@@ -15,7 +15,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .geometry import box_closest, to_frame, tolerance
+from .geometry import tolerance
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
@@ -57,7 +57,7 @@ def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: j
     """How far [m] the capsule (a ``cylinder``: the cylinder) at ``H (4, 4)`` of ``size (3,)``
     reaches from its centre along the unit ``direction (3,)``."""
     cosine = jnp.abs(H[:3, 2] @ direction)
-    across = jnp.sqrt(jnp.maximum(1 - cosine**2, 0.0))
+    across = jnp.sqrt(jnp.maximum(1 - cosine**2, 1e-30))  # along the axis: no NaN slope (the way out past a cap is differentiated)
     return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
 
 
@@ -86,7 +86,7 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     across = jnp.sqrt(jnp.maximum(jnp.sum(radial**2, axis=1), 1e-30))  # a normal along the axis: no NaN slope
     rim = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis - size[0] * radial / across[:, None]
     reach = slots.normal @ H_box[:3, 3] + jnp.abs(slots.normal @ H_box[:3, :3]) @ half  # the box's farthest along the normal
-    inside = -jax.vmap(lambda p: box_closest(to_frame(H_box, p), half)[2])(rim)
+    inside = jnp.min(half - jnp.abs((rim - H_box[:3, 3]) @ H_box[:3, :3]), axis=1)  # how deep each rim point lies in the box (< 0: out)
     depth = jnp.minimum(reach - jnp.sum(rim * slots.normal, axis=1), inside)
     use = cylinder & end
     return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * slots.normal, side.position),
