@@ -121,7 +121,7 @@ def touch(terrain: Terrain, centres: jax.Array, radii: jax.Array) -> tuple[jax.A
 def penetration(terrain: Terrain, points: jax.Array, radii: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
     """Depth ``(P,)`` [m] (positive inside) and outward normal ``(P, 3)`` of the deepest surface at
     ``points (P, 3)``, the centres of balls of ``radii (P,)`` [m] (None: points); of the surfaces
-    together where a point is in several (:func:`_combined`)."""
+    together where a point is in several about as deep (:func:`_combined`)."""
     depth, normal = _ground(terrain, points)
     if radii is not None:
         depth = depth + radii
@@ -153,9 +153,9 @@ def _combined(depths: jax.Array, normals: jax.Array) -> tuple[jax.Array, jax.Arr
     surface gated by ``g_s = clip((d_s / d - c) / (1 - c), 0, 1)`` (``c`` = :data:`CORNER_GATE`):
     a surface much shallower than the deepest is left out (a ball rolling into a wall is not
     pushed along a normal tilted by the floor it rests on, with the damping and friction of its
-    impact), the deepest surface alone where there is no other. The depth and the normal are continuous as the depths change (the deepest surface
-    alone would switch between the walls of a corner from step to step, and a body pressed into
-    it would rattle)."""
+    impact): the deepest surface alone where no other is about as deep. The depth and the normal
+    are continuous as the depths change (the deepest surface alone would switch between the
+    walls of a corner from step to step, and a body pressed into it would rattle)."""
     deepest = jnp.argmax(depths, axis=1)
     top = jnp.max(depths, axis=1)
     alone = jnp.take_along_axis(normals, deepest[:, None, None], axis=1)[:, 0]

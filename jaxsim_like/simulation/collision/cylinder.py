@@ -30,10 +30,11 @@ def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pu
     to leave the cylinder past its nearer cap (:func:`past_caps`): a side contact at least twice
     as deep as that way out, of a shape that crosses a cap only a little (a box resting on the
     cap, whose contacts are the points'), is not the side's, and one between fades out
-    continuously (switched off at its depth, a box leaning on the rim rattled). The capsule's ball at a point of the segment reaches ``radius`` along the
-    normal, the side only ``radius`` times the normal's part across the axis: the depth is less by
-    the difference and the position moves by half of it along the normal (``pushed``: +1 where the
-    shape is pushed along the normal, its slots' a; -1 where it is b)."""
+    continuously (switched off at its depth, a box leaning on the rim rattled). The capsule's
+    ball at a point of the segment reaches ``radius`` along the normal, the side only ``radius``
+    times the normal's part across the axis: the depth is less by the difference and the
+    position moves by half of it along the normal (``pushed``: +1 where the shape is pushed along
+    the normal, its slots' a; -1 where it is b)."""
     axis = H[:3, 2]
     axial = (slots.position - H[:3, 3]) @ axis
     within = jnp.abs(axial) <= size[1] * (1 + tolerance(axial.dtype, _SIDE_TOLERANCE)) + 1e-12
