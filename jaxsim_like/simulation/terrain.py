@@ -120,17 +120,53 @@ def touch(terrain: Terrain, centres: jax.Array, radii: jax.Array) -> tuple[jax.A
 
 def penetration(terrain: Terrain, points: jax.Array, radii: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
     """Depth ``(P,)`` [m] (positive inside) and outward normal ``(P, 3)`` of the deepest surface at
-    ``points (P, 3)``, the centres of balls of ``radii (P,)`` [m] (None: points)."""
-    depth, normal = _penetration(terrain, points)
-    return (depth, normal) if radii is None else (depth + radii, normal)
-
-
-def _penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
+    ``points (P, 3)``, the centres of balls of ``radii (P,)`` [m] (None: points); of the surfaces
+    together where a point is in several about as deep (:func:`_combined`)."""
     depth, normal = _ground(terrain, points)
+    if radii is not None:
+        depth = depth + radii
     if terrain.box_transforms.shape[0] == 0:
         return depth, normal
     box_depth, box_normal = _boxes(terrain, points)
+    if radii is not None:
+        box_depth = box_depth + radii[:, None]
     all_depths = jnp.concatenate([depth[:, None], box_depth], axis=1)
     all_normals = jnp.concatenate([normal[:, None], box_normal], axis=1)
-    deepest = jnp.argmax(all_depths, axis=1)
-    return jnp.max(all_depths, axis=1), jnp.take_along_axis(all_normals, deepest[:, None, None], axis=1)[:, 0]
+    return _combined(all_depths, all_normals)
+
+
+CORNER_EXPONENT = 1.5
+"""The power of the depths that weighs the surfaces a point penetrates together (in a corner):
+the elastic force of the Hunt-Crossley law of the default exponent ``p = 1/2`` (``d^(1+p)``)."""
+
+CORNER_GATE = 0.75
+"""The fraction of the deepest surface's depth below which another surface a point is in is left
+out of its contact (see :func:`_combined`)."""
+
+
+def _combined(depths: jax.Array, normals: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One depth ``(P,)`` [m] and outward normal ``(P, 3)`` per point of its ``depths (P, S)`` [m] in
+    ``S`` surfaces with ``normals (P, S, 3)``. Where the point is in several surfaces about as deep
+    (a corner of the terrain): the direction of ``w = sum_s g_s (d_s / d)^e n_s`` and the depth
+    ``d |w|^(1/e)`` (``d`` the deepest surface's depth, ``e`` = :data:`CORNER_EXPONENT`), at which
+    the law of that exponent pushes along that direction as those surfaces would together, each
+    surface gated by ``g_s = clip((d_s / d - c) / (1 - c), 0, 1)`` (``c`` = :data:`CORNER_GATE`):
+    a surface much shallower than the deepest is left out (a ball rolling into a wall is not
+    pushed along a normal tilted by the floor it rests on, with the damping and friction of its
+    impact): the deepest surface alone where no other is about as deep. The depth and the normal
+    are continuous as the depths change (the deepest surface alone would switch between the
+    walls of a corner from step to step, and a body pressed into it would rattle)."""
+    deepest = jnp.argmax(depths, axis=1)
+    top = jnp.max(depths, axis=1)
+    alone = jnp.take_along_axis(normals, deepest[:, None, None], axis=1)[:, 0]
+    inside = depths > 0
+    safe_top = jnp.where(top > 0, top, 1.0)
+    # The weights relative to the deepest surface's, in [0, 1]: 1 for it.
+    ratio = jnp.where(inside, jnp.maximum(depths, 0.0) / safe_top[:, None], 0.0)
+    weights = ratio**CORNER_EXPONENT * jnp.clip((ratio - CORNER_GATE) / (1 - CORNER_GATE), 0.0, 1.0)
+    summed = jnp.einsum("ps,psk->pk", weights, normals)
+    norm = jnp.sqrt(jnp.maximum(jnp.sum(summed**2, axis=1), 1e-24))
+    several = (jnp.sum(inside, axis=1) > 1) & (norm > 1e-6)
+    normal = jnp.where(several[:, None], summed / norm[:, None], alone)
+    depth = jnp.where(several, top * jnp.where(several, norm, 1.0) ** (1 / CORNER_EXPONENT), top)
+    return depth, normal

@@ -176,6 +176,44 @@ def test_cylinders_meet_boxes_capsules_and_cylinders_on_their_side():
     np.testing.assert_allclose(crossing[1], [UP], atol=1e-12)
 
 
+def _largest_change(kind: str, poses) -> float:
+    """The largest change [m] of any slot's contact depth (zero where not a touching candidate)
+    between consecutive ``poses`` ``(H_a, size_a, H_b, size_b)`` of a pair of ``kind``."""
+    depths = []
+    for pose in poses:
+        slots = KERNELS[kind](*pose)
+        depths.append(np.where(np.asarray(slots.valid), np.maximum(np.asarray(slots.depth), 0.0), 0.0))
+    return float(np.abs(np.diff(np.stack(depths), axis=0)).max())
+
+
+def test_a_capsule_over_a_box_edge_keeps_a_continuous_contact_as_the_edge_nears_its_end():
+    """A capsule tilted 0.3 rad over a box's edge, 2 mm into it, slid along its axis in steps of
+    0.1 mm until the edge is under its end: the nearest point's slot hands over to the end's
+    without a jump (it switched off at full depth when it came to repeat the end's), and the
+    edge is never without a contact."""
+    tilt = 0.3
+    axis, up = np.array([np.cos(tilt), 0.0, -np.sin(tilt)]), np.array([np.sin(tilt), 0.0, np.cos(tilt)])
+    R = rotation("y", np.pi / 2 + tilt)
+    np.testing.assert_allclose(R[:, 2], axis, atol=1e-15)
+    over_edge = np.array([0.1, 0.0, 0.1]) + (ROD[0] - 0.002) * up
+    poses = [(H(over_edge - s * axis, R), ROD, H(), CUBE) for s in np.linspace(0.0, ROD[1], 2001)]
+    assert _largest_change("capsule-box", poses) < 0.05 * 1e-3
+    deepest = [float(np.max(np.where(np.asarray(slots.valid), np.asarray(slots.depth), -1.0))) for slots in
+               (KERNELS["capsule-box"](*pose) for pose in poses[::50])]
+    assert min(deepest) > 0.001
+
+
+def test_a_box_leaning_on_a_cylinders_rim_meets_it_continuously():
+    """A cube 1 mm into the side of an upright can's top, raised in steps of 0.01 mm past its top
+    cap: the side's contact and the rim's fade out as the box leaves (the side's switched off at
+    its depth once the box was less deep past the cap than into the side; the rim's once its rim
+    point left the box), with no jump."""
+    can, cube = np.array([0.03, 0.03, 0.0]), np.array([0.03, 0.03, 0.03])
+    poses = [(H((-0.059, 0.0, 0.06 + h)), cube, H(), can) for h in np.linspace(-0.004, 0.004, 801)]
+    assert _largest_change("box-cylinder", poses) < 0.03 * 1e-3
+    assert _largest_change("box-cylinder", poses[:2]) == 0.0 and len(contacts("box-cylinder", *poses[0])[2]) == 2
+
+
 def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
     """A point a rounding error outside the bottom face: that face's outward normal, not a default."""
     half = np.array([0.03, 0.03, 0.03])
@@ -188,8 +226,9 @@ def test_a_cylinder_side_contact_is_as_deep_as_the_side_reaches():
     """A capsule's ball on the axis reaches its radius along the normal; the cylinder's side only the
     radius times the normal's part across the axis (60 degrees from it: sin 60), the position moved
     by half the difference along the normal; a capsule (not a cylinder) keeps its slot. A side
-    contact deeper than the other shape's way out past a cap is not the side's (that shape rests
-    on the cap): dropped for the cylinder, kept for the capsule."""
+    contact at least twice as deep as the other shape's way out past a cap is not the side's (that
+    shape rests on the cap): no contact for the cylinder, kept for the capsule; between its depth
+    and half of it, the cylinder's contact fades out continuously (``2 clear - depth``)."""
     radius, depth = 0.1, 0.09
     normal = np.array([np.sin(np.pi / 3), 0.0, np.cos(np.pi / 3)])
     slots = Slots(jnp.zeros((1, 3)), jnp.asarray(normal[None]), jnp.array([depth]), jnp.ones(1, bool))
@@ -200,7 +239,11 @@ def test_a_cylinder_side_contact_is_as_deep_as_the_side_reaches():
         np.testing.assert_allclose(side.position, [0.5 * less * normal], atol=1e-12)
         assert bool(side.valid[0])
         on_cap = on_side(slots, jnp.eye(4), jnp.array([radius, 0.15, 0.0]), jnp.asarray(cylinder), 1.0, jnp.asarray(0.001))
-        assert bool(on_cap.valid[0]) is not cylinder
+        assert (bool(on_cap.valid[0]) and float(on_cap.depth[0]) > 0) is not cylinder
+    side_depth = depth - shortfall
+    for clear, expected in ((side_depth, side_depth), (0.75 * side_depth, 0.5 * side_depth), (0.5 * side_depth, 0.0)):
+        faded = on_side(slots, jnp.eye(4), jnp.array([radius, 0.15, 0.0]), jnp.asarray(True), 1.0, jnp.asarray(clear))
+        np.testing.assert_allclose(faded.depth, [expected], atol=1e-12)
 
 
 def test_how_far_a_shape_is_from_clearing_a_cylinder_past_a_cap():

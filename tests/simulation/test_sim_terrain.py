@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from collision_worlds import solid
 
 import jaxsim_like as js
 from jaxsim_like.simulation import penetration
@@ -125,3 +126,41 @@ def test_sphere_settles_in_a_valley_of_the_height_function(sphere, sim, landscap
     points = np.asarray(outputs.contact_positions[-1])
     normals = np.asarray(outputs.contact_normals[-1])
     np.testing.assert_allclose(normals, bumps_normal(points[:, 0], points[:, 1]), atol=1e-12)
+
+
+def test_a_point_in_two_surfaces_is_pushed_as_by_both():
+    """A point in a corner of two perpendicular walls, ``d`` deep in each: one contact along the
+    diagonal, ``2^(1/3) d`` deep, at which the default law (``K d^(3/2)``) pushes as the two walls
+    would together; entering the second wall, its depth and normal are continuous."""
+    walls = np.stack([np.eye(4), np.eye(4)])
+    walls[0, 0, 3], walls[1, 1, 3] = 0.6, 0.6  # faces at x = 0.5 and y = 0.5
+    terrain = js.Terrain.plane(height=-1.0).with_boxes(walls, [[0.1, 1.0, 1.0], [1.0, 0.1, 1.0]])
+    d = 0.002
+    depth, normals = map(np.asarray, penetration(terrain, jnp.asarray([[0.5 + d, 0.5 + d, 0.0]])))
+    np.testing.assert_allclose(depth, [2 ** (1 / 3) * d], rtol=1e-12)
+    np.testing.assert_allclose(normals, [[-np.sqrt(0.5), -np.sqrt(0.5), 0.0]], atol=1e-12)
+    np.testing.assert_allclose(depth**1.5, np.sqrt(2) * d**1.5, rtol=1e-12)
+    entering = np.array([[0.5 + d, 0.5 + e, 0.0] for e in (-1e-9, 1e-9)])  # just out of, just in the second wall
+    depth, normals = map(np.asarray, penetration(terrain, jnp.asarray(entering)))
+    np.testing.assert_allclose(depth, [d, d], atol=1e-12)
+    np.testing.assert_allclose(normals, [[-1.0, 0.0, 0.0]] * 2, atol=1e-9)
+
+
+def test_a_ball_pressed_into_a_corner_rests_there(sim, figures):
+    """A ball (one swept point) under gravity towards a vertical corner of two static walls, along
+    its bisector, comes to rest pressed into both, its contact force balancing its weight (the
+    deepest wall alone would switch between the two from step to step: the ball rattled)."""
+    ball = solid("ball", '<sphere radius="0.03"/>', 0.2, 0.4 * 0.2 * 0.03**2)
+    walls = np.stack([np.eye(4), np.eye(4)])
+    walls[0, 0, 3], walls[1, 1, 3] = 0.11, 0.11  # faces at x = 0.1 and y = 0.1
+    terrain = js.Terrain.plane(height=-1.0).with_boxes(walls, [[0.01, 0.2, 0.2], [0.2, 0.01, 0.2]])
+    gravity = np.array([4.0, 4.0, 0.0])
+    params = js.SimulationParams.build(ball, dt=0.002, terrain=terrain, gravity=gravity)
+    state = js.State.build(ball, base_position=[0.05, 0.06, 0.0])
+    _, states, outputs = sim(ball, state, params, steps=1500)
+    speed = np.linalg.norm(np.asarray(states.base_velocity[-250:, :3]), axis=-1).max()
+    figures("ball in a corner: fastest from 2.5 to 3 s", speed, "m/s")
+    assert speed < 1e-4
+    position = np.asarray(states.base_position[-1])
+    assert np.all(position[:2] > 0.1 - 0.03)  # in both walls
+    np.testing.assert_allclose(np.asarray(outputs.contact_forces[-1]).sum(axis=0), -0.2 * gravity, rtol=5e-3, atol=1e-9)

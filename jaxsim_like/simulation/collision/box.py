@@ -41,9 +41,9 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     as a sphere against the box: the two ends of the part of the segment that lies over the box (the box projected on the segment's
     axis; the segment's own ends when it is shorter), so that a capsule lying on or across a box
     rests on two points, and the point of the segment nearest to the box
-    (:func:`segment_box_nearest`). The second is a candidate only where the part over the box is at least
-    a radius long (closer, both ends are one contact), the third only strictly between the two
-    ends (where it does not repeat them)."""
+    (:func:`segment_box_nearest`). The second and third are shallower by what the others carry
+    where they come within a radius of them (:func:`end_fades`): a capsule standing on a box rests
+    on one contact, and no slot switches on at full depth."""
     radius, half = size_a[0], size_a[1]
     axis, centre = H_a[:3, 2], H_a[:3, 3]
     R, c = H_b[:3, :3], H_b[:3, 3]
@@ -52,10 +52,33 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     low, high = jnp.clip(middle - extent, -half, half), jnp.clip(middle + extent, -half, half)
     t = segment_box_nearest(R.T @ (centre - c), R.T @ axis, half, size_b)
     slots = [_ball_box(centre + s * axis, radius, H_b, size_b) for s in (low, high, t)]
-    margin = tolerance(centre.dtype, 1e-6) * (half + radius)
-    valid = jnp.stack([True, high - low >= radius, (t > low + margin) & (t < high - margin)])
     position, normal, depth = (jnp.concatenate([getattr(slot, name) for slot in slots]) for name in ("position", "normal", "depth"))
-    return Slots(position, normal, depth, valid)
+    return Slots(position, normal, depth - end_fades(low, high, t, radius, depth), repeats_not(low, high, t, centre.dtype, half + radius))
+
+
+def end_fades(low: jax.Array, high: jax.Array, nearest: jax.Array, radius: jax.Array, depth: jax.Array) -> jax.Array:
+    """``(3,)`` [m]: how much shallower the slots of a capsule's segment at ``low``, ``high`` and
+    ``nearest`` (parameters along it, of ``depth (3,)`` [m]) are taken, so that a slot that comes to
+    repeat another one fades out continuously instead of switching off at full depth (the pair's
+    force would jump by a contact's share): ``high`` by ``low``'s depth (where positive) times
+    ``1 - (high - low) / radius`` (clipped to [0, 1]), ``nearest`` by the larger of the same for
+    either end. A slot of its own, away from the others or deeper than they are, keeps what the
+    others do not carry."""
+    ends = jnp.maximum(depth[:2], 0.0)
+
+    def overlap(gap: jax.Array) -> jax.Array:
+        return jnp.clip(1 - gap / radius, 0.0, 1.0)
+
+    from_ends = jnp.maximum(ends[0] * overlap(nearest - low), ends[1] * overlap(high - nearest))
+    return jnp.stack([jnp.zeros_like(radius), ends[0] * overlap(high - low), from_ends])
+
+
+def repeats_not(low: jax.Array, high: jax.Array, nearest: jax.Array, dtype, length: jax.Array) -> jax.Array:
+    """``(3,)``: which of the slots at ``low``, ``high`` and ``nearest`` along a capsule's segment
+    (of ``length`` [m], its half length plus radius) do not lie on another one (to rounding):
+    those fully faded by :func:`end_fades` and at the same point are not candidates."""
+    margin = tolerance(dtype, 1e-6) * length
+    return jnp.stack([True, high - low > margin, (nearest > low + margin) & (nearest < high - margin)])
 
 
 def segment_box_nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, half_extents: jax.Array) -> jax.Array:

@@ -3,7 +3,7 @@
 A sphere meets a cylinder as a swept point (the signed distance of its centre, :mod:`.points`).
 Against capsules, boxes and cylinders a cylinder is the capsule of its radius and segment with
 only the contacts on its side kept (their position lies within its length, each as deep as the
-side reaches along its normal and no deeper than the other shape's way out past a cap:
+side reaches along its normal, fading out where deeper than the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
@@ -15,34 +15,35 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .geometry import box_closest, to_frame, tolerance
+from .geometry import tolerance
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
-_RIM_OUTSIDE = 1e-3  # relative to the half length: a rim point this far outside a box still meets it (a box's edge over the rim)
 
 
 def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float, clear: jax.Array) -> Slots:
     """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` as its cylinder's side,
     where it is a ``cylinder`` (a bool, traced or not; else unchanged): only the contacts whose
-    position lies within its length, each as deep as the side reaches along its normal, and no
-    deeper than ``clear`` [m], how far the other shape must move along the axis to leave the
-    cylinder past its nearer cap (:func:`past_caps`): a deeper side contact of a shape that
-    crosses a cap only a little (a box resting on the cap, whose contacts are the points')
-    is not the side's. The capsule's ball at a point of the segment reaches ``radius`` along the
-    normal, the side only ``radius`` times the normal's part across the axis: the depth is less by
-    the difference and the position moves by half of it along the normal (``pushed``: +1 where the
-    shape is pushed along the normal, its slots' a; -1 where it is b)."""
+    position lies within its length, each as deep as the side reaches along its normal, and
+    shallower by its excess over ``clear`` [m], how far the other shape must move along the axis
+    to leave the cylinder past its nearer cap (:func:`past_caps`): a side contact at least twice
+    as deep as that way out, of a shape that crosses a cap only a little (a box resting on the
+    cap, whose contacts are the points'), is not the side's, and one between fades out
+    continuously (switched off at its depth, a box leaning on the rim rattled). The capsule's
+    ball at a point of the segment reaches ``radius`` along the normal, the side only ``radius``
+    times the normal's part across the axis: the depth is less by the difference and the
+    position moves by half of it along the normal (``pushed``: +1 where the shape is pushed along
+    the normal, its slots' a; -1 where it is b)."""
     axis = H[:3, 2]
     axial = (slots.position - H[:3, 3]) @ axis
     within = jnp.abs(axial) <= size[1] * (1 + tolerance(axial.dtype, _SIDE_TOLERANCE)) + 1e-12
     across = jnp.sqrt(jnp.maximum(1 - (slots.normal @ axis) ** 2, 1e-30))  # a normal along the axis: no NaN slope
     shortfall = jnp.where(cylinder, size[0] * (1 - across), 0.0)
     depth = slots.depth - shortfall
-    side = within & (depth <= clear)
+    depth = jnp.where(cylinder, jnp.minimum(depth, 2 * clear - depth), depth)
     return slots._replace(position=slots.position + (0.5 * pushed * shortfall)[:, None] * slots.normal,
-                          depth=depth, valid=slots.valid & (side | ~cylinder))
+                          depth=depth, valid=slots.valid & (within | ~cylinder))
 
 
 def past_caps(H: jax.Array, size: jax.Array, centre: jax.Array, reach: jax.Array) -> jax.Array:
@@ -57,7 +58,7 @@ def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: j
     """How far [m] the capsule (a ``cylinder``: the cylinder) at ``H (4, 4)`` of ``size (3,)``
     reaches from its centre along the unit ``direction (3,)``."""
     cosine = jnp.abs(H[:3, 2] @ direction)
-    across = jnp.sqrt(jnp.maximum(1 - cosine**2, 0.0))
+    across = jnp.sqrt(jnp.maximum(1 - cosine**2, 1e-30))  # along the axis: no NaN slope (the way out past a cap is differentiated)
     return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
 
 
@@ -66,9 +67,10 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     ``half`` extents at ``H_box`` (b; :func:`.box.capsule_box`) as its cylinder's, where it is a
     ``cylinder`` (else unchanged): a slot at a point within the segment as :func:`on_side`; a
     slot at one of its ends as the cylinder's rim point deepest along the slot's normal, as deep
-    as the box reaches past it along that normal, where that point lies in the box (or outside
-    by less than ``_RIM_OUTSIDE`` of the half length: a box's edge that ends on the rim rocks
-    across it; none where the normal is along the axis: the cap is met by the rim points). The
+    as the box reaches past it along that normal and no deeper than that point lies inside the
+    box (a box's edge over the rim, the point near the box's surface, is not a contact as deep
+    as the box reaches: the contact fades as the point leaves the box, instead of switching off
+    at that depth; none where the normal is along the axis: the cap is met by the rim points). The
     end's capsule ball would report a box edge that passes beyond the cap (the rim not under it)
     as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
     a box over a cylinder's end would lose the contact under it at any tilt."""
@@ -85,9 +87,9 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     across = jnp.sqrt(jnp.maximum(jnp.sum(radial**2, axis=1), 1e-30))  # a normal along the axis: no NaN slope
     rim = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis - size[0] * radial / across[:, None]
     reach = slots.normal @ H_box[:3, 3] + jnp.abs(slots.normal @ H_box[:3, :3]) @ half  # the box's farthest along the normal
-    depth = reach - jnp.sum(rim * slots.normal, axis=1)
-    inside = jax.vmap(lambda p: box_closest(to_frame(H_box, p), half)[2])(rim) <= _RIM_OUTSIDE * size[1]
+    inside = jnp.min(half - jnp.abs((rim - H_box[:3, 3]) @ H_box[:3, :3]), axis=1)  # how deep each rim point lies in the box (< 0: out)
+    depth = jnp.minimum(reach - jnp.sum(rim * slots.normal, axis=1), inside)
     use = cylinder & end
     return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * slots.normal, side.position),
                          depth=jnp.where(use, depth, side.depth),
-                         valid=jnp.where(use, slots.valid & inside & (across > _RIM_ACROSS), side.valid))
+                         valid=jnp.where(use, slots.valid & (across > _RIM_ACROSS), side.valid))

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .geometry import safe_divide, tolerance
+from .box import end_fades, repeats_not
+from .geometry import safe_divide
 from .hull import HullData
 from .slots import Slots
 
@@ -41,9 +42,9 @@ def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
     at ``H_a`` against the hull ``b`` (world axes), normal from b towards a: points of its segment
     as balls of its radius against the hull (:func:`signed_distance`), as
     :func:`.box.capsule_box` takes them: the two ends of the part of the segment over the hull
-    (the hull projected on its axis), the second only when that part is at least a radius long,
-    and the point of the segment nearest to the hull (the signed distance is convex along the
-    segment: a golden-section search of fixed length), only strictly between the two."""
+    (the hull projected on its axis) and the point of the segment nearest to the hull (the signed
+    distance is convex along the segment: a golden-section search of fixed length), the second
+    and third shallower within a radius of the others (:func:`.box.end_fades`)."""
     radius, half = size_a[0], size_a[1]
     axis, centre = H_a[:3, 2], H_a[:3, 3]
     along = (b.vertices - centre) @ axis
@@ -69,6 +70,4 @@ def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
         return point - 0.5 * (gap + radius) * normal, normal, radius - gap
 
     position, normal, depth = jax.vmap(ball)(jnp.stack([low, high, nearest]))
-    margin = tolerance(centre.dtype, 1e-6) * (half + radius)
-    valid = jnp.stack([True, high - low >= radius, (nearest > low + margin) & (nearest < high - margin)])
-    return Slots(position, normal, depth, valid)
+    return Slots(position, normal, depth - end_fades(low, high, nearest, radius, depth), repeats_not(low, high, nearest, centre.dtype, half + radius))
