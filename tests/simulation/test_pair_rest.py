@@ -5,8 +5,8 @@ body's weight within 0.5 %, and the body rests as deep as the pair law says: at 
 ``max_penetration`` within 10 % on ``RESTING_CONTACTS`` (4) contacts or more (the box's and the
 hull's corners, the cylinder's 8 rim points: its rim's contact from the box-cylinder narrow phase
 no longer doubles one of them), and on ``n`` fewer contacts (the sphere's 1, the capsule's 2),
-each carrying a quarter of the body on a quarter of the law, at ``max_penetration (4 / n)^(1 /
-(1 + p))`` within 1 % (issue 29). One world of all of them, one compiled rollout, float64."""
+each with the law of one of four while carrying ``1 / n`` of the body, at ``max_penetration (4 /
+n)^(1 / (1 + p))`` within 1 % (issue 29). One world of all of them, one compiled rollout, float64."""
 
 from __future__ import annotations
 
