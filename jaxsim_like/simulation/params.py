@@ -35,8 +35,17 @@ RESTING_LINKS = 2
 when fewer carry collidable points; one for a model without any) by ``max_penetration``. Sized
 for one link, the light hand of the limp shipped humanoid, a single swept point, chattered at 5 ms."""
 LIMIT_FREQUENCY_FLOOR = 20.0
-"""[rad/s]: the joint limits' default frequency is ``0.2 / dt``, but not below this (that of 10 ms):
-softer, a limp robot at larger steps sinks far past its limits and settles later."""
+"""[rad/s]: the explicit integrators' joint limits have the frequency ``0.2 / dt``, but not below
+this (that of 10 ms): softer, a limp robot at larger steps sinks far past its limits."""
+LIMIT_FREQUENCY = 200.0
+"""[rad/s]: the implicit step's joint limits have this frequency, or ``LIMIT_STEP_FREQUENCY / dt``
+at steps above ``LIMIT_STEP_FREQUENCY / LIMIT_FREQUENCY``, or ``0.2 / dt`` at steps below 1 ms. A
+joint pressed into its limit by an acceleration ``a`` [rad/s^2] rests ``a / w^2`` past it (``a /
+40,000``); MuJoCo's default ``solreflimit`` and ``solimplimit`` at steps up to 10 ms rest it
+``(1 - d) a / (d^2 k)``, from ``a / 22,000`` to ``a / 50,000``."""
+LIMIT_STEP_FREQUENCY = 2.0
+"""``w dt`` of the implicit step's joint limits at large steps: the spring is linearised only past
+``joint_effects.LIMIT_BLEND``, and a joint bounces in and out of its limit at ``w dt = 4``."""
 CONTACT_SLOT_TOLERANCE = 5.0
 """With ``contact_slots="auto"``, a link's slots are the most of its points within this many
 ``max_penetration`` of one supporting plane (see :func:`.contact_slots.facet_counts`)."""
@@ -147,8 +156,8 @@ class SimulationParams:
         stays stable (``c dt / m <= 0.5``), which makes impacts bounce; the implicit integrator
         needs no cap. Joint limits are spring-dampers giving each
         joint, with its effective inertia ``1 / (M^-1)_ii`` at the zero configuration, the
-        frequency ``limit_frequency`` [rad/s] (default ``0.2 / dt``, at least
-        :data:`LIMIT_FREQUENCY_FLOOR`), critically damped. The
+        frequency ``limit_frequency`` [rad/s] (default :func:`default_limit_frequency`),
+        critically damped. The
         Coulomb friction is smoothed over a ``friction_velocity`` of ``IMPLICIT_FRICTION_VELOCITY``
         with the implicit integrator, and one that keeps the explicit step stable with the others.
 
@@ -233,7 +242,7 @@ class SimulationParams:
         if enabled.shape != (model.number_of_links,):
             raise ValueError(f"contact_enabled_links must have shape ({model.number_of_links},), got {enabled.shape}")
         inertia = _joint_effective_inertia(model)
-        frequency = max(0.2 / dt, LIMIT_FREQUENCY_FLOOR) if limit_frequency is None else float(limit_frequency)
+        frequency = default_limit_frequency(dt, integrator) if limit_frequency is None else float(limit_frequency)
         if integrator in EXPLICIT_INTEGRATORS:
             friction_velocity = np.maximum(np.asarray(model.joint_friction) * dt / (0.5 * inertia), 1e-3)
         else:
@@ -254,6 +263,16 @@ class SimulationParams:
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
         ), collisions=Collisions.build([model], self_collision=[True], srdf=[srdf]) if self_collision else None)
+
+
+def default_limit_frequency(dt: float, integrator: str) -> float:
+    """The joint limits' default frequency [rad/s] at a step ``dt`` [s] of ``integrator``: with an
+    explicit one ``max(0.2 / dt, LIMIT_FREQUENCY_FLOOR)``; with the implicit step
+    ``LIMIT_FREQUENCY``, ``LIMIT_STEP_FREQUENCY / dt`` if that is lower, and ``0.2 / dt`` if that
+    is higher (steps below 1 ms)."""
+    if integrator in EXPLICIT_INTEGRATORS:
+        return max(0.2 / dt, LIMIT_FREQUENCY_FLOOR)
+    return max(0.2 / dt, min(LIMIT_FREQUENCY, LIMIT_STEP_FREQUENCY / dt))
 
 
 def _read_through(part: str, name: str) -> property:
