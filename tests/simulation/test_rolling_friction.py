@@ -101,10 +101,9 @@ def test_a_rolling_sphere_slows_down_as_in_mujoco_and_stops(runs, figures, name)
     """On the floor (terrain) and on the slab (a contact between models): the deceleration over
     0.1-0.5 s within 2 % of ``5/7 mu_r g / r`` (MuJoCo's within 0.3 %), the speed within 5 mm/s
     of MuJoCo's while rolling; at rest by 0.8 s, as MuJoCo's, then creeping below 10 um/s (the
-    stick's creep under the slab's slight tilt, :mod:`jaxsim_like.simulation.contact_torques`). Ours slows down faster by about 1.6 %: the torque's bound takes the normal force at the step's
-    start, which for a rolling body exceeds ``m g`` by about ``(W + h C) h w^2 r`` (the linearised
-    law sees the centripetal acceleration of the contact's material point: a rolling sphere rests
-    deeper, with or without rolling friction)."""
+    stick's creep under the slab's slight tilt, :mod:`jaxsim_like.simulation.contact_torques`). The torque's bound takes the
+    normal force at the step's start: a rolling sphere's weight, as a resting one's (its contact
+    moves with its centre, :func:`jaxsim_like.simulation.contacts.round_drift`)."""
     theirs, ours, positions, final = runs
     expected = 5 / 7 * 0.002 * 9.81 / R
     for who, speed in (("ours", ours[name]), ("MuJoCo", theirs[name])):

@@ -19,7 +19,8 @@ cylinder's rim points and its side).
 
 Linearised for a step of ``h`` (:class:`..contacts.ImplicitContacts`): the force on a at the end
 of the step is ``step_forces - resist(dv_a - dv_b)``, with the velocity changes of the two
-material points over the step.
+material points over the step; a contact on a round surface drifts from its material point with
+the surface's turning (:func:`pair_drift`), which ``step_forces`` includes.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 
 from ...dynamics.kinematics import STANDARD_GRAVITY
 from ...pytree import pytree_dataclass
-from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces, overdamped_weight
+from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces, overdamped_weight, round_drift
 from .collide import Contacts
 from .kinds import KINDS
 from .table import CollisionTable
@@ -214,15 +215,34 @@ def pair_forces(
     dt: jax.Array,
     mass: jax.Array,
     links: int,
+    turning: tuple[jax.Array, jax.Array, jax.Array, jax.Array] | None = None,
 ) -> ImplicitContacts:
     """The linearly implicit contact forces (:class:`..contacts.ImplicitContacts`, forces on a) of
     ``contacts`` with per-slot ``params (C,)``, the velocity ``relative_velocity (C, 3)`` [m/s] of
     a's material point minus b's, the slots' tangential ``deformation (C, 3)`` [m], the step ``dt``
-    [s], the contacts' effective ``mass (C,)`` [kg] and the number of global ``links``."""
+    [s], the contacts' effective ``mass (C,)`` [kg] and the number of global ``links``; with
+    ``turning``, the angular velocities [rad/s] of the links a and b and the velocities [m/s] of
+    their material points at the contacts (``(C, 3)`` each: ``(omega_a, omega_b, v_a, v_b)``),
+    the contacts on their round surfaces drift with them (:func:`pair_drift`; None: no drift)."""
     return implicit_contact_forces(
         params, contacts.depth, contacts.normal, relative_velocity, deformation, contacts.active, dt, mass,
-        PairSlots(contacts.link_a, links),
+        PairSlots(contacts.link_a, links), None if turning is None else pair_drift(contacts, *turning, dt),
     )
+
+
+def pair_drift(contacts: Contacts, omega_a: jax.Array, omega_b: jax.Array, velocity_a: jax.Array, velocity_b: jax.Array,
+               dt: jax.Array) -> jax.Array | None:
+    """``(C, 3)`` [m/s]: the :func:`..contacts.round_drift` of ``contacts`` over a step of ``dt``
+    [s], a's minus b's, for links a and b turning at ``omega_a, omega_b (C, 3)`` [rad/s], their
+    material at the contacts moving at ``velocity_a, velocity_b (C, 3)`` [m/s] (None where the
+    contacts have no radii). A round surface's centre of curvature lies its radius from its
+    surface along the normal, and its surface half the depth from the contact's position."""
+    if contacts.radius_a is None or contacts.radius_b is None:
+        return None
+    normal, half = contacts.normal, 0.5 * jnp.maximum(contacts.depth, 0.0)
+    radius_a = jnp.where(contacts.radius_a > 0, contacts.radius_a - half, 0.0)
+    radius_b = jnp.where(contacts.radius_b > 0, contacts.radius_b - half, 0.0)
+    return round_drift(omega_a, velocity_a, radius_a, normal, dt) - round_drift(omega_b, velocity_b, radius_b, -normal, dt)
 
 
 def explicit_pair_forces(
