@@ -62,7 +62,7 @@ from .model_step import (
 )
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
-from .collision.forces import ExplicitPairs, PairLaw, PairSlots, contact_pairs, explicit_pair_forces, pair_forces, shared_pair_law
+from .collision.forces import ExplicitPairs, PairLaw, PairSlots, explicit_pair_forces, pair_forces, shared_pair_law
 from .contact_torques import ImplicitTorques, couple_inertias, implicit_torques
 from .contacts import ContactParams, implicit_deformation, overdamped_weight
 from .couplings import base_velocity_offset
@@ -535,8 +535,8 @@ def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravi
     """``(L,)`` [N]: per link of ``table``, the sum over its contacts with links of other models
     of the force they pressed on it along ``gravity (3,)`` (where positive), from the ``forces (C,
     3)`` on link a (a model's self-contacts put no load on its terrain contacts)."""
-    model = np.repeat(np.arange(len(table.link_offsets)), np.diff(np.append(table.link_offsets, table.links)))
-    other = jnp.asarray(model)[contacts.link_a] != jnp.asarray(model)[contacts.link_b]
+    model = jnp.asarray(table.link_model)
+    other = model[contacts.link_a] != model[contacts.link_b]
     norm = jnp.linalg.norm(gravity)
     along = jnp.where(contacts.active & other, forces @ (gravity / jnp.where(norm > 0, norm, 1.0)), 0.0)
     return _link_sums(jnp.concatenate([jnp.maximum(along, 0.0), jnp.maximum(-along, 0.0)]), contacts, table.links)
@@ -611,7 +611,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
-    law = shared_pair_law(law, contacts, contact_pairs(world.collision), world.collision.links)
+    law = shared_pair_law(law, contacts, world.collision)
     if pair_load is not None:
         # What a contact carries: the lighter of its two sides, each a link's mass (infinite when
         # welded to the world) with the load pressed on it (a box on a table carries itself, not
