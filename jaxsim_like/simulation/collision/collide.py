@@ -123,8 +123,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
     if not table.groups:
         empty = jnp.zeros((0,), dtype)
-        return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
-                        jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32), empty, empty), jnp.zeros((0,), jnp.int32)
+        return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype), jnp.zeros((0, 3), dtype),
+                        empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32), empty, empty), jnp.zeros((0,), jnp.int32)
     starts = np.cumsum([0] + [group.candidates * group.memory for group in table.groups])
     culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius)
     hulls = None
