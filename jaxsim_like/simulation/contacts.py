@@ -249,6 +249,11 @@ class ImplicitContacts(NamedTuple):
     the end of the step), which can bring the point to rest within the step but never reverses
     its motion (a constant force along the sliding direction overshoots through light links and
     diverges).
+
+    ``drift (S, 3)`` [m/s] (None: zero): how much more the velocity of the material at a contact
+    on a round surface changes over the step than the body's velocity at the contact's place
+    (:func:`round_drift`); ``step_forces`` includes ``- matrices @ drift``, and the slot's
+    velocity at the end of the step is ``v+ + drift``.
     """
 
     step_forces: jax.Array
@@ -260,6 +265,7 @@ class ImplicitContacts(NamedTuple):
     law: _Evaluation
     carried: jax.Array
     pressing: jax.Array
+    drift: jax.Array | None = None
 
     def resist(self, velocity: jax.Array) -> jax.Array:
         """``matrices @ velocity`` [N] for slot velocities ``(S, 3)`` [m/s]."""
@@ -296,11 +302,13 @@ def implicit_contact_forces(
     dt: jax.Array,
     moved_mass: jax.Array,
     slots: Slots,
+    drift: jax.Array | None = None,
 ) -> ImplicitContacts:
     """The :class:`ImplicitContacts` at the ``slots`` of points at ``depth (P,)`` [m] with ``normal
     (P, 3)``, ``deformation (P, 3)`` [m] and ``enabled (P,)``, moving at the world ``velocity (S,
     3)`` [m/s] of the slots, for a step of ``dt`` [s]; ``moved_mass (P,)`` [kg] is a lower bound of
-    the mass each point moves along any direction."""
+    the mass each point moves along any direction; ``drift (S, 3)`` [m/s] (None: zero) the slots'
+    :func:`round_drift` over the step."""
     take = slots.take
     params = taken(params, take)
     normal = take(normal)
@@ -330,11 +338,38 @@ def implicit_contact_forces(
     isotropic = tangent_damping + dt * tangent_stiffness
     normal_excess = normal_damping + dt * normal_stiffness - isotropic
     sliding_excess = -fast * isotropic
+    if drift is not None:
+        step_forces = step_forces - _isotropic_plus_excesses(isotropic, normal_excess, sliding_excess, normal, law.direction, drift)
     carried = slots.scatter(touching.astype(jnp.int32), depth.shape[0]) > 0
     mask = slots.mask
     return ImplicitContacts(
-        mask(step_forces), mask(isotropic), mask(normal_excess), mask(sliding_excess), normal, slots, law, carried, pressing
+        mask(step_forces), mask(isotropic), mask(normal_excess), mask(sliding_excess), normal, slots, law, carried, pressing,
+        None if drift is None else mask(drift),
     )
+
+
+def round_drift(omega: jax.Array, velocity: jax.Array, radius: jax.Array, towards: jax.Array, dt: jax.Array) -> jax.Array:
+    """``h w x (v + w x r) (S, 3)`` [m/s] where the ``radius (S,)`` [m] is positive, else zero:
+    how much more the velocity of a body's material at a contact on its round surface changes
+    over a step of ``h = dt`` [s] than the velocity of the material at the contact's place at the
+    step's start, for a body turning at ``omega (S, 3)`` [rad/s], its material at the contact
+    moving at ``velocity (S, 3)`` [m/s], with the arm ``r = radius towards`` from the contact to
+    the surface's centre of curvature (a sphere's centre, a point of a capsule's or a
+    cylinder's axis), ``towards (S, 3)`` a unit vector (zero radius: a corner, an edge or a face).
+
+    The implicit step takes a contact's velocity at the end of the step as the body's velocity
+    field at the contact's place at its start, the velocity of the material there at the start
+    (``v``) changed as the solve changes the link's (inertial) velocity. The contact of a round
+    surface is not fixed in space, nor in the body: it stays between the centre and the other
+    surface, carried by the centre's velocity ``v + w x r``, and the material that it meets at
+    the step's end moves at the velocity field there, which differs by ``h w x (v + w x r)``.
+    Without it, the linearised law of a ball rolling at ``w`` sees the centripetal acceleration
+    ``w^2 r`` of its lowest point, which leaves the surface, where the contact's depth changes
+    at the rate of the centre's height: a rolling ball sank deeper the faster it rolled. A
+    corner's contact keeps the step's linearisation."""
+    arm = radius[:, None] * towards
+    drift = dt * jnp.cross(omega, velocity + jnp.cross(omega, arm))
+    return jnp.where((radius > 0)[:, None], drift, 0.0)
 
 
 def _pressing(law: "_Evaluation", elastic: jax.Array) -> jax.Array:
@@ -360,13 +395,15 @@ def implicit_deformation(
     """The tangential deformation ``(P, 3)`` [m] after the step, implicit in closed form: sticking
     ``m_t + h v_t+``; sliding ``(m_t - h mu f_n d^-q / D t) / (1 + h K/D d^(p-q))`` along the
     sliding direction ``t``; free (not carried) ``m / (1 + h K/D)``; ``normal (P, 3)``,
-    ``deformation (P, 3)`` and ``velocity_next (S, 3)``, the velocities ``v+`` of the contacts'
-    slots."""
+    ``deformation (P, 3)`` and ``velocity_next (S, 3)``, the velocities ``v+`` of the material
+    points at the contacts' slots (their :attr:`ImplicitContacts.drift` added here)."""
     K, D, mu, _, _ = _law(params)
     free = deformation / (1 + dt * K / D)[..., None]
     law, slots = contacts.law, contacts.slots
     K, D, mu = slots.take(K), slots.take(D), slots.take(mu)
     normal = slots.take(normal)
+    if contacts.drift is not None:
+        velocity_next = velocity_next + contacts.drift
     v_t = velocity_next - spatial.dot(normal, velocity_next)[:, None] * normal
     sticking = law.tangent_deformation + dt * v_t
     sliding = (law.tangent_deformation - (dt * mu * law.normal_per_dq / D)[:, None] * law.direction) / (1 + dt * law.relaxation)[:, None]

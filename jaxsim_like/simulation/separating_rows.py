@@ -74,6 +74,8 @@ def release(
         return Released(G_a_B, joint_accelerations, jnp.zeros_like(linear.normal))
     G_dv = dt * _link_accelerations(model, G_a_B, joint_accelerations, G_S)[slot_link]
     predicted = velocities + G_dv[:, :3] + jnp.cross(G_dv[:, 3:], slot_points)
+    if linear.drift is not None:
+        predicted = predicted + linear.drift
     rows = contacts.separating(law, linear, depth, velocities, predicted, dt)
     gain, pick = jax.lax.top_k(rows.gain, count)
     chosen = gain > 0

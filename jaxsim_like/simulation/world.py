@@ -62,7 +62,7 @@ from .model_step import (
 )
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
-from .collision.forces import ExplicitPairs, PairLaw, PairSlots, contact_pairs, explicit_pair_forces, pair_forces, shared_pair_law
+from .collision.forces import ExplicitPairs, PairLaw, PairSlots, explicit_pair_forces, pair_forces, shared_pair_law
 from .contact_torques import ImplicitTorques, couple_inertias, implicit_torques
 from .contacts import ContactParams, implicit_deformation, overdamped_weight
 from .couplings import base_velocity_offset
@@ -535,8 +535,8 @@ def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravi
     """``(L,)`` [N]: per link of ``table``, the sum over its contacts with links of other models
     of the force they pressed on it along ``gravity (3,)`` (where positive), from the ``forces (C,
     3)`` on link a (a model's self-contacts put no load on its terrain contacts)."""
-    model = np.repeat(np.arange(len(table.link_offsets)), np.diff(np.append(table.link_offsets, table.links)))
-    other = jnp.asarray(model)[contacts.link_a] != jnp.asarray(model)[contacts.link_b]
+    model = jnp.asarray(table.link_model)
+    other = model[contacts.link_a] != model[contacts.link_b]
     norm = jnp.linalg.norm(gravity)
     along = jnp.where(contacts.active & other, forces @ (gravity / jnp.where(norm > 0, norm, 1.0)), 0.0)
     return _link_sums(jnp.concatenate([jnp.maximum(along, 0.0), jnp.maximum(-along, 0.0)]), contacts, table.links)
@@ -574,8 +574,10 @@ class _Pairs(NamedTuple):
     """The contacts between links at the start of a step: the ``contacts`` (welded pairs made
     inactive), the arms of their positions from the ``G`` origins of links a and b ``(C, 3)``,
     the relative ``velocity (C, 3)``, their ``law`` and effective ``mass (C,)``, their
-    tangential ``deformation (C, 3)`` from the world state and the broad phase's ``overflow (K,)``
-    per pair group of the table; with torsional or rolling friction (else None), the angular
+    tangential ``deformation (C, 3)`` from the world state, the broad phase's ``overflow (K,)``
+    per pair group of the table, and ``turning``: the angular velocities [rad/s] of links a and
+    b and the velocities [m/s] of their material points at the contacts (``(C, 3)`` each, see
+    :func:`.collision.forces.pair_forces`); with torsional or rolling friction (else None), the angular
     velocity of link a relative to link b ``angular (C, 3)`` [rad/s] and ``inertia (C,)`` [kg
     m^2], a lower bound of the rotational inertia a couple between them moves."""
 
@@ -587,6 +589,7 @@ class _Pairs(NamedTuple):
     mass: jax.Array
     deformation: jax.Array
     overflow: jax.Array
+    turning: tuple[jax.Array, jax.Array, jax.Array, jax.Array]
     angular: jax.Array | None = None
     inertia: jax.Array | None = None
 
@@ -608,7 +611,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
-    law = shared_pair_law(law, contacts, contact_pairs(world.collision), world.collision.links)
+    law = shared_pair_law(law, contacts, world.collision)
     if pair_load is not None:
         # What a contact carries: the lighter of its two sides, each a link's mass (infinite when
         # welded to the world) with the load pressed on it (a box on a table carries itself, not
@@ -620,7 +623,9 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]
-    velocity = _material_velocity(W_v, contacts.link_a, arms_a) - _material_velocity(W_v, contacts.link_b, arms_b)
+    material_a, material_b = _material_velocity(W_v, contacts.link_a, arms_a), _material_velocity(W_v, contacts.link_b, arms_b)
+    velocity = material_a - material_b
+    turning = (W_v[contacts.link_a, 3:], W_v[contacts.link_b, 3:], material_a, material_b)
     angular = inertia = None
     if law.spins:
         angular = W_v[contacts.link_a, 3:] - W_v[contacts.link_b, 3:]
@@ -631,7 +636,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
         total = compliance[contacts.link_a] + compliance[contacts.link_b]
         inertia = jnp.where(jnp.isfinite(total) & (total > 0), 1 / jnp.where(total > 0, total, 1.0), 0.0)
     return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
-                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow, angular, inertia)
+                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow, turning, angular, inertia)
 
 
 def _world_rates(
@@ -696,7 +701,7 @@ def _world_rates(
         solved = [s._replace(G_f_applied=p.G_f_ext + from_global(b.group, "links", wrench)) for s, p, b in zip(solved, prepared, batches)]
         deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate, mode="drop")
         return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation, jnp.zeros_like(pair_load)
-    linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links)
+    linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links, pairs.turning)
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
     matrices = linear.matrices
     inertia = dt * _link_sums(point_inertias(jnp.concatenate([arms_a, arms_b]), jnp.concatenate([matrices, matrices])), contacts, links)

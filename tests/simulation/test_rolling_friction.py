@@ -69,9 +69,10 @@ def runs():
     models = [build_model(x, collidable_points=ContactSampling().points) for x in description.models]
     world = WorldModel.build(models, dt=DT)
     start = world.initial_state()
-    depth = 0.001  # [m]: the default max_penetration, our rest depth
+    depth = 0.001  # [m]: the default max_penetration, our rest depth on the ground
+    on_slab = float(world.pair_law.max_penetration)  # [m]: the rider's rest depth in the slab
     states = [s.replace(base_velocity=jnp.asarray(VELOCITY.get(m.name, [0.0] * 6), s.base_velocity.dtype),
-                        base_position=s.base_position - jnp.asarray([0, 0, depth * (2 if m.name == "rider" else 1)]))
+                        base_position=s.base_position - jnp.asarray([0, 0, depth + (on_slab if m.name == "rider" else 0)]))
               for m, s in zip(models, start.states)]
     chunk = jax.jit(lambda s: world_rollout(world, s, None, EVERY)[0])
     state, taken, positions = start._replace(states=tuple(states)), {name: [] for name in VELOCITY}, []
@@ -101,10 +102,9 @@ def test_a_rolling_sphere_slows_down_as_in_mujoco_and_stops(runs, figures, name)
     """On the floor (terrain) and on the slab (a contact between models): the deceleration over
     0.1-0.5 s within 2 % of ``5/7 mu_r g / r`` (MuJoCo's within 0.3 %), the speed within 5 mm/s
     of MuJoCo's while rolling; at rest by 0.8 s, as MuJoCo's, then creeping below 10 um/s (the
-    stick's creep under the slab's slight tilt, :mod:`jaxsim_like.simulation.contact_torques`). Ours slows down faster by about 1.6 %: the torque's bound takes the normal force at the step's
-    start, which for a rolling body exceeds ``m g`` by about ``(W + h C) h w^2 r`` (the linearised
-    law sees the centripetal acceleration of the contact's material point: a rolling sphere rests
-    deeper, with or without rolling friction)."""
+    stick's creep under the slab's slight tilt, :mod:`jaxsim_like.simulation.contact_torques`). The torque's bound takes the
+    normal force at the step's start: a rolling sphere's weight, as a resting one's (its contact
+    moves with its centre, :func:`jaxsim_like.simulation.contacts.round_drift`)."""
     theirs, ours, positions, final = runs
     expected = 5 / 7 * 0.002 * 9.81 / R
     for who, speed in (("ours", ours[name]), ("MuJoCo", theirs[name])):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...dynamics.hulls import Hulls
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX, CYLINDER
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
 from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
@@ -33,8 +33,11 @@ class Contacts:
     tangential memories of every candidate pair (``table.candidate_slots`` of them, in table
     order: the same pair and contact feature keep it from one call to the next, culled or not,
     whichever slot holds it; :attr:`.slots.Slots.feature`; ``table.candidate_slots`` or more: an
-    entry of a budget that no overlapping pair filled). Inactive slots have ``depth <= 0`` and
-    finite values."""
+    entry of a budget that no overlapping pair filled); ``radius_a, radius_b (C,)`` [m]: the
+    radius of the round surface of a and of b that the contact lies on, its centre of curvature
+    that far from the contact along ``+normal`` for a and ``-normal`` for b (a sphere's, a
+    capsule's, a cylinder's side's, a swept point's; 0 at a face, an edge or a corner; None:
+    0 everywhere). Inactive slots have ``depth <= 0`` and finite values."""
 
     link_a: jax.Array
     link_b: jax.Array
@@ -43,6 +46,8 @@ class Contacts:
     depth: jax.Array
     active: jax.Array
     slot: jax.Array
+    radius_a: jax.Array | None = None
+    radius_b: jax.Array | None = None
 
 
 
@@ -118,8 +123,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
     if not table.groups:
         empty = jnp.zeros((0,), dtype)
-        return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype),
-                        jnp.zeros((0, 3), dtype), empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32)), jnp.zeros((0,), jnp.int32)
+        return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype), jnp.zeros((0, 3), dtype),
+                        empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32), empty, empty), jnp.zeros((0,), jnp.int32)
     starts = np.cumsum([0] + [group.candidates * group.memory for group in table.groups])
     culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius)
     hulls = None
@@ -130,7 +135,7 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         if hulls.counts != table.hull_counts:
             raise ValueError(f"the geometry's hulls {hulls.counts} exceed the table's {table.hull_counts}")
     results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls)
-    parts = [_contacts(group, kept, result, start, shape_link, point_link, margin)
+    parts = [_contacts(group, kept, result, start, shape_link, point_link, margin, _radii(group, kept, sizes, point_radius, code))
              for group, kept, result, start in zip(table.groups, culled, results, starts)]
     names = [field.name for field in dataclasses.fields(Contacts)]
     contacts = Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
@@ -298,9 +303,28 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
     return results
 
 
-def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_link, point_link, margin) -> Contacts:
+def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code) -> tuple[jax.Array, jax.Array]:
+    """The :attr:`Contacts.radius_a` and :attr:`Contacts.radius_b` ``(keep, slots)`` [m] of a
+    group's kept pairs (:attr:`.kinds.Kind.rounded`, with ``sizes (S, 3)``, the points'
+    ``point_radius (P,)`` and the shapes' kind ``code (S,)``)."""
+    kind = KINDS[group.kind]
+    dtype = sizes.dtype
+    shape = (group.keep, kind.slots)
+    radius = sizes[:, 0]
+    if group.kind == POINTS:
+        a = point_radius[kept.first]
+        shape_kind = jnp.asarray(code)[kept.second]
+        b = jnp.where((shape_kind == KIND_CODES[SPHERE]) | (shape_kind == KIND_CODES[CAPSULE]), radius[kept.second], 0.0)
+    else:
+        a, b = (radius[shapes] if rounded else jnp.zeros(np.shape(shapes), dtype)
+                for shapes, rounded in zip((kept.first, kept.second), kind.rounded))
+    return jnp.broadcast_to(jnp.reshape(a, (group.keep, -1)), shape), jnp.broadcast_to(jnp.reshape(b, (group.keep, 1)), shape)
+
+
+def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_link, point_link, margin,
+              radii: tuple[jax.Array, jax.Array]) -> Contacts:
     """The :class:`Contacts` of a group's narrow phase ``result``, its tangential memories from
-    ``start``, deeper by their ``margin`` (see :func:`query`)."""
+    ``start``, deeper by their ``margin`` (see :func:`query`), with the ``radii`` of :func:`_radii`."""
     kind = KINDS[group.kind]
     slots = kind.slots
     if group.kind == POINTS:
@@ -324,6 +348,8 @@ def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_
         depth=depth,
         active=valid & (depth > 0),
         slot=jnp.asarray(slot, jnp.int32),
+        radius_a=radii[0].reshape(-1),
+        radius_b=radii[1].reshape(-1),
     )
 
 

@@ -12,14 +12,15 @@ The law of each slot is sized for the two links it touches (:class:`PairLaw`): f
 effective mass ``m = 1 / (w_a + w_b)``, with ``w`` a link's translational inverse weight (zero for
 a link welded to the world), a body of mass ``m`` resting on ``RESTING_CONTACTS`` such contacts
 sinks by ``max_penetration`` under standard gravity, with the given damping ratio. The touching
-contacts between two links share their laws in proportion to their depths, up to
-``RESTING_CONTACTS`` of them (:func:`shared_pair_law`), so that the two links push as hard
-whichever contacts the narrow phases report (at a corner where two faces' edges meet; a
-cylinder's rim points and its side).
+contacts between links of two models share ``RESTING_CONTACTS`` such laws in proportion to
+their depths (:func:`shared_pair_law`), so that the two links push as hard whichever contacts
+the narrow phases report (one under a sphere, two under a lying capsule, at a corner where two
+faces' edges meet; a cylinder's rim points and its side).
 
 Linearised for a step of ``h`` (:class:`..contacts.ImplicitContacts`): the force on a at the end
 of the step is ``step_forces - resist(dv_a - dv_b)``, with the velocity changes of the two
-material points over the step.
+material points over the step; a contact on a round surface drifts from its material point with
+the surface's turning (:func:`pair_drift`), which ``step_forces`` includes.
 """
 
 from __future__ import annotations
@@ -30,14 +31,16 @@ import numpy as np
 
 from ...dynamics.kinematics import STANDARD_GRAVITY
 from ...pytree import pytree_dataclass
-from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces, overdamped_weight
+from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces, overdamped_weight, round_drift
 from .collide import Contacts
 from .kinds import KINDS
 from .table import CollisionTable
 
 RESTING_CONTACTS = 4
 """The contacts a body rests on that a pair law is sized for (a box on a box: the corners of the
-faces' overlap); more touching contacts between two links share that many laws (:func:`shared_pair_law`)."""
+faces' overlap); the touching contacts between links of two models share that many laws,
+however many they are, and those between links of one model up to that many
+(:func:`shared_pair_law`)."""
 
 
 @pytree_dataclass()
@@ -182,27 +185,37 @@ def link_pairs(contacts: Contacts, pairs: np.ndarray, links: int) -> jax.Array:
     return jnp.zeros(count, group.dtype).at[order].set(group)[pairs]
 
 
-def shared_pair_law(params: ContactParams, contacts: Contacts, pairs: np.ndarray, links: int) -> ContactParams:
-    """The laws ``(C,)`` of ``contacts`` shared by the touching contacts between each two links
-    (:func:`link_pairs` of ``pairs (C,)``, :func:`contact_pairs`, among ``links``): stiffness and
-    damping times ``min(n, RESTING_CONTACTS) d / sum d``, with the sum of the depths ``d`` [m] of
-    the touching contacts of the two links and their number ``n = sum d / max d`` counted by
-    depth (unchanged where not touching). Contacts at one depth keep their laws up to
-    ``RESTING_CONTACTS`` of them, and more push as hard together as that many, whichever narrow
-    phases report them (a cylinder on another one's cap rests on the rim points of both); a
-    shallower contact is softer in proportion, so that the force between the links changes
-    continuously as a contact comes or goes. Two boxes with flush side faces meet at corners that
-    the narrow phase reports as a corner inside the other box, as an edge crossing, or as both,
-    from one step to the next: each contact with its own law, the pair's force would jump with
-    that count, and a stack rocks on it."""
+def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionTable) -> ContactParams:
+    """The laws ``(C,)`` of ``contacts`` (those of :func:`.collide.query` on ``table``) shared by
+    the touching contacts between each two links (:func:`link_pairs`): stiffness and damping
+    times ``RESTING_CONTACTS d / sum d``, with the sum of the depths ``d`` [m] of the touching
+    contacts of the two links, between links of two models; between links of one model, times
+    ``min(n, RESTING_CONTACTS) d / sum d``, with their number ``n = sum d / max d`` counted by
+    depth (unchanged where not touching).
+
+    Two bodies push on each other as hard as ``RESTING_CONTACTS`` laws at the deepest contact's
+    depth, whichever contacts the narrow phases report: a body rests at the pair law's
+    ``max_penetration`` on one contact (a sphere), two (a lying capsule), four (a box's corners)
+    or more (a cylinder on another one's cap rests on the rim points of both), and a shallower
+    contact is softer in proportion, so that the force between the links changes continuously as
+    a contact comes or goes. Two boxes with flush side faces meet at corners that the narrow
+    phase reports as a corner inside the other box, as an edge crossing, or as both, from one
+    step to the next: each contact with its own law, the pair's force would jump with that
+    count, and a stack rocks on it. The links of one model are held by its joints, not by
+    their contacts: a self-contact is not where a body's weight rests, and fewer contacts than
+    ``RESTING_CONTACTS`` keep their own laws (a lone contact as stiff as four is, for the
+    explicit integrators, a stiffer collision between limbs for nothing)."""
+    pairs = contact_pairs(table)
     touching = contacts.active & (contacts.depth > 0)
     depth = jnp.where(touching, contacts.depth, 0.0)
-    segments = link_pairs(contacts, pairs, links)
+    segments = link_pairs(contacts, pairs, table.links)
     count = int(pairs.max(initial=-1)) + 1
     total = jax.ops.segment_sum(depth, segments, count)[segments]
     deepest = jax.ops.segment_max(depth, segments, count)[segments]
     number = total / jnp.where(deepest > 0, deepest, 1.0)
-    share = jnp.where(touching, jnp.minimum(number, RESTING_CONTACTS) * depth / jnp.where(total > 0, total, 1.0), 1.0)
+    model = jnp.asarray(table.link_model)
+    laws = jnp.where(model[contacts.link_a] == model[contacts.link_b], jnp.minimum(number, RESTING_CONTACTS), RESTING_CONTACTS)
+    share = jnp.where(touching, laws * depth / jnp.where(total > 0, total, 1.0), 1.0)
     return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
 
 
@@ -214,15 +227,34 @@ def pair_forces(
     dt: jax.Array,
     mass: jax.Array,
     links: int,
+    turning: tuple[jax.Array, jax.Array, jax.Array, jax.Array] | None = None,
 ) -> ImplicitContacts:
     """The linearly implicit contact forces (:class:`..contacts.ImplicitContacts`, forces on a) of
     ``contacts`` with per-slot ``params (C,)``, the velocity ``relative_velocity (C, 3)`` [m/s] of
     a's material point minus b's, the slots' tangential ``deformation (C, 3)`` [m], the step ``dt``
-    [s], the contacts' effective ``mass (C,)`` [kg] and the number of global ``links``."""
+    [s], the contacts' effective ``mass (C,)`` [kg] and the number of global ``links``; with
+    ``turning``, the angular velocities [rad/s] of the links a and b and the velocities [m/s] of
+    their material points at the contacts (``(C, 3)`` each: ``(omega_a, omega_b, v_a, v_b)``),
+    the contacts on their round surfaces drift with them (:func:`pair_drift`; None: no drift)."""
     return implicit_contact_forces(
         params, contacts.depth, contacts.normal, relative_velocity, deformation, contacts.active, dt, mass,
-        PairSlots(contacts.link_a, links),
+        PairSlots(contacts.link_a, links), None if turning is None else pair_drift(contacts, *turning, dt),
     )
+
+
+def pair_drift(contacts: Contacts, omega_a: jax.Array, omega_b: jax.Array, velocity_a: jax.Array, velocity_b: jax.Array,
+               dt: jax.Array) -> jax.Array | None:
+    """``(C, 3)`` [m/s]: the :func:`..contacts.round_drift` of ``contacts`` over a step of ``dt``
+    [s], a's minus b's, for links a and b turning at ``omega_a, omega_b (C, 3)`` [rad/s], their
+    material at the contacts moving at ``velocity_a, velocity_b (C, 3)`` [m/s] (None where the
+    contacts have no radii). A round surface's centre of curvature lies its radius from its
+    surface along the normal, and its surface half the depth from the contact's position."""
+    if contacts.radius_a is None or contacts.radius_b is None:
+        return None
+    normal, half = contacts.normal, 0.5 * jnp.maximum(contacts.depth, 0.0)
+    radius_a = jnp.where(contacts.radius_a > 0, contacts.radius_a - half, 0.0)
+    radius_b = jnp.where(contacts.radius_b > 0, contacts.radius_b - half, 0.0)
+    return round_drift(omega_a, velocity_a, radius_a, normal, dt) - round_drift(omega_b, velocity_b, radius_b, -normal, dt)
 
 
 def explicit_pair_forces(

@@ -85,9 +85,13 @@ class Kind(NamedTuple):
     ``slots`` it fills per pair (per chunk of points: the first of its family's), the number of
     ``features`` its slots are chosen from (:attr:`.slots.Slots.feature`; 0: the slots
     themselves), whether its family takes its shapes the other way round (``swapped``: the
-    family's a is the kind's b), which of the family's shapes are ``cylinders``, and, in the
+    family's a is the kind's b), which of the family's shapes are ``cylinders``, in the
     family of points, the kind of shape that a sphere meets as a swept point (``ball_against``;
-    None: collidable points)."""
+    None: collidable points), and which of the kind's shapes (a, b) its slots touch on a round
+    surface of the shape's radius (``rounded``: a sphere, a capsule, a cylinder's side; a
+    cylinder's rim points against a box count as its side, as they do for a lying cylinder;
+    collidable points are rounded by their own radius, and a sphere or a capsule that they meet
+    by its own, whatever this says)."""
 
     family: str
     slots: int
@@ -95,6 +99,7 @@ class Kind(NamedTuple):
     swapped: bool = False
     cylinders: tuple[bool, bool] = (False, False)
     ball_against: str | None = None
+    rounded: tuple[bool, bool] = (False, False)
 
     @property
     def memory(self) -> int:
@@ -129,19 +134,21 @@ class Kind(NamedTuple):
         return kernel
 
 
+_BOTH, _FIRST, _SECOND = (True, True), (True, False), (False, True)
+
 KINDS: dict[str, Kind] = {
-    "sphere-sphere": Kind("round", 1),
-    "sphere-capsule": Kind("round", 1),
-    "capsule-capsule": Kind("round", 2),
-    "sphere-box": Kind("round-box", 1),
-    "capsule-box": Kind("round-box", 3),
+    "sphere-sphere": Kind("round", 1, rounded=_BOTH),
+    "sphere-capsule": Kind("round", 1, rounded=_BOTH),
+    "capsule-capsule": Kind("round", 2, rounded=_BOTH),
+    "sphere-box": Kind("round-box", 1, rounded=_FIRST),
+    "capsule-box": Kind("round-box", 3, rounded=_FIRST),
     "box-box": Kind("box-box", BOX_BOX_SLOTS, BOX_BOX_FEATURES),
-    "sphere-cylinder": Kind(POINTS, 1, ball_against=CYLINDER),
-    "capsule-cylinder": Kind("round", 2, cylinders=(False, True)),
-    "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False)),
-    "cylinder-cylinder": Kind("round", 2, cylinders=(True, True)),
-    "sphere-hull": Kind(ROUND_HULLS, 1),
-    "capsule-hull": Kind(ROUND_HULLS, 3),
+    "sphere-cylinder": Kind(POINTS, 1, ball_against=CYLINDER, rounded=_FIRST),
+    "capsule-cylinder": Kind("round", 2, cylinders=(False, True), rounded=_BOTH),
+    "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False), rounded=_SECOND),
+    "cylinder-cylinder": Kind("round", 2, cylinders=(True, True), rounded=_BOTH),
+    "sphere-hull": Kind(ROUND_HULLS, 1, rounded=_FIRST),
+    "capsule-hull": Kind(ROUND_HULLS, 3, rounded=_FIRST),
     "box-hull": Kind(HULLS, HULL_SLOTS),
     "cylinder-hull": Kind(HULLS, HULL_SLOTS),
     "hull-hull": Kind(HULLS, HULL_SLOTS),

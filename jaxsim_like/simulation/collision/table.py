@@ -138,6 +138,11 @@ class CollisionTable:
             self.point_offsets, len(self.point_link))
 
     @property
+    def link_model(self) -> np.ndarray:
+        """``(links,)``: the model of each global link."""
+        return np.repeat(np.arange(len(self.link_offsets)), np.diff(np.append(self.link_offsets, self.links)))
+
+    @property
     def candidate_slots(self) -> int:
         """The tangential memories of every candidate pair, culled or not (:attr:`.collide.Contacts.slot`)."""
         return sum(group.candidates * group.memory for group in self.groups)
