@@ -18,8 +18,8 @@ microsecond each, so every hand-off (waking a worker, stealing, waiting for it) 
 it saves, in CPU and in wall time, most on a busy machine: the pool is sized to one
 thread (``PJRT_NPROC=1``, read by XLA's CPU client when it starts) unless the user set
 ``PJRT_NPROC`` or ``NPROC``, or asked for several CPU devices
-(``--xla_force_host_platform_device_count``), which run on that pool. Batches still use every
-core: :func:`.batching.simulate_batch` runs its slices from threads of its own.
+(``--xla_force_host_platform_device_count``; left as XLA sizes it there). Batches still use
+every core: :func:`.batching.simulate_batch` runs its slices from threads of its own.
 
 These only take effect if no JAX computation ran before the import.
 

@@ -82,5 +82,5 @@ def test_freed_blocks_stay_in_the_heap():
 def test_the_cpu_pool_has_one_thread_unless_the_user_sized_it():
     assert probe(POOL) == 1
     assert probe(POOL, PJRT_NPROC="2") == 2
-    # Several CPU devices run on that pool: XLA's default, a thread per core.
+    # Several CPU devices: XLA's default, a thread per core.
     assert probe(POOL, XLA_FLAGS="--xla_force_host_platform_device_count=2") == len(os.sched_getaffinity(0))
