@@ -12,16 +12,7 @@ Single-device CPU computations also run synchronously, on the calling thread
 (``jax_cpu_enable_async_dispatch`` off): a step takes tens of microseconds, and handing it to a
 dispatch thread and waiting for it cost as much again.
 
-XLA's CPU runtime runs a program as a graph of kernels and, where several are ready at once,
-hands some to its intra-op thread pool (one thread per core). A step's kernels take well under a
-microsecond each, so every hand-off (waking a worker, stealing, waiting for it) costs more than
-it saves, in CPU and in wall time, most on a busy machine: the pool is sized to one
-thread (``PJRT_NPROC=1``, read by XLA's CPU client when it starts) unless the user set
-``PJRT_NPROC`` or ``NPROC``, or asked for several CPU devices
-(``--xla_force_host_platform_device_count``; left as XLA sizes it there). Batches still use
-every core: :func:`.batching.simulate_batch` runs its slices from threads of its own.
-
-These only take effect if no JAX computation ran before the import.
+Both only take effect if no JAX computation ran before the import.
 
 On Linux with glibc, blocks of up to :data:`HEAP_THRESHOLD` are also served from malloc's heap,
 which keeps as much freed memory (:func:`keep_freed_memory`): by default glibc maps each block
@@ -29,7 +20,7 @@ above 32 MiB afresh and returns it when freed, and a batched step's temporaries 
 megabytes for a thousand worlds) were then mapped, page-faulted and zeroed again at every call.
 The process keeps its peak of such memory instead of returning it to the system.
 
-Set ``JAXSIM_LIKE_KEEP_XLA_FLAGS=1`` to opt out of all four.
+Set ``JAXSIM_LIKE_KEEP_XLA_FLAGS=1`` to opt out of all three.
 """
 
 from __future__ import annotations
@@ -45,11 +36,6 @@ CPU_FLAGS = {
     "--xla_cpu_enable_concurrency_optimized_scheduler": "false",
     "--xla_cpu_use_fusion_emitters": "false",
 }
-
-
-CPU_POOL = ("PJRT_NPROC", "1")
-"""The environment variable that sizes XLA's CPU intra-op thread pool, and the size set on import."""
-_POOL_SETTINGS = ("PJRT_NPROC", "NPROC")
 
 
 HEAP_THRESHOLD = 1 << 30
@@ -77,8 +63,7 @@ def keep_freed_memory() -> bool:
 
 def apply_cpu_defaults() -> None:
     """Append :data:`CPU_FLAGS` to ``XLA_FLAGS`` where the user has not set them, make CPU
-    dispatch synchronous, size XLA's CPU thread pool (:data:`CPU_POOL`, see the module doc) and
-    keep freed memory in malloc's heap (:func:`keep_freed_memory`)."""
+    dispatch synchronous and keep freed memory in malloc's heap (:func:`keep_freed_memory`)."""
     if os.environ.get("JAXSIM_LIKE_KEEP_XLA_FLAGS"):
         return
     keep_freed_memory()
@@ -86,6 +71,4 @@ def apply_cpu_defaults() -> None:
     missing = [f"{name}={value}" for name, value in CPU_FLAGS.items() if name not in flags]
     if missing:
         os.environ["XLA_FLAGS"] = " ".join(filter(None, [flags, *missing]))
-    if not any(name in os.environ for name in _POOL_SETTINGS) and "xla_force_host_platform_device_count" not in flags:
-        os.environ[CPU_POOL[0]] = CPU_POOL[1]
     jax.config.update("jax_cpu_enable_async_dispatch", False)

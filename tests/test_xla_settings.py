@@ -18,14 +18,6 @@ PROBE = (
     "print(json.dumps({'flags': os.environ.get('XLA_FLAGS', ''), 'async': xla_bridge._CPU_ENABLE_ASYNC_DISPATCH.value}))\n"
 )
 
-# The threads of XLA's CPU intra-op pool once a computation ran (their names on Linux).
-POOL = (
-    "import json, os, jaxsim_like, jax, jax.numpy as jnp\n"
-    "jax.jit(lambda x: x + 1)(jnp.ones(3)).block_until_ready()\n"
-    "names = [open(f'/proc/self/task/{t}/comm').read().strip() for t in os.listdir('/proc/self/task')]\n"
-    "print(json.dumps(sum('XLAEigen' in name for name in names)))\n"
-)
-
 
 # The page faults of a 64 MiB block malloc'ed, written and freed a second time.
 REFAULTS = (
@@ -44,7 +36,7 @@ REFAULTS = (
 
 
 def probe(script: str = PROBE, **environment: str):
-    env = {key: value for key, value in os.environ.items() if key not in ("XLA_FLAGS", "JAXSIM_LIKE_KEEP_XLA_FLAGS", "PJRT_NPROC", "NPROC")}
+    env = {key: value for key, value in os.environ.items() if key not in ("XLA_FLAGS", "JAXSIM_LIKE_KEEP_XLA_FLAGS")}
     env.update(environment)
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, timeout=120)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -76,11 +68,3 @@ def test_freed_blocks_stay_in_the_heap():
         if name in os.environ:
             pytest.skip(f"{name} is set")
     assert probe(REFAULTS) < 256
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread names of /proc")
-def test_the_cpu_pool_has_one_thread_unless_the_user_sized_it():
-    assert probe(POOL) == 1
-    assert probe(POOL, PJRT_NPROC="2") == 2
-    # Several CPU devices: XLA's default, a thread per core.
-    assert probe(POOL, XLA_FLAGS="--xla_force_host_platform_device_count=2") == len(os.sched_getaffinity(0))
