@@ -77,7 +77,11 @@ def release(
     if linear.drift is not None:
         predicted = predicted + linear.drift
     rows = contacts.separating(law, linear, depth, velocities, predicted, dt)
-    gain, pick = jax.lax.top_k(rows.gain, count)
+    if count == 1:  # the largest gain: a reduction, where ``top_k`` is a sort kernel on the CPU
+        pick = jnp.argmax(rows.gain, keepdims=True)
+        gain = rows.gain[pick]
+    else:
+        gain, pick = jax.lax.top_k(rows.gain, count)
     chosen = gain > 0
     picked_points, links = slot_points[pick], slot_link[pick]
     normal = linear.normal[pick]
