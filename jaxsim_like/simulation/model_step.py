@@ -274,11 +274,8 @@ def prepare(
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
-        # A swept point's contact rolls with its ball: its centre lies r along the normal.
-        radius = slots.take(_terrain_radius(model).astype(dtype))
-        drift = contacts.round_drift(kin.G_v[slot_link, 3:], velocities, radius, slots.take(normal), dt)
         linear = contacts.implicit_contact_forces(
-            law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots, drift
+            law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
         forces = None
         added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)

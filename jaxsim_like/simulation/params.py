@@ -41,11 +41,12 @@ LIMIT_FREQUENCY = 200.0
 """[rad/s]: the implicit step's joint limits have this frequency, or ``LIMIT_STEP_FREQUENCY / dt``
 at steps above ``LIMIT_STEP_FREQUENCY / LIMIT_FREQUENCY``, or ``0.2 / dt`` at steps below 1 ms. A
 joint pressed into its limit by an acceleration ``a`` [rad/s^2] rests ``a / w^2`` past it (``a /
-40,000``); MuJoCo's default ``solreflimit`` and ``solimplimit`` at steps up to 10 ms rest it
-``(1 - d) a / (d^2 k)``, from ``a / 22,000`` to ``a / 50,000``."""
-LIMIT_STEP_FREQUENCY = 2.0
+40,000`` at 200 rad/s, ``a / 10,000`` at 10 ms); MuJoCo's default ``solreflimit`` and
+``solimplimit`` at steps up to 10 ms rest it ``(1 - d) a / (d^2 k)``, ``a / 22,000`` to ``a /
+50,000``."""
+LIMIT_STEP_FREQUENCY = 1.0
 """``w dt`` of the implicit step's joint limits at large steps: the spring is linearised only past
-``joint_effects.LIMIT_BLEND``, and a joint bounces in and out of its limit at ``w dt = 4``."""
+``joint_effects.LIMIT_BLEND``, and from ``w dt = 2`` on a joint can chatter at its limit."""
 CONTACT_SLOT_TOLERANCE = 5.0
 """With ``contact_slots="auto"``, a link's slots are the most of its points within this many
 ``max_penetration`` of one supporting plane (see :func:`.contact_slots.facet_counts`)."""

@@ -167,8 +167,8 @@ def kicking_quadruped(quadruped) -> Case:
     for finite differences of 1e-7. From 3 cm a corner of the trunk grazes the ground for three
     steps, and the loss is not differentiable in the base position at that scale. The limits
     have the frequency 100 rad/s (the default is 200 at this step): at 200 the knees strike
-    them harder and the loss curves within 1e-7 of the base position (the central differences
-    still converge to the gradient as h^2, but the check of 1e-7 against 5e-8 sees a kink)."""
+    them harder and the loss curves more within a finite difference's step of the base
+    position."""
     t = DT * np.arange(STEPS)[:, None]
     torques = 20.0 * np.sin(2 * np.pi * 4.0 * t + np.arange(quadruped.dofs)[None, :])
     state = js.State.build(
