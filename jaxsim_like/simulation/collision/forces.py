@@ -12,10 +12,10 @@ The law of each slot is sized for the two links it touches (:class:`PairLaw`): f
 effective mass ``m = 1 / (w_a + w_b)``, with ``w`` a link's translational inverse weight (zero for
 a link welded to the world), a body of mass ``m`` resting on ``RESTING_CONTACTS`` such contacts
 sinks by ``max_penetration`` under standard gravity, with the given damping ratio. The touching
-contacts between links of two models share ``RESTING_CONTACTS`` such laws in proportion to
-their depths (:func:`shared_pair_law`), so that the two links push as hard whichever contacts
-the narrow phases report (one under a sphere, two under a lying capsule, at a corner where two
-faces' edges meet; a cylinder's rim points and its side).
+contacts between two links share their laws in proportion to their depths, up to
+``RESTING_CONTACTS`` of them (:func:`shared_pair_law`), so that the two links push as hard
+whichever contacts the narrow phases report (at a corner where two faces' edges meet; a
+cylinder's rim points and its side).
 
 Linearised for a step of ``h`` (:class:`..contacts.ImplicitContacts`): the force on a at the end
 of the step is ``step_forces - resist(dv_a - dv_b)``, with the velocity changes of the two
@@ -38,9 +38,7 @@ from .table import CollisionTable
 
 RESTING_CONTACTS = 4
 """The contacts a body rests on that a pair law is sized for (a box on a box: the corners of the
-faces' overlap); the touching contacts between links of two models share that many laws,
-however many they are, and those between links of one model up to that many
-(:func:`shared_pair_law`)."""
+faces' overlap); more touching contacts between two links share that many laws (:func:`shared_pair_law`)."""
 
 
 @pytree_dataclass()
@@ -188,23 +186,18 @@ def link_pairs(contacts: Contacts, pairs: np.ndarray, links: int) -> jax.Array:
 def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionTable) -> ContactParams:
     """The laws ``(C,)`` of ``contacts`` (those of :func:`.collide.query` on ``table``) shared by
     the touching contacts between each two links (:func:`link_pairs`): stiffness and damping
-    times ``RESTING_CONTACTS d / sum d``, with the sum of the depths ``d`` [m] of the touching
-    contacts of the two links, between links of two models; between links of one model, times
-    ``min(n, RESTING_CONTACTS) d / sum d``, with their number ``n = sum d / max d`` counted by
-    depth (unchanged where not touching).
-
-    Two bodies push on each other as hard as ``RESTING_CONTACTS`` laws at the deepest contact's
-    depth, whichever contacts the narrow phases report: a body rests at the pair law's
-    ``max_penetration`` on one contact (a sphere), two (a lying capsule), four (a box's corners)
-    or more (a cylinder on another one's cap rests on the rim points of both), and a shallower
-    contact is softer in proportion, so that the force between the links changes continuously as
-    a contact comes or goes. Two boxes with flush side faces meet at corners that the narrow
-    phase reports as a corner inside the other box, as an edge crossing, or as both, from one
-    step to the next: each contact with its own law, the pair's force would jump with that
-    count, and a stack rocks on it. The links of one model are held by its joints, not by
-    their contacts: a self-contact is not where a body's weight rests, and fewer contacts than
-    ``RESTING_CONTACTS`` keep their own laws (a lone contact as stiff as four is, for the
-    explicit integrators, a stiffer collision between limbs for nothing)."""
+    times ``min(n, RESTING_CONTACTS) d / sum d``, with the sum of the depths ``d`` [m] of the
+    touching contacts of the two links and their number ``n = sum d / max d`` counted by depth
+    (unchanged where not touching). Contacts at one depth keep their laws up to
+    ``RESTING_CONTACTS`` of them, and more push as hard together as that many, whichever narrow
+    phases report them (a cylinder on another one's cap rests on the rim points of both); a
+    shallower contact is softer in proportion, so that the force between the links changes
+    continuously as a contact comes or goes. Two boxes with flush side faces meet at corners that
+    the narrow phase reports as a corner inside the other box, as an edge crossing, or as both,
+    from one step to the next: each contact with its own law, the pair's force would jump with
+    that count, and a stack rocks on it. Fewer contacts keep their own laws: a sphere on a body
+    rests deeper than ``max_penetration``, as on one of four contacts (four laws shared by any
+    number, a lone contact four times as stiff, made a pile of 125 bodies deeper and faster)."""
     pairs = contact_pairs(table)
     touching = contacts.active & (contacts.depth > 0)
     depth = jnp.where(touching, contacts.depth, 0.0)
@@ -213,9 +206,7 @@ def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionT
     total = jax.ops.segment_sum(depth, segments, count)[segments]
     deepest = jax.ops.segment_max(depth, segments, count)[segments]
     number = total / jnp.where(deepest > 0, deepest, 1.0)
-    model = jnp.asarray(table.link_model)
-    laws = jnp.where(model[contacts.link_a] == model[contacts.link_b], jnp.minimum(number, RESTING_CONTACTS), RESTING_CONTACTS)
-    share = jnp.where(touching, laws * depth / jnp.where(total > 0, total, 1.0), 1.0)
+    share = jnp.where(touching, jnp.minimum(number, RESTING_CONTACTS) * depth / jnp.where(total > 0, total, 1.0), 1.0)
     return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
 
 
