@@ -46,11 +46,10 @@ def test_policy_gradient_matches_central_differences(apg):
             apg.training_starts(task, keys, balancing)
         )
 
+    window_starts = jax.tree.map(lambda a: a[:, ::window], jax.jit(trajectory)(params))  # (W, K, ...)
+
     @jax.jit
     def windows_loss(params_):
-        """The loss of ``params_`` over windows started where ``params``' rollout reached (one
-        program: the unperturbed rollout and its slices are not compiled op by op apart)."""
-        window_starts = jax.tree.map(lambda a: a[:, ::window], trajectory(params))  # (W, K, ...)
         returns, _ = jax.vmap(jax.vmap(lambda s: apg.episode_return(task, params_, s, window, window)))(window_starts)
         return -jnp.mean(jnp.sum(returns, axis=1))
 
