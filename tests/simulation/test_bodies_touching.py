@@ -28,12 +28,6 @@ from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout
 
 G = 9.81
 ROLLOUT = jax.jit(world_rollout, static_argnames="steps")
-LONG_ROLLOUT = jax.jit(world_rollout, static_argnames="steps", compiler_options={"xla_backend_optimization_level": 3})
-"""The rollout at XLA's default optimisation, for the two-finger gripper's thousands of steps: it
-compiles slower than at the suite's level 0 and runs them faster. (The Panda's program compiles at
-level 0: it is the larger, and runs fewer steps.)"""
-
-
 CHUNK = 50
 
 
@@ -209,7 +203,7 @@ def test_a_gripper_lifts_a_cube_and_holds_it_without_slip(figures):
     assert lift == pytest.approx(0.1, abs=2e-3) and height > 0.1  # lifted with the fingers
     fingers = []
     for _ in range(round(HOLD_SECONDS / 0.5)):
-        state, _, outputs = run(world, state, grasp_inputs(table, 0.1, squeeze), 0.5, LONG_ROLLOUT)
+        state, _, outputs = run(world, state, grasp_inputs(table, 0.1, squeeze), 0.5)
         fingers.append(float(state.states[1].base_position[2] - state.states[0].joint_positions[0]))
     figures("two-finger grasp at 2 ms: lifted", height - 0.025, "m")
     figures(f"two-finger grasp at 2 ms: slip over {HOLD_SECONDS:g} s", np.abs(np.asarray(fingers) - (height - lift)).max(), "m")
@@ -219,10 +213,10 @@ def test_a_gripper_lifts_a_cube_and_holds_it_without_slip(figures):
 
 def lifted(world: WorldModel, state, table: np.ndarray, squeeze, height: float = 0.1):
     """The grasp squeezed for 0.3 s, the lift raised to ``height`` in 5 mm steps of 0.1 s, and held 0.5 s."""
-    state = run(world, state, grasp_inputs(table, 0.0, squeeze), 0.3, LONG_ROLLOUT)[0]
+    state = run(world, state, grasp_inputs(table, 0.0, squeeze), 0.3)[0]
     for k in range(1, int(round(height / 0.005)) + 1):
-        state = run(world, state, grasp_inputs(table, 0.005 * k, squeeze), 0.1, LONG_ROLLOUT)[0]
-    return run(world, state, grasp_inputs(table, height, squeeze), 0.5, LONG_ROLLOUT)[0]
+        state = run(world, state, grasp_inputs(table, 0.005 * k, squeeze), 0.1)[0]
+    return run(world, state, grasp_inputs(table, height, squeeze), 0.5)[0]
 
 
 # example-robot-data is a cmeel package: its files lie under site-packages/cmeel.prefix.
@@ -390,7 +384,7 @@ def test_gradients_through_a_slipping_grasp_equal_central_differences(figures):
     squeeze = jnp.asarray(0.6)  # below the 0.98 N per finger that friction 1 needs to hold 0.2 kg
     value, derivative = jax.jit(lambda s: jax.jvp(slipped, (s,), (jnp.ones_like(s),)))(squeeze)
     h = 1e-5  # the differences through the rollout the grasp compiled
-    numeric = (slipped(squeeze + h, LONG_ROLLOUT) - slipped(squeeze - h, LONG_ROLLOUT)) / (2 * h)
+    numeric = (slipped(squeeze + h, ROLLOUT) - slipped(squeeze - h, ROLLOUT)) / (2 * h)
     figures("slipping grasp: derivative over central differences, minus one", float(derivative) / float(numeric) - 1, "")
     assert float(value) < before - 1e-3  # slipping down the fingers
     assert np.isfinite(float(derivative)) and float(derivative) > 0.0  # a firmer squeeze slips less
