@@ -74,8 +74,6 @@ def release(
         return Released(G_a_B, joint_accelerations, jnp.zeros_like(linear.normal))
     G_dv = dt * _link_accelerations(model, G_a_B, joint_accelerations, G_S)[slot_link]
     predicted = velocities + G_dv[:, :3] + jnp.cross(G_dv[:, 3:], slot_points)
-    if linear.drift is not None:
-        predicted = predicted + linear.drift
     rows = contacts.separating(law, linear, depth, velocities, predicted, dt)
     if count == 1:  # the largest gain: a reduction, where ``top_k`` is a sort kernel on the CPU
         pick = jnp.argmax(rows.gain, keepdims=True)
