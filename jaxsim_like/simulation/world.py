@@ -611,7 +611,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
-    law = shared_pair_law(law, contacts, world.collision)
+    law = shared_pair_law(law, contacts, world.collision, world.pair_law.max_penetration)
     if pair_load is not None:
         # What a contact carries: the lighter of its two sides, each a link's mass (infinite when
         # welded to the world) with the load pressed on it (a box on a table carries itself, not

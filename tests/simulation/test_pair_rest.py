@@ -1,12 +1,12 @@
 """Every kind of body at rest on another body: a sphere, a box, a standing cylinder, a lying
 capsule and a convex hull (a mesh cube), each on a slab lying on the ground, 1 kg on 10 kg and
 10 kg on 1 kg, and on a standing drum (a cylinder's cap). The contacts' normal force is the
-body's weight within 0.5 %, and the body rests as deep as the pair law says: at its
-``max_penetration`` within 10 % on ``RESTING_CONTACTS`` (4) contacts or more (the box's and the
-hull's corners, the cylinder's 8 rim points: its rim's contact from the box-cylinder narrow phase
-no longer doubles one of them), and on ``n`` fewer contacts (the sphere's 1, the capsule's 2),
-each with the law of one of four while carrying ``1 / n`` of the body, at ``max_penetration (4 /
-n)^(1 / (1 + p))`` within 1 % (issue 29). One world of all of them, one compiled rollout, float64."""
+body's weight within 0.5 %, and the body rests at the pair law's ``max_penetration`` within 10 %
+(issue 29), whatever number of contacts it rests on: ``RESTING_CONTACTS`` (4) or more (the box's
+and the hull's corners, the cylinder's 8 rim points: its rim's contact from the box-cylinder
+narrow phase no longer doubles one of them) sharing four laws, and the sphere's one and the
+capsule's two each counting as four and as two (:func:`~jaxsim_like.simulation.collision.forces.shared_pair_law`).
+One world of all of them, one compiled rollout, float64."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import scenes
-from jaxsim_like.simulation.collision.forces import RESTING_CONTACTS, PairLaw
+from jaxsim_like.simulation.collision.forces import PairLaw
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 DT, SECONDS, G = 0.002, 1.5, 9.81
@@ -93,9 +93,5 @@ def test_each_kind_rests_on_a_body_at_the_pair_depth_with_its_weight(rested, kin
         depth, normal, count = figures_by_scene[(kind, top_mass, base)]
         figures(f"pair rest: {kind} {top_mass:g} kg on a {base}: depth / max_penetration", depth / max_penetration)
         assert count == contacts
-        if contacts >= RESTING_CONTACTS:
-            assert depth == pytest.approx(max_penetration, rel=0.1)
-        else:
-            p = float(PairLaw.build().p)
-            assert depth == pytest.approx(max_penetration * (RESTING_CONTACTS / contacts) ** (1 / (1 + p)), rel=0.01)
+        assert depth == pytest.approx(max_penetration, rel=0.1)
         np.testing.assert_allclose(normal, top_mass * G, rtol=5e-3)

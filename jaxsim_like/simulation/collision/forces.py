@@ -15,7 +15,9 @@ sinks by ``max_penetration`` under standard gravity, with the given damping rati
 contacts between two links share their laws in proportion to their depths, up to
 ``RESTING_CONTACTS`` of them (:func:`shared_pair_law`), so that the two links push as hard
 whichever contacts the narrow phases report (at a corner where two faces' edges meet; a
-cylinder's rim points and its side).
+cylinder's rim points and its side); a contact through which a body rests on fewer (a
+sphere's one, a capsule's two: :data:`.kinds.RESTS_ON`) counts as that many more, down to the
+law's depth.
 
 Linearised for a step of ``h`` (:class:`..contacts.ImplicitContacts`): the force on a at the end
 of the step is ``step_forces - resist(dv_a - dv_b)``, with the velocity changes of the two
@@ -33,7 +35,7 @@ from ...dynamics.kinematics import STANDARD_GRAVITY
 from ...pytree import pytree_dataclass
 from ..contacts import ContactParams, ImplicitContacts, contact_forces, implicit_contact_forces, overdamped_weight, round_drift
 from .collide import Contacts
-from .kinds import KINDS
+from .kinds import KINDS, POINT_CHUNK, POINTS, rests_on
 from .table import CollisionTable
 
 RESTING_CONTACTS = 4
@@ -183,30 +185,67 @@ def link_pairs(contacts: Contacts, pairs: np.ndarray, links: int) -> jax.Array:
     return jnp.zeros(count, group.dtype).at[order].set(group)[pairs]
 
 
-def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionTable) -> ContactParams:
+def memory_weights(table: CollisionTable) -> np.ndarray:
+    """``(table.candidate_slots,)``: per candidate memory (:attr:`.collide.Contacts.slot`), the
+    contacts that its contact counts as in :func:`shared_pair_law`: ``RESTING_CONTACTS / r``
+    where a body rests on ``r`` contacts at most through the pair (:func:`.kinds.rests_on`: a
+    sphere's 1, a capsule's 2; a collidable point: :attr:`.table.CollisionTable.point_rests_on`
+    of its round shape), else 1."""
+    blocks = []
+    for group in table.groups:
+        if group.kind == POINTS:
+            points = np.asarray(group.first, dtype=int).reshape(-1, POINT_CHUNK)
+            rests = np.where(points >= 0, np.asarray(table.point_rests_on, dtype=int)[np.maximum(points, 0)], 0)
+        else:
+            rests = np.full((group.candidates, group.memory), rests_on(group.kind))
+        blocks.append(np.where(rests > 0, RESTING_CONTACTS / np.maximum(rests, 1), 1.0).reshape(-1))
+    return np.concatenate(blocks) if blocks else np.zeros(0)
+
+
+def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionTable, max_penetration: jax.Array) -> ContactParams:
     """The laws ``(C,)`` of ``contacts`` (those of :func:`.collide.query` on ``table``) shared by
     the touching contacts between each two links (:func:`link_pairs`): stiffness and damping
-    times ``min(n, RESTING_CONTACTS) d / sum d``, with the sum of the depths ``d`` [m] of the
-    touching contacts of the two links and their number ``n = sum d / max d`` counted by depth
-    (unchanged where not touching). Contacts at one depth keep their laws up to
-    ``RESTING_CONTACTS`` of them, and more push as hard together as that many, whichever narrow
-    phases report them (a cylinder on another one's cap rests on the rim points of both); a
-    shallower contact is softer in proportion, so that the force between the links changes
-    continuously as a contact comes or goes. Two boxes with flush side faces meet at corners that
-    the narrow phase reports as a corner inside the other box, as an edge crossing, or as both,
-    from one step to the next: each contact with its own law, the pair's force would jump with
-    that count, and a stack rocks on it. Fewer contacts keep their own laws: a sphere on a body
-    rests deeper than ``max_penetration``, as on one of four contacts (four laws shared by any
-    number, a lone contact four times as stiff, made a pile of 125 bodies deeper and faster)."""
+    times ``min(n, RESTING_CONTACTS) w d / sum w d``, with the depths ``d`` [m] of the touching
+    contacts of the two links, each counting as ``w`` contacts, and their number ``n = sum w d /
+    max d`` counted by depth (unchanged where not touching). A contact of a pair through which
+    a body rests on fewer than ``RESTING_CONTACTS`` contacts counts as ``c`` of them
+    (:func:`memory_weights`: a sphere's as 4, a capsule's as 2) down to the pair law's
+    ``max_penetration`` [m] and as ``w = 1 + (c - 1) (max_penetration / d)^(1 + p)`` deeper (the
+    law's exponent ``p``); any other contact, and any between links of one model, as one.
+
+    Contacts at one depth keep their laws up to ``RESTING_CONTACTS`` of them, and more push as
+    hard together as that many, whichever narrow phases report them (a cylinder on another
+    one's cap rests on the rim points of both); a shallower contact is softer in proportion, so
+    that the force between the links changes continuously as a contact comes or goes. Two boxes
+    with flush side faces meet at corners that the narrow phase reports as a corner inside the
+    other box, as an edge crossing, or as both, from one step to the next: each contact with its
+    own law, the pair's force would jump with that count, and a stack rocks on it.
+
+    A body rests on a sphere's one contact, or a capsule's two, where a box rests on four
+    corners: counted as four and as two, a sphere and a lying capsule rest on another body at
+    ``max_penetration``, as a box does (a capsule lying across two bodies, at it on each). The
+    extra contacts push no harder than at that depth (``w d^(1 + p)`` grows as one contact's
+    law beyond it), so that a landing meets the law of one contact: with four laws on a lone
+    contact at any depth, a pile of bodies dropped into a bin landed harder, and the load-aware
+    laws (:func:`..world._loaded`) took those landings for loads and stiffened further. A box's
+    corner alone on a face keeps one law of four (a tilted box is not at rest on it). The links
+    of one model are held by their joints, not by their contacts (a self-contact is not where a
+    body rests)."""
     pairs = contact_pairs(table)
     touching = contacts.active & (contacts.depth > 0)
     depth = jnp.where(touching, contacts.depth, 0.0)
+    model = jnp.asarray(table.link_model)
+    counted = jnp.asarray(memory_weights(table), depth.dtype).at[contacts.slot].get(mode="fill", fill_value=1.0)
+    rest = jnp.asarray(max_penetration, depth.dtype)
+    beyond = jnp.where(depth > rest, (rest / jnp.where(depth > rest, depth, 1.0)) ** (1 + params.p), 1.0)
+    weight = jnp.where(model[contacts.link_a] == model[contacts.link_b], 1.0, 1 + (counted - 1) * beyond)
+    weighted = weight * depth
     segments = link_pairs(contacts, pairs, table.links)
     count = int(pairs.max(initial=-1)) + 1
-    total = jax.ops.segment_sum(depth, segments, count)[segments]
+    total = jax.ops.segment_sum(weighted, segments, count)[segments]
     deepest = jax.ops.segment_max(depth, segments, count)[segments]
     number = total / jnp.where(deepest > 0, deepest, 1.0)
-    share = jnp.where(touching, jnp.minimum(number, RESTING_CONTACTS) * depth / jnp.where(total > 0, total, 1.0), 1.0)
+    share = jnp.where(touching, jnp.minimum(number, RESTING_CONTACTS) * weighted / jnp.where(total > 0, total, 1.0), 1.0)
     return params.replace(stiffness=params.stiffness * share, damping=params.damping * share)
 
 

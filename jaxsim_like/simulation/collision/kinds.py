@@ -156,6 +156,20 @@ KINDS: dict[str, Kind] = {
 }
 
 
+RESTS_ON = {SPHERE: 1, CAPSULE: 2}
+"""The most contacts at which a body rests on another through one of its round shapes (a sphere
+on anything: one; a lying capsule: two, its side or its end balls); through the other shapes it
+rests on the four or more of a face (see :func:`.forces.shared_pair_law`)."""
+
+
+def rests_on(kind: str) -> int:
+    """The most contacts at which a body rests on another through one pair of the kind ``kind``
+    (a key of :data:`KINDS`): the fewer of its two shapes' :data:`RESTS_ON`; 0 where neither
+    shape is round, and for collidable points (each point's own: :attr:`.table.CollisionTable.point_rests_on`)."""
+    counts = [RESTS_ON[shape] for shape in kind.split("-") if shape in RESTS_ON] if kind != POINTS else []
+    return min(counts, default=0)
+
+
 PARTIAL = frozenset({"capsule-cylinder", "box-cylinder", "cylinder-cylinder"})
 """Pair kinds whose narrow phase sees only the cylinder's side: the points of both shapes still
 meet the other shape (caps and rims)."""

@@ -47,7 +47,7 @@ from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, HULL
 from ...parsers.description import combined
 from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
-from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, solid_kind
+from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, RESTS_ON, ROUND_HULLS, SOLID, solid_kind
 from .points import KIND_CODES
 
 NEIGHBOURS = 4
@@ -103,7 +103,9 @@ class CollisionTable:
     ``links`` is the number of links of all models; ``pairs``, the explicit contact pairs that
     some candidate tests and the pairs of two collisions' surfaces
     (:class:`~...parsers.description.ContactPair`); ``hull_counts``, the ``(V, F, K, E)`` that the
-    hulls of its pairs of hulls are padded to (:class:`.hull.HullData`).
+    hulls of its pairs of hulls are padded to (:class:`.hull.HullData`); ``point_rests_on``, per
+    global point, the :data:`.kinds.RESTS_ON` of the round shape whose swept point it is (a
+    capsule's end balls: 2; 0: none).
     """
 
     link_offsets: tuple[int, ...]
@@ -116,6 +118,7 @@ class CollisionTable:
     links: int
     pairs: tuple[Any, ...] = ()
     hull_counts: tuple[int, int, int, int] = (0, 0, 0, 0)
+    point_rests_on: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         return f"CollisionTable(models={len(self.link_offsets)}, slots={self.size}, groups={list(self.groups)})"
@@ -206,6 +209,8 @@ class CollisionTable:
         used = list(dict.fromkeys(k for _, _, marked in pairs.values() for k in marked if k >= 0))
         renumber = {k: i for i, k in enumerate(used)}
         hull_counts = _hull_counts(models, bool(pairs["box-hull"][1]), bool(pairs["cylinder-hull"][1]))
+        rests = {p: min((RESTS_ON[k] for k in sampled if k in RESTS_ON), default=0)
+                 for link in links for points in link.points for p, _, sampled, _ in points}
         shape_kinds = [kind for model in models for kind in model.shape_kind]
         point_kinds = [" ".join(sorted({k for k, on in zip(model.shape_kind, model.shape_link) if on == link}))
                        for model in models for link in model.point_link]
@@ -228,6 +233,7 @@ class CollisionTable:
             groups=groups,
             pairs=tuple(by_mark[k] for k in used),
             hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS) for g in groups) else (0, 0, 0, 0),
+            point_rests_on=tuple(rests[p] for p in range(point_offsets[-1])),
         )
 
 
