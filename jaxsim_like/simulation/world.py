@@ -593,9 +593,10 @@ class _Pairs(NamedTuple):
     tangential ``deformation (C, 3)`` from the world state, the broad phase's ``overflow (K,)``
     per pair group of the table, and ``turning``: the angular velocities [rad/s] of links a and
     b and the velocities [m/s] of their material points at the contacts (``(C, 3)`` each, see
-    :func:`.collision.forces.pair_forces`); with torsional or rolling friction (else None), the angular
-    velocity of link a relative to link b ``angular (C, 3)`` [rad/s] and ``inertia (C,)`` [kg
-    m^2], a lower bound of the rotational inertia a couple between them moves."""
+    :func:`.collision.forces.pair_forces`); every link's ``origins (L, 3)`` [m] (world frame); with
+    torsional or rolling friction (else None), the angular velocity of link a relative to link b
+    ``angular (C, 3)`` [rad/s] and ``inertia (C,)`` [kg m^2], a lower bound of the rotational
+    inertia a couple between them moves."""
 
     contacts: Contacts
     arms_a: jax.Array
