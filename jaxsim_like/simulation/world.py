@@ -531,15 +531,31 @@ def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array, growth: tup
     return law.replace(stiffness=scaled(law.stiffness, scale), damping=scaled(law.damping, scale * ratio), overdamped=overdamped)
 
 
-def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravity: jax.Array) -> jax.Array:
-    """``(L,)`` [N]: per link of ``table``, the sum over its contacts with links of other models
-    of the force they pressed on it along ``gravity (3,)`` (where positive), from the ``forces (C,
-    3)`` on link a (a model's self-contacts put no load on its terrain contacts)."""
+def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravity: jax.Array, inverse_weight: jax.Array,
+             origins: jax.Array, carried: jax.Array) -> jax.Array:
+    """``(L,)`` [N]: per link of ``table``, the load on it: the sum over its contacts with the
+    links of other models whose origins lie higher along ``-gravity (3,)`` of the force they
+    pressed on it along ``gravity`` (where positive), from the ``forces (C, 3)`` on link a (a
+    model's self-contacts put no load on its terrain contacts). What a link presses on the links
+    below it is at most its weight plus the load ``carried (L,)`` [N] on it in the last step
+    (``inverse_weight (L,)`` [1/kg], zero for a link welded to the world: no bound; ``origins (L,
+    3)`` [m], world frame): a load is what rests on a link, and the forces of an impact, which
+    exceed it, would size the laws (:func:`_loaded`) for more than that."""
     model = jnp.asarray(table.link_model)
     other = model[contacts.link_a] != model[contacts.link_b]
     norm = jnp.linalg.norm(gravity)
-    along = jnp.where(contacts.active & other, forces @ (gravity / jnp.where(norm > 0, norm, 1.0)), 0.0)
-    return _link_sums(jnp.concatenate([jnp.maximum(along, 0.0), jnp.maximum(-along, 0.0)]), contacts, table.links)
+    down = gravity / jnp.where(norm > 0, norm, 1.0)
+    along = jnp.where(contacts.active & other, forces @ down, 0.0)
+    # Each contact's upper and lower link, by their origins' heights (no cycle of loads).
+    depth = origins @ down
+    a_below = depth[contacts.link_a] > depth[contacts.link_b]
+    upper = jnp.where(a_below, contacts.link_b, contacts.link_a)
+    lower = jnp.where(a_below, contacts.link_a, contacts.link_b)
+    push = jnp.maximum(jnp.where(a_below, along, -along), 0.0)
+    total = jax.ops.segment_sum(push, upper, table.links)
+    bound = jnp.where(inverse_weight > 0, norm / jnp.where(inverse_weight > 0, inverse_weight, 1.0), jnp.inf) + carried
+    factor = jnp.where(total > bound, bound / jnp.where(total > 0, total, 1.0), 1.0)
+    return jax.ops.segment_sum(push * factor[upper], lower, table.links)
 
 
 def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, gravity: jax.Array) -> ModelParams:
@@ -577,9 +593,10 @@ class _Pairs(NamedTuple):
     tangential ``deformation (C, 3)`` from the world state, the broad phase's ``overflow (K,)``
     per pair group of the table, and ``turning``: the angular velocities [rad/s] of links a and
     b and the velocities [m/s] of their material points at the contacts (``(C, 3)`` each, see
-    :func:`.collision.forces.pair_forces`); with torsional or rolling friction (else None), the angular
-    velocity of link a relative to link b ``angular (C, 3)`` [rad/s] and ``inertia (C,)`` [kg
-    m^2], a lower bound of the rotational inertia a couple between them moves."""
+    :func:`.collision.forces.pair_forces`); every link's ``origins (L, 3)`` [m] (world frame); with
+    torsional or rolling friction (else None), the angular velocity of link a relative to link b
+    ``angular (C, 3)`` [rad/s] and ``inertia (C,)`` [kg m^2], a lower bound of the rotational
+    inertia a couple between them moves."""
 
     contacts: Contacts
     arms_a: jax.Array
@@ -590,6 +607,7 @@ class _Pairs(NamedTuple):
     deformation: jax.Array
     overflow: jax.Array
     turning: tuple[jax.Array, jax.Array, jax.Array, jax.Array]
+    origins: jax.Array
     angular: jax.Array | None = None
     inertia: jax.Array | None = None
 
@@ -636,7 +654,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
         total = compliance[contacts.link_a] + compliance[contacts.link_b]
         inertia = jnp.where(jnp.isfinite(total) & (total > 0), 1 / jnp.where(total > 0, total, 1.0), 0.0)
     return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
-                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow, turning, angular, inertia)
+                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow, turning, poses[:, :3, 3], angular, inertia)
 
 
 def _world_rates(
@@ -780,7 +798,9 @@ def _world_rates(
         applied = applied + _couples_on_links(torques, -torques, contacts, links)
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
-    load = _pressed(world.collision, forces, contacts, params.gravity.astype(dtype)) if loaded else jnp.zeros_like(pair_load)
+    load = (_pressed(world.collision, forces, contacts, params.gravity.astype(dtype), world.inverse_weight.astype(dtype), pairs.origins,
+                      pair_load)
+            if loaded else jnp.zeros_like(pair_load))
     return solved, prepared, PairContacts(contacts, forces, pairs.overflow, torques), user, stored.at[contacts.slot].set(after, mode="drop"), load
 
 
