@@ -15,7 +15,7 @@ and capsules in another (:data:`ROUND_HULLS`); both take the hulls' data besides
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -162,12 +162,16 @@ on anything: one; a lying capsule: two, its side or its end balls); through the 
 rests on the four or more of a face (see :func:`.forces.shared_pair_law`)."""
 
 
+def fewest_resting(shapes: Iterable[str]) -> int:
+    """The fewest :data:`RESTS_ON` among the shape kinds ``shapes``; 0 where none is round."""
+    return min((RESTS_ON[shape] for shape in shapes if shape in RESTS_ON), default=0)
+
+
 def rests_on(kind: str) -> int:
     """The most contacts at which a body rests on another through one pair of the kind ``kind``
     (a key of :data:`KINDS`): the fewer of its two shapes' :data:`RESTS_ON`; 0 where neither
     shape is round, and for collidable points (each point's own: :attr:`.table.CollisionTable.point_rests_on`)."""
-    counts = [RESTS_ON[shape] for shape in kind.split("-") if shape in RESTS_ON] if kind != POINTS else []
-    return min(counts, default=0)
+    return 0 if kind == POINTS else fewest_resting(kind.split("-"))
 
 
 PARTIAL = frozenset({"capsule-cylinder", "box-cylinder", "cylinder-cylinder"})

@@ -47,7 +47,7 @@ from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, HULL
 from ...parsers.description import combined
 from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
-from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, RESTS_ON, ROUND_HULLS, SOLID, solid_kind
+from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
 from .points import KIND_CODES
 
 NEIGHBOURS = 4
@@ -209,7 +209,7 @@ class CollisionTable:
         used = list(dict.fromkeys(k for _, _, marked in pairs.values() for k in marked if k >= 0))
         renumber = {k: i for i, k in enumerate(used)}
         hull_counts = _hull_counts(models, bool(pairs["box-hull"][1]), bool(pairs["cylinder-hull"][1]))
-        rests = {p: min((RESTS_ON[k] for k in sampled if k in RESTS_ON), default=0)
+        rests = {p: fewest_resting(sampled)
                  for link in links for points in link.points for p, _, sampled, _ in points}
         shape_kinds = [kind for model in models for kind in model.shape_kind]
         point_kinds = [" ".join(sorted({k for k, on in zip(model.shape_kind, model.shape_link) if on == link}))
