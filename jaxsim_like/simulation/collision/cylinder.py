@@ -3,7 +3,8 @@
 A sphere meets a cylinder as a swept point (the signed distance of its centre, :mod:`.points`).
 Against capsules, boxes and cylinders a cylinder is the capsule of its radius and segment with
 only the contacts on its side kept (their position lies within its length, each as deep as the
-side reaches along its normal, fading out where deeper than the other shape's way out past a cap:
+side reaches along its normal, fading out as its position passes a cap and where deeper than
+the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
