@@ -214,6 +214,22 @@ def test_a_box_leaning_on_a_cylinders_rim_meets_it_continuously():
     assert _largest_change("box-cylinder", poses[:2]) == 0.0 and len(contacts("box-cylinder", *poses[0])[2]) == 2
 
 
+
+def test_a_box_edge_over_a_cylinders_rim_keeps_a_continuous_side_contact_across_the_caps_plane():
+    """A cube turned 32 degrees with an edge over an upright can's top rim, a cap point 11 mm inside it (as a
+    landing left one in the 125-body pile of ``benchmarks/pile.py``), raised along the can's
+    axis in steps of 0.01 mm: the can's side contact along the cube's bottom face, whose position
+    lies at the cap's plane, fades out as its position passes the plane (it was switched off
+    there at its 4 mm depth, and came and went from one step to the next)."""
+    can, cube = np.array([0.03, 0.03, 0.0]), np.array([0.03, 0.03, 0.03])
+    turned, _ = np.linalg.qr(np.array([[0.8744, -0.1406, 0.4644], [0.0258, 0.9692, 0.2451], [-0.4846, -0.2023, 0.8511]]))
+    turned = turned * np.sign(np.diag(turned))
+    over_rim = np.array([0.00215, 0.00556, 0.05842])
+    poses = [(H(over_rim + [0.0, 0.0, h], turned), cube, H(), can) for h in np.linspace(-1e-3, 1e-3, 201)]
+    deepest = [float(np.max(np.where(np.asarray(s.valid), np.asarray(s.depth), 0.0))) for s in (KERNELS["box-cylinder"](*p) for p in poses)]
+    assert max(deepest) > 0.004  # the side contact, at its depth while its position lies below the plane
+    assert _largest_change("box-cylinder", poses) < 0.02 * 1e-3
+
 def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
     """A point a rounding error outside the bottom face: that face's outward normal, not a default."""
     half = np.array([0.03, 0.03, 0.03])

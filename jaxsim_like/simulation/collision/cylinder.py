@@ -27,11 +27,11 @@ def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pu
     """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` as its cylinder's side,
     where it is a ``cylinder`` (a bool, traced or not; else unchanged): the contacts whose
     position lies within its length, each as deep as the side reaches along its normal; one
-    whose position lies past a cap shallower by as much, so that it fades out continuously as its
-    position crosses the cap's plane (switched off there at its depth, the side's contact of a
-    box's edge that a landing drove over the rim came and went from one step to the next, and
-    kicked the box each time); and shallower by its excess over ``clear`` [m], how far the other shape must move along the axis
-    to leave the cylinder past its nearer cap (:func:`past_caps`): a side contact at least twice
+    whose position lies past a cap shallower by as much, so that it fades out continuously as
+    its position crosses the cap's plane (switched off there at its depth, the side's contact of
+    a box's edge that a landing drove over the rim came and went from one step to the next, and
+    kicked the box each time); and shallower by its excess over ``clear`` [m], how far the other
+    shape must move along the axis to leave the cylinder past its nearer cap (:func:`past_caps`): a side contact at least twice
     as deep as that way out, of a shape that crosses a cap only a little (a box resting on the
     cap, whose contacts are the points'), is not the side's, and one between fades out
     continuously (switched off at its depth, a box leaning on the rim rattled). The capsule's
@@ -45,9 +45,10 @@ def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pu
     across = jnp.sqrt(jnp.maximum(1 - (slots.normal @ axis) ** 2, 1e-30))  # a normal along the axis: no NaN slope
     shortfall = jnp.where(cylinder, size[0] * (1 - across), 0.0)
     depth = slots.depth - shortfall
-    depth = jnp.where(cylinder, jnp.minimum(depth, 2 * clear - depth) - past, depth)
+    side = jnp.minimum(depth, 2 * clear - depth)
+    beside = past <= jnp.maximum(side, 0.0)  # past a cap by more than its depth: not the side's
     return slots._replace(position=slots.position + (0.5 * pushed * shortfall)[:, None] * slots.normal,
-                          depth=depth, valid=slots.valid & ((past <= jnp.maximum(depth + past, 0.0)) | ~cylinder))
+                          depth=jnp.where(cylinder, side - past, depth), valid=slots.valid & (beside | ~cylinder))
 
 
 def past_caps(H: jax.Array, size: jax.Array, centre: jax.Array, reach: jax.Array) -> jax.Array:
