@@ -230,6 +230,26 @@ def test_a_box_edge_over_a_cylinders_rim_keeps_a_continuous_side_contact_across_
     assert max(deepest) > 0.004  # the side contact, at its depth while its position lies below the plane
     assert _largest_change("box-cylinder", poses) < 0.02 * 1e-3
 
+
+def test_a_cylinders_side_in_a_box_is_as_deep_as_its_deepest_point_when_its_end_rim_lies_outside():
+    """A lying can whose side lies 3.3 mm in a cube's face near one end, the cube ending before the
+    can's end (as in the 125-body pile of ``benchmarks/pile.py``): the side contact of the
+    segment's point nearest to the cube is as deep as the side's deepest point in the cube
+    (sampled), not faded by the capsule's end ball (3.3 mm into the cube, where the can's rim,
+    which stands for it, lies outside)."""
+    can, cube = np.array([0.03, 0.03, 0.0]), np.array([0.03, 0.03, 0.03])
+    turned, _ = np.linalg.qr(np.array([[0.5369, -0.8145, 0.2199], [-0.1229, 0.1824, 0.9755], [-0.8346, -0.5508, -0.0022]]))
+    turned = turned * np.sign(np.diag(turned))
+    centre = np.array([-0.03471, -0.05032, 0.00755])
+    slots = KERNELS["box-cylinder"](H(centre, turned), cube, H(), can)
+    reported = float(np.max(np.where(np.asarray(slots.valid), np.asarray(slots.depth), 0.0)))
+    along, around = np.meshgrid(np.linspace(-can[1], can[1], 241), np.linspace(0.0, 2 * np.pi, 721))
+    side = np.stack([can[0] * np.cos(around), can[0] * np.sin(around), along], axis=-1).reshape(-1, 3)
+    outside = np.abs((side - centre) @ turned) - cube
+    inside = -np.min(np.linalg.norm(np.maximum(outside, 0.0), axis=-1) + np.minimum(outside.max(axis=-1), 0.0))
+    assert inside > 0.003
+    np.testing.assert_allclose(reported, inside, rtol=0.02)
+
 def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
     """A point a rounding error outside the bottom face: that face's outward normal, not a default."""
     half = np.array([0.03, 0.03, 0.03])
