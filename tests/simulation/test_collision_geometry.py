@@ -214,6 +214,42 @@ def test_a_box_leaning_on_a_cylinders_rim_meets_it_continuously():
     assert _largest_change("box-cylinder", poses[:2]) == 0.0 and len(contacts("box-cylinder", *poses[0])[2]) == 2
 
 
+
+def test_a_box_edge_over_a_cylinders_rim_keeps_a_continuous_side_contact_across_the_caps_plane():
+    """A cube turned 32 degrees with an edge over an upright can's top rim, a cap point 11 mm inside it (as a
+    landing left one in the 125-body pile of ``benchmarks/pile.py``), raised along the can's
+    axis in steps of 0.01 mm: the can's side contact along the cube's bottom face, whose position
+    lies at the cap's plane, fades out as its position passes the plane (it was switched off
+    there at its 4 mm depth, and came and went from one step to the next)."""
+    can, cube = np.array([0.03, 0.03, 0.0]), np.array([0.03, 0.03, 0.03])
+    turned, _ = np.linalg.qr(np.array([[0.8744, -0.1406, 0.4644], [0.0258, 0.9692, 0.2451], [-0.4846, -0.2023, 0.8511]]))
+    turned = turned * np.sign(np.diag(turned))
+    over_rim = np.array([0.00215, 0.00556, 0.05842])
+    poses = [(H(over_rim + [0.0, 0.0, h], turned), cube, H(), can) for h in np.linspace(-1e-3, 1e-3, 201)]
+    deepest = [float(np.max(np.where(np.asarray(s.valid), np.asarray(s.depth), 0.0))) for s in (KERNELS["box-cylinder"](*p) for p in poses)]
+    assert max(deepest) > 0.004  # the side contact, at its depth while its position lies below the plane
+    assert _largest_change("box-cylinder", poses) < 0.02 * 1e-3
+
+
+def test_a_cylinders_side_in_a_box_is_as_deep_as_its_deepest_point_when_its_end_rim_lies_outside():
+    """A lying can whose side lies 3.3 mm in a cube's face near one end, the cube ending before the
+    can's end (as in the 125-body pile of ``benchmarks/pile.py``): the side contact of the
+    segment's point nearest to the cube is as deep as the side's deepest point in the cube
+    (sampled), not faded by the capsule's end ball (3.3 mm into the cube, where the can's rim,
+    which stands for it, lies outside)."""
+    can, cube = np.array([0.03, 0.03, 0.0]), np.array([0.03, 0.03, 0.03])
+    turned, _ = np.linalg.qr(np.array([[0.5369, -0.8145, 0.2199], [-0.1229, 0.1824, 0.9755], [-0.8346, -0.5508, -0.0022]]))
+    turned = turned * np.sign(np.diag(turned))
+    centre = np.array([-0.03471, -0.05032, 0.00755])
+    slots = KERNELS["box-cylinder"](H(centre, turned), cube, H(), can)
+    reported = float(np.max(np.where(np.asarray(slots.valid), np.asarray(slots.depth), 0.0)))
+    along, around = np.meshgrid(np.linspace(-can[1], can[1], 241), np.linspace(0.0, 2 * np.pi, 721))
+    side = np.stack([can[0] * np.cos(around), can[0] * np.sin(around), along], axis=-1).reshape(-1, 3)
+    outside = np.abs((side - centre) @ turned) - cube
+    inside = -np.min(np.linalg.norm(np.maximum(outside, 0.0), axis=-1) + np.minimum(outside.max(axis=-1), 0.0))
+    assert inside > 0.003
+    np.testing.assert_allclose(reported, inside, rtol=0.02)
+
 def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
     """A point a rounding error outside the bottom face: that face's outward normal, not a default."""
     half = np.array([0.03, 0.03, 0.03])

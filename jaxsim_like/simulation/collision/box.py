@@ -8,6 +8,7 @@ poses ``H (4, 4)`` and sizes ``(3,)`` of shapes a and b (b is the box) and retur
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -36,14 +37,19 @@ def _ball_box(centre: jax.Array, radius: jax.Array, H_b: jax.Array, half: jax.Ar
     return Slots(position[None], normal[None], (radius - distance)[None], jnp.ones((1,), bool))
 
 
-def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
+                shaped: Callable[[Slots], Slots] | None = None) -> Slots:
     """3 slots along the capsule's segment (a sphere's has no length: one slot), each point of it
     as a sphere against the box: the two ends of the part of the segment that lies over the box (the box projected on the segment's
     axis; the segment's own ends when it is shorter), so that a capsule lying on or across a box
     rests on two points, and the point of the segment nearest to the box
     (:func:`segment_box_nearest`). The second and third are shallower by what the others carry
     where they come within a radius of them (:func:`end_fades`): a capsule standing on a box rests
-    on one contact, and no slot switches on at full depth."""
+    on one contact, and no slot switches on at full depth. ``shaped`` (None: the capsule's own)
+    makes the segment's slots those of the shape a is (a cylinder's side and rims); the nearest
+    point's slot is then faded by what the shape's ends carry: a cylinder's end whose rim lies
+    outside the box takes nothing from the side contact beside it (faded by the end's ball, the
+    side contact was switched on and off as the nearest point moved along the segment)."""
     radius, half = size_a[0], size_a[1]
     axis, centre = H_a[:3, 2], H_a[:3, 3]
     R, c = H_b[:3, :3], H_b[:3, 3]
@@ -53,7 +59,15 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     t = segment_box_nearest(R.T @ (centre - c), R.T @ axis, half, size_b)
     slots = [_ball_box(centre + s * axis, radius, H_b, size_b) for s in (low, high, t)]
     position, normal, depth = (jnp.concatenate([getattr(slot, name) for slot in slots]) for name in ("position", "normal", "depth"))
-    return Slots(position, normal, depth - end_fades(low, high, t, radius, depth), repeats_not(low, high, t, centre.dtype, half + radius))
+    valid = repeats_not(low, high, t, centre.dtype, half + radius)
+    faded = depth - end_fades(low, high, t, radius, depth)
+    if shaped is None:
+        return Slots(position, normal, faded, valid)
+    # The nearest point's fade from what the shape's ends carry, the ends' from the segment's.
+    ends = shaped(Slots(position, normal, faded.at[2].set(depth[2]), valid))
+    carried = jnp.where(ends.valid, ends.depth, 0.0)
+    nearest = depth[2] - end_fades(low, high, t, radius, carried)[2]
+    return shaped(Slots(position, normal, faded.at[2].set(nearest), valid))
 
 
 def end_fades(low: jax.Array, high: jax.Array, nearest: jax.Array, radius: jax.Array, depth: jax.Array) -> jax.Array:

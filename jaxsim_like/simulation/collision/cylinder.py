@@ -3,7 +3,8 @@
 A sphere meets a cylinder as a swept point (the signed distance of its centre, :mod:`.points`).
 Against capsules, boxes and cylinders a cylinder is the capsule of its radius and segment with
 only the contacts on its side kept (their position lies within its length, each as deep as the
-side reaches along its normal, fading out where deeper than the other shape's way out past a cap:
+side reaches along its normal, fading out as its position passes a cap and where deeper than
+the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
@@ -24,10 +25,13 @@ _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meet
 
 def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float, clear: jax.Array) -> Slots:
     """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` as its cylinder's side,
-    where it is a ``cylinder`` (a bool, traced or not; else unchanged): only the contacts whose
-    position lies within its length, each as deep as the side reaches along its normal, and
-    shallower by its excess over ``clear`` [m], how far the other shape must move along the axis
-    to leave the cylinder past its nearer cap (:func:`past_caps`): a side contact at least twice
+    where it is a ``cylinder`` (a bool, traced or not; else unchanged): the contacts whose
+    position lies within its length, each as deep as the side reaches along its normal; one
+    whose position lies past a cap shallower by as much, so that it fades out continuously as
+    its position crosses the cap's plane (switched off there at its depth, the side's contact of
+    a box's edge that a landing drove over the rim came and went from one step to the next, and
+    kicked the box each time); and shallower by its excess over ``clear`` [m], how far the other
+    shape must move along the axis to leave the cylinder past its nearer cap (:func:`past_caps`): a side contact at least twice
     as deep as that way out, of a shape that crosses a cap only a little (a box resting on the
     cap, whose contacts are the points'), is not the side's, and one between fades out
     continuously (switched off at its depth, a box leaning on the rim rattled). The capsule's
@@ -37,13 +41,14 @@ def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pu
     the normal, its slots' a; -1 where it is b)."""
     axis = H[:3, 2]
     axial = (slots.position - H[:3, 3]) @ axis
-    within = jnp.abs(axial) <= size[1] * (1 + tolerance(axial.dtype, _SIDE_TOLERANCE)) + 1e-12
+    past = jnp.maximum(jnp.abs(axial) - size[1] * (1 + tolerance(axial.dtype, _SIDE_TOLERANCE)) - 1e-12, 0.0)
     across = jnp.sqrt(jnp.maximum(1 - (slots.normal @ axis) ** 2, 1e-30))  # a normal along the axis: no NaN slope
     shortfall = jnp.where(cylinder, size[0] * (1 - across), 0.0)
     depth = slots.depth - shortfall
-    depth = jnp.where(cylinder, jnp.minimum(depth, 2 * clear - depth), depth)
+    side = jnp.minimum(depth, 2 * clear - depth)
+    beside = past <= jnp.maximum(side, 0.0)  # past a cap by more than its depth: not the side's
     return slots._replace(position=slots.position + (0.5 * pushed * shortfall)[:, None] * slots.normal,
-                          depth=depth, valid=slots.valid & (within | ~cylinder))
+                          depth=jnp.where(cylinder, side - past, depth), valid=slots.valid & (beside | ~cylinder))
 
 
 def past_caps(H: jax.Array, size: jax.Array, centre: jax.Array, reach: jax.Array) -> jax.Array:

@@ -55,8 +55,8 @@ def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
     """3 slots: :func:`.box.capsule_box` (b is the box), on the side and rims of a where it is a
-    cylinder (:func:`.cylinder.rims_on_box`)."""
-    return rims_on_box(capsule_box(H_a, size_a, H_b, size_b), H_a, size_a, cylinder_a, H_b, size_b)
+    cylinder (:func:`.cylinder.rims_on_box`: its ends fade the nearest point's slot)."""
+    return capsule_box(H_a, size_a, H_b, size_b, lambda slots: rims_on_box(slots, H_a, size_a, cylinder_a, H_b, size_b))
 
 
 def _alone(kernel: Callable) -> Callable:
