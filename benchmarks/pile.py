@@ -188,8 +188,8 @@ def ours(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = F
          dtype=jnp.float64, chunk: int = 0) -> dict:
     """Our pile: one world (``worlds=1``) stepped by ``jit(world_rollout)``, or ``worlds`` piles
     (the layouts of seeds ``seed, seed + 1, ...``) stepped together from their stacked packed
-    states, in equal slices run at once from one thread per core (:func:`_slices`; XLA's kernels
-    run on the calling thread, :mod:`jaxsim_like._xla`): each slice by ``jit(vmap(world_rollout))``
+    states, in equal slices run at once from one thread per core (:func:`_slices`, as
+    :func:`jaxsim_like.batching.simulate_batch` runs its slices): each by ``jit(vmap(world_rollout))``
     (``chunk=0``) or by a ``lax.map`` over chunks of ``chunk`` piles, each a ``vmap`` (``chunk=1``:
     the one-world program, pile after pile). Below float64, traced with 64-bit types off (JAX's
     default): the step's float64 constants would otherwise promote the state back to float64.
@@ -200,7 +200,7 @@ def ours(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = F
 
 def _batched(advance, chunk: int):
     """``advance`` over the leading axis of a state: one ``vmap`` (``chunk=0``), a ``lax.map`` of
-    the unbatched ``advance`` (1) or of ``vmap`` s over chunks of ``chunk`` states."""
+    the unbatched ``advance`` (1), or a ``lax.map`` of a ``vmap`` over each chunk of ``chunk`` states."""
     if chunk == 0:
         return jax.vmap(advance)
     if chunk == 1:
@@ -366,9 +366,9 @@ def main() -> None:
             for row, taken in zip(rows, samples):
                 row.get("close", lambda: None)()
                 rate = row["simulated"] / sorted(taken)[len(taken) // 2]
-                print(f"| {count} | {worlds} | {row['library']} | {row['dtype']} | {rate:.3f} |"
-                      f" {row.get('compile s', float('nan')):.1f} | {row['speed mm/s']:.1f} / {row.get('median mm/s', row['speed mm/s']):.1f} |"
-                      f" {row.get('deepest mm', float('nan')):.2f} | {row.get('overflow', '')} | {row['finite']} |", flush=True)
+                fastest = f"{row['speed mm/s']:.1f} / {row.get('median mm/s', row['speed mm/s']):.1f}"
+                print(f"| {count} | {worlds} | {row['library']} | {row['dtype']} | {rate:.3f} | {row.get('compile s', float('nan')):.1f} |"
+                      f" {fastest} | {row.get('deepest mm', float('nan')):.2f} | {row.get('overflow', '')} | {row['finite']} |", flush=True)
 
 
 if __name__ == "__main__":
