@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 import jaxsim_like as js  # noqa: E402
+from jaxsim_like.batching import chunked_vmap  # noqa: E402
 from jaxsim_like.dynamics.kinematics import STANDARD_GRAVITY  # noqa: E402
 from jaxsim_like.simulation.world import WorldModel, world_rollout  # noqa: E402
 
@@ -205,7 +206,7 @@ def _batched(advance, chunk: int):
         return jax.vmap(advance)
     if chunk == 1:
         return lambda states: jax.lax.map(advance, states)
-    return lambda states: jax.lax.map(advance, states, batch_size=chunk)
+    return chunked_vmap(advance, chunk)
 
 
 def _ours(count: int, dt: float, seconds: float, seed: int, rolling: bool, worlds: int, dtype, chunk: int) -> dict:
