@@ -6,19 +6,28 @@ cylinder (3 cm radius, 6 cm long), 0.2 kg each, friction 0.5, placed on a grid o
 (``ceil(N^(1/3))`` a side, slightly turned) and dropped into a bin: the ground and four walls 2 cm
 thick and 40 cm high around the grid, static geometry (our terrain; MuJoCo's world body).
 
-For each ``N`` and library: the compile time of one step's rollout (the first call, ours and MJX;
-ours from the packed world state, :meth:`WorldModel.pack`),
+For each ``N`` and library: the compile time of one step's rollout (ours: tracing, lowering and
+compiling, from the packed world state, :meth:`WorldModel.pack`; MJX: the first call),
 the simulated seconds per wall second of one pile after it settled, and, at the end of ``--seconds``
 of simulated time, the fastest body's speed and the deepest penetration into the bin and between
 bodies (ours: the deepest contact the step reports; MuJoCo: the most negative ``contact.dist``);
 ours also reports the touching pairs its budget could not hold (``overflow``, the most of any step).
+
+``--worlds 1,16,64``: also ``W`` piles at once (the layouts of seeds ``seed, seed + 1, ...``, the
+same bodies), the simulated seconds per wall second summed over the piles, on every core: ours as
+equal slices of the piles' stacked packed states, one thread per core, each slice a ``lax.map``
+of the one-pile program (``--chunks 1``) or one ``vmap`` (``--chunks 0``); MuJoCo C as one
+``mujoco.rollout`` call over the ``W`` start states on a thread per core. ``--dtypes
+float64,float32``: ours also in float32 (MuJoCo: float64). The libraries' timed calls are
+interleaved, and the rate is the median of ``--repeats`` calls.
 
 ``--rolling``: every contact has torsional and rolling friction, ``TORSION`` and ``ROLLING``
 (MuJoCo's default coefficients, at ``condim="6"`` on every geom of MuJoCo's scene; ours through
 :meth:`WorldModel.build`'s ``torsional_friction`` and ``rolling_friction``): a sphere or a capsule
 rolling alone slows down and stops.
 
-    python -m benchmarks.pile [--quick] [--sizes 8,27,125] [--libraries ours,mujoco,mjx] [--seconds 3] [--dt 0.002] [--seed 0] [--rolling]
+    python -m benchmarks.pile [--quick] [--sizes 8,27,125] [--libraries ours,mujoco,mjx] [--worlds 1,16,64] [--dtypes float64,float32]
+                              [--chunks 1] [--seconds 3] [--dt 0.002] [--seed 0] [--rolling]
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import argparse
 import math
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from benchmarks import timing  # noqa: F401  (applies the XLA CPU settings first)
 
@@ -37,6 +47,7 @@ import numpy as np  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 import jaxsim_like as js  # noqa: E402
+from jaxsim_like.batching import chunked_vmap  # noqa: E402
 from jaxsim_like.dynamics.kinematics import STANDARD_GRAVITY  # noqa: E402
 from jaxsim_like.simulation.world import WorldModel, world_rollout  # noqa: E402
 
@@ -118,9 +129,16 @@ def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, rolling: 
     bodies = [models[kind] for kind in kinds]
     if rolling:
         options = dict(torsional_friction=TORSION, rolling_friction=ROLLING) | options
-    world = WorldModel.build(bodies, dt=dt, terrain=terrain, friction=FRICTION, **options)
-    states = [js.State.build(m, base_position=p, base_quaternion=q) for m, p, q in zip(bodies, positions, quaternions)]
-    return world, world.initial_state(states)
+    world = _cast(WorldModel.build(bodies, dt=dt, terrain=terrain, friction=FRICTION, **options), dtype)
+    return world, start_state(world, seed)
+
+
+def start_state(world: WorldModel, seed: int):
+    """The start state of the pile ``world`` (:func:`our_world`) in :func:`layout` of ``seed``: the
+    same bodies, in another layout."""
+    _, positions, quaternions, _ = layout(len(world.models), seed)
+    states = [js.State.build(m, base_position=p, base_quaternion=q) for m, p, q in zip(world.models, positions, quaternions)]
+    return world.initial_state(states)
 
 
 def mjcf(count: int, dt: float, seed: int = 0, rolling: bool = False) -> str:
@@ -151,61 +169,133 @@ def _deepest(outputs) -> jax.Array:
     return jnp.maximum(terrain, jnp.max(jnp.where(pairs.active[-1], pairs.depth[-1], 0.0), initial=0.0))
 
 
-def ours(count: int, dt: float, seconds: float, repeats: int, seed: int = 0, rolling: bool = False) -> dict:
-    world, state = our_world(count, dt, seed=seed, rolling=rolling)
-    state = world.pack(state)  # the models of each kind stacked: the program does not grow with the bodies
-    chunk = int(round(CHUNK / dt))
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _slices(worlds: int) -> int:
+    """How many equal slices of ``worlds`` piles run at once, one per thread: every core where
+    they divide the piles evenly (one compiled program for every slice), else one."""
+    cores = _cores()
+    return cores if worlds > 1 and worlds % cores == 0 else 1
+
+
+def _fastest(packed) -> jax.Array:
+    """The fastest body's speed [m/s] of a packed world state, over every leading axis."""
+    return jnp.max(jnp.stack([jnp.max(jnp.linalg.norm(s.base_velocity[..., :3], axis=-1)) for s in packed.states]))
+
+
+def ours(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, worlds: int = 1,
+         dtype=jnp.float64, chunk: int = 0) -> dict:
+    """Our pile: one world (``worlds=1``) stepped by ``jit(world_rollout)``, or ``worlds`` piles
+    (the layouts of seeds ``seed, seed + 1, ...``) stepped together from their stacked packed
+    states, in equal slices run at once from one thread per core (:func:`_slices`, as
+    :func:`jaxsim_like.batching.simulate_batch` runs its slices): each by ``jit(vmap(world_rollout))``
+    (``chunk=0``) or by a ``lax.map`` over chunks of ``chunk`` piles, each a ``vmap`` (``chunk=1``:
+    the one-world program, pile after pile). Below float64, traced with 64-bit types off (JAX's
+    default): the step's float64 constants would otherwise promote the state back to float64.
+    The compile time: tracing, lowering and compiling the program (ahead of its first call)."""
+    with jax.enable_x64(jnp.dtype(dtype) == jnp.float64):
+        return _ours(count, dt, seconds, seed, rolling, worlds, dtype, chunk)
+
+
+def _batched(advance, chunk: int):
+    """``advance`` over the leading axis of a state: one ``vmap`` (``chunk=0``), a ``lax.map`` of
+    the unbatched ``advance`` (1), or a ``lax.map`` of a ``vmap`` over each chunk of ``chunk`` states."""
+    if chunk == 0:
+        return jax.vmap(advance)
+    if chunk == 1:
+        return lambda states: jax.lax.map(advance, states)
+    return chunked_vmap(advance, chunk)
+
+
+def _ours(count: int, dt: float, seconds: float, seed: int, rolling: bool, worlds: int, dtype, chunk: int) -> dict:
+    world, state = our_world(count, dt, dtype=dtype, seed=seed, rolling=rolling)
+    steps = int(round(CHUNK / dt))
 
     def advance(s):
-        final, outputs = world_rollout(world, s, None, chunk)
+        final, outputs = world_rollout(world, s, None, steps)
         overflow = jnp.max(outputs.pairs.overflow) if outputs.pairs is not None else jnp.zeros((), jnp.int32)
-        return final, overflow, _deepest(outputs)
+        return final, overflow, _deepest(outputs), jnp.all(outputs.finite)
 
-    call = jax.jit(advance)
+    packed = [world.pack(state)] + [world.pack(start_state(world, seed + w)) for w in range(1, worlds)]
+    slices = _slices(worlds)
+    if worlds == 1:  # the packed world state: the program does not grow with the bodies
+        call, parts = jax.jit(advance), packed
+    else:
+        call = jax.jit(_batched(advance, chunk))
+        size = worlds // slices
+        parts = [jax.tree.map(lambda *x: jnp.stack(x), *packed[i * size : (i + 1) * size]) for i in range(slices)]
+
     start = time.perf_counter()
-    timing.block(call(state))
+    call = call.lower(parts[0]).compile()  # traced with this thread's setting of 64-bit types
     compile_seconds = time.perf_counter() - start
-    overflow = 0
+    pool = ThreadPoolExecutor(slices)
+
+    def step_all(states):
+        return list(pool.map(lambda s: timing.block(call(s)), states))
+
+    overflow, finite = 0, True
     for _ in range(int(round(seconds / CHUNK))):
-        state, spilled, deepest = call(state)
-        overflow = max(overflow, int(spilled))
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        timing.block(call(state))
-        samples.append(time.perf_counter() - begin)
-    speed = max(float(np.linalg.norm(np.asarray(s.base_velocity[:3]))) for s in world.unpack(state).states)
-    rate = chunk * dt / sorted(samples)[len(samples) // 2]
-    return {"library": "jaxsim_like", "bodies": count, "rate": rate, "compile s": compile_seconds,
-            "speed mm/s": 1e3 * speed, "deepest mm": 1e3 * float(deepest), "overflow": overflow}
+        results = step_all(parts)
+        parts = [r[0] for r in results]
+        overflow = max([overflow] + [int(jnp.max(r[1])) for r in results])
+        finite = finite and all(bool(jnp.all(r[3])) for r in results)
+    deepest = max(float(jnp.max(r[2])) for r in results)
+    speeds = [float(_fastest(p if worlds == 1 else jax.tree.map(lambda x: x[i], p))) for p in parts for i in range(len(packed) // slices)]
+    batching = "" if worlds == 1 else " (vmap)" if chunk == 0 else " (map)" if chunk == 1 else f" (map of vmap {chunk})"
+    return {"library": "jaxsim_like" + batching, "bodies": count, "worlds": worlds, "dtype": jnp.dtype(dtype).name,
+            "call": lambda: step_all(parts), "simulated": worlds * steps * dt, "close": pool.shutdown,
+            "compile s": compile_seconds, "speed mm/s": 1e3 * max(speeds), "median mm/s": 1e3 * float(np.median(speeds)),
+            "deepest mm": 1e3 * deepest, "overflow": overflow, "finite": finite}
 
 
-def mujoco_c(count: int, dt: float, seconds: float, repeats: int, seed: int = 0, rolling: bool = False) -> dict:
+def mujoco_c(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, worlds: int = 1,
+             dtype=None) -> dict:
+    """MuJoCo C's pile: one world settled by ``mj_step`` and timed through ``mujoco.rollout`` (one
+    thread works), or ``worlds`` piles (seeds ``seed, seed + 1, ...``; the model of ``seed`` with
+    each seed's start poses, a free body's pose being its joint's) settled and timed as one
+    ``mujoco.rollout`` call of a thread per core."""
     import mujoco
     from mujoco import rollout
 
     model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed, rolling))
-    data = mujoco.MjData(model)
-    mujoco.mj_step(model, data, int(round(seconds / dt)))
-    speed = max(np.linalg.norm(data.qvel[6 * b : 6 * b + 3]) for b in range(count))
-    deepest = max(0.0, -min((c.dist for c in data.contact[: data.ncon]), default=0.0))
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    settled = np.empty(mujoco.mj_stateSize(model, spec))
-    mujoco.mj_getState(model, data, settled, spec)
     chunk = int(round(CHUNK / dt))
-    threads = len(os.sched_getaffinity(0))
-    with rollout.Rollout(nthread=threads) as pool:
-        datas = [mujoco.MjData(model) for _ in range(threads)]
-        samples = []
-        for _ in range(repeats):
-            begin = time.perf_counter()
-            pool.rollout(model, datas, settled[None], nstep=chunk)
-            samples.append(time.perf_counter() - begin)
-    rate = chunk * dt / sorted(samples)[len(samples) // 2]
-    return {"library": "mujoco C rollout", "bodies": count, "rate": rate, "speed mm/s": 1e3 * speed, "deepest mm": 1e3 * deepest}
+    threads = _cores()
+
+    def state_of(data: mujoco.MjData) -> np.ndarray:
+        values = np.empty(mujoco.mj_stateSize(model, spec))
+        mujoco.mj_getState(model, data, values, spec)
+        return values
+
+    pool = rollout.Rollout(nthread=threads)
+    datas = [mujoco.MjData(model) for _ in range(threads)]
+    if worlds == 1:
+        data = mujoco.MjData(model)
+        mujoco.mj_step(model, data, int(round(seconds / dt)))
+        settled, ends = state_of(data)[None], [data]
+    else:
+        settled = np.stack([state_of(mujoco.MjData(mujoco.MjModel.from_xml_string(mjcf(count, dt, seed + w, rolling))))
+                            for w in range(worlds)])
+        for _ in range(int(round(seconds / CHUNK))):
+            settled = pool.rollout(model, datas, settled, nstep=chunk)[0][:, -1]
+        ends = [mujoco.MjData(model) for _ in range(worlds)]
+        for data, values in zip(ends, settled):  # the contacts at the settled poses
+            mujoco.mj_setState(model, data, values, spec)
+            mujoco.mj_forward(model, data)
+    speeds, deepest = [], 0.0
+    for data in ends:
+        speeds.append(max(np.linalg.norm(data.qvel[6 * b : 6 * b + 3]) for b in range(count)))
+        deepest = max(deepest, -min((c.dist for c in data.contact[: data.ncon]), default=0.0))
+    return {"library": "mujoco C rollout", "bodies": count, "worlds": worlds, "dtype": "float64",
+            "call": lambda: pool.rollout(model, datas, settled, nstep=chunk), "simulated": worlds * chunk * dt, "close": pool.close,
+            "speed mm/s": 1e3 * max(speeds), "median mm/s": 1e3 * float(np.median(speeds)), "deepest mm": 1e3 * deepest,
+            "finite": bool(np.all(np.isfinite(settled)))}
 
 
-def mjx(count: int, dt: float, seconds: float, repeats: int, seed: int = 0, rolling: bool = False) -> dict:
+def mjx(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, worlds: int = 1,
+        dtype=None) -> dict:
     """MJX on MuJoCo's model of the pile, float64, MuJoCo's default solver options."""
     import mujoco
     from mujoco import mjx as mx
@@ -227,14 +317,10 @@ def mjx(count: int, dt: float, seconds: float, repeats: int, seed: int = 0, roll
     compile_seconds = time.perf_counter() - start
     for _ in range(int(round(seconds / CHUNK))):
         state = call(state)
-    samples = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        timing.block(call(state))
-        samples.append(time.perf_counter() - begin)
     speed = float(np.max(np.linalg.norm(np.asarray(state.qvel).reshape(count, 6)[:, :3], axis=1)))
-    rate = chunk * dt / sorted(samples)[len(samples) // 2]
-    return {"library": "mjx", "bodies": count, "rate": rate, "compile s": compile_seconds, "speed mm/s": 1e3 * speed}
+    return {"library": "mjx", "bodies": count, "worlds": 1, "dtype": "float64", "call": lambda: timing.block(call(state)),
+            "simulated": chunk * dt, "compile s": compile_seconds, "speed mm/s": 1e3 * speed,
+            "finite": bool(np.all(np.isfinite(np.asarray(state.qpos))))}
 
 
 LIBRARIES = {"ours": ours, "mujoco": mujoco_c, "mjx": mjx}
@@ -244,6 +330,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="8,27,125")
     parser.add_argument("--libraries", default="ours,mujoco,mjx")
+    parser.add_argument("--worlds", default="1", help="piles stepped together, e.g. 1,16,64 (MJX: one only)")
+    parser.add_argument("--dtypes", default="float64", help="ours also in these, e.g. float64,float32 (MuJoCo: float64)")
+    parser.add_argument("--chunks", default="1", help="ours, several piles: 0 one vmap per thread, 1 pile after pile (lax.map), "
+                        "c > 1 a lax.map of vmaps of c piles; several, e.g. 0,1")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--dt", type=float, default=0.002)
     parser.add_argument("--repeats", type=int, default=3)
@@ -251,19 +341,35 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="MJX only at 8 bodies, one timed call each")
     parser.add_argument("--rolling", action="store_true", help="torsional and rolling friction on every contact (MuJoCo's condim 6)")
     args = parser.parse_args()
-    print("| bodies | library | sim s / wall s | compile [s] | fastest body after settling [mm/s] | deepest [mm] | overflow |")
-    print("|---|---|---|---|---|---|---|")
+    print("| bodies | worlds | library | dtype | sim s / wall s, all worlds | compile [s] | fastest body after settling, "
+          "most / median of worlds [mm/s] | deepest [mm] | overflow | finite |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    repeats = 1 if args.quick else args.repeats
     for count in (int(x) for x in args.sizes.split(",")):
-        for library in args.libraries.split(","):
-            if args.quick and library == "mjx" and count > 8:
-                continue
-            try:
-                row = LIBRARIES[library](count, args.dt, args.seconds, 1 if args.quick else args.repeats, args.seed, args.rolling)
-            except NotImplementedError as error:  # MJX has no cylinder-box nor cylinder-cylinder collisions
-                print(f"| {count} | {library} | not run: {error} | | | | |", flush=True)
-                continue
-            print(f"| {count} | {row['library']} | {row['rate']:.3f} | {row.get('compile s', float('nan')):.1f} |"
-                  f" {row['speed mm/s']:.1f} | {row.get('deepest mm', float('nan')):.2f} | {row.get('overflow', '')} |", flush=True)
+        for worlds in (int(x) for x in args.worlds.split(",")):
+            rows = []
+            for library in args.libraries.split(","):
+                if (args.quick and library == "mjx" and count > 8) or (library == "mjx" and worlds > 1):
+                    continue
+                variants = [(d, int(c)) for d in args.dtypes.split(",") for c in (args.chunks.split(",") if worlds > 1 else ["0"])]
+                for dtype, chunk in variants if library == "ours" else [("float64", 0)]:
+                    try:
+                        rows.append(LIBRARIES[library](count, args.dt, args.seconds, args.seed, args.rolling, worlds=worlds,
+                                                       dtype=jnp.dtype(dtype), **({"chunk": chunk} if library == "ours" else {})))
+                    except NotImplementedError as error:  # MJX has no cylinder-box nor cylinder-cylinder collisions
+                        print(f"| {count} | {worlds} | {library} | {dtype} | not run: {error} | | | | | |", flush=True)
+            samples = [[] for _ in rows]
+            for _ in range(repeats):  # the libraries' timed calls interleaved
+                for row, taken in zip(rows, samples):
+                    begin = time.perf_counter()
+                    row["call"]()
+                    taken.append(time.perf_counter() - begin)
+            for row, taken in zip(rows, samples):
+                row.get("close", lambda: None)()
+                rate = row["simulated"] / sorted(taken)[len(taken) // 2]
+                fastest = f"{row['speed mm/s']:.1f} / {row.get('median mm/s', row['speed mm/s']):.1f}"
+                print(f"| {count} | {worlds} | {row['library']} | {row['dtype']} | {rate:.3f} | {row.get('compile s', float('nan')):.1f} |"
+                      f" {fastest} | {row.get('deepest mm', float('nan')):.2f} | {row.get('overflow', '')} | {row['finite']} |", flush=True)
 
 
 if __name__ == "__main__":
