@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .geometry import tolerance
+from .geometry import perpendicular, tolerance, unit
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
@@ -65,6 +65,34 @@ def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: j
     cosine = jnp.abs(H[:3, 2] @ direction)
     across = jnp.sqrt(jnp.maximum(1 - cosine**2, 1e-30))  # along the axis: no NaN slope (the way out past a cap is differentiated)
     return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
+
+
+def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, clear_a: jax.Array, clear_b: jax.Array) -> Slots:
+    """1 slot: the caps of two cylinders (world poses ``H (4, 4)``, sizes ``(3,)``; the normal from b
+    towards a) pressed into each other, along the axis of the one whose way out past a cap is the
+    shorter (``clear_a``, ``clear_b`` [m]: :func:`past_caps` of the other shape along each axis),
+    at the middle of the overlap of the other's reach across that axis with its cap. The rim
+    points carry such a contact only as deep as the smaller rim lies inside the larger one
+    (a rim point on the other's side is as near its side as its cap: no deeper than its distance
+    to that side), so the slot is shallower by that margin, and it fades out as that way out
+    grows from the caps' overlap across the axis to twice that overlap (the sides' slots meet
+    shapes side by side, as :func:`on_side` fades theirs)."""
+    on_b = clear_b <= clear_a
+    H, size, H_other, size_other = jax.tree.map(lambda b, a: jnp.where(on_b, b, a), (H_b, size_b, H_a, size_a), (H_a, size_a, H_b, size_b))
+    clear = jnp.minimum(clear_a, clear_b)
+    axis, centre = H[:3, 2], H[:3, 3]
+    offset = H_other[:3, 3] - centre
+    along = offset @ axis
+    up = jnp.where(along >= 0, 1.0, -1.0)  # the nearer cap (:func:`past_caps`): the other is pushed along ``up * axis``
+    across, distance = unit(offset - along * axis, perpendicular(axis))
+    reach = round_reach(H_other, size_other, jnp.asarray(True), across)
+    overlap = size[0] + reach - distance  # of the two across the axis, along ``across``
+    margin = jnp.abs(size[0] - reach) - distance  # how far the smaller rim lies inside the larger one
+    depth = jnp.minimum(clear - jnp.maximum(margin, 0.0), 2 * overlap - clear)
+    middle = 0.5 * (jnp.maximum(-size[0], distance - reach) + jnp.minimum(size[0], distance + reach))
+    pushed = up * axis
+    position = centre + up * size[1] * axis + middle * across - 0.5 * depth * pushed
+    return Slots(position[None], jnp.where(on_b, pushed, -pushed)[None], depth[None], jnp.ones((1,), bool))
 
 
 def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, H_box: jax.Array, half: jax.Array) -> Slots:
