@@ -374,6 +374,7 @@ def _depth_sum(kind):
         ("capsule-capsule", ROD, ROD, rotation("y", 1.2), rotation("x", 1.5), (0.03, 0.02, 0.09)),
         ("capsule-box", ROD, CUBE, rotation("y", 1.2), rotation("z", 0.3), (0.03, 0.02, 0.2)),
         ("box-box", CUBE, CUBE, rotation("z", 0.4), np.eye(3), (0.03, 0.02, 0.195)),
+        ("cylinder-cylinder", CAN, CAN, rotation("x", 0.05), rotation("y", 0.03), (0.01, 0.005, 0.298)),  # the caps' contact
     ],
 )
 def test_gradients_match_finite_differences_and_are_finite_at_coincident_centres(kind, size_a, size_b, R_a, R_b, at):
