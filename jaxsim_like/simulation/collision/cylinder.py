@@ -8,7 +8,9 @@ the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
-kinds (see :mod:`.kinds`).
+kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other also meet in a slot of
+their own (:func:`caps_facing`): where their rims lie on each other's side, their rim points
+are no deeper than their distance to that side.
 """
 
 from __future__ import annotations
