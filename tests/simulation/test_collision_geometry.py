@@ -259,6 +259,19 @@ def _deepest_inside(H_a: np.ndarray, H_b: np.ndarray, can: np.ndarray) -> float:
     return float(np.max(np.minimum(can[0] - np.hypot(local[:, 0], local[:, 1]), can[1] - np.abs(local[:, 2]))))
 
 
+def _overlap(H_a: np.ndarray, H_b: np.ndarray, can: np.ndarray) -> float:
+    """How far [m] the cans at ``H_a`` and ``H_b`` overlap: the least overlap of their extents along
+    50,000 directions (separating axes; the exact depth of two convex shapes as directions grow dense)."""
+    directions = np.random.default_rng(0).normal(size=(50000, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+
+    def reach(H_: np.ndarray, sign: float) -> np.ndarray:
+        cosine = directions @ H_[:3, 2]
+        return sign * (directions @ H_[:3, 3]) + can[0] * np.sqrt(np.maximum(1 - cosine**2, 0.0)) + can[1] * np.abs(cosine)
+
+    return float(np.min(reach(H_b, 1.0) + reach(H_a, -1.0)))
+
+
 def test_cylinders_of_one_radius_stacked_into_each_other_meet_at_their_caps():
     """Two cans of one radius, one on the other, their caps 2 mm into each other, and the pose of the
     8-body pile of ``benchmarks/pile.py`` (seed 10, at 0.15 s) where two cans that landed on one
@@ -280,6 +293,14 @@ def test_cylinders_of_one_radius_stacked_into_each_other_meet_at_their_caps():
     position, normal, depth = contacts("cylinder-cylinder", lower, can, upper, can)
     np.testing.assert_allclose(depth.max(), overlap, rtol=0.03)
     assert abs(normal[np.argmax(depth)] @ upper[:3, 2]) > 0.99 and normal[np.argmax(depth)] @ UP < 0  # the lower can pushed down
+    # Two cans 30 degrees apart, one's cap over the other's near its side (the 125-body pile, seed 3, at 0.25 s):
+    # the caps' contact no deeper than they overlap along any direction (it was 8.6 mm, along the axis).
+    tilted = [np.asarray(pose_to_transform(jnp.array(p), jnp.array(q))) for p, q in (
+        ((-0.02432042, -0.00257428, 0.19865992), (0.74050784, 0.19875703, 0.63003657, -0.12327897)),
+        ((-0.08873151, -0.02526699, 0.2335043), (0.71023811, 0.20790359, 0.58737253, 0.32761477)))]
+    overlap = _overlap(tilted[0], tilted[1], can)
+    depth = contacts("cylinder-cylinder", tilted[0], can, tilted[1], can)[2]
+    assert overlap > 0.003 and depth.max() <= 1.05 * overlap
 
 
 def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():

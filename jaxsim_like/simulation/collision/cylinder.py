@@ -70,7 +70,8 @@ def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: j
     return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
 
 
-def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, clear_a: jax.Array, clear_b: jax.Array) -> Slots:
+def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, clear_a: jax.Array, clear_b: jax.Array,
+                normal: jax.Array) -> Slots:
     """1 slot: the caps of two cylinders (world poses ``H (4, 4)``, sizes ``(3,)``; the normal from b
     towards a) pressed into each other, along the axis of the one (X) whose way out past a cap is
     the shorter (``clear_a``, ``clear_b`` [m]: :func:`past_caps` of the other along each axis): as
@@ -80,7 +81,9 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     the smaller rim lies inside the larger one (a rim point on the other's side is no deeper than
     its distance to that side, about 0), so the slot is shallower by that margin; and it fades out as
     that way out grows from the two's overlap across X's axis to twice that overlap (the sides'
-    slots meet shapes side by side, as :func:`on_side` fades theirs)."""
+    slots meet shapes side by side, as :func:`on_side` fades theirs). It is no deeper than the two
+    overlap along the unit ``normal (3,)`` (that of their capsules' closest points): a tilted cap
+    whose deepest point lies near the other's side leaves that way sooner."""
     on_b = clear_b <= clear_a
     H, size, H_other, size_other = jax.tree.map(lambda b, a: jnp.where(on_b, b, a), (H_b, size_b, H_a, size_a), (H_a, size_a, H_b, size_b))
     clear = jnp.minimum(clear_a, clear_b)
@@ -116,7 +119,8 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     t = jnp.where(slope >= 0, high, low)
     deepest = jnp.where(over, below + t * slope, -1.0)  # a ray that misses X's cap: 1 m out
     k = jnp.argmax(deepest)
-    depth = jnp.minimum(deepest[k] - jnp.maximum(margin, 0.0), 2 * overlap - clear)
+    apart = (H_b[:3, 3] - H_a[:3, 3]) @ normal + round_reach(H_a, size_a, jnp.asarray(True), normal) + round_reach(H_b, size_b, jnp.asarray(True), normal)
+    depth = jnp.minimum(jnp.minimum(deepest[k] - jnp.maximum(margin, 0.0), 2 * overlap - clear), apart)
     point = cap_centre + t[k] * rays[k]
     position = point + 0.5 * depth * pushed
     return Slots(position[None], jnp.where(on_b, pushed, -pushed)[None], depth[None], jnp.ones((1,), bool))

@@ -53,7 +53,7 @@ def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
     clear_b = past_caps(H_b, size_b, H_a[:3, 3], round_reach(H_a, size_a, cylinder_a, H_b[:3, 2]))
     clear_a = past_caps(H_a, size_a, H_b[:3, 3], round_reach(H_b, size_b, cylinder_b, H_a[:3, 2]))
     sided = on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0, clear_b), H_a, size_a, cylinder_a, 1.0, clear_a)
-    cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b)
+    cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b, slots.normal[0])
     deeper = cylinder_a & cylinder_b & (cap.depth[0] > jnp.where(sided.valid[0], sided.depth[0], 0.0))
     return jax.tree.map(lambda side, caps: side.at[0].set(jnp.where(deeper, caps[0], side[0])), sided, cap)
 
