@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from collision_worlds import rotation
 
+from jaxsim_like.dynamics.spatial import pose_to_transform
 from jaxsim_like.simulation.collision import KINDS
 from jaxsim_like.simulation.collision.cylinder import on_side, past_caps, round_reach
 from jaxsim_like.simulation.collision.geometry import box_closest
@@ -250,6 +251,58 @@ def test_a_cylinders_side_in_a_box_is_as_deep_as_its_deepest_point_when_its_end_
     assert inside > 0.003
     np.testing.assert_allclose(reported, inside, rtol=0.02)
 
+def _deepest_inside(H_a: np.ndarray, H_b: np.ndarray, can: np.ndarray) -> float:
+    """The deepest [m] that a point of the can at ``H_a`` lies inside the same can at ``H_b`` (sampled)."""
+    r, around, along = np.meshgrid(np.linspace(0.0, can[0], 31), np.linspace(0.0, 2 * np.pi, 73), np.linspace(-can[1], can[1], 61))
+    points = np.stack([r * np.cos(around), r * np.sin(around), along], axis=-1).reshape(-1, 3) @ H_a[:3, :3].T + H_a[:3, 3]
+    local = (points - H_b[:3, 3]) @ H_b[:3, :3]
+    return float(np.max(np.minimum(can[0] - np.hypot(local[:, 0], local[:, 1]), can[1] - np.abs(local[:, 2]))))
+
+
+def _overlap(H_a: np.ndarray, H_b: np.ndarray, can: np.ndarray) -> float:
+    """How far [m] the cans at ``H_a`` and ``H_b`` overlap: the least overlap of their extents along
+    50,000 directions (separating axes; the exact depth of two convex shapes as directions grow dense)."""
+    directions = np.random.default_rng(0).normal(size=(50000, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+
+    def reach(H_: np.ndarray, sign: float) -> np.ndarray:
+        cosine = directions @ H_[:3, 2]
+        return sign * (directions @ H_[:3, 3]) + can[0] * np.sqrt(np.maximum(1 - cosine**2, 0.0)) + can[1] * np.abs(cosine)
+
+    return float(np.min(reach(H_b, 1.0) + reach(H_a, -1.0)))
+
+
+def test_cylinders_of_one_radius_stacked_into_each_other_meet_at_their_caps():
+    """Two cans of one radius, one on the other, their caps 2 mm into each other, and the pose of the
+    8-body pile of ``benchmarks/pile.py`` (seed 10, at 0.15 s) where two cans that landed on one
+    another lay 15 mm into each other (sampled): the pair reports their caps' contact along the
+    axis, as deep as they overlap. Each rim point lies on the other can's side, no deeper than
+    its distance to that side (about 0), and the sides' slots fade out: nothing pushed the cans
+    apart, and the lower one's cap sank 34 mm into the other before a side contact shoved them
+    apart sideways."""
+    can = np.array([0.03, 0.03, 0.0])
+    position, normal, depth = contacts("cylinder-cylinder", H((0.001, 0.0, 0.058)), can, H(), can)
+    np.testing.assert_allclose(depth, [0.002], atol=1e-12)
+    np.testing.assert_allclose(normal, [UP], atol=1e-12)
+    np.testing.assert_allclose(position[0, 2], 0.029, atol=1e-12)
+    lower, upper = (np.asarray(pose_to_transform(jnp.array(p), jnp.array(q) / np.linalg.norm(q))) for p, q in (
+        ((0.05841, 0.054282, 0.028919), (0.979754, 0.002914, -0.00648, 0.200081)),
+        ((0.057066, 0.054294, 0.074238), (0.987378, -0.001835, -0.021198, -0.156945))))
+    overlap = max(_deepest_inside(lower, upper, can), _deepest_inside(upper, lower, can))
+    assert overlap > 0.015
+    position, normal, depth = contacts("cylinder-cylinder", lower, can, upper, can)
+    np.testing.assert_allclose(depth.max(), overlap, rtol=0.03)
+    assert abs(normal[np.argmax(depth)] @ upper[:3, 2]) > 0.99 and normal[np.argmax(depth)] @ UP < 0  # the lower can pushed down
+    # Two cans 30 degrees apart, one's cap over the other's near its side (the 125-body pile, seed 3, at 0.25 s):
+    # the caps' contact no deeper than they overlap along any direction (it was 8.6 mm, along the axis).
+    tilted = [np.asarray(pose_to_transform(jnp.array(p), jnp.array(q))) for p, q in (
+        ((-0.02432042, -0.00257428, 0.19865992), (0.74050784, 0.19875703, 0.63003657, -0.12327897)),
+        ((-0.08873151, -0.02526699, 0.2335043), (0.71023811, 0.20790359, 0.58737253, 0.32761477)))]
+    overlap = _overlap(tilted[0], tilted[1], can)
+    depth = contacts("cylinder-cylinder", tilted[0], can, tilted[1], can)[2]
+    assert overlap > 0.003 and depth.max() <= 1.05 * overlap
+
+
 def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
     """A point a rounding error outside the bottom face: that face's outward normal, not a default."""
     half = np.array([0.03, 0.03, 0.03])
@@ -342,6 +395,7 @@ def _depth_sum(kind):
         ("capsule-capsule", ROD, ROD, rotation("y", 1.2), rotation("x", 1.5), (0.03, 0.02, 0.09)),
         ("capsule-box", ROD, CUBE, rotation("y", 1.2), rotation("z", 0.3), (0.03, 0.02, 0.2)),
         ("box-box", CUBE, CUBE, rotation("z", 0.4), np.eye(3), (0.03, 0.02, 0.195)),
+        ("cylinder-cylinder", CAN, CAN, rotation("x", 0.05), rotation("y", 0.03), (0.01, 0.005, 0.298)),  # the caps' contact
     ],
 )
 def test_gradients_match_finite_differences_and_are_finite_at_coincident_centres(kind, size_a, size_b, R_a, R_b, at):

@@ -8,7 +8,9 @@ the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
-kinds (see :mod:`.kinds`).
+kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other also meet in a slot of
+their own (:func:`caps_facing`): where their rims lie on each other's side, their rim points
+are no deeper than their distance to that side.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .geometry import tolerance
+from .geometry import perpendicular, tolerance, unit
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
+_CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
 
 
@@ -65,6 +68,62 @@ def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: j
     cosine = jnp.abs(H[:3, 2] @ direction)
     across = jnp.sqrt(jnp.maximum(1 - cosine**2, 1e-30))  # along the axis: no NaN slope (the way out past a cap is differentiated)
     return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
+
+
+def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, clear_a: jax.Array, clear_b: jax.Array,
+                normal: jax.Array) -> Slots:
+    """1 slot: the caps of two cylinders (world poses ``H (4, 4)``, sizes ``(3,)``; the normal from b
+    towards a) pressed into each other, along the axis of the one (X) whose way out past a cap is
+    the shorter (``clear_a``, ``clear_b`` [m]: :func:`past_caps` of the other along each axis): as
+    deep past X's cap as the deepest point of the other's facing cap that lies over X's cap
+    (:data:`_CAP_RAYS` rays from that cap's centre to its rim, clipped to X's radius), the position
+    midway between that point and X's cap. The rim points carry such a contact only as deep as
+    the smaller rim lies inside the larger one (a rim point on the other's side is no deeper than
+    its distance to that side, about 0), so the slot is shallower by that margin; and it fades out as
+    that way out grows from the two's overlap across X's axis to twice that overlap (the sides'
+    slots meet shapes side by side, as :func:`on_side` fades theirs). It is no deeper than the two
+    overlap along the unit ``normal (3,)`` (that of their capsules' closest points): a tilted cap
+    whose deepest point lies near the other's side leaves that way sooner."""
+    on_b = clear_b <= clear_a
+    H, size, H_other, size_other = jax.tree.map(lambda b, a: jnp.where(on_b, b, a), (H_b, size_b, H_a, size_a), (H_a, size_a, H_b, size_b))
+    clear = jnp.minimum(clear_a, clear_b)
+    axis, centre = H[:3, 2], H[:3, 3]
+    offset = H_other[:3, 3] - centre
+    along = offset @ axis
+    pushed = jnp.where(along >= 0, 1.0, -1.0) * axis  # the other is pushed out past the nearer cap (:func:`past_caps`)
+    across, distance = unit(offset - along * axis, perpendicular(axis))
+    reach = round_reach(H_other, size_other, jnp.asarray(True), across)
+    overlap = size[0] + reach - distance  # of the two across X's axis, along ``across``
+    margin = jnp.abs(size[0] - reach) - distance  # how far the smaller rim lies inside the larger one
+    # The other's facing cap: rays from its centre to its rim, the part of each over X's cap (|lateral| <= radius).
+    other_axis = H_other[:3, 2]
+    cap_centre = H_other[:3, 3] - jnp.where(other_axis @ pushed >= 0, 1.0, -1.0) * size_other[1] * other_axis
+    angles = jnp.linspace(0.0, 2 * jnp.pi, _CAP_RAYS, endpoint=False, dtype=axis.dtype)
+    first = perpendicular(other_axis)
+    rays = size_other[0] * (jnp.cos(angles)[:, None] * first + jnp.sin(angles)[:, None] * jnp.cross(other_axis, first))
+    start = cap_centre - centre
+    start = start - (start @ axis) * axis
+    lateral = rays - (rays @ axis)[:, None] * axis
+    a, b = jnp.sum(lateral**2, axis=1), lateral @ start
+    c = start @ start - size[0] ** 2
+    crossing = b**2 - a * c
+    root = jnp.where(crossing > 0, jnp.sqrt(jnp.where(crossing > 0, crossing, 1.0)), 0.0)  # no NaN slope where a ray grazes X's rim
+    safe = jnp.where(a > 0, a, 1.0)
+    low = jnp.where(a > 0, (-b - root) / safe, jnp.where(c <= 0, 0.0, 2.0))
+    high = jnp.where(a > 0, (-b + root) / safe, jnp.where(c <= 0, 1.0, -1.0))
+    low, high = jnp.maximum(low, 0.0), jnp.minimum(high, 1.0)
+    over = (crossing >= 0) & (low <= high)
+    cap_plane = (centre + size[1] * pushed) @ pushed
+    below = cap_plane - cap_centre @ pushed  # how deep past X's cap the facing cap's centre lies
+    slope = -(rays @ pushed)  # how much deeper per unit of the ray
+    t = jnp.where(slope >= 0, high, low)
+    deepest = jnp.where(over, below + t * slope, -1.0)  # a ray that misses X's cap: 1 m out
+    k = jnp.argmax(deepest)
+    apart = (H_b[:3, 3] - H_a[:3, 3]) @ normal + round_reach(H_a, size_a, jnp.asarray(True), normal) + round_reach(H_b, size_b, jnp.asarray(True), normal)
+    depth = jnp.minimum(jnp.minimum(deepest[k] - jnp.maximum(margin, 0.0), 2 * overlap - clear), apart)
+    point = cap_centre + t[k] * rays[k]
+    position = point + 0.5 * depth * pushed
+    return Slots(position[None], jnp.where(on_b, pushed, -pushed)[None], depth[None], jnp.ones((1,), bool))
 
 
 def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, H_box: jax.Array, half: jax.Array) -> Slots:

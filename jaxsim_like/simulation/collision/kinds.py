@@ -22,7 +22,7 @@ import jax.numpy as jnp
 
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
-from .cylinder import on_side, past_caps, rims_on_box, round_reach
+from .cylinder import caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
@@ -46,11 +46,16 @@ one bounding sphere, one candidate of the cull, per chunk."""
 
 
 def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
-    """2 slots: :func:`.round.capsule_capsule`, on the side of either shape that is a cylinder."""
+    """2 slots: :func:`.round.capsule_capsule`, on the side of either shape that is a cylinder; of
+    two cylinders, the first slot is their caps' contact where that is deeper
+    (:func:`.cylinder.caps_facing`)."""
     slots = capsule_capsule(H_a, size_a, H_b, size_b)
     clear_b = past_caps(H_b, size_b, H_a[:3, 3], round_reach(H_a, size_a, cylinder_a, H_b[:3, 2]))
     clear_a = past_caps(H_a, size_a, H_b[:3, 3], round_reach(H_b, size_b, cylinder_b, H_a[:3, 2]))
-    return on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0, clear_b), H_a, size_a, cylinder_a, 1.0, clear_a)
+    sided = on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0, clear_b), H_a, size_a, cylinder_a, 1.0, clear_a)
+    cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b, slots.normal[0])
+    deeper = cylinder_a & cylinder_b & (cap.depth[0] > jnp.where(sided.valid[0], sided.depth[0], 0.0))
+    return jax.tree.map(lambda side, caps: side.at[0].set(jnp.where(deeper, caps[0], side[0])), sided, cap)
 
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
