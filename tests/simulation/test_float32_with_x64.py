@@ -23,12 +23,11 @@ CUBE_FACES = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 
 BODIES = (("slab", [0.0, 0.0, 0.0498]), ("cube", [-0.15, 0.0, 0.1996]), ("hull", [0.45, 0.0, 0.0998]),
           ("can", [-0.15, 0.0, 0.4494]), ("rod", [-0.15, 0.0, 0.8492]), ("ball", [0.45, 0.0, 0.2994]))
 TOUCHING = {(0, 1), (1, 3), (3, 4), (2, 5)}  # global links (BODIES' order) of the pairs that touch
-# The two traces do the same float32 arithmetic (at XLA's default optimisation level their states
-# are the same bits) but differ in their integer index types and in scalars selected as weak
-# float64 before their cast, so that at the suite's backend optimisation level 0 (tests/conftest.py)
-# XLA orders some float32 operations differently: rounding, a few ulps a step, which the stiff
-# contacts grow over the steps. ATOL is 8 float32 ulps of 1 (m, m/s, rad, rad/s), RTOL 42 to 84
-# ulps of the value itself (for the pair loads [N]).
+# The two traces do the same float32 arithmetic but differ in their integer index types and in
+# scalars selected as weak float64 before their cast, so that XLA may order some float32
+# operations differently (more so at the suite's backend optimisation level 0, tests/conftest.py):
+# rounding, a few ulps a step, which the stiff contacts grow over the steps. ATOL is 8 float32
+# ulps of 1 (m, m/s, rad, rad/s), RTOL 42 to 84 ulps of the value itself (for the pair loads [N]).
 RTOL, ATOL = 1e-5, 1e-6
 
 
