@@ -193,7 +193,7 @@ def ours(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = F
     :func:`jaxsim_like.batching.simulate_batch` runs its slices): each by ``jit(vmap(world_rollout))``
     (``chunk=0``) or by a ``lax.map`` over chunks of ``chunk`` piles, each a ``vmap`` (``chunk=1``:
     the one-world program, pile after pile). Below float64, traced with 64-bit types off (JAX's
-    default): the step's float64 constants would otherwise promote the state back to float64.
+    default): the program of a user who runs float32 only.
     The compile time: tracing, lowering and compiling the program (ahead of its first call)."""
     with jax.enable_x64(jnp.dtype(dtype) == jnp.float64):
         return _ours(count, dt, seconds, seed, rolling, worlds, dtype, chunk)

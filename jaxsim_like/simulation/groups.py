@@ -85,14 +85,18 @@ def _pointless(value: Any) -> Any:
     its parameters or its state; anything else as is): the structure that kinds of a padded group
     share."""
     if isinstance(value, Model):
-        return dataclasses.replace(value, collidable_points=jnp.zeros((0, 3)), point_radius=jnp.zeros((0,)),
-                                   point_terrain=jnp.zeros((0,)), point_link=(),
-                                   **{name: None if getattr(value, name) is None else jnp.zeros((0,)) for name in _SURFACES},
+        def empty(name: str, *shape: int) -> jax.Array | None:  # in the field's own dtype
+            field = getattr(value, name)
+            return None if field is None else jnp.zeros((0, *shape), jnp.result_type(field))
+
+        return dataclasses.replace(value, collidable_points=empty("collidable_points", 3), point_radius=empty("point_radius"),
+                                   point_terrain=empty("point_terrain"), point_link=(),
+                                   **{name: empty(name) for name in _SURFACES},
                                    point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind))
     if isinstance(value, ModelParams):
         return dataclasses.replace(value, contact_slots=None)
     if isinstance(value, State):
-        return value.replace(contact_deformation=jnp.zeros((0, 3)))
+        return value.replace(contact_deformation=jnp.zeros((0, 3), value.contact_deformation.dtype))
     return value
 
 

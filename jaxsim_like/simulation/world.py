@@ -183,7 +183,7 @@ class WorldModel:
             pair_sweeps=int(pair_sweeps),
             load_aware=bool(load_aware),
             closures=WorldClosures.build(models, closures),
-            **_collision_fields(found, pair_law),
+            **_collision_fields(built[0].world, found, pair_law),
         )
 
     @staticmethod
@@ -208,7 +208,7 @@ class WorldModel:
         none). No numpy work (the world the object API steps; :meth:`build` makes every part)."""
         exact_velocity = (False,) * len(models) if exact_velocity is None else tuple(bool(x) for x in exact_velocity)
         return WorldModel(models=tuple(models), model_params=tuple(model_params), params=world, exact_velocity=exact_velocity,
-                          **_collision_fields(collisions))
+                          **_collision_fields(world, collisions))
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
         """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
@@ -245,11 +245,12 @@ class WorldModel:
         return jnp.zeros(0 if self.collision is None else self.collision.links, dtype)
 
 
-def _collision_fields(collisions: Collisions | None, pair_law: PairLaw | None = None) -> dict[str, Any]:
-    """The fields of a :class:`WorldModel` that hold ``collisions`` (None: no collision table, and
+def _collision_fields(world: WorldParams, collisions: Collisions | None, pair_law: PairLaw | None = None) -> dict[str, Any]:
+    """The fields of a :class:`WorldModel` of the ``world`` settings that hold ``collisions``
+    (None: no collision table, no inverse weights, in the dtype of ``world.dt``, and
     ``pair_law``, default :meth:`.collision.forces.PairLaw.build`, unused)."""
     if collisions is None:
-        return dict(pair_law=PairLaw.build() if pair_law is None else pair_law, inverse_weight=jnp.zeros(0, jnp.result_type(float)))
+        return dict(pair_law=PairLaw.build() if pair_law is None else pair_law, inverse_weight=jnp.zeros(0, jnp.result_type(world.dt)))
     return dict(pair_law=collisions.pair_law, inverse_weight=collisions.inverse_weight, explicit_pairs=collisions.explicit_pairs,
                 collision=collisions.table)
 

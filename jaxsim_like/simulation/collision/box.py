@@ -8,6 +8,7 @@ poses ``H (4, 4)`` and sizes ``(3,)`` of shapes a and b (b is the box) and retur
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 
 import jax
@@ -144,7 +145,7 @@ def _separating_axis(R_a, half_a, R_b, half_b, d):
 
 
 def _corners(R, c, half):
-    return (_SIGNS * half) @ R.T + c  # (8, 3)
+    return (jnp.asarray(_SIGNS, half.dtype) * half) @ R.T + c  # (8, 3)
 
 
 def _slack(dtype, half: jax.Array) -> jax.Array:
@@ -181,8 +182,9 @@ def _face_edges(R, c, half, direction):
     u, v = (axis + 1) % 3, (axis + 2) % 3
     R_u, R_v, R_n = R[:, u], R[:, v], R[:, axis]
     face_centre = c + sign * half[axis] * R_n
-    U = _FACE_EDGES[:, 0::2][..., None] * half[u] * R_u  # (4, 2, 3): u-offsets of each edge's two ends
-    V = _FACE_EDGES[:, 1::2][..., None] * half[v] * R_v
+    ends = jnp.asarray(_FACE_EDGES, half.dtype)
+    U = ends[:, 0::2][..., None] * half[u] * R_u  # (4, 2, 3): u-offsets of each edge's two ends
+    V = ends[:, 1::2][..., None] * half[v] * R_v
     return face_centre + U + V
 
 
@@ -209,7 +211,7 @@ def _crossings(edges_a, edges_b, normal, slack):
 
     det = cross2(u, w)
     length_u, length_w = jnp.sqrt(jnp.sum(u**2, -1)), jnp.sqrt(jnp.sum(w**2, -1))
-    ok = jnp.abs(det) > jnp.maximum(slack * jnp.maximum(length_u, length_w), np.sin(_PARALLEL) * length_u * length_w)
+    ok = jnp.abs(det) > jnp.maximum(slack * jnp.maximum(length_u, length_w), math.sin(_PARALLEL) * length_u * length_w)
     alpha = safe_divide(cross2(r, w), jnp.where(ok, det, 1.0))
     beta = safe_divide(cross2(r, u), jnp.where(ok, det, 1.0))
     inside = ok & (jnp.minimum(alpha, 1 - alpha) * length_u > slack) & (jnp.minimum(beta, 1 - beta) * length_w > slack)

@@ -86,8 +86,8 @@ def cylinder_hull(size: jax.Array, counts: tuple[int, int, int, int]) -> HullDat
     nxt = (np.arange(n) + 1) % n
     side = np.stack([np.cos(angle + np.pi / n), np.sin(angle + np.pi / n), np.zeros(n)], axis=1)
     normals = np.concatenate([side, [[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]])
-    offsets = jnp.concatenate([jnp.full((n,), np.cos(np.pi / n)) * radius, jnp.stack([half, half])])
-    planes = jnp.concatenate([jnp.asarray(normals, size.dtype), offsets[:, None].astype(size.dtype)], axis=1)
+    offsets = jnp.concatenate([jnp.full((n,), np.cos(np.pi / n), size.dtype) * radius, jnp.stack([half, half])])
+    planes = jnp.concatenate([jnp.asarray(normals, size.dtype), offsets[:, None]], axis=1)
     side_faces = np.stack([np.arange(n), nxt, n + nxt, n + np.arange(n)], axis=1)  # counter-clockwise seen from outside
     faces = [_padded(corners[side_faces], K, axis=1), _padded(top[None], K, axis=1), _padded(bottom[::-1][None], K, axis=1)]
     edges = np.concatenate([np.stack([np.arange(n), nxt], axis=1), np.stack([n + np.arange(n), n + nxt], axis=1),

@@ -4,9 +4,10 @@ against a box."""
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .box import end_fades, repeats_not
 from .geometry import safe_divide
@@ -53,7 +54,7 @@ def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
     def distance(t):
         return signed_distance(centre + t * axis, b)[0]
 
-    ratio = 0.5 * (np.sqrt(5.0) - 1.0)
+    ratio = 0.5 * (math.sqrt(5.0) - 1.0)
 
     def narrowed(_, bracket):
         left, right = bracket
