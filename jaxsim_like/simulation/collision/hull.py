@@ -140,11 +140,11 @@ def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, ja
         d_a @ jnp.cross(d_b, middle_b).T - jnp.cross(middle_a, d_a) @ d_b.T,  # (d_a x d_b) . (middle_b - middle_a)
     ))
     face_overlap = jnp.max(face_b, axis=1) - jnp.min(face_a, axis=1)
-    slack = 1e-9
+    slack = tolerance(cosine.dtype, 1e-9)  # the triple products' rounding: edges that just meet count
     plus = (p1 <= slack) & (p2 <= slack) & (q1 >= -slack) & (q2 >= -slack)  # a supports along -(d_a x d_b), b along +
     minus = (p1 >= -slack) & (p2 >= -slack) & (q1 <= slack) & (q2 <= slack)
     squared = 1.0 - cosine**2
-    usable = squared > 1e-12
+    usable = squared > tolerance(cosine.dtype, 1e-12)  # else parallel within rounding: no axis of their own
     length = jnp.sqrt(jnp.where(usable, squared, 1.0))
     sign = jnp.where(plus, 1.0, -1.0)
     edge_overlap = jnp.where(usable & (plus | minus), sign * reach / length, jnp.inf)
@@ -178,7 +178,7 @@ def _crossings(face_a: jax.Array, face_b: jax.Array, normal: jax.Array) -> tuple
         return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
 
     det = cross2(u, w)
-    ok = jnp.abs(det) > 1e-9 * jnp.sqrt(jnp.sum(u**2, -1) * jnp.sum(w**2, -1))
+    ok = jnp.abs(det) > tolerance(u.dtype, 1e-9) * jnp.sqrt(jnp.sum(u**2, -1) * jnp.sum(w**2, -1))
     alpha = safe_divide(cross2(r, w), jnp.where(ok, det, 1.0))
     beta = safe_divide(cross2(r, u), jnp.where(ok, det, 1.0))
     margin = tolerance(u.dtype, 1e-7)
