@@ -70,6 +70,20 @@ def test_parallel_capsules_side_by_side_touch_at_both_ends_of_their_overlap():
     assert rows(position) == rows([(-0.1, 0.0, 0.049), (0.2, 0.0, 0.049)])
 
 
+@pytest.mark.parametrize("yaw", [0.3, 1.1, 2.0])
+def test_parallel_capsules_in_float32_touch_at_both_ends_of_their_overlap(yaw):
+    """Turned about the vertical, two parallel capsules' axes agree to float32's rounding only: the
+    slots stay at the two ends of the overlap (not one at a point scattered along it, on which the
+    upper capsule would rock), as in float64."""
+    R = rotation("z", yaw) @ rotation("y", np.pi / 2)
+    args = (H((0.1, 0.2, 0.0) + 0.1 * R[:, 2] + (0.0, 0.0, 0.098), R), ROD, H((0.1, 0.2, 0.0), R), ROD)
+    slots = KERNELS["capsule-capsule"](*(jnp.asarray(x, jnp.float32) for x in args))
+    along = (np.asarray(slots.position) - (0.1, 0.2, 0.0)) @ R[:, 2]
+    np.testing.assert_array_equal(np.asarray(slots.valid), [True, True])
+    np.testing.assert_allclose(sorted(along), [-0.1, 0.2], atol=1e-5)
+    np.testing.assert_allclose(np.asarray(slots.depth), [0.002, 0.002], atol=1e-6)
+
+
 def test_crossing_capsules_touch_once():
     position, normal, depth = contacts(
         "capsule-capsule", H((0.05, 0.02, 0.099), rotation("y", np.pi / 2)), ROD, H(R=rotation("x", np.pi / 2)), ROD

@@ -49,13 +49,15 @@ def segments_closest(
 ) -> tuple[jax.Array, jax.Array]:
     """Parameters ``(s, t)`` of the closest points ``centre_a + s axis_a`` and ``centre_b + t axis_b``
     of two segments (unit axes, half lengths >= 0; Ericson's clamped solution). Parallel segments
-    take ``s`` at the start of the overlap of b's projection on a (or a's nearest end)."""
+    take ``s`` at the start of the overlap of b's projection on a (or a's nearest end); so do
+    segments parallel to within the dtype's rounding (:func:`tolerance`), whose solution it would
+    scatter along the overlap."""
     r = centre_a - centre_b
     b = jnp.dot(axis_a, axis_b)
     c = jnp.dot(axis_a, r)
     f = jnp.dot(axis_b, r)
     denominator = 1.0 - b * b
-    parallel = denominator < 1e-10
+    parallel = denominator < tolerance(denominator.dtype, 1e-10)  # 1 - b b rounds to ~eps when parallel
     start = jnp.clip(-c - half_b * jnp.abs(b), -half_a, half_a)
     s = jnp.where(parallel, start, jnp.clip(safe_divide(b * f - c, denominator), -half_a, half_a))
     t = jnp.clip(b * s + f, -half_b, half_b)
