@@ -317,6 +317,22 @@ def test_cylinders_of_one_radius_stacked_into_each_other_meet_at_their_caps():
     assert overlap > 0.003 and depth.max() <= 1.05 * overlap
 
 
+@pytest.mark.parametrize("tilt", [(1.0, 2.0, 0.5), (0.3, -1.0, 2.0), (-2.0, 0.4, 1.0)])
+def test_coaxial_cans_stacked_in_float32_meet_at_their_caps_as_in_float64(tilt):
+    """Two cans of one radius, coaxial, one 0.2 mm into the other, turned as a whole: in float32
+    their centres' offset across the axis is rounding only, pointing anywhere (along the axis too),
+    and the caps' contact took the other can's reach along it (its half length, not its radius) as
+    how far the smaller rim lies inside: 50 mm too shallow, no contact. As in float64 now."""
+    R = rotation("z", tilt[2]) @ rotation("y", tilt[1]) @ rotation("x", tilt[0])
+    can = np.array([0.1, 0.15, 0.0])
+    args = (H((0.3, -0.2, 0.5) + 0.2998 * R[:, 2], R), can, H((0.3, -0.2, 0.5), R), can)
+    for dtype in (jnp.float64, jnp.float32):
+        slots = KERNELS["cylinder-cylinder"](*(jnp.asarray(x, dtype) for x in args))
+        keep = np.asarray(slots.valid) & (np.asarray(slots.depth) > 0)
+        np.testing.assert_allclose(np.asarray(slots.depth)[keep], [2e-4], atol=1e-6)
+        np.testing.assert_allclose(np.asarray(slots.normal)[keep], [R[:, 2]], atol=1e-5)
+
+
 def test_a_point_on_a_box_face_from_outside_takes_the_face_normal():
     """A point a rounding error outside the bottom face: that face's outward normal, not a default."""
     half = np.array([0.03, 0.03, 0.03])

@@ -91,7 +91,9 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     offset = H_other[:3, 3] - centre
     along = offset @ axis
     pushed = jnp.where(along >= 0, 1.0, -1.0) * axis  # the other is pushed out past the nearer cap (:func:`past_caps`)
-    across, distance = unit(offset - along * axis, perpendicular(axis))
+    lateral = offset - along * axis
+    lateral = lateral - (lateral @ axis) * axis  # what rounding leaves along the axis: all of it for coaxial cans in float32
+    across, distance = unit(lateral, perpendicular(axis))
     reach = round_reach(H_other, size_other, jnp.asarray(True), across)
     overlap = size[0] + reach - distance  # of the two across X's axis, along ``across``
     margin = jnp.abs(size[0] - reach) - distance  # how far the smaller rim lies inside the larger one

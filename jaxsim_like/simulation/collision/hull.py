@@ -158,7 +158,7 @@ def _inside(points: jax.Array, hull: HullData, direction: jax.Array, slack: jax.
     distance = points @ normals.T - offsets  # (P, F), <= 0 inside
     inside = jnp.all(distance <= slack, axis=1)
     rate = normals @ direction  # (F,)
-    leaving = rate > 1e-9
+    leaving = rate > tolerance(rate.dtype, 1e-9)  # else parallel to the direction within rounding
     exits = jnp.where(leaving, safe_divide(-distance, jnp.where(leaving, rate, 1.0), jnp.inf), jnp.inf)
     return inside, jnp.maximum(jnp.min(exits, axis=1), 0.0)
 
