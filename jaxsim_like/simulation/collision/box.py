@@ -47,7 +47,8 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     (:func:`segment_box_nearest`). The second and third are shallower by what the others carry
     where they come within a radius of them (:func:`end_fades`): a capsule standing on a box rests
     on one contact, and no slot switches on at full depth. ``shaped`` (None: the capsule's own)
-    makes the segment's slots those of the shape a is (a cylinder's side and rims); the nearest
+    makes the segment's slots those of the shape a is (a cylinder's side and rims), slot by slot
+    (each slot's result depends on that slot and the two shapes alone); the nearest
     point's slot is then faded by what the shape's ends carry: a cylinder's end whose rim lies
     outside the box takes nothing from the side contact beside it (faded by the end's ball, the
     side contact was switched on and off as the nearest point moved along the segment)."""
@@ -64,16 +65,17 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     faded = depth - end_fades(low, high, t, radius, depth)
     if shaped is None:
         return Slots(position, normal, faded, valid)
-    # The nearest point's fade from what the shape's ends carry, the ends' from the segment's.
-    ends = shaped(Slots(position, normal, faded.at[2].set(depth[2]), valid))
+    # The nearest point's fade from what the shape's ends carry, the ends' from the segment's: the
+    # ends shaped first, then the nearest point once faded.
+    ends = shaped(Slots(position[:2], normal[:2], faded[:2], valid[:2]))
     carried = jnp.where(ends.valid, ends.depth, 0.0)
-    nearest = depth[2] - end_fades(low, high, t, radius, carried)[2]
-    return shaped(Slots(position, normal, faded.at[2].set(nearest), valid))
+    nearest = shaped(Slots(position[2:], normal[2:], depth[2:] - end_fades(low, high, t, radius, carried)[2:], valid[2:]))
+    return jax.tree.map(lambda both, last: jnp.concatenate([both, last]), ends, nearest)
 
 
 def end_fades(low: jax.Array, high: jax.Array, nearest: jax.Array, radius: jax.Array, depth: jax.Array) -> jax.Array:
     """``(3,)`` [m]: how much shallower the slots of a capsule's segment at ``low``, ``high`` and
-    ``nearest`` (parameters along it, of ``depth (3,)`` [m]) are taken, so that a slot that comes to
+    ``nearest`` (parameters along it, of ``depth (3,)`` [m]; only the ends' two are read) are taken, so that a slot that comes to
     repeat another one fades out continuously instead of switching off at full depth (the pair's
     force would jump by a contact's share): ``high`` by ``low``'s depth (where positive) times
     ``1 - (high - low) / radius`` (clipped to [0, 1]), ``nearest`` by the larger of the same for

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -225,17 +225,27 @@ def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, si
             a = _joined([culled[g].second if k.swapped else culled[g].first for g, k in zip(members, kinds)])
             b = _joined([culled[g].first if k.swapped else culled[g].second for g, k in zip(members, kinds)])
             cylinders = [np.concatenate([np.full(groups[g].keep, k.cylinders[i]) for g, k in zip(members, kinds)]) for i in (0, 1)]
-            found = _per_group([groups[g] for g in members], jax.vmap(FAMILIES[family].kernel)(W_H_S[a], sizes[a], W_H_S[b], sizes[b], *cylinders))
+            shapes = (W_H_S[a], sizes[a], W_H_S[b], sizes[b])
+            found = _per_group([groups[g] for g in members], jax.vmap(FAMILIES[family].kernel)(*shapes, *cylinders),
+                               FAMILIES[family].refine, shapes)
         for g, result in zip(members, found):
             results[g] = result
     return results
 
 
-def _per_group(groups: Sequence[PairGroup], slots: Slots) -> list[Slots]:
+def _per_group(groups: Sequence[PairGroup], slots: Slots, refine: Callable | None = None, shapes: tuple = ()) -> list[Slots]:
     """The slots of each of ``groups`` (its ``keep`` pairs, in order) of one family's ``slots``,
-    its kind's (:meth:`.kinds.Kind.taken`)."""
+    its kind's (:meth:`.kinds.Kind.taken`); those of a kind that asks for it (:attr:`.kinds.Kind.refined`)
+    first made by the family's ``refine`` of them and their ``shapes`` (the family's ``H_a, size_a,
+    H_b, size_b`` of every pair)."""
     ends = np.cumsum([0] + [group.keep for group in groups])
-    return [KINDS[group.kind].taken(jax.tree.map(lambda x: x[start:end], slots)) for group, start, end in zip(groups, ends[:-1], ends[1:])]
+    found = []
+    for group, start, end in zip(groups, ends[:-1], ends[1:]):
+        mine = jax.tree.map(lambda x: x[start:end], slots)
+        if KINDS[group.kind].refined:
+            mine = jax.vmap(refine)(mine, *(x[start:end] for x in shapes))
+        found.append(KINDS[group.kind].taken(mine))
+    return found
 
 
 def _hull_rows(hulls: Hulls) -> tuple[jax.Array, ...]:

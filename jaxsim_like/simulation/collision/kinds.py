@@ -5,7 +5,8 @@ Pair kinds that are one computation on their shapes' data share a :class:`Family
 collision query evaluates once for all their pairs (one narrow phase in the compiled program,
 however many of its kinds a world has): a sphere is a capsule of no length, and a cylinder
 against a capsule, a box or a cylinder is the capsule of its radius and segment with only the
-contacts on its side kept (:func:`.cylinder.on_side`, switched per pair), and a sphere against a
+contacts on its side kept (:func:`.cylinder.on_side`, switched per pair; two cylinders' caps
+refine their first slot, for their pairs only: :func:`.cylinder.caps_facing`), and a sphere against a
 cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
 the first ``slots`` of its family's slots: the others are never candidates for its shapes.
 Convex hulls meet hulls, boxes and cylinders in one narrow phase of their own (:data:`HULLS`, a
@@ -45,16 +46,27 @@ POINT_CHUNK = 8
 one bounding sphere, one candidate of the cull, per chunk."""
 
 
+def _clear(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array,
+           cylinder_b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """How far [m] b must move along a's axis to clear a past its nearer cap, and a along b's
+    (:func:`.cylinder.past_caps`; a ``cylinder`` reaches as far as its rims, else as its capsule)."""
+    return (past_caps(H_a, size_a, H_b[:3, 3], round_reach(H_b, size_b, cylinder_b, H_a[:3, 2])),
+            past_caps(H_b, size_b, H_a[:3, 3], round_reach(H_a, size_a, cylinder_a, H_b[:3, 2])))
+
+
 def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
-    """2 slots: :func:`.round.capsule_capsule`, on the side of either shape that is a cylinder; of
-    two cylinders, the first slot is their caps' contact where that is deeper
-    (:func:`.cylinder.caps_facing`)."""
+    """2 slots: :func:`.round.capsule_capsule`, on the side of either shape that is a cylinder."""
     slots = capsule_capsule(H_a, size_a, H_b, size_b)
-    clear_b = past_caps(H_b, size_b, H_a[:3, 3], round_reach(H_a, size_a, cylinder_a, H_b[:3, 2]))
-    clear_a = past_caps(H_a, size_a, H_b[:3, 3], round_reach(H_b, size_b, cylinder_b, H_a[:3, 2]))
-    sided = on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0, clear_b), H_a, size_a, cylinder_a, 1.0, clear_a)
-    cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b, slots.normal[0])
-    deeper = cylinder_a & cylinder_b & (cap.depth[0] > jnp.where(sided.valid[0], sided.depth[0], 0.0))
+    clear_a, clear_b = _clear(H_a, size_a, H_b, size_b, cylinder_a, cylinder_b)
+    return on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0, clear_b), H_a, size_a, cylinder_a, 1.0, clear_a)
+
+
+def _caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """The :func:`_round` slots ``sided`` of two cylinders with their first slot their caps'
+    contact where that is deeper (:func:`.cylinder.caps_facing`)."""
+    clear_a, clear_b = _clear(H_a, size_a, H_b, size_b, jnp.asarray(True), jnp.asarray(True))
+    cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b, sided.normal[0])
+    deeper = cap.depth[0] > jnp.where(sided.valid[0], sided.depth[0], 0.0)
     return jax.tree.map(lambda side, caps: side.at[0].set(jnp.where(deeper, caps[0], side[0])), sided, cap)
 
 
@@ -72,14 +84,17 @@ def _alone(kernel: Callable) -> Callable:
 class Family(NamedTuple):
     """A narrow phase shared by pair kinds: ``kernel(H_a, size_a, H_b, size_b, cylinder_a,
     cylinder_b) -> Slots`` of two shapes (world poses ``(4, 4)``, sizes ``(3,)``, whether each is
-    a cylinder; the normal from b towards a) with ``slots`` slots."""
+    a cylinder; the normal from b towards a) with ``slots`` slots; ``refine(slots, H_a, size_a,
+    H_b, size_b) -> Slots`` (None: none) turns the kernel's slots into those of the kinds that
+    ask for it (:attr:`Kind.refined`), and is evaluated for their pairs only."""
 
     kernel: Callable
     slots: int
+    refine: Callable | None = None
 
 
 FAMILIES: dict[str, Family] = {
-    "round": Family(_round, 2),
+    "round": Family(_round, 2, _caps),
     "round-box": Family(_round_box, 3),
     "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
 }
@@ -90,7 +105,9 @@ class Kind(NamedTuple):
     ``slots`` it fills per pair (per chunk of points: the first of its family's), the number of
     ``features`` its slots are chosen from (:attr:`.slots.Slots.feature`; 0: the slots
     themselves), whether its family takes its shapes the other way round (``swapped``: the
-    family's a is the kind's b), which of the family's shapes are ``cylinders``, in the
+    family's a is the kind's b), which of the family's shapes are ``cylinders`` (switched
+    per pair), whether the family's ``refine`` makes its slots (``refined``: known when the
+    program is traced, so that other kinds' pairs never compute it), in the
     family of points, the kind of shape that a sphere meets as a swept point (``ball_against``;
     None: collidable points), and which of the kind's shapes (a, b) its slots touch on a round
     surface of the shape's radius (``rounded``: a sphere, a capsule, a cylinder's side; a
@@ -103,6 +120,7 @@ class Kind(NamedTuple):
     features: int = 0
     swapped: bool = False
     cylinders: tuple[bool, bool] = (False, False)
+    refined: bool = False
     ball_against: str | None = None
     rounded: tuple[bool, bool] = (False, False)
 
@@ -134,7 +152,8 @@ class Kind(NamedTuple):
 
         def kernel(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
             first, second = ((H_b, size_b), (H_a, size_a)) if self.swapped else ((H_a, size_a), (H_b, size_b))
-            return self.taken(family.kernel(*first, *second, *(jnp.asarray(c) for c in self.cylinders)))
+            slots = family.kernel(*first, *second, *(jnp.asarray(c) for c in self.cylinders))
+            return self.taken(family.refine(slots, *first, *second) if self.refined else slots)
 
         return kernel
 
@@ -151,7 +170,7 @@ KINDS: dict[str, Kind] = {
     "sphere-cylinder": Kind(POINTS, 1, ball_against=CYLINDER, rounded=_FIRST),
     "capsule-cylinder": Kind("round", 2, cylinders=(False, True), rounded=_BOTH),
     "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False), rounded=_SECOND),
-    "cylinder-cylinder": Kind("round", 2, cylinders=(True, True), rounded=_BOTH),
+    "cylinder-cylinder": Kind("round", 2, cylinders=(True, True), refined=True, rounded=_BOTH),
     "sphere-hull": Kind(ROUND_HULLS, 1, rounded=_FIRST),
     "capsule-hull": Kind(ROUND_HULLS, 3, rounded=_FIRST),
     "box-hull": Kind(HULLS, HULL_SLOTS),
