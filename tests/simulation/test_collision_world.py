@@ -259,3 +259,29 @@ def test_pair_kinds_of_one_computation_share_one_narrow_phase(objects, monkeypat
     poses = jnp.asarray(np.concatenate([pose((0.3 * i, 0.0, 0.0)) for i in range(len(models))]))
     jax.make_jaxpr(query, static_argnums=0)(table, Geometry.of(models, poses.dtype), poses)
     assert traced == {"round": 1, "round-box": 1, "box-box": 1, kinds.POINTS: 1}
+
+
+def test_two_cylinders_caps_are_computed_for_cylinder_pairs_only(objects):
+    """The caps' slot (`cylinder.caps_facing`, its rays from a cap's centre to its rim) is traced for
+    the cylinder-cylinder pairs alone, not for every pair of the round narrow phase: two balls, two
+    rods and three cans give 15 round pairs, 3 of them cans (other arrays of 16 points: the
+    box-box crossings, 1 pair, and the capsule-box nearest point's candidates, 14 pairs)."""
+    from jaxsim_like.simulation.collision import cylinder
+
+    models = objects * 2 + [objects[3]]
+    table = CollisionTable.build(models)
+    sizes = {g.kind: g.keep for g in table.groups}
+    assert sum(sizes[k] for k in ("sphere-sphere", "sphere-capsule", "capsule-capsule", "capsule-cylinder", "cylinder-cylinder")) == 15
+    poses = jnp.asarray(np.concatenate([pose((0.3 * i, 0.0, 0.0)) for i in range(len(models))]))
+    jaxpr = jax.make_jaxpr(query, static_argnums=0)(table, Geometry.of(models, poses.dtype), poses)
+
+    def shapes(closed):
+        for eqn in closed.eqns:
+            yield from (v.aval.shape for v in eqn.outvars if hasattr(v.aval, "shape"))
+            for param in eqn.params.values():
+                for sub in param if isinstance(param, (list, tuple)) else (param,):
+                    if hasattr(sub, "jaxpr"):
+                        yield from shapes(sub.jaxpr if hasattr(sub.jaxpr, "eqns") else sub.jaxpr.jaxpr)
+
+    rays = {shape[0] for shape in shapes(jaxpr.jaxpr) if len(shape) == 3 and shape[1:] == (cylinder._CAP_RAYS, 3)}
+    assert sizes["cylinder-cylinder"] == 3 and 3 in rays and 15 not in rays
