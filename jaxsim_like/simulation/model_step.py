@@ -314,6 +314,77 @@ def prepare(
     )
 
 
+class Accelerations(NamedTuple):
+    """A model's solve before its outputs (:func:`accelerations`): the base acceleration ``G_a_B
+    (6,)`` (``d/dt G_v_WB``), the joint accelerations ``qdd (n,)`` and torques ``tau (n,)`` (the
+    command with the joint effects, the rows' torques and, implicit, less the armature's), the
+    loop closures' row forces ``loop_forces (r,)``, the separating rows' forces at the terrain
+    contact slots ``slot_forces (S, 3)`` [N] (world axes; None with an explicit integrator) and
+    the velocity change of every link over the step ``G_dv (N, 6)`` (inertial, world axes about
+    ``G``'s origin; zero with an explicit integrator)."""
+
+    G_a_B: jax.Array
+    qdd: jax.Array
+    tau: jax.Array
+    loop_forces: jax.Array
+    slot_forces: jax.Array | None
+    G_dv: jax.Array
+
+
+def accelerations(
+    model: Model,
+    state: State,
+    world: WorldParams,
+    params: ModelParams,
+    prepared: Prepared,
+    implicit: bool,
+    pair_wrenches: jax.Array | None = None,
+    pair_inertia: jax.Array | None = None,
+) -> Accelerations:
+    """The :class:`Accelerations` of ``prepared``: the articulated-body solve, explicit or
+    linearly implicit (with the separating rows), and the constraint rows, with the
+    start-of-step wrenches ``pair_wrenches G_f (N, 6)`` and, implicit, the added link inertias
+    ``pair_inertia (N, 6, 6)`` of the contacts with other links (world axes, about ``G``'s
+    origin), if any. What the block Gauss-Seidel sweeps of :func:`.world.world_step` iterate;
+    :func:`finish` makes the rest of the step of them once."""
+    kin, effects = prepared.kin, prepared.effects
+    dtype = kin.G_H_L.dtype
+    dt = world.dt.astype(dtype)
+    G_f_ext = prepared.G_f_ext if pair_wrenches is None else prepared.G_f_ext + pair_wrenches
+    gravity = world.gravity.astype(dtype)
+    if not implicit:
+        G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
+        G_a_B, qdd, tau, loop_forces = _couplings(
+            model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, implicit, world.integrator != "rk4"
+        )
+        return Accelerations(G_a_B, qdd, tau, loop_forces, None, jnp.zeros_like(kin.G_v))
+    added_inertia = prepared.added_inertia if pair_inertia is None else prepared.added_inertia + pair_inertia
+    tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
+    armature = dt * (effects.damping + dt * effects.stiffness)
+    G_a_B, qdd, factor = articulated_body_factorised(
+        model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
+    )
+    released = separating_rows.release(
+        model, prepared.linear, prepared.contact, prepared.depth, prepared.slot_points, prepared.slot_link, prepared.velocities, kin.G_S,
+        factor, G_a_B, qdd, dt,
+    )
+    G_a_B, qdd, tau, loop_forces = _couplings(
+        model, params, state, kin, factor, released.G_a_B, released.joint_accelerations, tau_step, dt, implicit
+    )
+    G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
+    return Accelerations(G_a_B, qdd, tau - armature * qdd, loop_forces, released.slot_forces, G_dv)
+
+
+def at_rest(model: Model, state: State, prepared: Prepared) -> Accelerations:
+    """The :class:`Accelerations` of the implicit solve of ``prepared`` with every field zero (the
+    shapes and types of :func:`accelerations`', with the leading axes of ``state`` and
+    ``prepared``, if any): where the sweeps of :func:`.world.world_step` start."""
+    kin, zeros = prepared.kin, jnp.zeros_like(state.joint_velocities)
+    loop_forces = jnp.zeros(zeros.shape[:-1] + (model.loops.rows,), zeros.dtype)
+    slot_forces = jnp.zeros_like(prepared.linear.normal)
+    return Accelerations(jnp.zeros_like(kin.G_v_B), zeros, zeros, loop_forces, slot_forces, jnp.zeros_like(kin.G_v))
+
+
 def solve(
     model: Model,
     state: State,
@@ -328,38 +399,30 @@ def solve(
     ``pair_wrenches G_f (N, 6)`` and, implicit, the added link inertias ``pair_inertia (N, 6, 6)``
     of the contacts with other links (world axes, about ``G``'s origin), if any. The applied
     wrenches of :class:`Solved` leave those out (the caller linearised them)."""
-    kin, effects = prepared.kin, prepared.effects
-    dtype = kin.G_H_L.dtype
-    dt = world.dt.astype(dtype)
+    solved = accelerations(model, state, world, params, prepared, implicit, pair_wrenches, pair_inertia)
+    return finish(model, state, world, prepared, implicit, solved)
+
+
+def finish(model: Model, state: State, world: WorldParams, prepared: Prepared, implicit: bool, solved: Accelerations) -> Solved:
+    """The rates and outputs of the step of ``prepared`` whose solve gave ``solved``
+    (:func:`accelerations`)."""
+    kin = prepared.kin
+    dt = world.dt.astype(kin.G_H_L.dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     points, forces = prepared.points, prepared.forces
-    G_f_ext = prepared.G_f_ext if pair_wrenches is None else prepared.G_f_ext + pair_wrenches
-    gravity = world.gravity.astype(dtype)
+    G_a_B, qdd, tau, loop_forces, G_dv = solved.G_a_B, solved.qdd, solved.tau, solved.loop_forces, solved.G_dv
     couples = None
     if implicit:
-        added_inertia = prepared.added_inertia if pair_inertia is None else prepared.added_inertia + pair_inertia
-        tau_step = effects.torques - dt * effects.stiffness * state.joint_velocities
-        armature = dt * (effects.damping + dt * effects.stiffness)
-        G_a_B, qdd, factor = articulated_body_factorised(
-            model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
-        )
         linear = prepared.linear
         slot_points, slot_link = prepared.slot_points, prepared.slot_link
-        released = separating_rows.release(
-            model, linear, prepared.contact, prepared.depth, slot_points, slot_link, prepared.velocities, kin.G_S, factor, G_a_B, qdd, dt
-        )
-        G_a_B, qdd = released.G_a_B, released.joint_accelerations
-        G_a_B, qdd, tau, loop_forces = _couplings(model, params, state, kin, factor, G_a_B, qdd, tau_step, dt, implicit)
-        G_dv = dt * (G_a_B + kin_module.ancestors_sum(model, kin.G_S * kin_module.to_link_order(model, qdd)[:, None]))
         dv_slots = _slot_velocities(G_dv, slot_link, slot_points)
         slots = linear.slots
-        slot_forces = linear.step_forces - linear.resist(dv_slots) + released.slot_forces
+        slot_forces = linear.step_forces - linear.resist(dv_slots) + solved.slot_forces
         forces = slots.scatter(slot_forces, len(point_link))
         deformation_next = contacts.implicit_deformation(
             prepared.contact, linear, prepared.normal, state.contact_deformation, prepared.velocities + dv_slots, dt
         )
         deformation_rate = (deformation_next - state.contact_deformation) / dt
-        tau = tau - armature * qdd
         G_f_applied = prepared.G_f_ext + slots.link_sums(
             _wrenches(slot_forces - linear.step_forces, slot_points), model.number_of_links
         )
@@ -372,9 +435,6 @@ def solve(
             G_f_applied = G_f_applied + slots.link_sums(_couples(slot_torques - spin.step_torques), model.number_of_links)
         in_contact = linear.carried
     else:
-        G_a_B, qdd, factor = articulated_body_factorised(model, kin, effects.torques, G_f_ext, gravity)
-        G_a_B, qdd, tau, loop_forces = _couplings(model, params, state, kin, factor, G_a_B, qdd, effects.torques, dt, implicit, world.integrator != "rk4")
-        G_dv = jnp.zeros_like(kin.G_v)
         deformation_rate = prepared.deformation_rate
         G_f_applied = prepared.G_f_ext
         in_contact = (prepared.depth > 0) & prepared.enabled

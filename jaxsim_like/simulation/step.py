@@ -90,9 +90,10 @@ def step(
                          mocap_quaternions=mocap_quaternions, **{wrench_field: link_wrenches})
     start = world.initial_state([state.replace(pair_deformation=None)])
     if params.collisions is None:
-        following, outputs = world_step(world, start, [inputs])
+        following, outputs = world_step(world, start, [inputs], reports=False)
         return following.states[0].replace(pair_deformation=state.pair_deformation), outputs.models[0]
-    following, outputs = world_step(world, start._replace(pair_deformation=pair_memory(params, state).pair_deformation), [inputs])
+    following, outputs = world_step(world, start._replace(pair_deformation=pair_memory(params, state).pair_deformation), [inputs],
+                                     reports=False)
     return following.states[0].replace(pair_deformation=following.pair_deformation), outputs.models[0]._replace(self_contacts=outputs.pairs)
 
 

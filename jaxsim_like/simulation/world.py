@@ -57,8 +57,8 @@ from ..parsers.description import WorldClosure
 from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .model_step import (
-    Prepared, Solved, StepOutput, advance, euler_advance, is_finite, normalized, point_inertias, prepare, smallest_moments, solve,
-    with_mocap_poses,
+    Accelerations, Prepared, Solved, StepOutput, accelerations, advance, at_rest, euler_advance, finish, is_finite, normalized,
+    point_inertias, prepare, smallest_moments, solve, with_mocap_poses,
 )
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
@@ -356,8 +356,9 @@ class PairContacts(NamedTuple):
 
 class WorldOutputs(NamedTuple):
     """Per model, its :class:`.step.StepOutput` (terrain contacts, applied joint torques,
-    accelerations, finite) and :class:`ModelReport`; the ``pairs`` (None without a collision
-    table) and ``finite``: whether every model's next state is finite."""
+    accelerations, finite) and :class:`ModelReport` (None: not asked for, see :func:`world_step`);
+    the ``pairs`` (None without a collision table) and ``finite``: whether every model's next state
+    is finite."""
 
     models: tuple[StepOutput, ...]
     reports: tuple[ModelReport, ...]
@@ -434,7 +435,7 @@ def _exact_velocity(
     else:
         alone = WorldModel.of(model, world, params)
         inputs = [ModelInputs(joint_torques=commands.torques, link_wrenches=link_wrenches)]
-        free = world_step(alone, alone.initial_state([state]), inputs)[0].states[0].joint_velocities
+        free = world_step(alone, alone.initial_state([state]), inputs, reports=False)[0].states[0].joint_velocities
         M = mass_matrix(model, state)
         selector = jnp.zeros((M.shape[0], n), dtype).at[M.shape[0] - n :, :].set(jnp.eye(n, dtype=dtype))
         response = world.dt * jnp.linalg.solve(M, selector)[M.shape[0] - n :, :]
@@ -741,11 +742,11 @@ def _world_rates(
         return wrench + _couples_on_links(spin.resist(every[contacts.link_b, 3:]), spin.resist(every[contacts.link_a, 3:]), contacts, links)
     colours = COLOURS if any(np.any(g.colour > 0) for g in groups) else 1
 
-    def solved_members(tree: tuple, wrench: jax.Array, inertia: jax.Array) -> Solved:
+    def solved_members(tree: tuple, wrench: jax.Array, inertia: jax.Array) -> Accelerations:
         # The implicit solve of the members of ``tree = (model, model_params, state, prepared)``,
         # stacked, with the known link wrenches and added inertias ``(G, N, ...)``.
-        return _each(world, lambda model, model_params, state, p, w, i: solve(model, state, params, model_params, p, True, w, i))(
-            *tree, wrench, inertia)
+        return _each(world, lambda model, model_params, state, p, w, i: accelerations(
+            model, state, params, model_params, p, True, w, i))(*tree, wrench, inertia)
 
     members = [(b.model, model_params[k], states[k], prepared[k]) for k, b in enumerate(batches)]
     inertias = [from_global(g, "links", inertia) for g in groups]
@@ -756,39 +757,42 @@ def _world_rates(
     taken = [None if rows is None else jax.tree.map(lambda x: x[np.minimum(rows, len(g.members) - 1)], (tree, inertia_k, g.links))
              for g, rows, tree, inertia_k in zip(groups, turns, members, inertias)]
 
-    def turn(i: jax.Array, current: list[tuple[jax.Array, jax.Array]]) -> list[tuple[jax.Array, jax.Array]]:
+    def turn(i: jax.Array, current: list[Accelerations]) -> list[Accelerations]:
         # Block Gauss-Seidel: each batch is solved with the latest velocity change of the links it
         # touches, its own links' terms being in its added inertias; a batch of several models
         # keeps the solution of its members of this turn's colour (a padded batch solves only
-        # those, every kind of them at once). Per batch, the loop carries the velocity changes
-        # ``(G, N, 6)`` and the known wrenches each member was last solved with ``(G, N, 6)``:
-        # the rest of the solve follows once, after the loop.
+        # those, every kind of them at once). Per batch, the loop carries the solve of each
+        # member ``(G, ...)`` (its accelerations, forces and velocity change): the rest of the
+        # step follows once, after the loop.
         current = list(current)
         colour = i % colours
         for k, group in enumerate(groups):
-            known = start_wrench + coupling(to_global(groups, "links", [dv for dv, _ in current]))
+            known = start_wrench + coupling(to_global(groups, "links", [c.G_dv for c in current]))
             if group.padded:  # only the members of this turn
                 tree, inertia_t, links_t = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, colour, keepdims=False), taken[k])
                 rows = jnp.asarray(turns[k])[colour]
-                fresh = (solved_members(tree, known[links_t], inertia_t).G_dv, known[links_t])
-                current[k] = tuple(old.at[rows].set(new, mode="drop") for old, new in zip(current[k], fresh))
+                fresh = solved_members(tree, known[links_t], inertia_t)
+                current[k] = jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), current[k], fresh)
                 continue
-            fresh = (solved_members(members[k], from_global(group, "links", known), inertias[k]).G_dv, from_global(group, "links", known))
+            fresh = solved_members(members[k], from_global(group, "links", known), inertias[k])
             if len(group.members) > 1:
                 mine = jnp.asarray(group.colour) == colour
-                fresh = tuple(jnp.where(mine[:, None, None], new, old) for new, old in zip(fresh, current[k]))
+                fresh = jax.tree.map(lambda new, old: jnp.where(jnp.reshape(mine, mine.shape + (1,) * (new.ndim - 1)), new, old),
+                                     fresh, current[k])
             current[k] = fresh
         return current
 
     # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
-    blank = [(jnp.zeros(g.links.shape + (6,), dtype),) * 2 for g in groups]
+    blank = [at_rest(b.model, states[k], prepared[k]) for k, b in enumerate(batches)]
     carried = jax.lax.fori_loop(0, world.pair_sweeps * colours, turn, blank)
-    solved = [solved_members(tree, used, inertia_k) for tree, (_, used), inertia_k in zip(members, carried, inertias)]
     if world.closures is not None:
         # One more block: the closures' rows, the contacts' coupling held at the last sweep's.
-        held = coupling(to_global(groups, "links", [s.G_dv for s in solved]))
+        held = coupling(to_global(groups, "links", [c.G_dv for c in carried]))
         solved = _closed(world, batches, states, prepared,
                          lambda w: [solved_batch(k, start_wrench + held + w, inertia, True) for k in range(len(batches))])
+    else:
+        solved = [_each(world, lambda model, state, p, a: finish(model, state, params, p, True, a))(
+            b.model, states[k], prepared[k], carried[k]) for k, b in enumerate(batches)]
     G_dv = to_global(groups, "links", [s.G_dv for s in solved])
     dv = _material_velocity(G_dv, contacts.link_a, arms_a) - _material_velocity(G_dv, contacts.link_b, arms_b)
     forces = jnp.where(contacts.active[:, None], linear.step_forces - linear.resist(dv), 0.0)
@@ -978,10 +982,10 @@ def _finished(world: WorldModel, state: WorldState | PackedWorldState, batches: 
         tuple(unstack(groups, outputs, count, axis)), tuple(unstack(groups, reports, count, axis)), pairs, finite)
 
 
-def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldState):
+def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldState, reports: bool = True):
     """One step of the batched world from ``carried``: the next :class:`PackedWorldState`, the
-    :class:`.step.StepOutput` and :class:`ModelReport` of every batch, the contacts between links
-    and whether every next state is finite."""
+    :class:`.step.StepOutput` and :class:`ModelReport` of every batch (None without ``reports``),
+    the contacts between links and whether every next state is finite."""
     params = world.params
     implicit = params.integrator == "implicit_euler"
     steps = carried.steps
@@ -1014,7 +1018,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
         dt = params.dt.astype(commands.torques.dtype)
         tau, controller = commands.settle(controller, current.joint_velocities, following.joint_velocities, dt)
         history = history.at[steps % history.shape[0]].set(tau) if history.shape[0] else history
-        report = _report(model, current, params, p, k, tau, acting)
+        report = _report(model, current, params, p, k, tau, acting) if reports else None
         return k.outputs._replace(finite=is_finite(following)), report, controller, history
 
     finished = [_each(world, finish)(b.model, s, n, c, ctrl, h, p, k, u) for b, s, n, c, ctrl, h, p, k, u in zip(
@@ -1027,7 +1031,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
 
 
 def world_step(
-    world: WorldModel, state: WorldState | PackedWorldState, inputs: Sequence[ModelInputs | None] | None = None
+    world: WorldModel, state: WorldState | PackedWorldState, inputs: Sequence[ModelInputs | None] | None = None, *, reports: bool = True
 ) -> tuple[WorldState | PackedWorldState, WorldOutputs]:
     """Advance every model of ``world`` by ``world.params.dt`` from ``state`` under ``inputs``
     (one :class:`ModelInputs` or None per model), with the step of :func:`.step.step` per model
@@ -1036,30 +1040,36 @@ def world_step(
 
     Returns the next state, in the form of ``state``, and the :class:`WorldOutputs` of the step
     (from a :class:`PackedWorldState`, their ``models`` and ``reports`` are per group, stacked).
+    ``reports=False``: every :class:`ModelReport` is None (a caller that reads none, as
+    :func:`.step.step`, traces and compiles a smaller step).
     """
     batches, carried = _grouped(world, state, inputs)
-    following, outputs, reports, pairs, finite = _advance(world, batches, carried)
-    return _finished(world, state, batches, following, outputs, reports, pairs, finite, 0)
+    following, outputs, reported, pairs, finite = _advance(world, batches, carried, reports)
+    return _finished(world, state, batches, following, outputs, reported, pairs, finite, 0)
 
 
 def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
     """Classic Runge-Kutta on the explicit rates; the contacts between links keep their
-    tangential deformation of the step's start in every stage and advance it by the first."""
+    tangential deformation of the step's start in every stage and advance it by the first. The
+    three later stages differ only in the fraction of the step they move by: one ``lax.scan``
+    over those fractions traces and compiles one of them."""
     dt = world.params.dt
 
     def rates(at):
         return _world_rates(world, batches, at, commanded, steps, False, pair_deformation, pair_load)
 
     def moved(by, fraction):
-        return [_each(world, lambda s, r: advance(s, r, fraction * dt))(s, k.rates) for s, k in zip(states, by)]
+        return [_each(world, lambda s, r: advance(s, r, fraction * dt))(s, r) for s, r in zip(states, by)]
+
+    def stage(previous, fraction):
+        following = [k.rates for k in rates(moved(previous, fraction))[0]]
+        return following, following
 
     k1, prepared, pairs, user, deformation, load = rates(states)
-    k2 = rates(moved(k1, 0.5))[0]
-    k3 = rates(moved(k2, 0.5))[0]
-    k4 = rates(moved(k3, 1.0))[0]
+    _, later = jax.lax.scan(stage, [k.rates for k in k1], jnp.asarray([0.5, 0.5, 1.0], jnp.result_type(dt)))
     next_states, solved = [], []
-    for b, state, r1, r2, r3, r4 in zip(batches, states, k1, k2, k3, k4):
-        combined = jax.tree.map(lambda a, b, c, d: (a + 2 * b + 2 * c + d) / 6, r1.rates, r2.rates, r3.rates, r4.rates)
+    for b, state, r1, r in zip(batches, states, k1, later):
+        combined = jax.tree.map(lambda a, k: (a + 2 * k[0] + 2 * k[1] + k[2]) / 6, r1.rates, r)
 
         next_states.append(_each(world, lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
         outputs = r1.outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
