@@ -1041,7 +1041,7 @@ def world_step(
     Returns the next state, in the form of ``state``, and the :class:`WorldOutputs` of the step
     (from a :class:`PackedWorldState`, their ``models`` and ``reports`` are per group, stacked).
     ``reports=False``: every :class:`ModelReport` is None (a caller that reads none, as
-    :func:`.step.step`, traces and compiles a smaller step).
+    :func:`.step.step`, traces a smaller step).
     """
     batches, carried = _grouped(world, state, inputs)
     following, outputs, reported, pairs, finite = _advance(world, batches, carried, reports)
