@@ -244,11 +244,14 @@ class Slots(NamedTuple):
             return values
         return jnp.zeros((count,) + values.shape[1:], values.dtype).at[self.points].add(self.mask(values))
 
-    def _row_sums(self, values: jax.Array) -> list[jax.Array]:
+    def _row_sums(self, values: jax.Array, axis: int = 0) -> list[jax.Array]:
+        """Per group, the sums over each of its links' slots of ``values`` (slots along ``axis``)."""
+        axis = axis % values.ndim
         sums, start = [], 0
         for group in self.groups:
             size = len(group.rows) * group.k
-            sums.append(jnp.sum(values[start : start + size].reshape((len(group.rows), group.k) + values.shape[1:]), axis=1))
+            rows = jax.lax.slice_in_dim(values, start, start + size, axis=axis)
+            sums.append(jnp.sum(rows.reshape(values.shape[:axis] + (len(group.rows), group.k) + values.shape[axis + 1 :]), axis=axis + 1))
             start += size
         return sums
 
@@ -266,10 +269,40 @@ class Slots(NamedTuple):
         if self.table is not None:
             padded = jnp.concatenate([values, jnp.zeros((1,) + values.shape[1:], values.dtype)])
             return jnp.sum(padded[self.table], axis=1)
-        out = jnp.zeros((links,) + values.shape[1:], values.dtype)
-        for total, group in zip(self._row_sums(values), self.groups):
-            out = out.at[group.rows].set(total)
-        return out
+        return _in_link_order(self._row_sums(values), self.groups, links, 0)
+
+    def link_sums_last(self, values: jax.Array, links: int) -> jax.Array:
+        """``(..., links)``: per-slot ``values (..., S)`` summed into their links along the last
+        axis (components first: a batched step's kernels then run along the slots, not along
+        3 or 6 components)."""
+        if self.table is not None:
+            zero = jnp.zeros(values.shape[:-1] + (1,), values.dtype)
+            return jnp.sum(jnp.concatenate([values, zero], axis=-1)[..., self.table], axis=-1)
+        return _in_link_order(self._row_sums(values, -1), self.groups, links, values.ndim - 1)
+
+
+def _in_link_order(totals: list[jax.Array], groups: tuple[_Group, ...], links: int, axis: int) -> jax.Array:
+    """The groups' per-link ``totals`` (along ``axis``, in the order of each group's rows) as one
+    array of ``links`` along ``axis``, zero for links without slots: one concatenation of static
+    slices, each a run of consecutive links of one group (a scatter into zeros is a loop on the CPU)."""
+    source = [(-1, 0)] * links
+    for g, group in enumerate(groups):
+        for position, row in enumerate(group.rows):
+            source[row] = (g, position)
+    pieces, link = [], 0
+    while link < links:
+        g, start = source[link]
+        stop = link + 1
+        while stop < links and source[stop][0] == g and (g < 0 or source[stop][1] == start + stop - link):
+            stop += 1
+        if g < 0:
+            shape = list(totals[0].shape)
+            shape[axis] = stop - link
+            pieces.append(jnp.zeros(shape, totals[0].dtype))
+        else:
+            pieces.append(jax.lax.slice_in_dim(totals[g], start, start + stop - link, axis=axis))
+        link = stop
+    return jnp.concatenate(pieces, axis=axis)
 
 
 def _padded_sum_table(model: Model) -> np.ndarray:
