@@ -23,7 +23,7 @@ from . import contact_torques, contacts, couplings, separating_rows, terrain
 from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
-from .contact_slots import contact_slots, link_one_hot
+from .contact_slots import Slots, contact_slots, link_one_hot
 from .joint_effects import joint_effects
 from .params import ModelParams, WorldParams
 
@@ -115,6 +115,39 @@ def point_inertias(points: jax.Array, matrices: jax.Array) -> jax.Array:
     return jnp.concatenate(
         [jnp.concatenate([matrices, -AP], axis=-1), jnp.concatenate([-jnp.swapaxes(AP, -1, -2), -PAP], axis=-1)], axis=-2
     )
+
+
+def _slot_link_terms(slots: Slots, points: jax.Array, linear: contacts.ImplicitContacts, links: int) -> tuple[jax.Array, jax.Array]:
+    """Per link, the sums over its ``slots`` of :func:`point_inertias` of the contacts' ``W + h C``
+    (``(links, 6, 6)``) and of their ``step_forces`` as wrenches about the origin (``(links, 6)``),
+    the slots' material ``points (S, 3)`` [m] (frame ``G``). Written components first (``(3, S)``
+    vectors, ``(3, 3, S)`` matrices) and summed along the slots, so that a batched step's kernels
+    run along the slots, not along the 3 or 6 components of each (which XLA's CPU emitters do
+    not vectorise)."""
+    # The inputs stored once, components first (fused into each product, XLA would recompute
+    # the contact law for every component that reads it).
+    inputs = jnp.concatenate([points, linear.normal, linear.law.direction, linear.step_forces], axis=1)
+    inputs = jax.lax.optimization_barrier(jnp.concatenate(
+        [inputs.T, jnp.stack([linear.isotropic, linear.normal_excess, linear.sliding_excess])]))
+    p, n, t, f = inputs[0:3], inputs[3:6], inputs[6:9], inputs[9:12]
+    iso, normal_excess, sliding_excess = inputs[12], inputs[13], inputs[14]
+    # A = W + h C = iso I + normal_excess n n^T + sliding_excess t t^T (3, 3, S), symmetric.
+    A = (normal_excess * n[:, None] * n[None] + iso * jnp.eye(3, dtype=iso.dtype)[:, :, None]) + sliding_excess * t[:, None] * t[None]
+    # A P with P = [p]x: row i is A_i x p; P A P: column j is p x (A P)_j.
+    AP = jnp.cross(A, p[None], axis=1)
+    PAP = jnp.cross(p[:, None], AP, axis=0)
+    upper = [(i, j) for i in range(3) for j in range(i, 3)]
+    columns = jnp.concatenate([jnp.stack([A[i, j] for i, j in upper]), AP.reshape(9, -1), jnp.stack([PAP[i, j] for i, j in upper]), f,
+                               jnp.cross(p, f, axis=0)])
+    # Padding slots carry zero coefficients and forces, so zero terms.
+    sums = slots.link_sums_last(columns, links)
+    symmetric = np.zeros((3, 3), dtype=int)
+    for k, (i, j) in enumerate(upper):
+        symmetric[i, j] = symmetric[j, i] = k
+    sum_A, sum_AP, sum_PAP = sums[symmetric], sums[6:15].reshape(3, 3, -1), sums[15 + symmetric]
+    # X_p^T A X_p = [[A, -A P], [-(A P)^T, -P A P]] (see point_inertias), (6, 6, links).
+    inertia = jnp.concatenate([jnp.concatenate([sum_A, -sum_AP], axis=1), jnp.concatenate([-jnp.swapaxes(sum_AP, 0, 1), -sum_PAP], axis=1)])
+    return jnp.moveaxis(inertia, -1, 0), sums[21:27].T
 
 
 def smallest_moments(model: Model) -> jax.Array:
@@ -278,8 +311,8 @@ def prepare(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
         forces = None
-        added_inertia = dt * slots.link_sums(point_inertias(slot_points, linear.matrices), model.number_of_links)
-        G_f_ext = slots.link_sums(_wrenches(linear.step_forces, slot_points), model.number_of_links)
+        added_inertia, G_f_ext = _slot_link_terms(slots, slot_points, linear, model.number_of_links)
+        added_inertia = dt * added_inertia
         if law.spins:
             spin = _slot_torques(model, law, linear, kin.G_v[slot_link, 3:], dt)
             added_inertia = added_inertia + dt * slots.link_sums(contact_torques.couple_inertias(spin.matrices), model.number_of_links)

@@ -4,6 +4,8 @@ points touching than slots, stable when it has (float64)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,7 +13,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like.parsers.shapes import fibonacci_sphere
-from jaxsim_like.simulation import contact_slots
+from jaxsim_like.simulation import contact_slots, contacts, model_step
 from jaxsim_like.simulation.step import contact_point_positions
 
 PLATE = """<robot name="plate"><link name="plate">
@@ -77,6 +79,31 @@ def test_slots_are_the_deepest_enabled_points_and_sum_into_their_links(humanoid)
     np.testing.assert_allclose(sums, reference, rtol=1e-12, atol=1e-12)
     totals = np.asarray(slots.link_totals(jnp.asarray(values[:, 0])))
     np.testing.assert_allclose(totals, reference[links[points], 0], rtol=1e-12, atol=1e-12)
+
+
+def test_slot_link_terms_are_the_point_inertias_and_wrenches_summed(humanoid):
+    """The step's per-link sums of the slots' point inertias ``X_p^T (W + h C) X_p`` and step-force
+    wrenches, assembled components first, equal the 6x6 and 6-vector terms summed per slot, with
+    the slots of the step and with every point a slot."""
+    rng = np.random.default_rng(1)
+    links = humanoid.number_of_links
+    counts = js.SimulationParams.build(humanoid).contact_slots
+    depth = jnp.asarray(rng.normal(0, 0.01, len(humanoid.point_link)))
+    chosen = contact_slots.contact_slots(humanoid, depth, jnp.ones(depth.shape, bool), counts)
+    for slots in (chosen, contact_slots.every_point(humanoid)):
+        size = len(humanoid.point_link) if slots.points is None else slots.points.shape[0]
+        unit = lambda: (lambda v: v / np.linalg.norm(v, axis=1, keepdims=True))(rng.normal(size=(size, 3)))  # noqa: E731
+        linear = contacts.ImplicitContacts(
+            step_forces=jnp.asarray(rng.normal(size=(size, 3))), isotropic=jnp.asarray(rng.uniform(1, 2, size)),
+            normal_excess=jnp.asarray(rng.uniform(0, 5, size)), sliding_excess=jnp.asarray(-rng.uniform(0, 1, size)),
+            normal=jnp.asarray(unit()), slots=slots, law=SimpleNamespace(direction=jnp.asarray(unit())), carried=None, pressing=None)
+        points = jnp.asarray(rng.normal(0, 0.5, (size, 3)))
+        inertia, wrench = model_step._slot_link_terms(slots, points, linear, links)
+        want_inertia = slots.link_sums(model_step.point_inertias(points, linear.matrices), links)
+        forces = linear.step_forces
+        want_wrench = slots.link_sums(jnp.concatenate([forces, jnp.cross(points, forces)], axis=-1), links)
+        np.testing.assert_allclose(inertia, want_inertia, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(wrench, want_wrench, rtol=1e-12, atol=1e-12)
 
 
 def test_the_step_is_the_same_while_no_link_has_more_points_touching_than_slots(humanoid, sim):
