@@ -264,21 +264,16 @@ class Slots(NamedTuple):
             [jnp.repeat(total, group.k) for total, group in zip(self._row_sums(values), self.groups)]
         )
 
-    def link_sums(self, values: jax.Array, links: int) -> jax.Array:
-        """``(links, ...)``: per-slot ``values (S, ...)`` summed into their links."""
+    def link_sums(self, values: jax.Array, links: int, axis: int = 0) -> jax.Array:
+        """``(links, ...)``: per-slot ``values (S, ...)`` summed into their links; with ``axis``, the
+        slots along it and the links in their place (``-1``: components first, so that a batched
+        step's kernels run along the slots, not along 3 or 6 components)."""
+        axis = axis % values.ndim
         if self.table is not None:
-            padded = jnp.concatenate([values, jnp.zeros((1,) + values.shape[1:], values.dtype)])
-            return jnp.sum(padded[self.table], axis=1)
-        return _in_link_order(self._row_sums(values), self.groups, links, 0)
-
-    def link_sums_last(self, values: jax.Array, links: int) -> jax.Array:
-        """``(..., links)``: per-slot ``values (..., S)`` summed into their links along the last
-        axis (components first: a batched step's kernels then run along the slots, not along
-        3 or 6 components)."""
-        if self.table is not None:
-            zero = jnp.zeros(values.shape[:-1] + (1,), values.dtype)
-            return jnp.sum(jnp.concatenate([values, zero], axis=-1)[..., self.table], axis=-1)
-        return _in_link_order(self._row_sums(values, -1), self.groups, links, values.ndim - 1)
+            zero = jnp.zeros(values.shape[:axis] + (1,) + values.shape[axis + 1 :], values.dtype)
+            padded = jnp.concatenate([values, zero], axis=axis)
+            return jnp.sum(padded[(slice(None),) * axis + (self.table,)], axis=axis + 1)
+        return _in_link_order(self._row_sums(values, axis), self.groups, links, axis)
 
 
 def _in_link_order(totals: list[jax.Array], groups: tuple[_Group, ...], links: int, axis: int) -> jax.Array:

@@ -140,7 +140,7 @@ def _slot_link_terms(slots: Slots, points: jax.Array, linear: contacts.ImplicitC
     columns = jnp.concatenate([jnp.stack([A[i, j] for i, j in upper]), AP.reshape(9, -1), jnp.stack([PAP[i, j] for i, j in upper]), f,
                                jnp.cross(p, f, axis=0)])
     # Padding slots carry zero coefficients and forces, so zero terms.
-    sums = slots.link_sums_last(columns, links)
+    sums = slots.link_sums(columns, links, axis=-1)
     symmetric = np.zeros((3, 3), dtype=int)
     for k, (i, j) in enumerate(upper):
         symmetric[i, j] = symmetric[j, i] = k

@@ -70,6 +70,11 @@ def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: j
     return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
 
 
+def _across(v: jax.Array, axis: jax.Array) -> jax.Array:
+    """The part of ``v (..., 3)`` across the unit ``axis (3,)``."""
+    return v - (v @ axis)[..., None] * axis
+
+
 def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, clear_a: jax.Array, clear_b: jax.Array,
                 normal: jax.Array) -> Slots:
     """1 slot: the caps of two cylinders (world poses ``H (4, 4)``, sizes ``(3,)``; the normal from b
@@ -91,9 +96,8 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     offset = H_other[:3, 3] - centre
     along = offset @ axis
     pushed = jnp.where(along >= 0, 1.0, -1.0) * axis  # the other is pushed out past the nearer cap (:func:`past_caps`)
-    lateral = offset - along * axis
-    lateral = lateral - (lateral @ axis) * axis  # what rounding leaves along the axis: all of it for coaxial cans in float32
-    across, distance = unit(lateral, perpendicular(axis))
+    # Projected twice: what rounding leaves along the axis is all the offset of coaxial cans in float32.
+    across, distance = unit(_across(_across(offset, axis), axis), perpendicular(axis))
     reach = round_reach(H_other, size_other, jnp.asarray(True), across)
     overlap = size[0] + reach - distance  # of the two across X's axis, along ``across``
     margin = jnp.abs(size[0] - reach) - distance  # how far the smaller rim lies inside the larger one
@@ -103,10 +107,9 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     angles = jnp.linspace(0.0, 2 * jnp.pi, _CAP_RAYS, endpoint=False, dtype=axis.dtype)
     first = perpendicular(other_axis)
     rays = size_other[0] * (jnp.cos(angles)[:, None] * first + jnp.sin(angles)[:, None] * jnp.cross(other_axis, first))
-    start = cap_centre - centre
-    start = start - (start @ axis) * axis
-    lateral = rays - (rays @ axis)[:, None] * axis
-    a, b = jnp.sum(lateral**2, axis=1), lateral @ start
+    start = _across(cap_centre - centre, axis)
+    rays_across = _across(rays, axis)
+    a, b = jnp.sum(rays_across**2, axis=1), rays_across @ start
     c = start @ start - size[0] ** 2
     crossing = b**2 - a * c
     root = jnp.where(crossing > 0, jnp.sqrt(jnp.where(crossing > 0, crossing, 1.0)), 0.0)  # no NaN slope where a ray grazes X's rim
