@@ -427,12 +427,35 @@ class Separating(NamedTuple):
     gain: jax.Array
 
 
+class SeparatingLaw(NamedTuple):
+    """Per slot ``(S,)``, what :func:`separating` takes of the step's start: the force of the law
+    linearised without the separation's scaling at the end velocity ``v+``, ``push - resistance
+    (n . v+)`` [N] (the slot is not leaving where positive; ``resistance`` [N s/m]), and the
+    ``target`` [N] and ``slope`` [N s/m] of the force it would add (:class:`Separating`); all four
+    zero where the slot is not touching or not separating fast. A solve's iterations evaluate
+    :meth:`rows` only."""
+
+    push: jax.Array
+    resistance: jax.Array
+    target: jax.Array
+    slope: jax.Array
+
+    def rows(self, normal: jax.Array, predicted: jax.Array) -> "Separating":
+        """The :class:`Separating` forces given the slots' ``normal`` and velocities ``predicted
+        (S, 3)`` [m/s] at the end of the step."""
+        speed_next = spatial.dot(normal, predicted)
+        upgrade = self.push - self.resistance * speed_next > 0
+        return Separating(jnp.where(upgrade, self.target, 0.0), jnp.where(upgrade, self.slope, 0.0),
+                          jnp.where(upgrade, self.target - self.slope * speed_next, 0.0))
+
+
 def separating(
     params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, predicted: jax.Array, dt: jax.Array
 ) -> Separating:
     """The :class:`Separating` forces of the ``contacts`` (linearised by :func:`implicit_contact_forces`
     with the per-point law ``params`` at ``depth (P,)`` [m] and slot ``velocity (S, 3)`` [m/s])
-    given the slot velocities ``predicted (S, 3)`` [m/s] at the end of the step of ``dt`` [s].
+    given the slot velocities ``predicted (S, 3)`` [m/s] at the end of the step of ``dt`` [s]:
+    :meth:`SeparatingLaw.rows` of :func:`separating_law`.
 
     A separating point's slopes are scaled by ``pressing = f_n / K d^(1+p)``, down to zero where
     its own damping clips its force to zero: it is left to fall for the whole step. Where the law
@@ -444,20 +467,24 @@ def separating(
     they vanish continuously as a separation slows (a slowly separating point, as in a settling
     stack, keeps its scaled law). This is the active set of the normal force, decided on a first
     solve's ``v+``."""
+    return separating_law(params, contacts, depth, velocity, dt).rows(contacts.normal, predicted)
+
+
+def separating_law(params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, dt: jax.Array) -> SeparatingLaw:
+    """The :class:`SeparatingLaw` of the ``contacts`` (as :func:`separating`, before the end velocity
+    is known) over a step of ``dt`` [s]."""
     slots, law = contacts.slots, contacts.law
     take = slots.take
     K, D, _, p, q = _law(taken(params, take))
     d = jnp.maximum(take(depth), 0.0)
     elastic = K * d * _power(d, p - q)
     pressing = _pressing(law, elastic)
-    n = contacts.normal
-    speed, speed_next = spatial.dot(n, velocity), spatial.dot(n, predicted)
+    speed = spatial.dot(contacts.normal, velocity)
     damping, stiffness = D * law.d_q, (1 + p) * K * law.d_p
     unscaled = law.d_q * (elastic - D * speed)
-    pushes = unscaled + damping * speed - (damping + dt * stiffness) * speed_next > 0
     weight = jnp.clip(1 - pressing / RELEASE_BLEND, 0.0, 1.0)
     release = 1 - contacts.pressing
     target = weight * (unscaled - law.d_q * law.normal_per_dq + release * damping * speed)
     slope = weight * release * (damping + dt * stiffness)
-    upgrade = slots.mask(law.touching & pushes & (weight > 0))
-    return Separating(jnp.where(upgrade, target, 0.0), jnp.where(upgrade, slope, 0.0), jnp.where(upgrade, target - slope * speed_next, 0.0))
+    eligible = slots.mask(law.touching & (weight > 0))
+    return SeparatingLaw(*(jnp.where(eligible, x, 0.0) for x in (unscaled + damping * speed, damping + dt * stiffness, target, slope)))

@@ -188,8 +188,10 @@ class Prepared(NamedTuple):
     the start (terrain contacts, user wrenches, the fluid's), the added link
     inertias ``(N, 6, 6)`` of the terrain contacts and the fluid (implicit step; else None), the
     joint effects and the fluid's damping ``G_D (N, 6, 6)`` (implicit step with a fluid; else None,
-    see :func:`.fluid.fluid_forces`) and the slots' torsional and rolling friction ``torques``
-    (:class:`.contact_torques.ImplicitTorques`; None: the law has none)."""
+    see :func:`.fluid.fluid_forces`), the slots' torsional and rolling friction ``torques``
+    (:class:`.contact_torques.ImplicitTorques`; None: the law has none) and, implicit, what the
+    solve's separating rows take of the slots' law at the start (:class:`.contacts.SeparatingLaw`,
+    made once for every solve of the step; else None)."""
 
     kin: kin_module.Kinematics
     points: jax.Array
@@ -208,6 +210,7 @@ class Prepared(NamedTuple):
     torques: contact_torques.ImplicitTorques | None = None
     slot_points: jax.Array | None = None
     slot_link: jax.Array | None = None
+    separating: contacts.SeparatingLaw | None = None
 
 
 class Solved(NamedTuple):
@@ -299,7 +302,7 @@ def prepare(
     present, slot_limit = (None, None) if padding is None else padding
     if present is not None:
         enabled = enabled & present
-    linear = added_inertia = deformation_rate = spin = slot_points = slot_link = None
+    linear = added_inertia = deformation_rate = spin = slot_points = slot_link = separating = None
     if implicit:
         slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit, points, normal)
         slot_points, slot_link = slots.take(points), slots.take(point_link)
@@ -310,6 +313,7 @@ def prepare(
         linear = contacts.implicit_contact_forces(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
         )
+        separating = contacts.separating_law(law, linear, depth, velocities, dt)
         forces = None
         added_inertia, G_f_ext = _slot_link_terms(slots, slot_points, linear, model.number_of_links)
         added_inertia = dt * added_inertia
@@ -343,7 +347,7 @@ def prepare(
         effects = effects._replace(stiffness=effects.stiffness + stiffness, damping=effects.damping + damping)
     return Prepared(
         kin, points, velocities, depth, normal, enabled, law, forces, deformation_rate, linear, G_f_ext, added_inertia, effects,
-        fluid_damping, spin, slot_points, slot_link,
+        fluid_damping, spin, slot_points, slot_link, separating,
     )
 
 
@@ -398,7 +402,7 @@ def accelerations(
         model, kin, tau_step, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
     )
     released = separating_rows.release(
-        model, prepared.linear, prepared.contact, prepared.depth, prepared.slot_points, prepared.slot_link, prepared.velocities, kin.G_S,
+        model, prepared.linear, prepared.separating, prepared.slot_points, prepared.slot_link, prepared.velocities, kin.G_S,
         factor, G_a_B, qdd, dt,
     )
     G_a_B, qdd, tau, loop_forces = _couplings(

@@ -52,8 +52,7 @@ def _link_accelerations(model: Model, G_a_B: jax.Array, joint_accelerations: jax
 def release(
     model: Model,
     linear: contacts.ImplicitContacts,
-    law: contacts.ContactParams,
-    depth: jax.Array,
+    law: contacts.SeparatingLaw,
     slot_points: jax.Array,
     slot_link: jax.Array,
     velocities: jax.Array,
@@ -64,17 +63,17 @@ def release(
     dt: jax.Array,
 ) -> Released:
     """The accelerations of a solve (``G_a_B (6,)``, ``joint_accelerations (n,)``, with the
-    ``factor`` of its matrix) with the separating rows of its terrain contacts ``linear``
-    (the per-point ``law`` and ``depth (P,)`` [m]; at the slots, the material ``slot_points (S,
-    3)`` of the links ``slot_link (S,)`` and their ``velocities (S, 3)``, frame ``G``) over a step
-    of ``dt`` [s]; ``G_S (N, 6)`` the links' motion subspaces."""
+    ``factor`` of its matrix) with the separating rows of its terrain contacts ``linear`` (their
+    :class:`.contacts.SeparatingLaw` ``law``; at the slots, the material ``slot_points (S, 3)`` of
+    the links ``slot_link (S,)`` and their ``velocities (S, 3)``, frame ``G``) over a step of
+    ``dt`` [s]; ``G_S (N, 6)`` the links' motion subspaces."""
     dtype = G_a_B.dtype
     count = min(ROWS, linear.normal.shape[0])
     if count == 0:
         return Released(G_a_B, joint_accelerations, jnp.zeros_like(linear.normal))
     G_dv = dt * _link_accelerations(model, G_a_B, joint_accelerations, G_S)[slot_link]
     predicted = velocities + G_dv[:, :3] + jnp.cross(G_dv[:, 3:], slot_points)
-    rows = contacts.separating(law, linear, depth, velocities, predicted, dt)
+    rows = law.rows(linear.normal, predicted)
     if count == 1:  # the largest gain: a reduction, where ``top_k`` is a sort kernel on the CPU
         pick = jnp.argmax(rows.gain, keepdims=True)
         gain = rows.gain[pick]
