@@ -121,14 +121,17 @@ def monitored_rollout(
         following, outputs = step(model, current, joint_torques=tau, params=params)
         return (following, summary.update(outputs, index), index + 1), (following, outputs)
 
-    body = jax.checkpoint(advance) if checkpoint else advance
     start = (pair_memory(params, state), stats, jnp.asarray(0, jnp.int32))
     if keep is None:
+        body = jax.checkpoint(advance) if checkpoint else advance
         (final, summary, _), _ = jax.lax.scan(lambda c, u: (body(c, u)[0], None), start, torques)
         return final, summary, None
     if steps % keep.every:
         raise ValueError(f"the number of steps ({steps}) must be a multiple of Keep.every ({keep.every})")
-    shapes = jax.eval_shape(lambda: _pick(*advance(start, torques[0])[1], keep.fields))
+    # The step traced once: for the samples' shapes, and in the loop (which reuses that trace).
+    stepped = jax.jit(advance)
+    shapes = _pick(*stepped.trace(start, torques[0]).out_info[1], keep.fields)
+    body = jax.checkpoint(stepped) if checkpoint else stepped
     empty = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
 
     def inner(carry, tau):

@@ -90,6 +90,7 @@ LONGEST = (
     "tests/simulation/test_sim_loops.py",
     "tests/workflows/test_workflow_cli.py",
     "tests/simulation/test_sim_gradients.py",
+    "tests/simulation/test_float32_with_x64.py",
     "tests/workflows/test_workflow_batching.py",
     "tests/simulation/test_pair_rest.py",
     "tests/workflows/test_workflow_examples.py",

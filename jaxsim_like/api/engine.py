@@ -268,13 +268,15 @@ def _run_world(
         lasts = tuple(_last_step(o, r) for o, r in zip(outputs.models, outputs.reports))
         return following, _most_overflow(most, outputs.pairs), lasts, _pack_pairs(outputs.pairs, dtype)
 
-    # One world step in the program: the loop carries what the run returns of its last step (a
-    # step after a loop of ``steps - 1`` would trace, lower and compile the step twice).
+    # One world step in the program, traced once: the loop carries what the run returns of its
+    # last step, whose shapes that trace gives, and the loop's body reuses the trace (a step
+    # after a loop of ``steps - 1`` would trace, lower and compile the step twice).
     carry = (state, jnp.zeros(0 if world.collision is None else len(world.collision.groups), jnp.int32), None, None)
     if steps > 1:
-        _, _, lasts, pairs = jax.eval_shape(body, 0, carry)
+        first = jax.jit(lambda started: body(0, started))
+        _, _, lasts, pairs = first.trace(carry).out_info
         blank = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), (lasts, pairs))
-        carry = jax.lax.fori_loop(0, steps, body, (*carry[:2], *blank))
+        carry = jax.lax.fori_loop(0, steps, lambda _, c: first((*c[:2], None, None)), (*carry[:2], *blank))
     else:
         carry = body(0, carry)
     state, overflow, lasts, pairs = carry

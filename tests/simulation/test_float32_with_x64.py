@@ -89,17 +89,26 @@ def _runs(mesh: str) -> dict:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Each run traced with 64-bit types on (here) and off (this file run as a script in a process
-    with x64 off: switching the setting in one process after tracing reuses what JAX cached in the
-    other mode): ``{name: (on, final state's floating-point leaves off)}``."""
+    with x64 off, while this one traces and compiles its runs: switching the setting in one
+    process after tracing reuses what JAX cached in the other mode): ``{name: (on, final state's
+    floating-point leaves off)}``."""
     assert jax.config.jax_enable_x64
     folder = tmp_path_factory.mktemp("float32")
     mesh = _write_mesh(folder)
     env = {**os.environ, "JAX_ENABLE_X64": "0"}
-    result = subprocess.run([sys.executable, __file__, mesh, str(folder / "off.npz")], capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr[-2000:]
+    with open(folder / "off.log", "w") as log:
+        process = subprocess.Popen([sys.executable, __file__, mesh, str(folder / "off.npz")], stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            runs = _runs(mesh)
+            process.wait(timeout=600)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert process.returncode == 0, (folder / "off.log").read_text()[-2000:]
     off = np.load(folder / "off.npz")
     return {name: (on, [off[f"{name}_{k}"] for k in range(len(off.files)) if f"{name}_{k}" in off.files])
-            for name, on in _runs(mesh).items()}
+            for name, on in runs.items()}
 
 
 @pytest.mark.parametrize("name", ["world", "model"])
