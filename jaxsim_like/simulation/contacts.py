@@ -413,7 +413,7 @@ def implicit_deformation(
 
 RELEASE_BLEND = 0.25
 """The fraction ``f_n / K d^(1+p)`` below which a separating point's unscaled law is blended in
-(fully at a clipped force, not at all from this fraction up: see :func:`separating`)."""
+(fully at a clipped force, not at all from this fraction up: see :func:`separating_law`)."""
 
 
 class Separating(NamedTuple):
@@ -428,12 +428,12 @@ class Separating(NamedTuple):
 
 
 class SeparatingLaw(NamedTuple):
-    """Per slot ``(S,)``, what :func:`separating` takes of the step's start: the force of the law
-    linearised without the separation's scaling at the end velocity ``v+``, ``push - resistance
-    (n . v+)`` [N] (the slot is not leaving where positive; ``resistance`` [N s/m]), and the
-    ``target`` [N] and ``slope`` [N s/m] of the force it would add (:class:`Separating`); all four
-    zero where the slot is not touching or not separating fast. A solve's iterations evaluate
-    :meth:`rows` only."""
+    """Per slot ``(S,)``, what the separating rows take of the step's start (:func:`separating_law`):
+    the force of the law linearised without the separation's scaling at the end velocity ``v+``,
+    ``push - resistance (n . v+)`` [N] (the slot is not leaving where positive; ``resistance``
+    [N s/m]), and the ``target`` [N] and ``slope`` [N s/m] of the force it would add
+    (:class:`Separating`); all four zero where the slot is not touching or not separating fast.
+    A solve's iterations evaluate :meth:`rows` only."""
 
     push: jax.Array
     resistance: jax.Array
@@ -449,13 +449,11 @@ class SeparatingLaw(NamedTuple):
                           jnp.where(upgrade, self.target - self.slope * speed_next, 0.0))
 
 
-def separating(
-    params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, predicted: jax.Array, dt: jax.Array
-) -> Separating:
-    """The :class:`Separating` forces of the ``contacts`` (linearised by :func:`implicit_contact_forces`
-    with the per-point law ``params`` at ``depth (P,)`` [m] and slot ``velocity (S, 3)`` [m/s])
-    given the slot velocities ``predicted (S, 3)`` [m/s] at the end of the step of ``dt`` [s]:
-    :meth:`SeparatingLaw.rows` of :func:`separating_law`.
+def separating_law(params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, dt: jax.Array) -> SeparatingLaw:
+    """The :class:`SeparatingLaw` of the ``contacts`` (linearised by :func:`implicit_contact_forces`
+    with the per-point law ``params`` at ``depth (P,)`` [m] and slot ``velocity (S, 3)`` [m/s]) over
+    a step of ``dt`` [s]: its :meth:`~SeparatingLaw.rows` at the slot velocities at the end of the
+    step are the :class:`Separating` forces.
 
     A separating point's slopes are scaled by ``pressing = f_n / K d^(1+p)``, down to zero where
     its own damping clips its force to zero: it is left to fall for the whole step. Where the law
@@ -467,12 +465,6 @@ def separating(
     they vanish continuously as a separation slows (a slowly separating point, as in a settling
     stack, keeps its scaled law). This is the active set of the normal force, decided on a first
     solve's ``v+``."""
-    return separating_law(params, contacts, depth, velocity, dt).rows(contacts.normal, predicted)
-
-
-def separating_law(params: ContactParams, contacts: ImplicitContacts, depth: jax.Array, velocity: jax.Array, dt: jax.Array) -> SeparatingLaw:
-    """The :class:`SeparatingLaw` of the ``contacts`` (as :func:`separating`, before the end velocity
-    is known) over a step of ``dt`` [s]."""
     slots, law = contacts.slots, contacts.law
     take = slots.take
     K, D, _, p, q = _law(taken(params, take))

@@ -6,7 +6,7 @@ separates fast there has its force clipped to zero by its own damping, and no sl
 (:func:`.contacts.implicit_contact_forces`). At large steps a light link it belongs to falls back
 into the ground within the step, is pushed out by the next and rests in a cycle of a few steps.
 Where the first solve's end velocity shows that the law linearised without the clip still
-pushes (:func:`.contacts.separating`), that law is added to the solve as a soft row
+pushes (:func:`.contacts.separating_law`), that law is added to the solve as a soft row
 (:mod:`.constraint_rows`): a force ``target - slope (n . v+)`` along the contact normal at the
 point, with the exact effective mass ``G M~^-1 G^T`` of the rows on the solve's own factor (one
 articulated-body pass per row, :func:`~jaxsim_like.dynamics.aba.articulated_body_responses`).

@@ -240,7 +240,7 @@ def _ours_and_dense(model, state, tau, params):
     rhs = generalized - rnea.bias_forces(model, state, gravity=params.gravity) + J.T @ forces.reshape(-1)
     # The clipped slot whose unclipped law pushes most at the end of this solve, a soft row.
     predicted = (J @ (nu + h * jnp.linalg.solve(lhs, rhs))).reshape(points, 3)
-    rows = contacts.separating(law, linear, depth, chosen.take(W_v), chosen.take(predicted), h)
+    rows = contacts.separating_law(law, linear, depth, chosen.take(W_v), h).rows(linear.normal, chosen.take(predicted))
     k = jnp.argmax(rows.gain)
     row = linear.normal[k] @ J_s[k]
     lhs = lhs + h * rows.slope[k] * jnp.outer(row, row)
