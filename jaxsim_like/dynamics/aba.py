@@ -134,15 +134,10 @@ def articulated_body_factorised(
     def articulate(children, inputs):
         (IA_children, pA_children), (M, p, S, c, tau, armature) = children, inputs
         IA, pA = M + IA_children, p + pA_children
-        # One dot gives U = IA S and IA c (and UT = IA^T S where IA is not symmetric), and
-        # stores U once for its many uses.
-        if symmetric:
-            U, IA_c = jnp.moveaxis(spatial.matmul(IA, jnp.stack([S, c], axis=-1), fused=False), -1, 0)
-            UT = U
-        else:
-            both = jnp.concatenate([IA, jnp.swapaxes(IA, -1, -2)], axis=-2)
-            U_UT, IA_c = jnp.moveaxis(spatial.matmul(both, jnp.stack([S, c], axis=-1), fused=False), -1, 0)
-            U, UT, IA_c = U_UT[:, :6], U_UT[:, 6:], IA_c[:, :6]
+        # One dot gives U = IA S and IA c, and stores U once for its many uses; another UT = IA^T S
+        # where IA is not symmetric.
+        U, IA_c = jnp.moveaxis(spatial.matmul(IA, jnp.stack([S, c], axis=-1), fused=False), -1, 0)
+        UT = U if symmetric else jnp.einsum("...ji,...j->...i", IA, S)
         D = spatial.dot(S, U) + armature
         # u holds -S^T IA c as well, so that the downward pass needs the parents' accelerations only.
         u = tau - spatial.dot(S, pA) - spatial.dot(UT, c)
