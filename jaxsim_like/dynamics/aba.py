@@ -97,7 +97,7 @@ def articulated_body_accelerations(
     diag(armature)) a = tau - h(q, nu) + sum_L J_L^T f_L``
     instead: the same tree with augmented link inertias and joint-space diagonal terms, no
     factorisation (the implicit step's linear system). ``H`` need not be symmetric (the
-    derivative of the velocity products, :func:`velocity_product_derivative`): the recursion
+    derivative of the gyroscopic moments, :func:`.spatial.gyroscopic_derivative`): the recursion
     then carries ``IA S`` and ``IA^T S`` apart."""
     G_a_B, joint_accelerations, _ = articulated_body_factorised(
         model, kin, joint_torques, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
