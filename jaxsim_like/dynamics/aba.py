@@ -29,8 +29,9 @@ def _inverse3(A: jax.Array) -> jax.Array:
 
 def solve6(A: jax.Array, b: jax.Array) -> jax.Array:
     """``A^{-1} b`` for ``A (6, 6)`` whose upper-left 3x3 block and its Schur complement are
-    invertible (a positive definite ``A``, symmetric or not), by 3x3 blocks: no LAPACK call, so
-    it batches on any device; elementwise products, no tiny dots."""
+    invertible (a positive definite ``A``, symmetric or not: a free body's inertia with its
+    gyroscopic term), by 3x3 blocks: no LAPACK call, so it batches on any device; elementwise
+    products, no tiny dots."""
     A11_inv = _inverse3(A[:3, :3])
     schur_inv = _inverse3(A[3:, 3:] - spatial.matmul(A[3:, :3], spatial.matmul(A11_inv, A[:3, 3:])))
     y = spatial.matvec(A11_inv, b[:3])
@@ -68,13 +69,11 @@ def forward_dynamics(
 
 class ArticulatedFactor(NamedTuple):
     """What an articulated-body pass keeps of the (augmented) mass matrix, per link ``(N, ...)``
-    in link order: the motion subspaces ``S (N, 6)``, ``U = IA S (N, 6)``, ``UT = IA^T S (N, 6)``
-    (``U`` itself while ``IA`` is symmetric) and ``D = S^T IA S + armature (N,)`` (world axes), and
-    the floating base's articulated inertia ``root (6, 6)``."""
+    in link order: the motion subspaces ``S (N, 6)``, ``U = IA S (N, 6)`` and ``D = S^T IA S +
+    armature (N,)`` (world axes), and the floating base's articulated inertia ``root (6, 6)``."""
 
     S: jax.Array
     U: jax.Array
-    UT: jax.Array
     D: jax.Array
     root: jax.Array
 
@@ -96,9 +95,7 @@ def articulated_body_accelerations(
     axes, about the origin of ``G``) and ``armature (n,)``, solves ``(M + sum_L J_L^T H_L J_L +
     diag(armature)) a = tau - h(q, nu) + sum_L J_L^T f_L``
     instead: the same tree with augmented link inertias and joint-space diagonal terms, no
-    factorisation (the implicit step's linear system). ``H`` need not be symmetric (the
-    derivative of the gyroscopic moments, :func:`.spatial.gyroscopic_derivative`): the recursion
-    then carries ``IA S`` and ``IA^T S`` apart."""
+    factorisation (the implicit step's linear system)."""
     G_a_B, joint_accelerations, _ = articulated_body_factorised(
         model, kin, joint_torques, G_f_ext, gravity, added_inertia=added_inertia, armature=armature
     )
@@ -134,20 +131,17 @@ def articulated_body_factorised(
     def articulate(children, inputs):
         (IA_children, pA_children), (M, p, S, c, tau, armature) = children, inputs
         IA, pA = M + IA_children, p + pA_children
-        # One dot gives U = IA S and IA c, and stores U once for its many uses; another UT = IA^T S
-        # where IA is not symmetric.
+        # One dot gives U = IA S and IA c, and stores U once for its many uses.
         U, IA_c = jnp.moveaxis(spatial.matmul(IA, jnp.stack([S, c], axis=-1), fused=False), -1, 0)
-        UT = U if symmetric else jnp.einsum("...ji,...j->...i", IA, S)
         D = spatial.dot(S, U) + armature
-        # u holds -S^T IA c as well, so that the downward pass needs the parents' accelerations only.
-        u = tau - spatial.dot(S, pA) - spatial.dot(UT, c)
-        Ia = IA - U[:, :, None] * UT[:, None, :] / D[:, None, None]
-        return (Ia, pA + IA_c + U * (u / D)[:, None]), (U, UT, D, u)
+        # u holds -U.c as well, so that the downward pass needs the parents' accelerations only.
+        u = tau - spatial.dot(S, pA) - spatial.dot(U, c)
+        Ia = IA - U[:, :, None] * U[:, None, :] / D[:, None, None]
+        return (Ia, pA + IA_c + U * (u / D)[:, None]), (U, D, u)
 
-    symmetric = added_inertia is None
     zeros = (jnp.zeros((6, 6), dtype), jnp.zeros(6, dtype))
-    root_outputs = (jnp.zeros((1, 6), dtype), jnp.zeros((1, 6), dtype), jnp.ones(1, dtype), jnp.zeros(1, dtype))
-    (IA_root, pA_root), (U, UT, D, u) = levels.scan_up(model, articulate, zeros, root_outputs, link_inputs)
+    root_outputs = (jnp.zeros((1, 6), dtype), jnp.ones(1, dtype), jnp.zeros(1, dtype))
+    (IA_root, pA_root), (U, D, u) = levels.scan_up(model, articulate, zeros, root_outputs, link_inputs)
 
     W_a_gravity = jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
     if model.floating_base:
@@ -157,13 +151,13 @@ def articulated_body_factorised(
         root, a_root = jnp.eye(6, dtype=dtype), -W_a_gravity
 
     def accelerate(a_parents, inputs):
-        S, c, UT, D, u = inputs
-        qdd = (u - spatial.dot(UT, a_parents, fused=False)) / D
+        S, c, U, D, u = inputs
+        qdd = (u - spatial.dot(U, a_parents, fused=False)) / D
         return a_parents + c + S * qdd[:, None], qdd
 
-    qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (S, c, UT, D, u))
+    qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (S, c, U, D, u))
     joint_accelerations = kin_module.to_joint_order(model, qdd)
-    factor = ArticulatedFactor(S, U, UT, D, root)
+    factor = ArticulatedFactor(S, U, D, root)
     if not model.floating_base:
         return jnp.zeros(6, dtype=dtype), joint_accelerations, factor
     return a_root + W_a_gravity, joint_accelerations, factor
@@ -203,11 +197,11 @@ def articulated_body_responses(
         a_root = -solve6(factor.root, p_root) if model.floating_base else jnp.zeros(6, dtype)
 
         def accelerate(a_parents, inputs):
-            S, UT, D, u = inputs
-            qdd = (u - spatial.dot(UT, a_parents, fused=False)) / D
+            S, U, D, u = inputs
+            qdd = (u - spatial.dot(U, a_parents, fused=False)) / D
             return a_parents + S * qdd[:, None], qdd
 
-        qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (factor.S, factor.UT, factor.D, u))
+        qdd = levels.scan_down(model, accelerate, a_root[None], jnp.zeros(1, dtype), (factor.S, factor.U, factor.D, u))
         return a_root, kin_module.to_joint_order(model, qdd)
 
     if link_wrenches is None:

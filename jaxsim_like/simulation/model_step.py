@@ -238,8 +238,11 @@ def _gyroscopic_inertias(model: Model, kin: kin_module.Kinematics) -> jax.Array:
     the angular block). Added times ``dt`` to the link's inertia, it takes the moment at the
     step's midpoint velocity ``w + dw / 2``, linearised: one Newton step of the implicit midpoint
     rule, which keeps a free body's kinetic energy and angular momentum (at ``w + dw``, Bullet's
-    implicit gyroscopic term, a tumbling body loses them). The rest of the velocity products
-    ``v x* M v`` about ``G`` (the linear momentum's frame terms) stays at the step's start."""
+    implicit gyroscopic term, a tumbling body loses them; explicit, it gains them every step and a
+    capsule thrown spinning diverged). The rest of the velocity products ``v x* M v`` about ``G``
+    (the linear momentum's frame terms) stays at the step's start. Taken for a one-link free body
+    only: it is not symmetric, and the articulated-body pass of a robot with it (``IA S`` and
+    ``IA^T S`` apart) cost the humanoid's batched step 1.1-1.2x (docs/changelog.md)."""
     R = kin.G_H_L[:, :3, :3]
     inertia = spatial.congruence(R, model.link_inertia.astype(R.dtype))
     gyroscopic = 0.5 * spatial.gyroscopic_derivative(inertia, kin.G_v[:, 3:])
@@ -382,7 +385,7 @@ def prepare(
         if implicit:  # the drag at the end of the step, linearised: f - D dv
             fluid_damping = G_D_fluid
             added_inertia = added_inertia + dt * G_D_fluid
-    if implicit:
+    if implicit and model.number_of_links == 1 and model.floating_base:
         added_inertia = added_inertia + dt * _gyroscopic_inertias(model, kin)
     effects = joint_effects(
         model,

@@ -22,7 +22,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like.batching import first_nonfinite_step
-from jaxsim_like.dynamics import crba, jacobians, kinematics, rnea
+from jaxsim_like.dynamics import crba, kinematics, rnea
 from jaxsim_like.simulation import contact_slots, contacts, joint_effects, terrain
 
 step_module = importlib.import_module("jaxsim_like.simulation.step")
@@ -234,14 +234,7 @@ def _ours_and_dense(model, state, tau, params):
     armature = jnp.concatenate([jnp.zeros(6), h * (effects.damping + h * effects.stiffness)])
     J_s = chosen.take(J.reshape(points, 3, -1))
     contact_terms = jnp.einsum("pia,pij,pjb->ab", J_s, linear.matrices, J_s)
-    # The gyroscopic moments w x I w at the step's midpoint velocity: (h / 2) d(w x I w)/dw per link.
-    J_w = jacobians.link_jacobians(model, state)[:, 3:]
-    omega = jnp.einsum("lia,a->li", J_w, nu)
-    R = kin.G_H_L[:, :3, :3]
-    inertia = jnp.einsum("lij,ljk,lmk->lim", R, model.link_inertia, R)
-    gyroscopic = jax.vmap(jax.jacfwd(lambda w, I: jnp.cross(w, I @ w)))(omega, inertia)
-    gyroscopic_terms = jnp.einsum("lia,lij,ljb->ab", J_w, gyroscopic, J_w)
-    lhs = crba.mass_matrix(model, state) + h * contact_terms + h / 2 * gyroscopic_terms + jnp.diag(armature)
+    lhs = crba.mass_matrix(model, state) + h * contact_terms + jnp.diag(armature)
     generalized = jnp.concatenate([jnp.zeros(6), effects.torques - h * effects.stiffness * state.joint_velocities])
     forces = chosen.scatter(linear.step_forces, points)
     rhs = generalized - rnea.bias_forces(model, state, gravity=params.gravity) + J.T @ forces.reshape(-1)
@@ -259,9 +252,8 @@ def _ours_and_dense(model, state, tau, params):
 @pytest.mark.parametrize("slots", [None, "auto"])
 def test_one_pass_solves_the_linearised_system(humanoid, slots):
     """The articulated-body pass with augmented inertias and armature gives the accelerations of the
-    dense linear system ``(M + h J_s^T (W + h C) J_s + (h / 2) sum_L J_wL^T G_L J_wL + diag(0, h (D_j
-    + h K_j))) a = tau_h - h(q, nu) + J_s^T (f - h C v)``, ``G_L = d(w x I w)/dw`` the derivative of
-    each link's gyroscopic moment in its angular velocity (float64, most of the 163 points touching, sliding and sticking, limits and
+    dense linear system ``(M + h J_s^T (W + h C) J_s + diag(0, h (D_j + h K_j))) a = tau_h - h(q, nu)
+    + J_s^T (f - h C v)`` (float64, most of the 163 points touching, sliding and sticking, limits and
     friction), where ``J_s`` stacks the point Jacobians of the contact slots: with every point a
     slot, and with the default slots (fewer than the points that touch, the others carrying no
     force)."""
