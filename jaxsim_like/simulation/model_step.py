@@ -232,6 +232,23 @@ def _shared_law(model: Model, law: contacts.ContactParams, depth: jax.Array, car
     return contacts.shared_law(law, depth, carried, (one_hot @ jnp.where(carried, depth, 0.0)) @ one_hot)
 
 
+def _gyroscopic_inertias(model: Model, kin: kin_module.Kinematics) -> jax.Array:
+    """``(N, 6, 6)``: per link, half the derivative of its gyroscopic moment ``w x I_c w`` in its
+    angular velocity ``w``, as a 6D term about ``G``'s origin (world axes; a pure moment, so only
+    the angular block). Added times ``dt`` to the link's inertia, it takes the moment at the
+    step's midpoint velocity ``w + dw / 2``, linearised: one Newton step of the implicit midpoint
+    rule, which keeps a free body's kinetic energy and angular momentum (at ``w + dw``, Bullet's
+    implicit gyroscopic term, a tumbling body loses them; explicit, it gains them every step and a
+    capsule thrown spinning diverged). The rest of the velocity products ``v x* M v`` about ``G``
+    (the linear momentum's frame terms) stays at the step's start. Taken for a one-link free body
+    only: it is not symmetric, and the articulated-body pass of a robot with it (``IA S`` and
+    ``IA^T S`` apart) cost the humanoid's batched step 1.1-1.2x (docs/changelog.md)."""
+    R = kin.G_H_L[:, :3, :3]
+    inertia = spatial.congruence(R, model.link_inertia.astype(R.dtype))
+    gyroscopic = 0.5 * spatial.gyroscopic_derivative(inertia, kin.G_v[:, 3:])
+    return jnp.pad(gyroscopic, ((0, 0), (3, 0), (3, 0)))
+
+
 def _terrain_radius(model: Model) -> jax.Array:
     """``(P,)`` [m]: the radius with which each point meets the terrain, its own plus its
     ``point_margin`` (its contact pushes within that distance of the surface)."""
@@ -368,6 +385,8 @@ def prepare(
         if implicit:  # the drag at the end of the step, linearised: f - D dv
             fluid_damping = G_D_fluid
             added_inertia = added_inertia + dt * G_D_fluid
+    if implicit and model.number_of_links == 1 and model.floating_base:
+        added_inertia = added_inertia + dt * _gyroscopic_inertias(model, kin)
     effects = joint_effects(
         model,
         configuration.dof_positions(model, state.joint_positions),
