@@ -558,14 +558,21 @@ class PinocchioTwin:
 # The session cache.
 
 
+def _link_inertial(model: js.Model, i: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """Link ``i``'s mass [kg], centre of mass ``(3,)`` [m] and inertia ``(3, 3)`` [kg m^2] in its
+    link frame, read on the host (indexing the model's arrays would compile one small program per
+    model shape)."""
+    return float(np.asarray(model.link_mass)[i]), np.asarray(model.link_com)[i], np.asarray(model.link_inertia)[i]
+
+
 def our_body_inertia(model: js.Model, i: int) -> pin.Inertia:
     """Link ``i``'s spatial inertia in its link frame, as a Pinocchio inertia (consistent ones only)."""
-    return pin.Inertia(float(model.link_mass[i]), np.asarray(model.link_com[i]), np.asarray(model.link_inertia[i]))
+    return pin.Inertia(*_link_inertial(model, i))
 
 
 def spatial_inertia(model: js.Model, i: int, J_M_L: pin.SE3) -> np.ndarray:
     """Link ``i``'s spatial inertia ``(6, 6)`` ([linear; angular]) in the frame of its Pinocchio joint."""
-    m, c, I = float(model.link_mass[i]), np.asarray(model.link_com[i]), np.asarray(model.link_inertia[i])
+    m, c, I = _link_inertial(model, i)
     C = pin.skew(c)
     L_I = np.block([[m * np.eye(3), -m * C], [m * C, I - m * C @ C]])
     L_X_J = np.linalg.inv(J_M_L.action)

@@ -81,7 +81,8 @@ def test_every_file_pinocchio_reads_loads_here_alike(path: Path):
     changed = differing_bodies(model, twin)
     for i in changed:
         assert named(model.link_names[i], caught), f"body '{model.link_names[i]}' differs from Pinocchio's without a warning"
-    added = sum(float(model.link_mass[i]) - pm.inertias[twin.link_joints[i]].mass for i in changed)
+    masses = np.asarray(model.link_mass)
+    added = sum(float(masses[i]) - pm.inertias[twin.link_joints[i]].mass for i in changed)
     assert float(model.total_mass) == pytest.approx(file_mass + added, rel=1e-12)
 
 
