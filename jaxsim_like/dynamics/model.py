@@ -28,6 +28,7 @@ import numpy as np
 
 from ..parsers.description import TERRAIN, LoopClosure, Mimic, MocapBody, ModelDescription
 from ..parsers.errors import ModelLoadError
+from ..parsers.shapes import RIM_COLUMNS, rim_frames
 from ..pytree import pytree_dataclass
 from . import configuration, consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
@@ -38,7 +39,7 @@ from .fluid import FluidDrag, build_fluid
 from .hulls import Hulls
 from .soft_limits import SoftLimits, build_soft_limits
 from .tendons import Tendons, build_tendons
-from .tree import BALL, PRISMATIC, REVOLUTE, SCREW, RigidTree
+from .tree import BALL, CYLINDER, PRISMATIC, REVOLUTE, SCREW, RigidTree
 
 
 
@@ -134,7 +135,11 @@ class Model:
       model's contact law, no margin; a negative friction: the law's, at that point);
       ``point_torsion (P,)`` and ``point_rolling (P,)`` [m]: the torsional and rolling friction
       of each point's contact with the terrain (MJCF ``condim`` 4 and 6; None: the law's, none
-      by default; negative: the law's, at that point);
+      by default; negative: the law's, at that point); ``point_rim (P, 9)``: of each point on a
+      rim of a cylinder of its link, the rim's cap centre [m], the cylinder's axis and its
+      phase-0 direction (link frame; zeros for the other points, see
+      :func:`~jaxsim_like.parsers.shapes.rim_frames`): the step turns each ring of them towards
+      the surface it meets (:mod:`jaxsim_like.simulation.rims`; None: no point is on a rim);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder, ``(radius of
@@ -221,6 +226,7 @@ class Model:
     point_margin: jax.Array | None = None
     point_torsion: jax.Array | None = None
     point_rolling: jax.Array | None = None
+    point_rim: jax.Array | None = None
 
     @property
     def dofs(self) -> int:
@@ -362,6 +368,7 @@ def model_from_tree(
     radii = np.concatenate([np.zeros(0)] + [np.asarray(r, dtype=float).reshape(-1) for r in tree.radii])
     shapes = [(i, shape) for i, block in enumerate(tree.shapes) for shape in block]
     dtype = jnp.result_type(float)
+    rims = _rims(tree)
 
     def per_joint(values: np.ndarray) -> jax.Array:
         return jnp.asarray(np.asarray(values)[joint_link], dtype=dtype)
@@ -418,7 +425,16 @@ def model_from_tree(
         floating_base=floating_base,
         semantics=Semantics(semantics),
         ball_dofs=_ball_dofs(tree, joint_names),
+        point_rim=None if not np.any(rims) else jnp.asarray(rims, dtype=dtype),
     )
+
+
+def _rims(tree: RigidTree) -> np.ndarray:
+    """``(P, 9)``: the :func:`~jaxsim_like.parsers.shapes.rim_frames` of the points of ``tree``,
+    link after link, on the rims of their own link's cylinders."""
+    blocks = [rim_frames(points, radii, [(s.L_H_S, float(s.size[0]), float(s.size[1])) for s in shapes if s.kind == CYLINDER])
+              for points, radii, shapes in zip(tree.points, tree.radii, tree.shapes)]
+    return np.concatenate([np.zeros((0, RIM_COLUMNS))] + blocks)
 
 
 def _point_collisions(tree: RigidTree, count: int) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
 from .contact_slots import Slots, contact_slots, link_one_hot
+from .rims import Rims
 from .joint_effects import joint_effects
 from .params import ModelParams, WorldParams
 
@@ -92,6 +93,15 @@ def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Ar
     point's link, from the inertial link velocities ``W_v (N, 6)`` (one frame)."""
     W_v_point = W_v[np.asarray(model.point_link, dtype=int)]
     return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
+
+
+def _rims_facing_terrain(model: Model, ground: terrain.Terrain, G_H_L: jax.Array, origin: jax.Array, centres: jax.Array) -> jax.Array:
+    """The ``centres (P, 3)`` of the collidable points (frame ``G``, whose origin is ``origin (3,)``
+    in the world) with the rings on cylinder rims turned towards the terrain, along its normal at
+    each cap's centre (:class:`.rims.Rims`)."""
+    placed = Rims.placed(model.point_rim.astype(centres.dtype), G_H_L[np.asarray(model.point_link, dtype=int)])
+    _, normal = terrain.penetration(ground, placed.centre + origin)
+    return placed.turned(centres, normal)
 
 
 def _slot_velocities(G_v: jax.Array, slot_link: jax.Array, slot_points: jax.Array) -> jax.Array:
@@ -170,8 +180,13 @@ def _moved_mass(model: Model) -> jax.Array:
     trace = inertia[:, 0, 0] + inertia[:, 1, 1] + inertia[:, 2, 2]
     determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
     smallest = jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
-    # The farthest material point of a swept point from the COM: its centre's distance plus its radius.
+    # The farthest material point of a swept point from the COM: its centre's distance plus its
+    # radius; of a point on a rim, which turns about the axis, its cap centre's plus the rim's radius.
     reach = spatial.safe_norm(model.collidable_points - model.link_com[links]) + model.point_radius
+    if model.point_rim is not None:
+        centre = model.point_rim[:, :3]
+        turning = spatial.safe_norm(centre - model.link_com[links]) + spatial.safe_norm(model.collidable_points - centre)
+        reach = jnp.where(spatial.safe_norm(model.point_rim[:, 3:6]) > 0, jnp.maximum(reach, turning), reach)
     compliance = 1 / jnp.where(mass > 0, mass, 1.0) + reach**2 / jnp.where(smallest > 0, smallest, 1.0)
     return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
 
@@ -296,6 +311,8 @@ def prepare(
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     centres = _point_positions(model, kin.G_H_L)
+    if model.point_rim is not None:
+        centres = _rims_facing_terrain(model, world.terrain, kin.G_H_L, kin.origin, centres)
     depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, _terrain_radius(model).astype(dtype))
     points = W_points - kin.origin
     enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)
