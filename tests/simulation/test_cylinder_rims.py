@@ -1,11 +1,13 @@
-"""A cylinder's rims against the terrain (issue 29): its rings of rim points turn towards the
-ground (:mod:`jaxsim_like.simulation.rims`), so the rim's deepest point is a sample whatever the
-cylinder's roll. Fixed in the body, the samples let a lying cylinder rolled between two of them
-rest 3.3 times ``max_penetration`` deep, and a rolling one bump over them. A cylinder r = 3 cm,
-L = 6 cm, 0.2 kg, float64, 2 ms: lying at three rolls and standing on a cap, it rests at
-``max_penetration`` within 10 % with its weight within 0.5 %; rolling at 0.5 m/s, its axis keeps
-its height and it keeps its speed (no rim catching), and the gradient of where it rolls to with
-respect to its speed is the central difference's."""
+"""A cylinder's rims against the terrain and a box (issue 29): its rings of rim points turn towards
+the surface they meet (:mod:`jaxsim_like.simulation.rims`), so the rim's deepest point is a sample
+whatever the cylinder's roll. Fixed in the body, the samples let a lying cylinder rolled between
+two of them rest 3.3 times ``max_penetration`` deep on the ground (1.6 times the pair law's on a
+box, on the two contacts of its side only), and a rolling one bump over them. A cylinder r = 3 cm,
+L = 6 cm, 0.2 kg, float64, 2 ms: lying at three rolls and standing on a cap, on the ground and on a
+10 kg slab, it rests at the law's ``max_penetration`` within 10 % with its weight within 0.5 %;
+rolling at 0.5 m/s on the ground, its axis keeps its height and it keeps its speed (no rim
+catching), and the gradient of where it rolls to with respect to its speed is the central
+difference's."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import scenes
+from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 R, L, MASS, DT, G = 0.03, 0.06, 0.2, 0.002, 9.81
 MAX_PENETRATION = 0.001
@@ -99,3 +102,42 @@ def test_the_gradient_through_a_rolling_cylinder_is_the_central_difference(cylin
     central = float((travelled(speed + h) - travelled(speed - h)) / (2 * h))
     assert np.isfinite(gradient)
     assert gradient == pytest.approx(central, rel=1e-5, abs=1e-9)
+
+
+@pytest.fixture(scope="module")
+def on_slab():
+    """Per roll (None: standing on a cap), the deepest contact between the cylinder and a slab at
+    the end [m], the slab's normal force on it over the last 0.25 s ``(K,)`` [N], and the pair
+    law's ``max_penetration`` [m]: one world, one compiled rollout of 1.5 s."""
+    models, states = [], []
+    for i, roll in enumerate((*ROLLS, None)):
+        slab, top = scenes.box((0.4, 0.4, 0.1), mass=10.0, name=f"slab{i}"), scenes.cylinder(R, L, mass=MASS, name=f"top{i}")
+        turned = {} if roll is None else {"base_quaternion": _lying(roll)}
+        models += [slab, top]
+        states += [js.State.build(slab, base_position=[0.6 * i, 0.0, 0.0491]),
+                   js.State.build(top, base_position=[0.6 * i, 0.0, 0.1 + (0.5 * L if roll is None else R)], **turned)]
+    world = WorldModel.build(models, dt=DT)
+    steps, kept = 750, 125
+    tops = jnp.asarray([world.collision.link_offsets[m] for m in range(1, len(models), 2)])
+
+    @jax.jit
+    def run(state):
+        _, outputs = world_rollout(world, state, None, steps=steps)
+        contacts, forces = outputs.pairs.contacts, outputs.pairs.forces
+        on = (contacts.link_a[:, None] == tops[None, :, None]) & contacts.active[:, None]
+        under = (contacts.link_b[:, None] == tops[None, :, None]) & contacts.active[:, None]
+        normal = jnp.sum(jnp.where(on, forces[:, None, :, 2], 0.0) - jnp.where(under, forces[:, None, :, 2], 0.0), axis=-1)
+        depth = jnp.max(jnp.where(on | under, contacts.depth[:, None], 0.0), axis=-1)
+        return depth[-1], normal[-kept:]
+
+    depth, normal = run(world.initial_state(states, history=0))
+    return np.asarray(depth), np.asarray(normal), float(world.pair_law.max_penetration)
+
+
+@pytest.mark.parametrize("which", range(len(ROLLS) + 1), ids=[f"roll {roll:.3f}" for roll in ROLLS] + ["standing"])
+def test_a_cylinder_rests_on_a_box_at_the_pair_depth_whatever_its_roll(on_slab, which, figures):
+    depth, normal, max_penetration = on_slab
+    figures(f"cylinder rims: {'standing' if which == len(ROLLS) else f'lying at roll {ROLLS[which]:.3f}'} on a slab, "
+            "depth / max_penetration", depth[which] / max_penetration)
+    assert depth[which] == pytest.approx(max_penetration, rel=0.1)
+    np.testing.assert_allclose(normal[:, which], MASS * G, rtol=5e-3)

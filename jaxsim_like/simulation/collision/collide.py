@@ -11,13 +11,16 @@ import numpy as np
 
 from ...dynamics.hulls import Hulls
 from ...dynamics.model import Model
+from ...parsers.shapes import RIM_COLUMNS
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
 from ...pytree import pytree_dataclass
 from .broad import bounding_radius, overlapping
 from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
 from .hull_round import round_hull
 from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
-from .points import KIND_CODES
+from ..rims import Rims
+from .geometry import to_frame
+from .points import KIND_CODES, signed_distance
 from .slots import Slots
 from .table import CollisionTable, PairGroup
 
@@ -56,13 +59,16 @@ class Geometry(NamedTuple):
     ``L_H_S (S, 4, 4)`` in its link and ``size (S, 3)`` [m]; each collidable point's centre
     ``(P, 3)`` [m] in its link frame and ``radius (P,)`` [m]; the shapes' ``hulls``
     (:class:`~...dynamics.hulls.Hulls`, ``S`` rows; None without hulls, or where the table has
-    no pairs of hulls: :func:`query` needs them only then)."""
+    no pairs of hulls: :func:`query` needs them only then); the points' ``rims (P, 9)``
+    (:attr:`~...dynamics.model.Model.point_rim`, zero rows for points on no rim; None: none is),
+    whose rings turn towards the shape they meet (:class:`..rims.Rims`)."""
 
     shape_transform: jax.Array
     shape_size: jax.Array
     points: jax.Array
     point_radius: jax.Array
     hulls: Hulls | None = None
+    rims: jax.Array | None = None
 
     @staticmethod
     def of(models: Sequence[Model], dtype: Any) -> "Geometry":
@@ -73,7 +79,16 @@ class Geometry(NamedTuple):
             _concatenate([m.collidable_points for m in models], (0, 3), dtype),
             _concatenate([m.point_radius for m in models], (0,), dtype),
             joined_hulls([m.shape_hulls for m in models], dtype),
+            joined_rims([m.point_rim for m in models], [len(m.point_link) for m in models], dtype),
         )
+
+
+def joined_rims(rims: Sequence[jax.Array | None], counts: Sequence[int], dtype: Any) -> jax.Array | None:
+    """The ``rims`` ``(P_m, 9)`` of models of ``counts`` points end to end, zero rows for a model
+    without (None: no model has any)."""
+    if all(r is None for r in rims):
+        return None
+    return _concatenate([jnp.zeros((n, RIM_COLUMNS)) if r is None else r for r, n in zip(rims, counts)], (0, RIM_COLUMNS), dtype)
 
 
 def joined_hulls(hulls: Sequence[Hulls], dtype: Any) -> Hulls | None:
@@ -134,7 +149,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         hulls = geometry.hulls.padded(table.hull_counts)
         if hulls.counts != table.hull_counts:
             raise ValueError(f"the geometry's hulls {hulls.counts} exceed the table's {table.hull_counts}")
-    results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls)
+    rims = None if geometry.rims is None else Rims.placed(geometry.rims.astype(dtype), W_H_L[point_link])
+    results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls, rims)
     parts = [_contacts(group, kept, result, start, shape_link, point_link, margin, _radii(group, kept, sizes, point_radius, code))
              for group, kept, result, start in zip(table.groups, culled, results, starts)]
     names = [field.name for field in dataclasses.fields(Contacts)]
@@ -204,16 +220,16 @@ def _joined(arrays: list[Any]) -> Any:
 
 
 def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code,
-                   hulls: Hulls | None) -> list[Slots]:
+                   hulls: Hulls | None, rims: Rims | None = None) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of each group's kept pairs, each family's
     narrow phase evaluated once for the pairs of all its kinds (pairs of hulls with the shapes'
-    ``hulls``)."""
+    ``hulls``; points on rims, ``rims`` in world axes, turned towards each shape they meet)."""
     results: list[Slots | None] = [None] * len(groups)
     families: dict[str, list[int]] = {}
     for g, group in enumerate(groups):
         families.setdefault(KINDS[group.kind].family, []).append(g)
     own = {  # the families with a narrow phase of their own data: (groups, culled) -> Slots per group
-        POINTS: lambda kinds, kept: _swept_points(kinds, kept, W_H_S, sizes, points, point_radius, code),
+        POINTS: lambda kinds, kept: _swept_points(kinds, kept, W_H_S, sizes, points, point_radius, code, rims),
         HULLS: lambda kinds, kept: _hull_pairs(kinds, kept, W_H_S, sizes, code, hulls),
         ROUND_HULLS: lambda kinds, kept: _round_hulls(kinds, kept, W_H_S, sizes, hulls),
     }
@@ -287,24 +303,35 @@ def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, size
     return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))
 
 
-def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code,
+                  rims: Rims | None = None) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of points: each swept
     point (a collidable point, or a sphere's centre and radius) against its shape, all in one
-    narrow phase."""
-    centres, radii, shapes = [], [], []
+    narrow phase; a point on a rim (``rims``, world axes; None: none is) first turned with its
+    ring towards the shape, along the shape's outward normal at the nearest point to its cap's
+    centre (:meth:`..rims.Rims.turned`)."""
+    centres, radii, shapes, rings = [], [], [], []
     for group, kept in zip(groups, culled):
         if group.kind == POINTS:
             centres.append(points[kept.first].reshape(-1, 3))
             radii.append(point_radius[kept.first].reshape(-1))
             repeat = np.repeat if isinstance(kept.second, np.ndarray) else jnp.repeat
             shapes.append(repeat(kept.second, POINT_CHUNK))
+            if rims is not None:
+                rings.append(jax.tree.map(lambda x: x[kept.first].reshape(-1, 3), rims))
         else:
             centres.append(W_H_S[kept.first, :3, 3])
             radii.append(sizes[kept.first, 0])
             shapes.append(kept.second)
+            if rims is not None:  # a sphere's centre is on no rim
+                rings.append(Rims(centres[-1], *(jnp.zeros_like(centres[-1]),) * 2))
     shape = _joined(shapes)
-    slots = jax.vmap(KINDS[POINTS].kernel)(jnp.concatenate(centres), jnp.concatenate(radii), jnp.asarray(code)[shape],
-                                           W_H_S[shape], sizes[shape])
+    centre, kinds, H_b, size_b = jnp.concatenate(centres), jnp.asarray(code)[shape], W_H_S[shape], sizes[shape]
+    if rims is not None:
+        ring = Rims(*(jnp.concatenate(parts) for parts in zip(*rings)))
+        _, S_normal = jax.vmap(signed_distance)(jax.vmap(to_frame)(H_b, ring.centre), kinds, size_b)
+        centre = ring.turned(centre, jnp.einsum("kij,kj->ki", H_b[:, :3, :3], S_normal))
+    slots = jax.vmap(KINDS[POINTS].kernel)(centre, jnp.concatenate(radii), kinds, H_b, size_b)
     results, start = [], 0
     for group in groups:
         count = group.keep * KINDS[group.kind].slots
