@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..parsers.shapes import RIM_COLUMNS
 from ..dynamics.state import State
 from .params import ModelParams
 from .model_step import StepOutput
@@ -46,7 +47,9 @@ class ModelGroup:
     0 for a kind of one); ``kind (G,)``: each member's kind (its structure before padding, ``kinds``
     of them, in order of first member). Padded (more than one kind): ``own (G, P)``, the index of
     each point among its member's own (``-1``: padding), the group's ``point_link (P,)`` and static
-    ``contact_slots`` per link, and each member's ``slot_limit (G, N)``."""
+    ``contact_slots`` per link, and each member's ``slot_limit (G, N)``; ``rims``: whether a
+    member has points on cylinder rims (``Model.point_rim``; padded, every member then has them,
+    zero rows for the others)."""
 
     members: tuple[int, ...]
     links: np.ndarray
@@ -59,6 +62,7 @@ class ModelGroup:
     point_link: tuple[int, ...] | None = None
     contact_slots: tuple[int, ...] | None = None
     slot_limit: np.ndarray | None = None
+    rims: bool = False
 
     @property
     def padded(self) -> bool:
@@ -66,7 +70,7 @@ class ModelGroup:
         return self.kinds > 1
 
 
-_SURFACES = ("point_friction", "point_margin", "point_torsion", "point_rolling", "point_rim")  # a model's optional per-point fields
+_SURFACES = ("point_friction", "point_margin", "point_torsion", "point_rolling")  # a model's optional per-point fields
 
 
 def template(model: Model, first: Model) -> Model:
@@ -92,7 +96,7 @@ def _pointless(value: Any) -> Any:
         return dataclasses.replace(value, collidable_points=empty("collidable_points", 3), point_radius=empty("point_radius"),
                                    point_terrain=empty("point_terrain"), point_link=(),
                                    **{name: empty(name) for name in _SURFACES},
-                                   point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind))
+                                   point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind), point_rim=None)
     if isinstance(value, ModelParams):
         return dataclasses.replace(value, contact_slots=None)
     if isinstance(value, State):
@@ -143,7 +147,8 @@ def groups_of(models: Sequence[Model], params: Sequence[ModelParams], members: S
         point_link, own, limit, slots = _padding([models[m] for m in group], [params[m].contact_slots for m in group])
         points = np.where(own >= 0, own + np.asarray([offsets[2][m] for m in group])[:, None], -1).astype(np.int32)
         groups.append(ModelGroup(**base, points=points, colour=colour, own=own, kind=kind, kinds=len(kinds),
-                                 point_link=point_link, contact_slots=slots, slot_limit=limit))
+                                 point_link=point_link, contact_slots=slots, slot_limit=limit,
+                                 rims=any(models[m].point_rim is not None for m in group)))
     return tuple(groups)
 
 
@@ -181,8 +186,12 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
 
     with jax.ensure_compile_time_eval():
         if isinstance(value, Model):
+            rims = value.point_rim
+            if group.rims and rims is None:
+                rims = np.zeros((len(value.point_link), RIM_COLUMNS), jnp.result_type(value.point_radius))
             return dataclasses.replace(
                 value, collidable_points=take(value.collidable_points), point_radius=take(value.point_radius),
+                point_rim=None if rims is None else take(rims),
                 point_terrain=take(value.point_terrain),
                 **{name: None if getattr(value, name) is None else take(getattr(value, name)) for name in _SURFACES},
                 point_link=group.point_link, point_source=tuple(value.point_source[p] if p >= 0 else "" for p in own),

@@ -104,11 +104,16 @@ def test_the_gradient_through_a_rolling_cylinder_is_the_central_difference(cylin
     assert gradient == pytest.approx(central, rel=1e-5, abs=1e-9)
 
 
+SLAB_SPEEDS = (1.0, 2.0)  # [m/s] of the cylinders rolling along a long slab
+
+
 @pytest.fixture(scope="module")
 def on_slab():
-    """Per roll (None: standing on a cap), the deepest contact between the cylinder and a slab at
-    the end [m], the slab's normal force on it over the last 0.25 s ``(K,)`` [N], and the pair
-    law's ``max_penetration`` [m]: one world, one compiled rollout of 1.5 s."""
+    """One world, one compiled rollout of 1.5 s: per roll (then standing on a cap), the deepest
+    contact between the cylinder and a slab at the end [m] and the slab's normal force on it over
+    the last 0.25 s ``(K,)`` [N]; per speed of :data:`SLAB_SPEEDS`, a lying cylinder's mean deepest
+    contact with a long slab over the last half [m] and its speed at the end [m/s]; the pair law's
+    ``max_penetration`` [m]."""
     models, states = [], []
     for i, roll in enumerate((*ROLLS, None)):
         slab, top = scenes.box((0.4, 0.4, 0.1), mass=10.0, name=f"slab{i}"), scenes.cylinder(R, L, mass=MASS, name=f"top{i}")
@@ -116,28 +121,47 @@ def on_slab():
         models += [slab, top]
         states += [js.State.build(slab, base_position=[0.6 * i, 0.0, 0.0491]),
                    js.State.build(top, base_position=[0.6 * i, 0.0, 0.1 + (0.5 * L if roll is None else R)], **turned)]
+    for i, speed in enumerate(SLAB_SPEEDS):  # along y, on a slab 4 m long
+        slab, top = scenes.box((0.3, 4.0, 0.1), mass=20.0, name=f"long{i}"), scenes.cylinder(R, L, mass=MASS, name=f"rolling{i}")
+        models += [slab, top]
+        states += [js.State.build(slab, base_position=[-1.0 - 0.6 * i, 0.0, 0.0491]),
+                   js.State.build(top, base_position=[-1.0 - 0.6 * i, -1.8, 0.1 + R - 0.0002], base_quaternion=_lying(np.pi / 16),
+                                  base_velocity=[0.0, speed, 0.0, -speed / R, 0.0, 0.0])]
     world = WorldModel.build(models, dt=DT)
     steps, kept = 750, 125
     tops = jnp.asarray([world.collision.link_offsets[m] for m in range(1, len(models), 2)])
 
     @jax.jit
     def run(state):
-        _, outputs = world_rollout(world, state, None, steps=steps)
+        final, outputs = world_rollout(world, state, None, steps=steps)
         contacts, forces = outputs.pairs.contacts, outputs.pairs.forces
         on = (contacts.link_a[:, None] == tops[None, :, None]) & contacts.active[:, None]
         under = (contacts.link_b[:, None] == tops[None, :, None]) & contacts.active[:, None]
         normal = jnp.sum(jnp.where(on, forces[:, None, :, 2], 0.0) - jnp.where(under, forces[:, None, :, 2], 0.0), axis=-1)
         depth = jnp.max(jnp.where(on | under, contacts.depth[:, None], 0.0), axis=-1)
-        return depth[-1], normal[-kept:]
+        return depth, normal[-kept:], jnp.stack([final.states[m].base_velocity[1] for m in range(len(models) - 2 * len(SLAB_SPEEDS) + 1, len(models), 2)])
 
-    depth, normal = run(world.initial_state(states, history=0))
-    return np.asarray(depth), np.asarray(normal), float(world.pair_law.max_penetration)
+    depth, normal, speed = (np.asarray(x) for x in run(world.initial_state(states, history=0)))
+    resting = len(ROLLS) + 1
+    return depth[-1, :resting], normal[:, :resting], np.mean(depth[steps // 2 :, resting:], axis=0), speed, float(world.pair_law.max_penetration)
 
 
 @pytest.mark.parametrize("which", range(len(ROLLS) + 1), ids=[f"roll {roll:.3f}" for roll in ROLLS] + ["standing"])
 def test_a_cylinder_rests_on_a_box_at_the_pair_depth_whatever_its_roll(on_slab, which, figures):
-    depth, normal, max_penetration = on_slab
+    depth, normal, _, _, max_penetration = on_slab
     figures(f"cylinder rims: {'standing' if which == len(ROLLS) else f'lying at roll {ROLLS[which]:.3f}'} on a slab, "
             "depth / max_penetration", depth[which] / max_penetration)
     assert depth[which] == pytest.approx(max_penetration, rel=0.1)
     np.testing.assert_allclose(normal[:, which], MASS * G, rtol=5e-3)
+
+
+def test_a_cylinder_rolling_on_a_box_presses_as_at_rest_and_keeps_its_speed(on_slab, figures):
+    """Its rim's contact drifts with the cap's centre (:func:`jaxsim_like.simulation.contacts.round_drift`),
+    as a capsule's does: without it, the linearised law sees the rim point's centripetal
+    acceleration, and the cylinder sank 2.1 and 6.3 times as deep at 1 and 2 m/s."""
+    _, _, rolling, speed, max_penetration = on_slab
+    for v, depth, end in zip(SLAB_SPEEDS, rolling, speed):
+        figures(f"cylinder rims: rolling at {v:g} m/s on a slab, depth / max_penetration", depth / max_penetration)
+        figures(f"cylinder rims: rolling at {v:g} m/s on a slab, speed after 1.5 s", end, "m/s")
+        assert depth == pytest.approx(max_penetration, rel=0.05)
+        assert end == pytest.approx(v, rel=0.02)

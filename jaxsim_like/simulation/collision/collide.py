@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...dynamics.hulls import Hulls
+from ...dynamics import spatial
 from ...dynamics.model import Model
 from ...parsers.shapes import RIM_COLUMNS
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
@@ -151,7 +152,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
             raise ValueError(f"the geometry's hulls {hulls.counts} exceed the table's {table.hull_counts}")
     rims = None if geometry.rims is None else Rims.placed(geometry.rims.astype(dtype), W_H_L[point_link])
     results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls, rims)
-    parts = [_contacts(group, kept, result, start, shape_link, point_link, margin, _radii(group, kept, sizes, point_radius, code))
+    parts = [_contacts(group, kept, result, start, shape_link, point_link, margin,
+                       _radii(group, kept, sizes, point_radius, code, rims, result))
              for group, kept, result, start in zip(table.groups, culled, results, starts)]
     names = [field.name for field in dataclasses.fields(Contacts)]
     contacts = Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
@@ -340,16 +342,25 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
     return results
 
 
-def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code) -> tuple[jax.Array, jax.Array]:
+def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code, rims: Rims | None = None,
+           result: Slots | None = None) -> tuple[jax.Array, jax.Array]:
     """The :attr:`Contacts.radius_a` and :attr:`Contacts.radius_b` ``(keep, slots)`` [m] of a
     group's kept pairs (:attr:`.kinds.Kind.rounded`, with ``sizes (S, 3)``, the points'
-    ``point_radius (P,)`` and the shapes' kind ``code (S,)``)."""
+    ``point_radius (P,)`` and the shapes' kind ``code (S,)``). A point on a rim (``rims``, world
+    axes) turned towards the shape lies on the rim's round edge: its radius is how far its cap's
+    centre lies along the contact's normal (the ``result`` of the group's narrow phase), the rim's
+    radius for a lying cylinder, zero for a cap flat on the shape."""
     kind = KINDS[group.kind]
     dtype = sizes.dtype
     shape = (group.keep, kind.slots)
     radius = sizes[:, 0]
     if group.kind == POINTS:
         a = point_radius[kept.first]
+        if rims is not None:
+            # The slot lies half its depth outside the point, along the normal.
+            along = spatial.dot(rims.centre[kept.first] - result.position, result.normal) + 0.5 * result.depth
+            on_rim = spatial.dot(rims.axis[kept.first], rims.axis[kept.first]) > 0
+            a = jnp.where(on_rim, jnp.maximum(along, 0.0), a)
         shape_kind = jnp.asarray(code)[kept.second]
         b = jnp.where((shape_kind == KIND_CODES[SPHERE]) | (shape_kind == KIND_CODES[CAPSULE]), radius[kept.second], 0.0)
     else:
