@@ -18,6 +18,8 @@ import pytest
 
 import jaxsim_like as js
 from jaxsim_like import scenes
+from jaxsim_like.parsers.shapes import rim_frames, rim_points
+from jaxsim_like.simulation.rims import FLAT, Rims
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 R, L, MASS, DT, G = 0.03, 0.06, 0.2, 0.002, 9.81
@@ -165,3 +167,31 @@ def test_a_cylinder_rolling_on_a_box_presses_as_at_rest_and_keeps_its_speed(on_s
         figures(f"cylinder rims: rolling at {v:g} m/s on a slab, speed after 1.5 s", end, "m/s")
         assert depth == pytest.approx(max_penetration, rel=0.05)
         assert end == pytest.approx(v, rel=0.02)
+
+
+def test_rings_turn_to_the_deepest_rim_point_and_stay_finite_where_the_cap_is_flat():
+    """:meth:`Rims.turned` of one ring of 4 (axis z, first point on x, r = 3 cm): under a normal
+    tilted towards -y the first point moves to -y r, the ring stays a square on the rim; under a
+    normal along the axis (a flat cap) and where the blend cancels, the ring stays as sampled,
+    and the gradient with respect to the normal is finite everywhere; a point on no rim never moves."""
+    ring = rim_points(R, L, 4)[:4]
+    frames = rim_frames(np.concatenate([ring, [[0.01, 0.02, 0.0]]]), np.zeros(5), [(np.eye(4), R, 0.5 * L)])
+    assert np.all(frames[4] == 0) and np.allclose(frames[:4, :3], [0.0, 0.0, 0.5 * L])
+    rims = Rims.placed(jnp.asarray(frames), jnp.broadcast_to(jnp.eye(4), (5, 4, 4)))
+    points = jnp.concatenate([jnp.asarray(ring), jnp.asarray([[0.01, 0.02, 0.0]])])
+
+    def turned(normal):
+        return rims.turned(points, jnp.broadcast_to(normal, (5, 3)))
+
+    tilted = np.asarray(turned(jnp.asarray([0.0, np.sin(0.3), np.cos(0.3)])))
+    np.testing.assert_allclose(tilted[0], [0.0, -R, 0.5 * L], atol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(tilted[:4] - tilted[[1, 2, 3, 0]], axis=1), R * np.sqrt(2), rtol=1e-12)
+    np.testing.assert_allclose(tilted[4], points[4], atol=0)
+    # The blend cancels where the in-plane part s along +x is FLAT (1 - s / FLAT)^2.
+    cancelling = FLAT * (3 - np.sqrt(5)) / 2
+    for normal in ([0.0, 0.0, 1.0], [0.5 * FLAT, 0.0, 1.0], [cancelling, 0.0, np.sqrt(1 - cancelling**2)]):
+        normal = jnp.asarray(normal) / np.linalg.norm(normal)
+        assert np.all(np.isfinite(turned(normal)))
+        gradient = jax.jacobian(turned)(normal)
+        assert np.all(np.isfinite(gradient))
+    np.testing.assert_allclose(turned(jnp.asarray([0.0, 0.0, 1.0])), points, atol=1e-15)
