@@ -6,8 +6,10 @@ box, on the two contacts of its side only), and a rolling one bump over them. A 
 L = 6 cm, 0.2 kg, float64, 2 ms: lying at three rolls and standing on a cap, on the ground and on a
 10 kg slab, it rests at the law's ``max_penetration`` within 10 % with its weight within 0.5 %;
 rolling at 0.5 m/s on the ground, its axis keeps its height and it keeps its speed (no rim
-catching), and the gradient of where it rolls to with respect to its speed is the central
-difference's."""
+catching; on the terrain the rim's contact does not drift with the cap's centre, as a ball's does
+not there, :mod:`test_rolling_contacts`: it rolls 1.33 mm deep, 1.00 at rest), on a slab
+it rolls at the pair law's depth, and the gradient of where it rolls to with respect to its speed
+is the central difference's."""
 
 from __future__ import annotations
 
