@@ -19,7 +19,7 @@ class ContactSampling:
     capsules are exact swept points; the counts sample ellipsoids, cylinders and box edges. A
     cylinder's two rings of ``cylinder_samples`` rim points turn, at every step, towards the
     surface they meet (:mod:`jaxsim_like.simulation.rims`): its rim's deepest point is exact, and
-    a cap flat on a face rests on the ring's regular polygon (a square by default).
+    a cap flat on a face rests on the ring's regular polygon.
 
     Meshes are convex hulls by default: each mesh the hull of at most ``mesh_hulls`` of its
     vertices (:data:`~jaxsim_like.parsers.shapes.MESH_HULL_VERTICES`), a shape that touches other
@@ -32,7 +32,7 @@ class ContactSampling:
 
     box_edge_samples: int = 0
     sphere_samples: int = 12
-    cylinder_samples: int = 4
+    cylinder_samples: int = 8
     mesh_max_points: int | None = None
     mesh_hulls: int | None = MESH_HULL_VERTICES
 

@@ -12,7 +12,7 @@ holds the surface that can touch the terrain first:
 - ellipsoid: ``sphere_samples`` points of a Fibonacci lattice on the unit sphere, both poles
   included (default 50), scaled by the radii, radius 0;
 - cylinder: two rings of ``cylinder_samples`` points on the rims at z = +-length/2
-  (default 16 per ring; 4 through :class:`jaxsim_like.ContactSampling`), radius 0, the first of
+  (default 16 per ring; 8 through :class:`jaxsim_like.ContactSampling`), radius 0, the first of
   each ring on the shape's x axis; the step turns each ring about the axis towards the surface it
   meets (:func:`rim_frames`, :mod:`jaxsim_like.simulation.rims`);
 - mesh: the vertices of its convex hull (the only ones that can touch a plane first), reduced to

@@ -10,8 +10,8 @@ those points made limp humanoid drops diverge at 5 ms.
 
 :func:`facet_counts` chooses ``k_L`` from the link's geometry: the most of its (swept) points
 that reach within a tolerance of one supporting plane of them, i.e. that can rest on flat
-ground together (4 for the corners of a box, ``K`` for a cylinder of two rings of ``K`` standing on
-a cap, every point of a flat plate, 1 for a sphere, 2 for a capsule), at most
+ground together (4 for the corners of a box, 8 for a cylinder of two rings of 8 standing on a
+cap, every point of a flat plate, 1 for a sphere, 2 for a capsule), at most
 :data:`HULL_TERRAIN_SLOTS` for each convex hull (whose vertices are its points).
 """
 

@@ -26,16 +26,14 @@ def body(name: str) -> js.Model:
     return js.load_model(body_urdf(name))
 
 
-def solid(name: str, geometry: str, mass: float, inertia: float, *, fixed: bool = False,
-          sampling: js.ContactSampling = js.ContactSampling()) -> js.Model:
+def solid(name: str, geometry: str, mass: float, inertia: float, *, fixed: bool = False) -> js.Model:
     """A one-link model ``name`` of ``mass`` [kg] and isotropic ``inertia`` [kg m^2] with the
-    collision ``geometry`` at its origin (welded to the world with ``fixed``), its shapes sampled
-    by ``sampling``."""
+    collision ``geometry`` at its origin (welded to the world with ``fixed``)."""
     return js.load_model(
         f"""<robot name="{name}"><link name="link"><inertial><mass value="{mass}"/>
         <inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
         <collision><geometry>{geometry}</geometry></collision></link></robot>""",
-        floating_base=not fixed, contact_sampling=sampling,
+        floating_base=not fixed,
     )
 
 

@@ -41,8 +41,8 @@ def test_every_link_of_different_models_is_a_candidate(objects):
     kinds = {g.kind: g.candidates for g in table.groups}
     # Shapes meet shapes; the cylinder's caps and rims meet the cube and the rod through points,
     # both ways (the ball meets the whole cylinder as a shape).
-    rim, corners, rod = 8, 8, 2  # points (two rings of 4 rim points), met in chunks of 8 of one link against one shape
-    chunks = 2 * 1 + 1 + 1
+    rim, corners, rod = 16, 8, 2  # points, met in chunks of 8 of one link against one shape
+    chunks = 2 * 2 + 1 + 1
     assert kinds == {
         "sphere-capsule": 1, "sphere-box": 1, "capsule-box": 1, "sphere-cylinder": 1, "capsule-cylinder": 1,
         "box-cylinder": 1, "point-shape": chunks,
@@ -134,19 +134,19 @@ def test_the_budget_keeps_the_overlapping_pairs_and_counts_the_others(objects):
     np.testing.assert_allclose(sorted(np.asarray(contacts.depth)), [0.01, 0.05], atol=1e-12)
     assert np.asarray(contacts.active).all()
     # Points are culled by chunks: a can standing on a slab, the slab's corners and the can's two
-    # rims overlap (two chunks: the rims' 8 points are one). With room for them the bottom rim's
-    # 4 points touch; with room for one, the one left out is counted.
+    # rims overlap (three chunks). With room for them the bottom rim touches; with room for one,
+    # the two left out are counted.
     slab, can = body("slab"), objects[3]
     models = [slab, can, slab]
     poses = jnp.concatenate([jnp.asarray(p) for p in (pose(), pose((0.05, 0.0, 0.198)), pose((3.0, 0.0, 0.0)))])
-    for budget, overflow in ((2, 0), (1, 1)):
+    for budget, overflow in ((3, 0), (1, 2)):
         culled = CollisionTable.build(models, budget={"point-shape": budget})
         assert [g.keep for g in culled.groups if g.kind == "point-shape"] == [budget]
         contacts, spilled = QUERY(culled, Geometry.of(models, poses.dtype), poses)
         assert int(spilled[-1]) == overflow
-        if budget == 2:
+        if budget == 3:
             active = np.asarray(contacts.active)
-            assert active.sum() == 4 and set(np.asarray(contacts.link_a)[active]) == {1} and set(np.asarray(contacts.link_b)[active]) == {0}
+            assert active.sum() == 8 and set(np.asarray(contacts.link_a)[active]) == {1} and set(np.asarray(contacts.link_b)[active]) == {0}
             np.testing.assert_allclose(np.asarray(contacts.depth)[active], 0.002, atol=1e-12)
     with pytest.raises(ValueError, match="budget names unknown pair kinds"):
         CollisionTable.build([ball] * 2, budget={"ball-ball": 1})

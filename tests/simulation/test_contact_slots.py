@@ -43,12 +43,11 @@ def test_facet_counts_follow_the_geometry():
 
 
 def test_build_chooses_the_slots_and_checks_the_argument(humanoid, box):
-    """``"auto"`` gives the shipped humanoid 51 slots for its 99 points (its 8 cylinder limbs two
-    rings of 4 rim points each, 4 slots) and the box its 4 bottom corners, ``None`` keeps every
-    point, and anything else is an error naming the argument."""
+    """``"auto"`` gives the shipped humanoid 83 slots for its 163 points and the box its 4 bottom
+    corners, ``None`` keeps every point, and anything else is an error naming the argument."""
     counts = np.bincount(np.asarray(humanoid.point_link), minlength=humanoid.number_of_links)
     auto = js.SimulationParams.build(humanoid).contact_slots
-    assert len(humanoid.point_link) == 99 and sum(auto) == 51 and np.all(np.asarray(auto) <= counts)
+    assert len(humanoid.point_link) == 163 and sum(auto) == 83 and np.all(np.asarray(auto) <= counts)
     assert js.SimulationParams.build(box).contact_slots == (4,)
     assert js.SimulationParams.build(humanoid, contact_slots=None).contact_slots is None
     for bad in (0, 4, "all"):

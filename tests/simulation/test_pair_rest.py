@@ -3,8 +3,8 @@ capsule and a convex hull (a mesh cube), each on a slab lying on the ground, 1 k
 10 kg on 1 kg, and on a standing drum (a cylinder's cap). The contacts' normal force is the
 body's weight within 0.5 %, and the body rests at the pair law's ``max_penetration`` within 10 %
 (issue 29), whatever number of contacts it rests on: ``RESTING_CONTACTS`` (4) or more (the box's
-and the hull's corners, the cylinder's 4 rim points of a ring, turned towards the other body: its
-rim's contact from the box-cylinder narrow phase no longer doubles one of them) sharing four laws, and the sphere's one and the
+and the hull's corners, the cylinder's 8 rim points: its rim's contact from the box-cylinder
+narrow phase no longer doubles one of them) sharing four laws, and the sphere's one and the
 capsule's two each counting as four and as two (:func:`~jaxsim_like.simulation.collision.forces.shared_pair_law`).
 One world of all of them, one compiled rollout, float64."""
 
@@ -89,7 +89,7 @@ def rested(tmp_path_factory):
         (kind, top, base[0]) for kind, top, base in scenes_)}, float(world.pair_law.max_penetration)
 
 
-@pytest.mark.parametrize("kind, contacts", [("sphere", 1), ("box", 4), ("cylinder", 4), ("capsule", 2), ("hull", 4)])
+@pytest.mark.parametrize("kind, contacts", [("sphere", 1), ("box", 4), ("cylinder", 8), ("capsule", 2), ("hull", 4)])
 def test_each_kind_rests_on_a_body_at_the_pair_depth_with_its_weight(rested, kind, contacts, figures):
     figures_by_scene, max_penetration = rested
     for top_mass, base in ((1.0, "slab"), (10.0, "slab"), (1.0, "drum")):

@@ -139,14 +139,13 @@ def test_a_small_pile_in_a_bin_comes_to_rest(pile):
 
 
 def test_bodies_of_different_kinds_step_in_one_padded_batch_as_they_would_alone():
-    """A sphere (1 point), a box (8 corners, 4 contact slots) and a cylinder (16 rim points: 8 a
-    ring, twice the default; 8 slots) in the bin, apart, are one batch of three kinds, their points
-    padded to 16; each steps as :func:`.step.step` steps it alone, to rounding, with its own points
-    in its outputs. The box is pressed into the floor and a wall, so 6 of its corners penetrate and
-    only its own 4 slots carry it (not the batch's 8)."""
+    """A sphere (1 point), a box (8 corners, 4 contact slots) and a cylinder (16 rim points, 8
+    slots) in the bin, apart, are one batch of three kinds, their points padded to 16; each steps
+    as :func:`.step.step` steps it alone, to rounding, with its own points in its outputs. The box
+    is pressed into the floor and a wall, so 6 of its corners penetrate and only its own 4 slots
+    carry it (not the batch's 8)."""
     geometries = [KINDS["sphere"], KINDS["box"], ('<cylinder radius="0.03" length="0.06"/>', 0.2 * 0.06**2 / 8)]
-    models = [solid(f"body{i}", geometry, 0.2, inertia, sampling=js.ContactSampling(cylinder_samples=8))
-              for i, (geometry, inertia) in enumerate(geometries)]
+    models = [solid(f"body{i}", geometry, 0.2, inertia) for i, (geometry, inertia) in enumerate(geometries)]
     positions = [(-0.035, -0.035, 0.0295), (HALF_WIDTH - 0.0295, 0.03, 0.0295), (-0.03, 0.035, 0.0295)]
     states = [js.State.build(m, base_position=p, base_velocity=[0.01, -0.02, 0.0, 0.1, 0.0, -0.1]) for m, p in zip(models, positions)]
     world = WorldModel.build(models, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION)

@@ -255,7 +255,7 @@ def _ours_and_dense(model, state, tau, params):
 def test_one_pass_solves_the_linearised_system(humanoid, slots):
     """The articulated-body pass with augmented inertias and armature gives the accelerations of the
     dense linear system ``(M + h J_s^T (W + h C) J_s + diag(0, h (D_j + h K_j))) a = tau_h - h(q, nu)
-    + J_s^T (f - h C v)`` (float64, most of the 99 points touching, sliding and sticking, limits and
+    + J_s^T (f - h C v)`` (float64, most of the 163 points touching, sliding and sticking, limits and
     friction), where ``J_s`` stacks the point Jacobians of the contact slots: with every point a
     slot, and with the default slots (fewer than the points that touch, the others carrying no
     force)."""

@@ -74,7 +74,7 @@ UPRIGHT = (1.0, 0.0, 0.0, 0.0)
 
 
 def test_spheres_and_capsules_are_few_swept_points(sphere, capsule, cylinder, box):
-    assert (len(sphere.point_link), len(capsule.point_link), len(cylinder.point_link), len(box.point_link)) == (1, 2, 8, 8)
+    assert (len(sphere.point_link), len(capsule.point_link), len(cylinder.point_link), len(box.point_link)) == (1, 2, 16, 8)
     np.testing.assert_allclose(np.asarray(sphere.point_radius), [0.1])
     np.testing.assert_allclose(np.asarray(capsule.collidable_points), [[0, 0, HALF_LENGTH], [0, 0, -HALF_LENGTH]])
     np.testing.assert_allclose(np.asarray(capsule.point_radius), [RADIUS, RADIUS])
@@ -83,7 +83,7 @@ def test_spheres_and_capsules_are_few_swept_points(sphere, capsule, cylinder, bo
 
 @pytest.mark.parametrize(
     "name, orientation, touching",
-    [("sphere", UPRIGHT, 1), ("capsule", LYING, 2), ("capsule", UPRIGHT, 1), ("box", UPRIGHT, 4), ("cylinder", UPRIGHT, 4)],
+    [("sphere", UPRIGHT, 1), ("capsule", LYING, 2), ("capsule", UPRIGHT, 1), ("box", UPRIGHT, 4), ("cylinder", UPRIGHT, 8)],
     ids=["sphere", "capsule lying", "capsule standing", "box", "cylinder"],
 )
 def test_shapes_rest_at_max_penetration(request, sim, figures, name, orientation, touching):

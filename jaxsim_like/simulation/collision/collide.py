@@ -21,7 +21,7 @@ from .hull_round import round_hull
 from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
 from ..rims import Rims
 from .geometry import to_frame
-from .points import KIND_CODES, signed_distance
+from .points import KIND_CODES, reach, signed_distance
 from .slots import Slots
 from .table import CollisionTable, PairGroup
 
@@ -329,17 +329,40 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
                 rings.append(Rims(centres[-1], *(jnp.zeros_like(centres[-1]),) * 2))
     shape = _joined(shapes)
     centre, kinds, H_b, size_b = jnp.concatenate(centres), jnp.asarray(code)[shape], W_H_S[shape], sizes[shape]
+    slots = None
     if rims is not None:
         ring = Rims(*(jnp.concatenate(parts) for parts in zip(*rings)))
         _, S_normal = jax.vmap(signed_distance)(jax.vmap(to_frame)(H_b, ring.centre), kinds, size_b)
-        centre = ring.turned(centre, jnp.einsum("kij,kj->ki", H_b[:, :3, :3], S_normal))
-    slots = jax.vmap(KINDS[POINTS].kernel)(centre, jnp.concatenate(radii), kinds, H_b, size_b)
+        facing = jnp.einsum("kij,kj->ki", H_b[:, :3, :3], S_normal)
+        centre = ring.turned(centre, facing)
+        slots = _facing(jax.vmap(KINDS[POINTS].kernel)(centre, jnp.concatenate(radii), kinds, H_b, size_b), centre, ring, facing,
+                        S_normal, kinds, H_b, size_b)
+    if slots is None:
+        slots = jax.vmap(KINDS[POINTS].kernel)(centre, jnp.concatenate(radii), kinds, H_b, size_b)
     results, start = [], 0
     for group in groups:
         count = group.keep * KINDS[group.kind].slots
         results.append(jax.tree.map(lambda x: x[start : start + count].reshape((group.keep, -1) + x.shape[2:]), slots))
         start += count
     return results
+
+
+def _facing(slots: Slots, points: jax.Array, ring: Rims, facing: jax.Array, S_facing: jax.Array, kinds: jax.Array, H_b: jax.Array,
+            size_b: jax.Array) -> Slots:
+    """``slots (k, 1)`` of points ``(k, 3)`` against their shapes, those of rim points inside a box
+    pushed along the box's outward normal at their cap's centre, ``facing (k, 3)`` (world;
+    ``S_facing`` in the box's axes), as deep as the box reaches past them that way (its support
+    function, :func:`.points.reach`), where that is deeper than its nearest face: a rim inside a box
+    the size of its cap (a box tilted on a cylinder's cap) lies nearer the box's sides than the
+    face it presses, and the sides' opposite pushes left the box to sink onto the cap. (A round
+    shape's nearest surface is its contact: its support plane lies beyond its curve.)"""
+    beyond = jax.vmap(reach)(S_facing, kinds, size_b) + spatial.dot(facing, H_b[:, :3, 3] - points)
+    on_rim = spatial.dot(ring.axis, ring.axis) > 0
+    deeper = on_rim & (kinds == KIND_CODES[BOX]) & (slots.depth[:, 0] > 0) & (beyond > slots.depth[:, 0])
+    depth = jnp.where(deeper, beyond, slots.depth[:, 0])
+    normal = jnp.where(deeper[:, None], facing, slots.normal[:, 0])
+    position = jnp.where(deeper[:, None], points + 0.5 * beyond[:, None] * facing, slots.position[:, 0])
+    return slots._replace(position=position[:, None], normal=normal[:, None], depth=depth[:, None])
 
 
 def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code, rims: Rims | None = None,
