@@ -26,10 +26,11 @@ import jax.numpy as jnp
 from ..dynamics import spatial
 
 FLAT = 1e-3
-"""The length ``s`` of the in-plane part ``u = -(n - (n . a) a)`` of the inward unit normal (the sine of the
-angle between the cap and the surface) below which a ring turns less and less towards the deepest
-direction and more towards its own ``e`` (its first point on the shape's x axis): ``w`` is the
-direction of ``u + FLAT (1 - s / FLAT)^2 e`` (``u`` alone from ``s = FLAT``, ``e`` alone at ``s = 0``)."""
+"""The length ``s`` of the in-plane part ``u = -(n - (n . a) a)`` of the inward unit normal (the
+sine of the angle between the cap and the surface) below which a ring turns less and less
+towards the deepest direction and more towards its own ``e`` (its first point on the shape's x
+axis): ``w`` is the direction of ``u + FLAT (1 - s / FLAT)^2 e`` (``u`` alone from ``s = FLAT``,
+``e`` alone at ``s = 0``)."""
 
 
 class Rims(NamedTuple):

@@ -9,18 +9,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...dynamics.hulls import Hulls
 from ...dynamics import spatial
+from ...dynamics.hulls import Hulls
 from ...dynamics.model import Model
-from ...parsers.shapes import RIM_COLUMNS
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
+from ...parsers.shapes import RIM_COLUMNS
 from ...pytree import pytree_dataclass
+from ..rims import Rims
 from .broad import bounding_radius, overlapping
+from .geometry import to_frame
 from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
 from .hull_round import round_hull
 from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
-from ..rims import Rims
-from .geometry import to_frame
 from .points import KIND_CODES, reach, signed_distance
 from .slots import Slots
 from .table import CollisionTable, PairGroup
