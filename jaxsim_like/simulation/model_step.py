@@ -19,12 +19,11 @@ from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
 from ..dynamics.fluid import fluid_forces
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from . import contact_torques, contacts, couplings, separating_rows, terrain
+from . import contact_torques, contacts, couplings, rims, separating_rows, terrain
 from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
 from .contact_slots import Slots, contact_slots, link_one_hot
-from .rims import Rims
 from .joint_effects import joint_effects
 from .params import ModelParams, WorldParams
 
@@ -98,10 +97,13 @@ def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Ar
 def _rims_facing_terrain(model: Model, ground: terrain.Terrain, G_H_L: jax.Array, origin: jax.Array, centres: jax.Array) -> jax.Array:
     """The ``centres (P, 3)`` of the collidable points (frame ``G``, whose origin is ``origin (3,)``
     in the world) with the rings on cylinder rims turned towards the terrain, along its normal at
-    each cap's centre (:class:`.rims.Rims`)."""
-    placed = Rims.placed(model.point_rim.astype(centres.dtype), G_H_L[np.asarray(model.point_link, dtype=int)])
+    each cap's centre: each ring probed and turned once, its points moved with it (:mod:`.rims`)."""
+    dtype = centres.dtype
+    ring_rim = model.ring_rim.astype(dtype)
+    placed = rims.Rings.placed(ring_rim, G_H_L[model.ring_link])
     _, normal = terrain.penetration(ground, placed.centre + origin)
-    return placed.turned(centres, normal)
+    at = rims.coordinates(model.collidable_points.astype(dtype), ring_rim, model.point_ring)
+    return rims.turned(centres, at, placed.turns(normal)[model.point_ring])
 
 
 def _slot_velocities(G_v: jax.Array, slot_link: jax.Array, slot_points: jax.Array) -> jax.Array:
@@ -183,10 +185,10 @@ def _moved_mass(model: Model) -> jax.Array:
     # The farthest material point of a swept point from the COM: its centre's distance plus its
     # radius; of a point on a rim, which turns about the axis, its cap centre's plus the rim's radius.
     reach = spatial.safe_norm(model.collidable_points - model.link_com[links]) + model.point_radius
-    if model.point_rim is not None:
-        centre = model.point_rim[:, :3]
-        turning = spatial.safe_norm(centre - model.link_com[links]) + spatial.safe_norm(model.collidable_points - centre)
-        reach = jnp.where(spatial.safe_norm(model.point_rim[:, 3:6]) > 0, jnp.maximum(reach, turning), reach)
+    if model.ring_rim is not None:
+        rim = model.ring_rim[model.point_ring]
+        turning = spatial.safe_norm(rim[:, :3] - model.link_com[links]) + spatial.safe_norm(model.collidable_points - rim[:, :3])
+        reach = jnp.where(model.point_ring > 0, jnp.maximum(reach, turning), reach)
     compliance = 1 / jnp.where(mass > 0, mass, 1.0) + reach**2 / jnp.where(smallest > 0, smallest, 1.0)
     return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
 
@@ -311,7 +313,7 @@ def prepare(
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     centres = _point_positions(model, kin.G_H_L)
-    if model.point_rim is not None:
+    if model.ring_rim is not None:
         centres = _rims_facing_terrain(model, world.terrain, kin.G_H_L, kin.origin, centres)
     depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, _terrain_radius(model).astype(dtype))
     points = W_points - kin.origin

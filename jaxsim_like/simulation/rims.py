@@ -33,38 +33,66 @@ axis): ``w`` is the direction of ``u + FLAT (1 - s / FLAT)^2 e`` (``u`` alone fr
 ``e`` alone at ``s = 0``)."""
 
 
-class Rims(NamedTuple):
-    """The rings of collidable points ``(P, 3)`` each, in one frame: the ``centre`` [m] of each point's
-    cap, the cylinder's unit ``axis`` and the ring's unit phase-0 direction ``phase`` (all zero, the
-    centre at the link's origin, for a point on no rim: it never turns)."""
+class Rings(NamedTuple):
+    """``R`` rings of collidable points, ``(R, 3)`` each, in one frame: the ``centre`` [m] of each
+    ring's cap, its cylinder's unit ``axis`` and its unit phase-0 direction ``phase`` (all zero,
+    the centre at its link's origin, for ring 0, no ring: its points never turn)."""
 
     centre: jax.Array
     axis: jax.Array
     phase: jax.Array
 
     @staticmethod
-    def placed(rims: jax.Array, H: jax.Array) -> "Rims":
-        """The :class:`Rims` of a model's ``point_rim (P, 9)`` (link frame) on the poses ``H (P, 4, 4)``
-        of the points' links."""
-        R, origin = H[:, :3, :3], H[:, :3, 3]
-        centre, axis, phase = (jnp.einsum("pij,pj->pi", R, rims[:, 3 * k : 3 * k + 3]) for k in range(3))
-        return Rims(centre + origin, axis, phase)
+    def of(ring_rim: jax.Array) -> "Rings":
+        """The :class:`Rings` of ``ring_rim (R, 9)`` in its own frame."""
+        return Rings(ring_rim[..., :3], ring_rim[..., 3:6], ring_rim[..., 6:9])
 
-    def turned(self, points: jax.Array, normal: jax.Array) -> jax.Array:
-        """``points (P, 3)`` [m] of the rings turned about their axes so that each ring's first point
-        lies at its rim's deepest point along the outward ``normal (P, 3)`` of the surface it meets
-        (at its cap's centre); the points on no rim as they are."""
+    @staticmethod
+    def placed(ring_rim: jax.Array, H: jax.Array) -> "Rings":
+        """The :class:`Rings` of a model's ``ring_rim (R, 9)`` (link frame) on the poses ``H (R, 4, 4)``
+        of the rings' links."""
+        R, origin = H[..., :3, :3], H[..., :3, 3]
+        centre, axis, phase = (jnp.einsum("...ij,...j->...i", R, ring_rim[..., 3 * k : 3 * k + 3]) for k in range(3))
+        return Rings(centre + origin, axis, phase)
+
+    def direction(self, normal: jax.Array) -> jax.Array:
+        """The unit direction ``w (R, 3)`` each ring's first point turns to: its rim's deepest point
+        along the outward ``normal (R, 3)`` of the surface the ring meets (at its cap's centre)."""
         a, e = self.axis, self.phase
-        deepest = -(normal - spatial.dot(normal, a)[:, None] * a)
+        deepest = -(normal - spatial.dot(normal, a)[..., None] * a)
         # The ring's own direction weighs in only below FLAT: above it, the deepest point is exact.
         weight = FLAT * jnp.clip(1 - spatial.safe_norm(deepest) / FLAT, 0.0, 1.0) ** 2
-        blended = deepest + weight[:, None] * e
+        blended = deepest + weight[..., None] * e
         squared = spatial.dot(blended, blended)
         # Zero only where the two cancel exactly: the ring's own direction there, finite gradients.
         usable = squared > 1e-24
-        safe = jnp.where(usable[:, None], blended, e)
+        safe = jnp.where(usable[..., None], blended, e)
         norm = spatial.safe_norm(safe)
-        w = safe / jnp.where(norm > 0, norm, 1.0)[:, None]
+        return safe / jnp.where(norm > 0, norm, 1.0)[..., None]
+
+    def turns(self, normal: jax.Array) -> jax.Array:
+        """``(R, 2, 3)``: how far a point of each ring moves per unit of its two ring coordinates
+        (:func:`coordinates`) when the ring turns towards the outward ``normal (R, 3)``
+        (:meth:`direction`): ``w - e`` and ``a x (w - e)``."""
+        moved = self.direction(normal) - self.phase
+        return jnp.stack([moved, jnp.cross(self.axis, moved)], axis=-2)
+
+    def at(self, points: jax.Array) -> jax.Array:
+        """``(P, 2)``: where ``points (P, 3)`` (this frame), each on its own ring of these (``P``
+        rings), lie about their ring's cap centre along its phase-0 direction ``e`` and along
+        ``a x e`` (zero on ring 0)."""
         offset = points - self.centre
-        x, y = spatial.dot(offset, e), spatial.dot(offset, jnp.cross(a, e))
-        return points + x[:, None] * (w - e) + y[:, None] * jnp.cross(a, w - e)
+        return jnp.stack([spatial.dot(offset, self.phase), spatial.dot(offset, jnp.cross(self.axis, self.phase))], axis=-1)
+
+
+def coordinates(points: jax.Array, ring_rim: jax.Array, point_ring: jax.Array) -> jax.Array:
+    """``(P, 2)``: :meth:`Rings.at` of ``points (P, 3)`` (link frame) on their rings ``point_ring
+    (P,)`` of ``ring_rim (R, 9)``."""
+    return Rings.of(ring_rim[point_ring]).at(points)
+
+
+def turned(points: jax.Array, coordinates: jax.Array, turns: jax.Array) -> jax.Array:
+    """``points (P, 3)`` [m] turned with their rings: moved by their ``coordinates (P, 2)``
+    (:func:`coordinates`) times their ring's ``turns (P, 2, 3)`` (:meth:`Rings.turns`, gathered per
+    point): each ring's first point at its rim's deepest point, the points on no ring as they are."""
+    return points + coordinates[..., :1] * turns[..., 0, :] + coordinates[..., 1:] * turns[..., 1, :]

@@ -21,7 +21,8 @@ import pytest
 import jaxsim_like as js
 from jaxsim_like import scenes
 from jaxsim_like.parsers.shapes import rim_frames, rim_points
-from jaxsim_like.simulation.rims import FLAT, Rims
+from jaxsim_like.simulation import rims
+from jaxsim_like.simulation.rims import FLAT
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 R, L, MASS, DT, G = 0.03, 0.06, 0.2, 0.002, 9.81
@@ -172,18 +173,20 @@ def test_a_cylinder_rolling_on_a_box_presses_as_at_rest_and_keeps_its_speed(on_s
 
 
 def test_rings_turn_to_the_deepest_rim_point_and_stay_finite_where_the_cap_is_flat():
-    """:meth:`Rims.turned` of one ring of 4 (axis z, first point on x, r = 3 cm): under a normal
+    """:func:`rims.turned` of one ring of 4 (axis z, first point on x, r = 3 cm): under a normal
     tilted towards -y the first point moves to -y r, the ring stays a square on the rim; under a
     normal along the axis (a flat cap) and where the blend cancels, the ring stays as sampled,
     and the gradient with respect to the normal is finite everywhere; a point on no rim never moves."""
     ring = rim_points(R, L, 4)[:4]
     frames = rim_frames(np.concatenate([ring, [[0.01, 0.02, 0.0]]]), np.zeros(5), [(np.eye(4), R, 0.5 * L)])
     assert np.all(frames[4] == 0) and np.allclose(frames[:4, :3], [0.0, 0.0, 0.5 * L])
-    rims = Rims.placed(jnp.asarray(frames), jnp.broadcast_to(jnp.eye(4), (5, 4, 4)))
+    ring_rim, point_ring = jnp.asarray(np.concatenate([np.zeros((1, 9)), frames[:1]])), jnp.asarray([1, 1, 1, 1, 0])
+    rings = rims.Rings.placed(ring_rim, jnp.broadcast_to(jnp.eye(4), (2, 4, 4)))
     points = jnp.concatenate([jnp.asarray(ring), jnp.asarray([[0.01, 0.02, 0.0]])])
+    at = rims.coordinates(points, ring_rim, point_ring)
 
     def turned(normal):
-        return rims.turned(points, jnp.broadcast_to(normal, (5, 3)))
+        return rims.turned(points, at, rings.turns(jnp.broadcast_to(normal, (2, 3)))[point_ring])
 
     tilted = np.asarray(turned(jnp.asarray([0.0, np.sin(0.3), np.cos(0.3)])))
     np.testing.assert_allclose(tilted[0], [0.0, -R, 0.5 * L], atol=1e-15)
