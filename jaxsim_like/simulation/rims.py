@@ -11,6 +11,10 @@ still rests on the regular ``K``-gon of its ring. Where the cap is parallel to t
 rim point as deep) the direction blends into the ring's own (:data:`FLAT`): the points are smooth
 functions of the pose, and finite in value and gradient everywhere.
 
+A model's rings are its :attr:`~jaxsim_like.dynamics.model.Model.ring_rim` (ring 0 is no ring):
+each ring's direction is computed once (:meth:`Rings.turns`), and its points move with it by
+their two coordinates on the ring (:func:`coordinates`, :func:`turned`).
+
 A turned point is a new place on the body each query, as a swept point's contact is: its contact's
 tangential memory stays with the point (its index), and the body's velocity at its place is the
 material velocity there (zero at the bottom of a rolling rim, as under a rolling ball).

@@ -200,3 +200,77 @@ def test_rings_turn_to_the_deepest_rim_point_and_stay_finite_where_the_cap_is_fl
         gradient = jax.jacobian(turned)(normal)
         assert np.all(np.isfinite(gradient))
     np.testing.assert_allclose(turned(jnp.asarray([0.0, 0.0, 1.0])), points, atol=1e-15)
+
+
+def _rot_y(angle: float) -> np.ndarray:
+    return np.array([[np.cos(angle), 0.0, np.sin(angle)], [0.0, 1.0, 0.0], [-np.sin(angle), 0.0, np.cos(angle)]])
+
+
+def _axes(z, x) -> np.ndarray:
+    """The rotation whose z axis is along ``z`` and whose x axis is ``x`` made orthogonal to it."""
+    z = np.asarray(z, float) / np.linalg.norm(z)
+    x = np.asarray(x, float) - z * (np.dot(x, z))
+    x /= np.linalg.norm(x)
+    return np.stack([x, np.cross(z, x), z], axis=1)
+
+
+@pytest.fixture(scope="module")
+def can_and_cube():
+    """A can r = 3 cm, L = 6 cm and a 6 cm cube (the 125-body pile's), their table, and a compiled
+    :func:`collide` of the two at poses ``(R_can, p_can, R_cube, p_cube)``: the point-shape slots'
+    ``(active, depth, normal, position)``."""
+    from jaxsim_like.simulation.collision import CollisionTable, collide
+
+    can, cube = scenes.cylinder(R, L, mass=MASS, name="can"), scenes.box((0.06, 0.06, 0.06), mass=MASS, name="cube")
+    table = CollisionTable.build([can, cube])
+    ends = np.cumsum([group.slots for group in table.groups])
+    points = [slice(end - group.slots, end) for group, end in zip(table.groups, ends) if group.kind == "point-shape"][0]
+
+    def pose(R_, p):
+        return jnp.concatenate([jnp.concatenate([R_, p[:, None]], axis=1), jnp.asarray([[0.0, 0.0, 0.0, 1.0]])])[None]
+
+    @jax.jit
+    def contacts(R_can, p_can, R_cube, p_cube):
+        c = collide(table, [can, cube], [pose(R_can, p_can), pose(R_cube, p_cube)])
+        return c.active[points], c.depth[points], c.normal[points], c.position[points]
+
+    return lambda *poses: tuple(np.asarray(x) for x in contacts(*(jnp.asarray(x) for x in poses)))
+
+
+@pytest.mark.parametrize("tilt", (0.02, 0.1))
+def test_a_ring_inside_a_cube_of_its_cap_s_size_leaves_by_the_face_it_presses(can_and_cube, tilt):
+    """A cube the can's cap's size, 1 mm into the cap at its centre and tilted about y: every rim
+    point inside it is pushed out of its bottom face, as deep as it lies past that face (the
+    deepest, the ring's first point, ``1 mm + r sin(tilt)``). On ``main`` the rim point at the
+    cube's side met the side (depth 0.03 mm along +x at a tilt of 0.02): the sides' opposite
+    pushes held nothing, and a cube tilted on a can sank onto its cap."""
+    R_cube = _rot_y(tilt)
+    bottom = np.array([0.0, 0.0, 0.5 * L - MAX_PENETRATION])
+    p_cube = bottom + R_cube @ np.array([0.0, 0.0, 0.03])
+    active, depth, normal, position = can_and_cube(np.eye(3), np.zeros(3), R_cube, p_cube)
+    assert np.sum(active) >= 3
+    np.testing.assert_allclose(normal[active], np.broadcast_to(-R_cube[:, 2], normal[active].shape), atol=1e-12)
+    # Each point lies half its depth below the slot's position, its depth past the bottom face.
+    inner = position[active] - 0.5 * depth[active, None] * normal[active]
+    np.testing.assert_allclose(depth[active], (inner - (p_cube - 0.03 * R_cube[:, 2])) @ R_cube[:, 2], atol=1e-12)
+    deepest = np.dot(np.array([0.0, 0.0, 0.5 * L]) - (p_cube - 0.03 * R_cube[:, 2]), R_cube[:, 2]) + R * np.sin(tilt)
+    assert np.max(depth) == pytest.approx(deepest, rel=1e-9)
+
+
+def test_a_cube_s_edge_cutting_into_a_rim_is_no_deeper_than_the_rim_in_it(can_and_cube):
+    """The can and cube of the 125-body pile (seed 5 of the branch that pushed a ring inside a box
+    out of the face its cap's centre faces): the cube's edge cuts 1.6 mm into the rim near its
+    +y side, the cap's centre 14 mm below its bottom face. Pushed out of the bottom face, the
+    ring's point reported 3.6 mm and the cube sank onto the can; its ring leaves by the +y face,
+    and no contact is deeper than the rim lies in the cube (its deepest point's way out through
+    its nearest face, the rim sampled every 0.1 degree)."""
+    R_can, p_can = _axes([-0.924, -0.292, -0.248], [-0.01, -0.629, 0.778]), np.array([0.1352, -0.0801, 0.0984])
+    R_cube, p_cube = _axes([-0.673, -0.35, 0.652], [0.418, -0.907, -0.055]), np.array([0.0777, -0.1364, 0.1021])
+    active, depth, normal, _ = can_and_cube(R_can, p_can, R_cube, p_cube)
+    angle = np.linspace(0.0, 2 * np.pi, 3600, endpoint=False)
+    rim = p_can + 0.5 * L * R_can[:, 2] + R * (np.cos(angle)[:, None] * R_can[:, 0] + np.sin(angle)[:, None] * R_can[:, 1])
+    inside = 0.03 - np.abs((rim - p_cube) @ R_cube)
+    in_cube = np.all(inside > 0, axis=1)
+    assert in_cube.any() and np.any(active)
+    assert np.max(depth[active]) <= np.max(np.min(inside[in_cube], axis=1))
+    np.testing.assert_allclose(normal[active][np.argmax(depth[active])], R_cube[:, 1], atol=1e-9)

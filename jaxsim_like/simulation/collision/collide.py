@@ -22,7 +22,7 @@ from .geometry import to_frame
 from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
 from .hull_round import round_hull
 from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
-from .points import KIND_CODES, reach, signed_distance
+from .points import KIND_CODES, signed_distance
 from .slots import Slots
 from .table import CollisionTable, PairGroup
 
@@ -338,8 +338,9 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
     point (a collidable point, or a sphere's centre and radius) against its shape, all in one
     narrow phase; the points on rings of a cylinder's rim (``rims``; None: none is) first turned
     with their ring towards the shape, each ring of a pair once, along the shape's outward normal
-    at the nearest point to the ring's cap centre (:meth:`..rims.Rings.turns`)."""
-    centres, radii, shapes, facing = [], [], [], []
+    at the nearest point to the ring's cap centre (:meth:`..rims.Rings.turns`), and inside a box
+    pushed out of the face their ring leaves by (:func:`_ring_faces`)."""
+    centres, radii, shapes, faces = [], [], [], []
     for group, kept in zip(groups, culled):
         if group.kind == POINTS:
             centre = points[kept.first]
@@ -347,22 +348,22 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
             repeat = np.repeat if isinstance(kept.second, np.ndarray) else jnp.repeat
             shapes.append(repeat(kept.second, POINT_CHUNK))
             if kept.rings is not None:
-                centre, toward = _turned_chunks(kept, centre, W_H_S, sizes, code, rims)
-                facing.append(toward)
+                centre, own = _turned_chunks(kept, centre, W_H_S, sizes, code, rims)
+                faces.append(own)
             elif rims is not None:
-                facing.append(_facing_none(centre.reshape(-1, 3)))
+                faces.append(_no_faces(centre.reshape(-1, 3)))
             centres.append(centre.reshape(-1, 3))
         else:
             centres.append(W_H_S[kept.first, :3, 3])
             radii.append(sizes[kept.first, 0])
             shapes.append(kept.second)
             if rims is not None:  # a sphere's centre is on no rim
-                facing.append(_facing_none(centres[-1]))
+                faces.append(_no_faces(centres[-1]))
     shape = _joined(shapes)
     centre, kinds, H_b, size_b = jnp.concatenate(centres), jnp.asarray(code)[shape], W_H_S[shape], sizes[shape]
     slots = jax.vmap(KINDS[POINTS].kernel)(centre, jnp.concatenate(radii), kinds, H_b, size_b)
     if rims is not None:
-        slots = _facing(slots, centre, *(jnp.concatenate(parts) for parts in zip(*facing)), kinds, H_b)
+        slots = _box_faces(slots, centre, *(jnp.concatenate(parts) for parts in zip(*faces)))
     results, start = [], 0
     for group in groups:
         count = group.keep * KINDS[group.kind].slots
@@ -380,48 +381,61 @@ class _PointRims(NamedTuple):
     at: jax.Array
 
 
-def _facing_none(centre: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The :func:`_facing` inputs of points ``(n, 3)`` on no ring."""
-    return jnp.zeros_like(centre), jnp.zeros(centre.shape[:1], centre.dtype), jnp.zeros(centre.shape[:1], bool)
-
-
 def _turned_chunks(kept: _Culled, centre: jax.Array, W_H_S, sizes, code, rims: _PointRims) -> tuple[jax.Array, tuple]:
     """The ``centre (k, POINT_CHUNK, 3)`` of a group's kept chunks of points turned with their
     rings towards their pair's shape, each ring of a chunk turned once (:attr:`_Culled.rings`),
-    and the :func:`_facing` inputs of the points ``(k POINT_CHUNK, ...)``: the shape's outward
-    normal at the ring's cap centre (world), how far the shape reaches along it from its origin
-    (:func:`.points.reach`) and whether the point is on a ring."""
+    and the :func:`_box_faces` inputs of the points ``(k POINT_CHUNK, ...)``."""
     lead, which = kept.rings
+    which = jnp.asarray(which)
     ring = jax.tree.map(lambda x: x[lead], rims.placed)  # (k, m, 3)
     H_b, kind_b, size_b = W_H_S[kept.second], jnp.asarray(code)[kept.second], sizes[kept.second]
 
     def towards(H, kind, size, centres):  # one pair's rings: the shape's outward normal at each cap centre
         _, S_normal = jax.vmap(signed_distance, (0, None, None))(jax.vmap(to_frame, (None, 0))(H, centres), kind, size)
-        return S_normal @ H[:3, :3].T, jax.vmap(reach, (0, None, None))(S_normal, kind, size)
+        return S_normal @ H[:3, :3].T
 
-    normal, reaches = jax.vmap(towards)(H_b, kind_b, size_b, ring.centre)
-    turns = jnp.take_along_axis(ring.turns(normal), jnp.asarray(which)[..., None, None], axis=1)  # (k, POINT_CHUNK, 2, 3)
+    turns = jnp.take_along_axis(ring.turns(jax.vmap(towards)(H_b, kind_b, size_b, ring.centre)), which[..., None, None], axis=1)
     turned = turned_points(centre, rims.at[kept.first], turns)
     on_rim = spatial.dot(rims.placed.axis[kept.first], rims.placed.axis[kept.first]) > 0
-    own = (jnp.take_along_axis(normal, jnp.asarray(which)[..., None], axis=1), jnp.take_along_axis(reaches, jnp.asarray(which), axis=1), on_rim)
-    return turned, tuple(x.reshape((-1,) + x.shape[2:]) for x in own)
+    faces = _ring_faces(turned, on_rim & (kind_b == KIND_CODES[BOX])[:, None], which, lead.shape[1], H_b, size_b)
+    return turned, tuple(x.reshape((-1,) + x.shape[2:]) for x in faces)
 
 
-def _facing(slots: Slots, points: jax.Array, facing: jax.Array, reaches: jax.Array, on_rim: jax.Array, kinds: jax.Array,
-            H_b: jax.Array) -> Slots:
-    """``slots (k, 1)`` of points ``(k, 3)`` against their shapes, those of rim points (``on_rim
-    (k,)``) inside a box pushed along the box's outward normal at their ring's cap centre,
-    ``facing (k, 3)`` (world), as deep as the box reaches past them that way (its support function
-    ``reaches (k,)`` from its origin, :func:`.points.reach`), where that is deeper than its nearest
-    face: a rim inside a box the size of its cap (a box tilted on a cylinder's cap) lies nearer the
-    box's sides than the face it presses, and the sides' opposite pushes left the box to sink onto
-    the cap. (A round shape's nearest surface is its contact: its support plane lies beyond its
-    curve.)"""
-    beyond = reaches + spatial.dot(facing, H_b[:, :3, 3] - points)
-    deeper = on_rim & (kinds == KIND_CODES[BOX]) & (slots.depth[:, 0] > 0) & (beyond > slots.depth[:, 0])
-    depth = jnp.where(deeper, beyond, slots.depth[:, 0])
-    normal = jnp.where(deeper[:, None], facing, slots.normal[:, 0])
-    position = jnp.where(deeper[:, None], points + 0.5 * beyond[:, None] * facing, slots.position[:, 0])
+def _ring_faces(points: jax.Array, boxed: jax.Array, which: jax.Array, rings: int, H_b: jax.Array,
+                size_b: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Of kept chunks' ``points (k, POINT_CHUNK, 3)`` (world) on rings against boxes where ``boxed
+    (k, POINT_CHUNK)`` (the place of each point's ring among the chunk's ``rings``, ``which``), the
+    face of its box through which its ring's points inside the box all leave soonest (the most
+    any of them lies inside that face, least over the six faces), and each point's depth inside
+    that face and the face's outward normal (world), and whether the point is inside its box:
+    ``(k, POINT_CHUNK)``, ``(k, POINT_CHUNK, 3)`` and ``(k, POINT_CHUNK)``."""
+    q = jnp.einsum("kji,kpj->kpi", H_b[:, :3, :3], points - H_b[:, None, :3, 3])  # box axes
+    half = size_b[:, None, :]
+    gaps = jnp.concatenate([half - q, half + q], axis=-1)  # inside the +x, +y, +z, -x, -y, -z faces
+    inside = boxed & jnp.all(gaps > 0, axis=-1)
+    worst = jnp.stack([jnp.max(jnp.where((inside & (which == j))[..., None], gaps, 0.0), axis=1) for j in range(rings)], axis=1)
+    face = jnp.take_along_axis(jnp.argmin(worst, axis=-1), which, axis=1)  # (k, POINT_CHUNK)
+    depth = jnp.take_along_axis(gaps, face[..., None], axis=-1)[..., 0]
+    S_normal = jax.nn.one_hot(face % 3, 3, dtype=points.dtype) * jnp.where(face < 3, 1.0, -1.0).astype(points.dtype)[..., None]
+    return depth, jnp.einsum("kij,kpj->kpi", H_b[:, :3, :3], S_normal), inside
+
+
+def _no_faces(centre: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The :func:`_box_faces` inputs of points ``(n, 3)`` on no ring."""
+    return jnp.zeros(centre.shape[:1], centre.dtype), jnp.zeros_like(centre), jnp.zeros(centre.shape[:1], bool)
+
+
+def _box_faces(slots: Slots, points: jax.Array, depth: jax.Array, normal: jax.Array, inside: jax.Array) -> Slots:
+    """``slots (k, 1)`` of points ``(k, 3)`` against their shapes, those of rim points ``inside (k,)``
+    a box pushed out of its face ``normal (k, 3)`` (world) through which their ring leaves the box
+    soonest, ``depth (k,)`` inside it (:func:`_ring_faces`), where the point alone would leave
+    through its nearest face: a ring inside a box the size of its cap (a box tilted on a
+    cylinder's cap) lies nearer the box's sides than the face it presses, and the sides' opposite
+    pushes left the box to sink onto the cap; a ring that the box's edge cuts into leaves through
+    the face nearest to its points, not through the face that its cap's centre faces."""
+    depth = jnp.where(inside, depth, slots.depth[:, 0])
+    normal = jnp.where(inside[:, None], normal, slots.normal[:, 0])
+    position = jnp.where(inside[:, None], points + 0.5 * depth[:, None] * normal, slots.position[:, 0])
     return slots._replace(position=position[:, None], normal=normal[:, None], depth=depth[:, None])
 
 

@@ -51,17 +51,6 @@ def signed_distance(S_p: jax.Array, kind: jax.Array, size: jax.Array) -> tuple[j
     return distances[kind], normals[kind]
 
 
-def reach(S_direction: jax.Array, kind: jax.Array, size: jax.Array) -> jax.Array:
-    """How far [m] a shape of ``kind`` (code) and ``size (3,)`` reaches from its origin along the
-    unit ``S_direction (3,)`` (shape axes): its support function, ``max n . x`` over the shape."""
-    n = S_direction
-    across = jnp.sqrt(jnp.maximum(n[0] ** 2 + n[1] ** 2, 0.0))
-    round_reach = jnp.where(kind == KIND_CODES[SPHERE], 0.0, size[1]) * jnp.abs(n[2]) + size[0]
-    box_reach = jnp.sum(jnp.abs(n) * size)
-    cylinder_reach = size[1] * jnp.abs(n[2]) + size[0] * across
-    return jnp.stack([round_reach, round_reach, box_reach, cylinder_reach])[kind]
-
-
 def point_shape(point: jax.Array, radius: jax.Array, kind: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
     """1 slot: the swept point of a (the ball of ``radius`` [m] around the world ``point (3,)``)
     against the shape of ``kind`` at ``H_b (4, 4)``: ``radius`` deeper than its centre, at the
