@@ -33,8 +33,10 @@ FLAT = 1e-3
 """The length ``s`` of the in-plane part ``u = -(n - (n . a) a)`` of the inward unit normal (the
 sine of the angle between the cap and the surface) below which a ring turns less and less
 towards the deepest direction and more towards its own ``e`` (its first point on the shape's x
-axis): ``w`` is the direction of ``u + FLAT (1 - s / FLAT)^2 e`` (``u`` alone from ``s = FLAT``,
-``e`` alone at ``s = 0``)."""
+axis): ``w`` is the direction of ``(s / FLAT) u + FLAT (1 - s / FLAT)^2 e`` (``u`` alone from
+``s = FLAT``, ``e`` alone at ``s = 0``). Near ``s = 0`` the ring turns by about ``(s / FLAT)^2``:
+a cap flat on a face, whose ``u`` is rounding, keeps its ring still (``u`` weighed in
+unscaled, float32 rounding of the normal turned the ring by a thousand times as much)."""
 
 
 class Rings(NamedTuple):
@@ -65,8 +67,8 @@ class Rings(NamedTuple):
         a, e = self.axis, self.phase
         deepest = -(normal - spatial.dot(normal, a)[..., None] * a)
         # The ring's own direction weighs in only below FLAT: above it, the deepest point is exact.
-        weight = FLAT * jnp.clip(1 - spatial.safe_norm(deepest) / FLAT, 0.0, 1.0) ** 2
-        blended = deepest + weight[..., None] * e
+        flatness = jnp.clip(spatial.safe_norm(deepest) / FLAT, 0.0, 1.0)
+        blended = flatness[..., None] * deepest + (FLAT * (1 - flatness) ** 2)[..., None] * e
         squared = spatial.dot(blended, blended)
         # Zero only where the two cancel exactly: the ring's own direction there, finite gradients.
         usable = squared > 1e-24

@@ -192,8 +192,8 @@ def test_rings_turn_to_the_deepest_rim_point_and_stay_finite_where_the_cap_is_fl
     np.testing.assert_allclose(tilted[0], [0.0, -R, 0.5 * L], atol=1e-15)
     np.testing.assert_allclose(np.linalg.norm(tilted[:4] - tilted[[1, 2, 3, 0]], axis=1), R * np.sqrt(2), rtol=1e-12)
     np.testing.assert_allclose(tilted[4], points[4], atol=0)
-    # The blend cancels where the in-plane part s along +x is FLAT (1 - s / FLAT)^2.
-    cancelling = FLAT * (3 - np.sqrt(5)) / 2
+    # The blend cancels where the in-plane part s along +x has s^2 / FLAT = FLAT (1 - s / FLAT)^2.
+    cancelling = 0.5 * FLAT
     for normal in ([0.0, 0.0, 1.0], [0.5 * FLAT, 0.0, 1.0], [cancelling, 0.0, np.sqrt(1 - cancelling**2)]):
         normal = jnp.asarray(normal) / np.linalg.norm(normal)
         assert np.all(np.isfinite(turned(normal)))
