@@ -97,13 +97,21 @@ def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Ar
 def _rims_facing_terrain(model: Model, ground: terrain.Terrain, G_H_L: jax.Array, origin: jax.Array, centres: jax.Array) -> jax.Array:
     """The ``centres (P, 3)`` of the collidable points (frame ``G``, whose origin is ``origin (3,)``
     in the world) with the rings on cylinder rims turned towards the terrain, along its normal at
-    each cap's centre: each ring probed and turned once, its points moved with it (:mod:`.rims`)."""
+    each cap's centre: each ring probed and turned once, its points moved with it (:mod:`.rims`).
+    Of a concrete model (closed over) the rim points alone, by static indices; of a traced one (a
+    padded group's, a model passed in) every point, those on ring 0 unmoved."""
     dtype = centres.dtype
     ring_rim = model.ring_rim.astype(dtype)
-    placed = rims.Rings.placed(ring_rim, G_H_L[model.ring_link])
+    if isinstance(model.point_ring, jax.core.Tracer):
+        on, point_ring, ring_link = slice(None), model.point_ring, model.ring_link
+    else:
+        point_ring, ring_link = np.asarray(model.point_ring), np.asarray(model.ring_link)
+        on = np.flatnonzero(point_ring > 0)
+        point_ring = point_ring[on]
+    placed = rims.Rings.placed(ring_rim, G_H_L[ring_link])
     _, normal = terrain.penetration(ground, placed.centre + origin)
-    at = rims.coordinates(model.collidable_points.astype(dtype), ring_rim, model.point_ring)
-    return rims.turned(centres, at, placed.turns(normal)[model.point_ring])
+    at = rims.coordinates(model.collidable_points[on].astype(dtype), ring_rim, point_ring)
+    return centres.at[on].set(rims.turned(centres[on], at, placed.turns(normal)[point_ring]))
 
 
 def _slot_velocities(G_v: jax.Array, slot_link: jax.Array, slot_points: jax.Array) -> jax.Array:
