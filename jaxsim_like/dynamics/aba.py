@@ -27,9 +27,11 @@ def _inverse3(A: jax.Array) -> jax.Array:
     return jnp.stack([c0, c1, c2], axis=1) / spatial.dot(A[0], c0)
 
 
-def solve_spd6(A: jax.Array, b: jax.Array) -> jax.Array:
-    """``A^{-1} b`` for a symmetric positive definite ``A (6, 6)``, by 3x3 blocks and the Schur
-    complement: no LAPACK call, so it batches on any device; elementwise products, no tiny dots."""
+def solve6(A: jax.Array, b: jax.Array) -> jax.Array:
+    """``A^{-1} b`` for ``A (6, 6)`` whose upper-left 3x3 block and its Schur complement are
+    invertible (a positive definite ``A``, symmetric or not: a free body's inertia with its
+    gyroscopic term), by 3x3 blocks: no LAPACK call, so it batches on any device; elementwise
+    products, no tiny dots."""
     A11_inv = _inverse3(A[:3, :3])
     schur_inv = _inverse3(A[3:, 3:] - spatial.matmul(A[3:, :3], spatial.matmul(A11_inv, A[:3, 3:])))
     y = spatial.matvec(A11_inv, b[:3])
@@ -144,7 +146,7 @@ def articulated_body_factorised(
     W_a_gravity = jnp.concatenate([gravity, jnp.zeros(3, dtype=dtype)])
     if model.floating_base:
         root = M[0] + IA_root[0]
-        a_root = -solve_spd6(root, pA[0] + pA_root[0])
+        a_root = -solve6(root, pA[0] + pA_root[0])
     else:
         root, a_root = jnp.eye(6, dtype=dtype), -W_a_gravity
 
@@ -192,7 +194,7 @@ def articulated_body_responses(
         else:
             pA_root, u = levels.scan_up(model, articulate_wrenches, jnp.zeros(6, dtype), jnp.zeros(1, dtype), link_inputs + (f,))
             p_root = pA_root[0] - f[0]
-        a_root = -solve_spd6(factor.root, p_root) if model.floating_base else jnp.zeros(6, dtype)
+        a_root = -solve6(factor.root, p_root) if model.floating_base else jnp.zeros(6, dtype)
 
         def accelerate(a_parents, inputs):
             S, U, D, u = inputs

@@ -193,6 +193,13 @@ def cross_force(v: Array, f: Array) -> Array:
     return jnp.concatenate([jnp.cross(w, f[..., :3]), jnp.cross(v_lin, f[..., :3]) + jnp.cross(w, f[..., 3:])], axis=-1)
 
 
+def gyroscopic_derivative(inertia: Array, omega: Array) -> Array:
+    """``d(w x I w)/dw = [w]x I - [I w]x (..., 3, 3)`` at the angular velocity ``omega (..., 3)``
+    [rad/s] of a body of rotational inertia ``inertia (..., 3, 3)`` about its COM [kg m^2], both
+    in the same axes, at fixed ``inertia``. Not symmetric; zero for equal principal moments."""
+    return jnp.cross(omega[..., None, :], jnp.swapaxes(inertia, -1, -2), axis=-1).swapaxes(-1, -2) - skew(matvec(inertia, omega))
+
+
 def rotate(R: Array, v: Array) -> Array:
     """``R @ v`` for ``R (..., 3, 3)`` and ``v (..., 3)``, as one XLA dot: rotated vectors (joint
     axes, points) feed many consumers, and a fused product would be recomputed in each; as a

@@ -257,6 +257,23 @@ def _shared_law(model: Model, law: contacts.ContactParams, depth: jax.Array, car
     return contacts.shared_law(law, depth, carried, (one_hot @ jnp.where(carried, depth, 0.0)) @ one_hot)
 
 
+def _gyroscopic_inertias(model: Model, kin: kin_module.Kinematics) -> jax.Array:
+    """``(N, 6, 6)``: per link, half the derivative of its gyroscopic moment ``w x I_c w`` in its
+    angular velocity ``w``, as a 6D term about ``G``'s origin (world axes; a pure moment, so only
+    the angular block). Added times ``dt`` to the link's inertia, it takes the moment at the
+    step's midpoint velocity ``w + dw / 2``, linearised: one Newton step of the implicit midpoint
+    rule, which keeps a free body's kinetic energy and angular momentum (at ``w + dw``, Bullet's
+    implicit gyroscopic term, a tumbling body loses them; explicit, it gains them every step and a
+    capsule thrown spinning diverged). The rest of the velocity products ``v x* M v`` about ``G``
+    (the linear momentum's frame terms) stays at the step's start. Taken for a one-link free body
+    only: it is not symmetric, and the articulated-body pass of a robot with it (``IA S`` and
+    ``IA^T S`` apart) cost the humanoid's batched step 1.1-1.2x (docs/changelog.md)."""
+    R = kin.G_H_L[:, :3, :3]
+    inertia = spatial.congruence(R, model.link_inertia.astype(R.dtype))
+    gyroscopic = 0.5 * spatial.gyroscopic_derivative(inertia, kin.G_v[:, 3:])
+    return jnp.pad(gyroscopic, ((0, 0), (3, 0), (3, 0)))
+
+
 def _terrain_radius(model: Model) -> jax.Array:
     """``(P,)`` [m]: the radius with which each point meets the terrain, its own plus its
     ``point_margin`` (its contact pushes within that distance of the surface)."""
@@ -276,6 +293,40 @@ def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactP
             default = getattr(law, name)
             law = law.replace(**{name: jnp.where(own >= 0, own.astype(dtype), 0.0 if default is None else default)})
     return law
+
+
+DRIFT_BOUND = 50.0
+"""The terrain drift's smooth bound (:func:`_terrain_drift`), in speeds that close a slot's depth
+in one step: a ball rolling at its rest depth ``d`` drifts by ``h v^2 / r``, far below fifty times
+``d / h`` at the speeds its step resolves; a strike's drift is cut to the depth's scale."""
+
+
+def _terrain_drift(
+    model: Model, slots: Slots, omega: jax.Array, velocity: jax.Array, normal: jax.Array, depth: jax.Array, dt: jax.Array
+) -> jax.Array | None:
+    """``(S, 3)`` [m/s]: the normal part of the :func:`.contacts.round_drift` of the terrain
+    contact slots of a free body of one link (a ball, a can, a capsule thrown on the ground; None
+    for any other model), turning at ``omega (S, 3)`` [rad/s], its material at the contacts moving
+    at ``velocity (S, 3)`` [m/s], its points at ``depth (P,)`` [m] along ``normal (P, 3)``; zero for
+    points of radius 0, and smoothly bounded by ``DRIFT_BOUND`` times the speed that closes a slot's
+    depth over the step ``dt`` [s] (``b tanh(x / b)``, ``b = DRIFT_BOUND depth / dt``).
+
+    A ball rolling on the ground meets it where its centre is, not where the material under it
+    at the start of the step goes (up, at the centripetal acceleration ``w^2 r``): without the
+    drift its law saw that material leaving, and it sank deeper and rubbed harder the faster it
+    rolled. The drift is explicit in the link's velocities: on a robot's swept points (feet,
+    hands, a head) a limb swung by its joints strikes the ground with one of the order of its
+    speed, which kicked a humanoid's drop into divergence at 20 ms, and even bounded it makes a
+    kicking quadruped's rollout too rough for finite differences: robots keep the step's
+    linearisation there (see docs/changelog.md)."""
+    if model.number_of_links != 1 or not model.floating_base:
+        return None
+    take = slots.take
+    n = take(normal)
+    along = spatial.dot(n, contacts.round_drift(omega, velocity, take(model.point_radius).astype(velocity.dtype), n, dt))
+    bound = DRIFT_BOUND * jnp.maximum(take(depth), 0.0) / dt
+    safe = jnp.where(bound > 0, bound, 1.0)
+    return jnp.where(bound > 0, safe * jnp.tanh(along / safe), 0.0)[:, None] * n
 
 
 def _slot_torques(
@@ -337,8 +388,9 @@ def prepare(
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
+        drift = _terrain_drift(model, slots, kin.G_v[slot_link, 3:], velocities, normal, depth, dt)
         linear = contacts.implicit_contact_forces(
-            law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots
+            law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots, drift
         )
         separating = contacts.separating_law(law, linear, depth, velocities, dt)
         forces = None
@@ -360,6 +412,8 @@ def prepare(
         if implicit:  # the drag at the end of the step, linearised: f - D dv
             fluid_damping = G_D_fluid
             added_inertia = added_inertia + dt * G_D_fluid
+    if implicit and model.number_of_links == 1 and model.floating_base:
+        added_inertia = added_inertia + dt * _gyroscopic_inertias(model, kin)
     effects = joint_effects(
         model,
         configuration.dof_positions(model, state.joint_positions),

@@ -4,6 +4,7 @@ kind's budget logs one warning naming the kind and its budget (issue 29)."""
 from __future__ import annotations
 
 import logging
+import math
 
 from jaxsim_like import api
 
@@ -17,13 +18,15 @@ CUBE = """<?xml version="1.0" ?>
 
 
 def test_an_overflowing_pair_budget_is_reported_once_per_kind(caplog):
-    """Three cubes in a row on the ground: two neighbouring pairs overlap (their bounding spheres),
-    a budget of one box-box pair holds one of them; three runs warn once."""
+    """Three cubes turned 45 degrees about z in a row along the diagonal on the ground: two
+    neighbouring pairs overlap (their bounding spheres and world boxes; the cubes 8 cm apart), a
+    budget of one box-box pair holds one of them; three runs warn once."""
     sim = simulator(steps_per_run=5)
     world = sim.get_world()
     assert world.insert_model(api.get_ground_plane())
-    for name, x in (("left", -0.201), ("middle", 0.0), ("right", 0.201)):
-        assert world.insert_model_from_string(CUBE.format(name=name), api.Pose([x, 0, 0.1], [1, 0, 0, 0]))
+    turned = [math.cos(math.pi / 8), 0.0, 0.0, math.sin(math.pi / 8)]
+    for name, x in (("left", -0.2), ("middle", 0.0), ("right", 0.2)):
+        assert world.insert_model_from_string(CUBE.format(name=name), api.Pose([x, x, 0.1], turned))
     with caplog.at_level(logging.WARNING, logger="jaxsim_like.api"):
         assert not world.set_physics_engine(api.PhysicsEngine_dart, pair_budget={"cube-cube": 1})
         assert "pair_budget: budget names unknown pair kinds ['cube-cube']" in caplog.records[-1].getMessage()

@@ -1,5 +1,9 @@
-"""The broad phase: bounding spheres, and the cull that keeps a static budget of the candidate
-pairs whose spheres overlap, counting those it had no room for.
+"""The broad phase: bounding spheres and boxes, and the cull that keeps a static budget of the
+candidate pairs whose spheres and world-axis boxes overlap, counting those it had no room for.
+
+A long body's sphere reaches far beyond it across its length (a 3 m plank's, 1.5 m to each side
+of a 0.3 m width): the boxes along the world axes cull the neighbours beside it that the spheres
+would keep, and with them the budget they would take.
 
 The cull is one pass over the candidates of every pair kind (a prefix sum of their overlap flags
 and a scatter of the overlapping ones into their kind's budget): its cost is linear in the
@@ -26,19 +30,38 @@ def bounding_radius(code: np.ndarray, size: jax.Array) -> jax.Array:
     return jnp.where(code == KIND_CODES["box"], box, jnp.where(code == KIND_CODES["cylinder"], cylinder, round_))
 
 
+def half_extents(code: np.ndarray, size: jax.Array, W_R_S: jax.Array, radius: jax.Array) -> jax.Array:
+    """Half extents ``(S, 3)`` [m] along the world axes of the box about each shape's origin that
+    holds it, from its kind ``code (S,)``, ``size (S, 3)`` (a box's half extents; a capsule's and a
+    cylinder's radius and half length along its z axis; a sphere's radius), its orientation
+    ``W_R_S (S, 3, 3)`` and its bounding ``radius (S,)`` (:func:`bounding_radius`, a hull's box)."""
+    box = jnp.einsum("sij,sj->si", jnp.abs(W_R_S), size)
+    axis = W_R_S[:, :, 2]
+    across = jnp.sqrt(jnp.clip(1.0 - axis**2, 0.0, 1.0) + 1e-30)
+    along = jnp.abs(axis) * size[:, 1:2]
+    capsule = along + size[:, :1]
+    cylinder = along + size[:, :1] * across
+    sphere = jnp.broadcast_to(radius[:, None], box.shape)
+    code = code[:, None]
+    return jnp.where(code == KIND_CODES["box"], box, jnp.where(code == KIND_CODES["capsule"], capsule,
+                     jnp.where(code == KIND_CODES["cylinder"], cylinder, sphere)))
+
+
 def overlapping(
-    first_centre: jax.Array, first_radius: jax.Array, second_centre: jax.Array, second_radius: jax.Array,
+    first_centre: jax.Array, first_radius: jax.Array, first_extent: jax.Array,
+    second_centre: jax.Array, second_radius: jax.Array, second_extent: jax.Array,
     counts: Sequence[int], keeps: Sequence[int],
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The candidate pairs whose bounding spheres (centres ``(K, 3)`` [m], radii ``(K,)`` [m])
-    overlap, of pair kinds whose ``counts[g]`` candidates lie end to end, each kind's packed into its
+    """The candidate pairs whose bounding spheres (centres ``(K, 3)`` [m], radii ``(K,)`` [m]) and
+    boxes along the world axes (about the same centres, half extents ``(K, 3)`` [m]) overlap, of pair kinds whose ``counts[g]`` candidates lie end to end, each kind's packed into its
     budget of ``keeps[g]`` (budgets end to end, ``(B,)``, ``B = sum(keeps)``): their indices ``(B,)``
     in their kind's candidate order (int32; the rest of a budget repeats candidate 0), which entries
     hold one ``(B,)`` (bool), and the overflow ``(G,)`` (int32): each kind's overlapping pairs left
     out. One pass for every kind (a prefix sum and a scatter), whatever their number."""
     offset = jax.lax.stop_gradient(first_centre - second_centre)
     reach = jax.lax.stop_gradient(first_radius + second_radius)
-    touching = jnp.sum(offset**2, axis=-1) <= reach**2
+    span = jax.lax.stop_gradient(first_extent + second_extent)
+    touching = (jnp.sum(offset**2, axis=-1) <= reach**2) & jnp.all(jnp.abs(offset) <= span, axis=-1)
     counts, keeps = np.asarray(counts, dtype=np.int32), np.asarray(keeps, dtype=np.int32)
     ends, budget_ends = np.cumsum(counts), np.cumsum(keeps)
     starts, budget_starts = ends - counts, budget_ends - keeps

@@ -17,7 +17,7 @@ from ...parsers.shapes import RIM_COLUMNS
 from ...pytree import pytree_dataclass
 from ..rims import Rings
 from ..rims import turned as turned_points
-from .broad import bounding_radius, overlapping
+from .broad import bounding_radius, half_extents, overlapping
 from .geometry import to_frame
 from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
 from .hull_round import round_hull
@@ -138,12 +138,14 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
     point_radius = geometry.point_radius.astype(dtype)
     code = np.asarray(table.shape_code, dtype=np.int32)
     radius = bounding_radius(code, sizes) if code.size else jnp.zeros((0,), dtype)
+    extent = half_extents(code, sizes, W_H_S[:, :3, :3], radius) if code.size else jnp.zeros((0, 3), dtype)
     if not table.groups:
         empty = jnp.zeros((0,), dtype)
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype), jnp.zeros((0, 3), dtype),
                         empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32), empty, empty), jnp.zeros((0,), jnp.int32)
     starts = np.cumsum([0] + [group.candidates * group.memory for group in table.groups])
-    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius, table.point_ring)
+    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius, extent,
+                     table.point_ring)
     hulls = None
     if 0 not in table.hull_counts:
         if geometry.hulls is None:
@@ -186,7 +188,7 @@ class _Culled(NamedTuple):
     rings: tuple[Any, Any] | None = None
 
 
-def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, point_radius, radius,
+def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, point_radius, radius, extent,
             point_ring: Sequence[int] = ()) -> list[_Culled]:
     """The :class:`_Culled` pairs of each of the ``groups``, whose tangential memories are the
     first of the ``memories[g]`` from its start to the table's end, with the rings of their points
@@ -210,11 +212,11 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
     cut = [g for g, c in enumerate(culled) if c is None]
     if not cut:
         return culled
-    spheres = [_first_spheres(groups[g], static[g][0], static[g][2], W_H_S, points, point_radius, radius) for g in cut]
+    bounds = [_first_bounds(groups[g], static[g][0], static[g][2], W_H_S, points, point_radius, radius, extent) for g in cut]
     second = np.concatenate([static[g][1] for g in cut])
     keeps = [groups[g].keep for g in cut]
-    kept, held, overflow = overlapping(jnp.concatenate([c for c, _ in spheres]), jnp.concatenate([r for _, r in spheres]),
-                                       W_H_S[second, :3, 3], radius[second], [groups[g].candidates for g in cut], keeps)
+    kept, held, overflow = overlapping(*(jnp.concatenate([b[i] for b in bounds]) for i in range(3)),
+                                       W_H_S[second, :3, 3], radius[second], extent[second], [groups[g].candidates for g in cut], keeps)
     ends = np.cumsum(keeps)
     for g, end, keep, spilled in zip(cut, ends, keeps, overflow):
         first, second, real = static[g]
@@ -497,12 +499,15 @@ def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_
     )
 
 
-def _first_spheres(group: PairGroup, first: np.ndarray, real: np.ndarray, W_H_S, points, point_radius, radius) -> tuple[jax.Array, jax.Array]:
-    """The bounding spheres (centres ``(K, 3)`` [m], radii ``(K,)``) of the first members of the
-    ``group``'s candidates: its shapes', or those of its chunks of points, each distinct chunk's
-    computed once (a link's chunk meets many shapes)."""
+def _first_bounds(group: PairGroup, first: np.ndarray, real: np.ndarray, W_H_S, points, point_radius, radius,
+                  extent) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The bounding spheres (centres ``(K, 3)`` [m], radii ``(K,)``) and the half extents ``(K, 3)``
+    [m] of the world-axis boxes about those centres of the first members of the ``group``'s
+    candidates: its shapes' (``radius`` and ``extent`` per shape), or those of its chunks of points
+    (a chunk's box: its sphere's), each distinct chunk's computed once (a link's chunk meets many
+    shapes)."""
     if group.kind != POINTS:
-        return W_H_S[first, :3, 3], radius[first]
+        return W_H_S[first, :3, 3], radius[first], extent[first]
     chunks, which = np.unique(np.where(real, first, -1), axis=0, return_inverse=True)
     mask = chunks >= 0
     chunks = np.where(mask, chunks, chunks[:, :1])
@@ -510,4 +515,5 @@ def _first_spheres(group: PairGroup, first: np.ndarray, real: np.ndarray, W_H_S,
     centre = jnp.sum(jnp.where(mask[..., None], members, 0.0), axis=1) / mask.sum(axis=1, keepdims=True)
     spread = jnp.sqrt(jnp.sum((members - centre[:, None]) ** 2, axis=-1) + 1e-30) + point_radius[chunks]
     which = which.reshape(-1)
-    return centre[which], jnp.max(jnp.where(mask, spread, 0.0), axis=1)[which]
+    reach = jnp.max(jnp.where(mask, spread, 0.0), axis=1)[which]
+    return centre[which], reach, jnp.broadcast_to(reach[:, None], (reach.shape[0], 3))
