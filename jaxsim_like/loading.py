@@ -16,7 +16,10 @@ from .parsers.shapes import MESH_HULL_VERTICES, SweptPoints, link_collidable_poi
 @dataclass(frozen=True)
 class ContactSampling:
     """How collision shapes become contacts (see :mod:`jaxsim_like.parsers.shapes`): spheres and
-    capsules are exact swept points; the counts sample ellipsoids, cylinders and box edges.
+    capsules are exact swept points; the counts sample ellipsoids, cylinders and box edges. A
+    cylinder's two rings of ``cylinder_samples`` rim points turn, at every step, towards the
+    surface they meet (:mod:`jaxsim_like.simulation.rims`): its rim's deepest point is exact, and
+    a cap flat on a face rests on the ring's regular polygon.
 
     Meshes are convex hulls by default: each mesh the hull of at most ``mesh_hulls`` of its
     vertices (:data:`~jaxsim_like.parsers.shapes.MESH_HULL_VERTICES`), a shape that touches other

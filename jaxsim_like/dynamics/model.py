@@ -28,6 +28,7 @@ import numpy as np
 
 from ..parsers.description import TERRAIN, LoopClosure, Mimic, MocapBody, ModelDescription
 from ..parsers.errors import ModelLoadError
+from ..parsers.shapes import RIM_COLUMNS, rim_frames
 from ..pytree import pytree_dataclass
 from . import configuration, consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
@@ -38,7 +39,7 @@ from .fluid import FluidDrag, build_fluid
 from .hulls import Hulls
 from .soft_limits import SoftLimits, build_soft_limits
 from .tendons import Tendons, build_tendons
-from .tree import BALL, PRISMATIC, REVOLUTE, SCREW, RigidTree
+from .tree import BALL, CYLINDER, PRISMATIC, REVOLUTE, SCREW, RigidTree
 
 
 
@@ -135,6 +136,12 @@ class Model:
       ``point_torsion (P,)`` and ``point_rolling (P,)`` [m]: the torsional and rolling friction
       of each point's contact with the terrain (MJCF ``condim`` 4 and 6; None: the law's, none
       by default; negative: the law's, at that point);
+    - the rings of points on the rims of cylinders (None: no point is on a rim), which the step
+      turns about their axes towards the surface they meet (:mod:`jaxsim_like.simulation.rims`):
+      ``ring_rim (R, 9)``: of each ring, its cap's centre [m], its cylinder's axis and its phase-0
+      direction in the frame of its link ``ring_link (R,)`` (int32; see
+      :func:`~jaxsim_like.parsers.shapes.rim_frames`); ``point_ring (P,)`` (int32): each point's
+      ring; ring 0 is no ring (zeros, link 0), that of the points on no rim;
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder, ``(radius of
@@ -221,6 +228,9 @@ class Model:
     point_margin: jax.Array | None = None
     point_torsion: jax.Array | None = None
     point_rolling: jax.Array | None = None
+    ring_rim: jax.Array | None = None
+    ring_link: jax.Array | None = None
+    point_ring: jax.Array | None = None
 
     @property
     def dofs(self) -> int:
@@ -362,6 +372,7 @@ def model_from_tree(
     radii = np.concatenate([np.zeros(0)] + [np.asarray(r, dtype=float).reshape(-1) for r in tree.radii])
     shapes = [(i, shape) for i, block in enumerate(tree.shapes) for shape in block]
     dtype = jnp.result_type(float)
+    ring_rim, ring_link, point_ring = _rings(_rims(tree), [i for i, _ in points])
 
     def per_joint(values: np.ndarray) -> jax.Array:
         return jnp.asarray(np.asarray(values)[joint_link], dtype=dtype)
@@ -418,7 +429,32 @@ def model_from_tree(
         floating_base=floating_base,
         semantics=Semantics(semantics),
         ball_dofs=_ball_dofs(tree, joint_names),
+        **({} if ring_rim is None else dict(ring_rim=jnp.asarray(ring_rim, dtype=dtype), ring_link=jnp.asarray(ring_link, jnp.int32),
+                                            point_ring=jnp.asarray(point_ring, jnp.int32))),
     )
+
+
+def _rims(tree: RigidTree) -> np.ndarray:
+    """``(P, 9)``: the :func:`~jaxsim_like.parsers.shapes.rim_frames` of the points of ``tree``,
+    link after link, on the rims of their own link's cylinders."""
+    blocks = [rim_frames(points, radii, [(s.L_H_S, float(s.size[0]), float(s.size[1])) for s in shapes if s.kind == CYLINDER])
+              for points, radii, shapes in zip(tree.points, tree.radii, tree.shapes)]
+    return np.concatenate([np.zeros((0, RIM_COLUMNS))] + blocks)
+
+
+def _rings(rims: np.ndarray, point_link: list[int]) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """The rings of the points of ``rims (P, 9)`` (:func:`_rims`) on links ``point_link (P,)``: their
+    ``ring_rim (R, 9)``, ``ring_link (R,)`` and each point's ring ``(P,)``, ring 0 no ring (the
+    points with the same row on one link form a ring, in order of their first point); Nones
+    where no point is on a rim."""
+    if not np.any(rims):
+        return None, None, None
+    rings: dict[tuple, int] = {(): 0}
+    point_ring = np.array([0 if not np.any(row) else rings.setdefault((link, *row.tolist()), len(rings))
+                           for row, link in zip(rims, point_link)], dtype=np.int32)
+    keys = list(rings)[1:]
+    ring_rim = np.concatenate([np.zeros((1, RIM_COLUMNS)), np.array([key[1:] for key in keys]).reshape(-1, RIM_COLUMNS)])
+    return ring_rim, np.array([0] + [key[0] for key in keys], dtype=np.int32), point_ring
 
 
 def _point_collisions(tree: RigidTree, count: int) -> tuple[str, ...]:

@@ -12,7 +12,9 @@ holds the surface that can touch the terrain first:
 - ellipsoid: ``sphere_samples`` points of a Fibonacci lattice on the unit sphere, both poles
   included (default 50), scaled by the radii, radius 0;
 - cylinder: two rings of ``cylinder_samples`` points on the rims at z = +-length/2
-  (default 16 per ring), radius 0;
+  (default 16 per ring; 8 through :class:`jaxsim_like.ContactSampling`), radius 0, the first of
+  each ring on the shape's x axis; the step turns each ring about the axis towards the surface it
+  meets (:func:`rim_frames`, :mod:`jaxsim_like.simulation.rims`);
 - mesh: the vertices of its convex hull (the only ones that can touch a plane first), reduced to
   at most ``mesh_max_points`` by farthest-point sampling (deterministic, well spread, the most
   extremal first; default 200 here, 8 through :class:`jaxsim_like.ContactSampling`; 0 gives no
@@ -35,6 +37,7 @@ from .hulls import Hull, convex_hull
 from .meshes import load_mesh_vertices
 
 _GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
+_ON_RIM = 1e-9  # [m] relative to (1 + the cylinder's size): a point this close to a rim samples it
 MESH_HULL_VERTICES = 16
 """The default vertex cap of a mesh's convex hull through :class:`jaxsim_like.ContactSampling`."""
 
@@ -185,6 +188,30 @@ def rim_points(radius: float, length: float, samples: int) -> np.ndarray:
     angle = 2.0 * np.pi * np.arange(samples) / samples
     ring = np.stack([radius * np.cos(angle), radius * np.sin(angle), np.zeros(samples)], axis=1)
     return np.concatenate([ring + [0.0, 0.0, 0.5 * length], ring - [0.0, 0.0, 0.5 * length]], axis=0)
+
+
+RIM_COLUMNS = 9
+"""The columns of :func:`rim_frames`: a rim's cap centre, its cylinder's axis and its phase-0 direction."""
+
+
+def rim_frames(points: np.ndarray, radii: np.ndarray, cylinders: list[tuple[np.ndarray, float, float]]) -> np.ndarray:
+    """``(P, 9)``: for each of the ``points (P, 3)`` [m] of ``radii (P,)`` (link frame) that lies on a
+    rim of one of the ``cylinders`` (each ``(L_H_S (4, 4), radius, half length)`` [m], link frame),
+    the centre of that rim's cap [m], the cylinder's axis and its phase-0 direction (the shape's x
+    axis, where :func:`rim_points` puts a ring's first point), all in the link frame; zeros for the
+    other points (swept points of a radius never are rim points). The step turns each ring about
+    the axis towards the surface it meets (:mod:`jaxsim_like.simulation.rims`)."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    frames = np.zeros((len(points), RIM_COLUMNS))
+    for L_H_S, radius, half_length in cylinders:
+        R, origin = np.asarray(L_H_S, dtype=float)[:3, :3], np.asarray(L_H_S, dtype=float)[:3, 3]
+        local = (points - origin) @ R
+        tolerance = _ON_RIM * (1.0 + radius + half_length)
+        on_rim = (np.abs(np.abs(local[:, 2]) - half_length) <= tolerance) & (np.abs(np.hypot(local[:, 0], local[:, 1]) - radius) <= tolerance)
+        on_rim &= (np.asarray(radii, dtype=float).reshape(-1) == 0) & ~np.any(frames != 0, axis=1)
+        centres = origin + np.outer(np.sign(local[:, 2]) * half_length, R[:, 2])
+        frames[on_rim] = np.concatenate([centres, np.broadcast_to(R[:, 2], centres.shape), np.broadcast_to(R[:, 0], centres.shape)], axis=1)[on_rim]
+    return frames
 
 
 def farthest_points(points: np.ndarray, count: int) -> np.ndarray:

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..parsers.shapes import RIM_COLUMNS
 from ..dynamics.state import State
 from .params import ModelParams
 from .model_step import StepOutput
@@ -46,7 +47,9 @@ class ModelGroup:
     0 for a kind of one); ``kind (G,)``: each member's kind (its structure before padding, ``kinds``
     of them, in order of first member). Padded (more than one kind): ``own (G, P)``, the index of
     each point among its member's own (``-1``: padding), the group's ``point_link (P,)`` and static
-    ``contact_slots`` per link, and each member's ``slot_limit (G, N)``."""
+    ``contact_slots`` per link, and each member's ``slot_limit (G, N)``; ``rings``: the most rings of
+    points on cylinder rims of a member (:attr:`~..dynamics.model.Model.ring_rim`, ring 0 counted;
+    0: no member has any), to which every member's rings are padded (zero rows, none used)."""
 
     members: tuple[int, ...]
     links: np.ndarray
@@ -59,6 +62,7 @@ class ModelGroup:
     point_link: tuple[int, ...] | None = None
     contact_slots: tuple[int, ...] | None = None
     slot_limit: np.ndarray | None = None
+    rings: int = 0
 
     @property
     def padded(self) -> bool:
@@ -92,7 +96,8 @@ def _pointless(value: Any) -> Any:
         return dataclasses.replace(value, collidable_points=empty("collidable_points", 3), point_radius=empty("point_radius"),
                                    point_terrain=empty("point_terrain"), point_link=(),
                                    **{name: empty(name) for name in _SURFACES},
-                                   point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind))
+                                   point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind), ring_rim=None, ring_link=None,
+                                   point_ring=None)
     if isinstance(value, ModelParams):
         return dataclasses.replace(value, contact_slots=None)
     if isinstance(value, State):
@@ -143,7 +148,8 @@ def groups_of(models: Sequence[Model], params: Sequence[ModelParams], members: S
         point_link, own, limit, slots = _padding([models[m] for m in group], [params[m].contact_slots for m in group])
         points = np.where(own >= 0, own + np.asarray([offsets[2][m] for m in group])[:, None], -1).astype(np.int32)
         groups.append(ModelGroup(**base, points=points, colour=colour, own=own, kind=kind, kinds=len(kinds),
-                                 point_link=point_link, contact_slots=slots, slot_limit=limit))
+                                 point_link=point_link, contact_slots=slots, slot_limit=limit,
+                                 rings=max(0 if models[m].ring_rim is None else len(models[m].ring_rim) for m in group)))
     return tuple(groups)
 
 
@@ -183,6 +189,7 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
         if isinstance(value, Model):
             return dataclasses.replace(
                 value, collidable_points=take(value.collidable_points), point_radius=take(value.point_radius),
+                **_padded_rings(group, value, take),
                 point_terrain=take(value.point_terrain),
                 **{name: None if getattr(value, name) is None else take(getattr(value, name)) for name in _SURFACES},
                 point_link=group.point_link, point_source=tuple(value.point_source[p] if p >= 0 else "" for p in own),
@@ -193,6 +200,29 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
         if isinstance(value, State):
             return value.replace(contact_deformation=take(value.contact_deformation))
     return value
+
+
+def _padded_rings(group: ModelGroup, model: Model, take) -> dict[str, Any]:
+    """The ring fields of ``model``, a member of the padded ``group``: its rings padded to the
+    group's (zero rows, link 0), its points' rings taken as its points are (``take``; a padding
+    point on ring 0); a member without rings has ring 0 alone, padded (nothing where no member
+    has rings)."""
+    if not group.rings:
+        return {}
+    dtype = jnp.result_type(model.point_radius)
+    if model.ring_rim is None:
+        ring_rim, ring_link, point_ring = np.zeros((1, RIM_COLUMNS), dtype), np.zeros(1, np.int32), np.zeros(len(model.point_link), np.int32)
+    else:
+        ring_rim, ring_link, point_ring = model.ring_rim, model.ring_link, model.point_ring
+    extra = group.rings - len(ring_rim)
+
+    def pad(values: Any) -> jax.Array:
+        if isinstance(values, jax.core.Tracer):
+            return jnp.concatenate([values, jnp.zeros((extra,) + values.shape[1:], values.dtype)])
+        values = np.asarray(values)
+        return jnp.asarray(np.concatenate([values, np.zeros((extra,) + values.shape[1:], values.dtype)]))
+
+    return dict(ring_rim=pad(ring_rim), ring_link=pad(ring_link), point_ring=take(point_ring))
 
 
 def _unpadded(group: ModelGroup, i: int, value: Any, axis: int) -> Any:

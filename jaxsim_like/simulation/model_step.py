@@ -19,7 +19,7 @@ from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
 from ..dynamics.fluid import fluid_forces
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from . import contact_torques, contacts, couplings, separating_rows, terrain
+from . import contact_torques, contacts, couplings, rims, separating_rows, terrain
 from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
@@ -92,6 +92,26 @@ def _point_velocities(model: Model, W_v: jax.Array, points: jax.Array) -> jax.Ar
     point's link, from the inertial link velocities ``W_v (N, 6)`` (one frame)."""
     W_v_point = W_v[np.asarray(model.point_link, dtype=int)]
     return W_v_point[:, :3] + jnp.cross(W_v_point[:, 3:], points)
+
+
+def _rims_facing_terrain(model: Model, ground: terrain.Terrain, G_H_L: jax.Array, origin: jax.Array, centres: jax.Array) -> jax.Array:
+    """The ``centres (P, 3)`` of the collidable points (frame ``G``, whose origin is ``origin (3,)``
+    in the world) with the rings on cylinder rims turned towards the terrain, along its normal at
+    each cap's centre: each ring probed and turned once, its points moved with it (:mod:`.rims`).
+    Of a concrete model (closed over) the rim points alone, by static indices; of a traced one (a
+    padded group's, a model passed in) every point, those on ring 0 unmoved."""
+    dtype = centres.dtype
+    ring_rim = model.ring_rim.astype(dtype)
+    if isinstance(model.point_ring, jax.core.Tracer):
+        on, point_ring, ring_link = slice(None), model.point_ring, model.ring_link
+    else:
+        point_ring, ring_link = np.asarray(model.point_ring), np.asarray(model.ring_link)
+        on = np.flatnonzero(point_ring > 0)
+        point_ring = point_ring[on]
+    placed = rims.Rings.placed(ring_rim, G_H_L[ring_link])
+    _, normal = terrain.penetration(ground, placed.centre + origin)
+    at = rims.coordinates(model.collidable_points[on].astype(dtype), ring_rim, point_ring)
+    return centres.at[on].set(rims.turned(centres[on], at, placed.turns(normal)[point_ring]))
 
 
 def _slot_velocities(G_v: jax.Array, slot_link: jax.Array, slot_points: jax.Array) -> jax.Array:
@@ -170,8 +190,13 @@ def _moved_mass(model: Model) -> jax.Array:
     trace = inertia[:, 0, 0] + inertia[:, 1, 1] + inertia[:, 2, 2]
     determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
     smallest = jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
-    # The farthest material point of a swept point from the COM: its centre's distance plus its radius.
+    # The farthest material point of a swept point from the COM: its centre's distance plus its
+    # radius; of a point on a rim, which turns about the axis, its cap centre's plus the rim's radius.
     reach = spatial.safe_norm(model.collidable_points - model.link_com[links]) + model.point_radius
+    if model.ring_rim is not None:
+        rim = model.ring_rim[model.point_ring]
+        turning = spatial.safe_norm(rim[:, :3] - model.link_com[links]) + spatial.safe_norm(model.collidable_points - rim[:, :3])
+        reach = jnp.where(model.point_ring > 0, jnp.maximum(reach, turning), reach)
     compliance = 1 / jnp.where(mass > 0, mass, 1.0) + reach**2 / jnp.where(smallest > 0, smallest, 1.0)
     return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
 
@@ -347,6 +372,8 @@ def prepare(
     dt = world.dt.astype(dtype)
     point_link = np.asarray(model.point_link, dtype=int)
     centres = _point_positions(model, kin.G_H_L)
+    if model.ring_rim is not None:
+        centres = _rims_facing_terrain(model, world.terrain, kin.G_H_L, kin.origin, centres)
     depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, _terrain_radius(model).astype(dtype))
     points = W_points - kin.origin
     enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)

@@ -13,17 +13,25 @@ from ..dynamics.model import Model
 from ..dynamics.state import State
 from .model_step import StepOutput
 from .params import SimulationParams
+from . import rims
 from .world import ModelInputs, WorldModel, world_step
 
 
 def contact_point_positions(model: Model, state: State) -> jax.Array:
     """``W_p (P, 3)``: the lowest material point of every collidable (swept) point in the world,
-    its centre less its radius along z (where it touches horizontal ground), as one XLA dot,
+    its centre less its radius along z (where it touches horizontal ground; the rings of points on
+    cylinder rims turned towards it, :mod:`.rims`), as one XLA dot,
     which XLA stores once: a reduction over them (``jnp.min`` of their heights, say)
     differentiates exactly, where values that XLA recomputes in each consumer can differ in the
     last bit and zero the gradient of a minimum."""
-    W_H_point = kin_module.forward_kinematics(model, state)[np.asarray(model.point_link, dtype=int)]
+    W_H_L = kin_module.forward_kinematics(model, state)
+    W_H_point = W_H_L[np.asarray(model.point_link, dtype=int)]
     centres = spatial.rotate(W_H_point[:, :3, :3], model.collidable_points) + W_H_point[:, :3, 3]
+    if model.ring_rim is not None:
+        ring_rim = model.ring_rim.astype(centres.dtype)
+        up = jnp.broadcast_to(jnp.asarray([0.0, 0.0, 1.0], centres.dtype), ring_rim[:, :3].shape)
+        turns = rims.Rings.placed(ring_rim, W_H_L[model.ring_link]).turns(up)
+        centres = rims.turned(centres, rims.coordinates(model.collidable_points, ring_rim, model.point_ring), turns[model.point_ring])
     return centres.at[:, 2].add(-model.point_radius)
 
 

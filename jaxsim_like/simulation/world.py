@@ -54,6 +54,7 @@ from ..dynamics.rnea import check_joint_vector
 from ..dynamics.state import State
 from ..dynamics.tendon_kinematics import tendon_joint_torques
 from ..parsers.description import WorldClosure
+from ..parsers.shapes import RIM_COLUMNS
 from ..pytree import pytree_dataclass
 from . import control, wrenches
 from .model_step import (
@@ -624,6 +625,10 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     poses = to_global(groups, "links", [p.kin.G_H_L.at[..., :3, 3].add(p.kin.origin[:, None]) for p in prepared])
     geometry = Geometry(*(to_global(groups, field, [getattr(b.model, name) for b in batches]) for field, name in (
         ("shapes", "shape_transform"), ("shapes", "shape_size"), ("points", "collidable_points"), ("points", "point_radius"))))
+    if any(b.model.ring_rim is not None for b in batches):
+        geometry = geometry._replace(rims=to_global(groups, "points", [
+            jnp.zeros(b.model.point_radius.shape + (RIM_COLUMNS,), b.model.point_radius.dtype) if b.model.ring_rim is None
+            else jax.vmap(lambda rim, ring: rim[ring])(b.model.ring_rim, b.model.point_ring) for b in batches]))
     if 0 not in world.collision.hull_counts:
         hulls = [b.model.shape_hulls.padded(world.collision.hull_counts) for b in batches]
         geometry = geometry._replace(hulls=Hulls(*(to_global(groups, "shapes", [getattr(h, field.name) for h in hulls])

@@ -209,6 +209,8 @@ def _ours_and_dense(model, state, tau, params):
     _, out = js.step(model, state, joint_torques=tau, params=params)
     kin = kinematics.kinematics(model, state)
     centres = model_step._point_positions(model, kin.G_H_L)
+    if model.ring_rim is not None:  # the cylinders' rims turned towards the terrain, as the step turns them
+        centres = model_step._rims_facing_terrain(model, params.terrain, kin.G_H_L, kin.origin, centres)
     depth, normal, W_p = terrain.touch(params.terrain, centres + kin.origin, model.point_radius)
     W_p = W_p - kin.origin  # the swept points' contact points
     W_v = model_step._point_velocities(model, kin.G_v, W_p)

@@ -9,15 +9,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...dynamics import spatial
 from ...dynamics.hulls import Hulls
 from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
+from ...parsers.shapes import RIM_COLUMNS
 from ...pytree import pytree_dataclass
+from ..rims import Rings
+from ..rims import turned as turned_points
 from .broad import bounding_radius, half_extents, overlapping
+from .geometry import to_frame
 from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
 from .hull_round import round_hull
 from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
-from .points import KIND_CODES
+from .points import KIND_CODES, signed_distance
 from .slots import Slots
 from .table import CollisionTable, PairGroup
 
@@ -56,13 +61,16 @@ class Geometry(NamedTuple):
     ``L_H_S (S, 4, 4)`` in its link and ``size (S, 3)`` [m]; each collidable point's centre
     ``(P, 3)`` [m] in its link frame and ``radius (P,)`` [m]; the shapes' ``hulls``
     (:class:`~...dynamics.hulls.Hulls`, ``S`` rows; None without hulls, or where the table has
-    no pairs of hulls: :func:`query` needs them only then)."""
+    no pairs of hulls: :func:`query` needs them only then); the points' ``rims (P, 9)`` (each
+    point's ring's :attr:`~...dynamics.model.Model.ring_rim`, zero rows for points on no rim; None: none is),
+    whose rings turn towards the shape they meet (:mod:`..rims`)."""
 
     shape_transform: jax.Array
     shape_size: jax.Array
     points: jax.Array
     point_radius: jax.Array
     hulls: Hulls | None = None
+    rims: jax.Array | None = None
 
     @staticmethod
     def of(models: Sequence[Model], dtype: Any) -> "Geometry":
@@ -73,7 +81,16 @@ class Geometry(NamedTuple):
             _concatenate([m.collidable_points for m in models], (0, 3), dtype),
             _concatenate([m.point_radius for m in models], (0,), dtype),
             joined_hulls([m.shape_hulls for m in models], dtype),
+            joined_rims([None if m.ring_rim is None else m.ring_rim[m.point_ring] for m in models], [len(m.point_link) for m in models], dtype),
         )
+
+
+def joined_rims(rims: Sequence[jax.Array | None], counts: Sequence[int], dtype: Any) -> jax.Array | None:
+    """The ``rims`` ``(P_m, 9)`` of models of ``counts`` points end to end, zero rows for a model
+    without (None: no model has any)."""
+    if all(r is None for r in rims):
+        return None
+    return _concatenate([jnp.zeros((n, RIM_COLUMNS)) if r is None else r for r, n in zip(rims, counts)], (0, RIM_COLUMNS), dtype)
 
 
 def joined_hulls(hulls: Sequence[Hulls], dtype: Any) -> Hulls | None:
@@ -127,7 +144,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype), jnp.zeros((0, 3), dtype),
                         empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32), empty, empty), jnp.zeros((0,), jnp.int32)
     starts = np.cumsum([0] + [group.candidates * group.memory for group in table.groups])
-    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius, extent)
+    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius, extent,
+                     table.point_ring)
     hulls = None
     if 0 not in table.hull_counts:
         if geometry.hulls is None:
@@ -135,8 +153,13 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         hulls = geometry.hulls.padded(table.hull_counts)
         if hulls.counts != table.hull_counts:
             raise ValueError(f"the geometry's hulls {hulls.counts} exceed the table's {table.hull_counts}")
-    results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls)
-    parts = [_contacts(group, kept, result, start, shape_link, point_link, margin, _radii(group, kept, sizes, point_radius, code))
+    rims = None
+    if geometry.rims is not None:
+        rows = geometry.rims.astype(dtype)
+        rims = _PointRims(Rings.placed(rows, W_H_L[point_link]), Rings.of(rows).at(geometry.points.astype(dtype)))
+    results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls, rims)
+    parts = [_contacts(group, kept, result, start, shape_link, point_link, margin,
+                       _radii(group, kept, sizes, point_radius, code, rims, result))
              for group, kept, result, start in zip(table.groups, culled, results, starts)]
     names = [field.name for field in dataclasses.fields(Contacts)]
     contacts = Contacts(**{name: jnp.concatenate([getattr(p, name) for p in parts], axis=0) for name in names})
@@ -152,20 +175,26 @@ class _Culled(NamedTuple):
     """The pairs of a group that meet its narrow phase: ``first (k,)`` shapes (points: ``(k,
     POINT_CHUNK)``) and ``second (k,)`` shapes (numpy when every candidate is kept, else traced),
     which slots hold a real pair ``real (k, slots)``, each pair's candidate index ``slot_kept (k,)``
-    (past every memory for an empty entry of the budget) and the ``overflow ()``."""
+    (past every memory for an empty entry of the budget) and the ``overflow ()``; of points where
+    some lie on rings of a cylinder's rim, ``rings``: the first point of each ring in the chunk
+    ``(k, m)`` (the chunk's first point where it has fewer rings) and the place of each point's
+    ring among them ``(k, POINT_CHUNK)`` (0 for a point on no ring), None elsewhere."""
 
     first: Any
     second: Any
     real: Any
     slot_kept: Any
     overflow: jax.Array
+    rings: tuple[Any, Any] | None = None
 
 
-def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, point_radius, radius, extent) -> list[_Culled]:
+def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, point_radius, radius, extent,
+            point_ring: Sequence[int] = ()) -> list[_Culled]:
     """The :class:`_Culled` pairs of each of the ``groups``, whose tangential memories are the
-    first of the ``memories[g]`` from its start to the table's end; the groups with more
-    candidates than their budget are culled together (:func:`.broad.overlapping`)."""
-    static = []
+    first of the ``memories[g]`` from its start to the table's end, with the rings of their points
+    (``point_ring``, :attr:`.table.CollisionTable.point_ring`); the groups with more candidates
+    than their budget are culled together (:func:`.broad.overlapping`)."""
+    static, rings = [], []
     for group in groups:
         kind = KINDS[group.kind]
         if group.kind == POINTS:
@@ -176,9 +205,10 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
             first = np.asarray(group.first, dtype=np.int32)
             real = np.ones(first.shape + (kind.slots,), bool)
         static.append((first, np.asarray(group.second, dtype=np.int32), real))
+        rings.append(_chunk_rings(first, real, np.asarray(point_ring, dtype=np.int32)) if group.kind == POINTS and len(point_ring) else None)
     culled: list[_Culled | None] = [
-        _Culled(first, second, real, np.arange(group.candidates, dtype=np.int32), jnp.zeros((), jnp.int32))
-        if group.keep == group.candidates else None for group, (first, second, real) in zip(groups, static)]
+        _Culled(first, second, real, np.arange(group.candidates, dtype=np.int32), jnp.zeros((), jnp.int32), ring)
+        if group.keep == group.candidates else None for group, (first, second, real), ring in zip(groups, static, rings)]
     cut = [g for g, c in enumerate(culled) if c is None]
     if not cut:
         return culled
@@ -193,8 +223,24 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
         mine, taken = kept[end - keep : end], held[end - keep : end]
         empty = -(-int(memories[g]) // groups[g].memory)  # an empty entry: past every memory
         culled[g] = _Culled(jnp.asarray(first)[mine], jnp.asarray(second)[mine], jnp.asarray(real)[mine] & taken[:, None],
-                            jnp.where(taken, mine, empty), spilled)
+                            jnp.where(taken, mine, empty), spilled,
+                            None if rings[g] is None else tuple(jnp.asarray(x)[mine] for x in rings[g]))
     return culled
+
+
+def _chunk_rings(first: np.ndarray, real: np.ndarray, point_ring: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The :attr:`_Culled.rings` of the chunks of points ``first (C, POINT_CHUNK)`` (real where
+    ``real``) with their global rings ``point_ring (P,)`` (``-1``: none); None where no chunk
+    holds a point on a ring."""
+    ring = np.where(real, point_ring[first], -1)
+    if not np.any(ring >= 0):
+        return None
+    leads = [[j for j in range(ring.shape[1]) if ring[c, j] >= 0 and ring[c, j] not in ring[c, :j]] or [0] for c in range(len(ring))]
+    width = max(len(lead) for lead in leads)
+    lead = np.array([lead + [lead[0]] * (width - len(lead)) for lead in leads], dtype=np.int32)
+    which = np.array([[lead[c].tolist().index(int(np.flatnonzero(ring[c] == r)[0])) if r >= 0 else 0 for r in ring[c]]
+                      for c in range(len(ring))], dtype=np.int32)
+    return np.take_along_axis(first, lead, axis=1), which
 
 
 def _joined(arrays: list[Any]) -> Any:
@@ -205,16 +251,16 @@ def _joined(arrays: list[Any]) -> Any:
 
 
 def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code,
-                   hulls: Hulls | None) -> list[Slots]:
+                   hulls: Hulls | None, rims: "_PointRims | None" = None) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of each group's kept pairs, each family's
     narrow phase evaluated once for the pairs of all its kinds (pairs of hulls with the shapes'
-    ``hulls``)."""
+    ``hulls``; points on rims, ``rims`` in world axes, turned towards each shape they meet)."""
     results: list[Slots | None] = [None] * len(groups)
     families: dict[str, list[int]] = {}
     for g, group in enumerate(groups):
         families.setdefault(KINDS[group.kind].family, []).append(g)
     own = {  # the families with a narrow phase of their own data: (groups, culled) -> Slots per group
-        POINTS: lambda kinds, kept: _swept_points(kinds, kept, W_H_S, sizes, points, point_radius, code),
+        POINTS: lambda kinds, kept: _swept_points(kinds, kept, W_H_S, sizes, points, point_radius, code, rims),
         HULLS: lambda kinds, kept: _hull_pairs(kinds, kept, W_H_S, sizes, code, hulls),
         ROUND_HULLS: lambda kinds, kept: _round_hulls(kinds, kept, W_H_S, sizes, hulls),
     }
@@ -288,24 +334,38 @@ def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, size
     return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))
 
 
-def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code) -> list[Slots]:
+def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code,
+                  rims: _PointRims | None = None) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of points: each swept
     point (a collidable point, or a sphere's centre and radius) against its shape, all in one
-    narrow phase."""
-    centres, radii, shapes = [], [], []
+    narrow phase; the points on rings of a cylinder's rim (``rims``; None: none is) first turned
+    with their ring towards the shape, each ring of a pair once, along the shape's outward normal
+    at the nearest point to the ring's cap centre (:meth:`..rims.Rings.turns`), and inside a box
+    pushed out of the face their ring leaves by (:func:`_ring_faces`)."""
+    centres, radii, shapes, faces = [], [], [], []
     for group, kept in zip(groups, culled):
         if group.kind == POINTS:
-            centres.append(points[kept.first].reshape(-1, 3))
+            centre = points[kept.first]
             radii.append(point_radius[kept.first].reshape(-1))
             repeat = np.repeat if isinstance(kept.second, np.ndarray) else jnp.repeat
             shapes.append(repeat(kept.second, POINT_CHUNK))
+            if kept.rings is not None:
+                centre, own = _turned_chunks(kept, centre, W_H_S, sizes, code, rims)
+                faces.append(own)
+            elif rims is not None:
+                faces.append(_no_faces(centre.reshape(-1, 3)))
+            centres.append(centre.reshape(-1, 3))
         else:
             centres.append(W_H_S[kept.first, :3, 3])
             radii.append(sizes[kept.first, 0])
             shapes.append(kept.second)
+            if rims is not None:  # a sphere's centre is on no rim
+                faces.append(_no_faces(centres[-1]))
     shape = _joined(shapes)
-    slots = jax.vmap(KINDS[POINTS].kernel)(jnp.concatenate(centres), jnp.concatenate(radii), jnp.asarray(code)[shape],
-                                           W_H_S[shape], sizes[shape])
+    centre, kinds, H_b, size_b = jnp.concatenate(centres), jnp.asarray(code)[shape], W_H_S[shape], sizes[shape]
+    slots = jax.vmap(KINDS[POINTS].kernel)(centre, jnp.concatenate(radii), kinds, H_b, size_b)
+    if rims is not None:
+        slots = _box_faces(slots, centre, *(jnp.concatenate(parts) for parts in zip(*faces)))
     results, start = [], 0
     for group in groups:
         count = group.keep * KINDS[group.kind].slots
@@ -314,16 +374,91 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
     return results
 
 
-def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code) -> tuple[jax.Array, jax.Array]:
+class _PointRims(NamedTuple):
+    """The global points' rings (each point's own row, zeros on no ring): ``placed`` in world
+    axes (:class:`..rims.Rings`, ``P`` rows) and each point's coordinates on its ring ``at (P, 2)``
+    (:meth:`..rims.Rings.at`)."""
+
+    placed: Rings
+    at: jax.Array
+
+
+def _turned_chunks(kept: _Culled, centre: jax.Array, W_H_S, sizes, code, rims: _PointRims) -> tuple[jax.Array, tuple]:
+    """The ``centre (k, POINT_CHUNK, 3)`` of a group's kept chunks of points turned with their
+    rings towards their pair's shape, each ring of a chunk turned once (:attr:`_Culled.rings`),
+    and the :func:`_box_faces` inputs of the points ``(k POINT_CHUNK, ...)``."""
+    lead, which = kept.rings
+    which = jnp.asarray(which)
+    ring = jax.tree.map(lambda x: x[lead], rims.placed)  # (k, m, 3)
+    H_b, kind_b, size_b = W_H_S[kept.second], jnp.asarray(code)[kept.second], sizes[kept.second]
+
+    def towards(H, kind, size, centres):  # one pair's rings: the shape's outward normal at each cap centre
+        _, S_normal = jax.vmap(signed_distance, (0, None, None))(jax.vmap(to_frame, (None, 0))(H, centres), kind, size)
+        return S_normal @ H[:3, :3].T
+
+    turns = jnp.take_along_axis(ring.turns(jax.vmap(towards)(H_b, kind_b, size_b, ring.centre)), which[..., None, None], axis=1)
+    turned = turned_points(centre, rims.at[kept.first], turns)
+    on_rim = spatial.dot(rims.placed.axis[kept.first], rims.placed.axis[kept.first]) > 0
+    faces = _ring_faces(turned, on_rim & (kind_b == KIND_CODES[BOX])[:, None], which, lead.shape[1], H_b, size_b)
+    return turned, tuple(x.reshape((-1,) + x.shape[2:]) for x in faces)
+
+
+def _ring_faces(points: jax.Array, boxed: jax.Array, which: jax.Array, rings: int, H_b: jax.Array,
+                size_b: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Of kept chunks' ``points (k, POINT_CHUNK, 3)`` (world) on rings against boxes where ``boxed
+    (k, POINT_CHUNK)`` (the place of each point's ring among the chunk's ``rings``, ``which``), the
+    face of its box through which its ring's points inside the box all leave soonest (the most
+    any of them lies inside that face, least over the six faces), and each point's depth inside
+    that face and the face's outward normal (world), and whether the point is inside its box:
+    ``(k, POINT_CHUNK)``, ``(k, POINT_CHUNK, 3)`` and ``(k, POINT_CHUNK)``."""
+    q = jnp.einsum("kji,kpj->kpi", H_b[:, :3, :3], points - H_b[:, None, :3, 3])  # box axes
+    half = size_b[:, None, :]
+    gaps = jnp.concatenate([half - q, half + q], axis=-1)  # inside the +x, +y, +z, -x, -y, -z faces
+    inside = boxed & jnp.all(gaps > 0, axis=-1)
+    worst = jnp.stack([jnp.max(jnp.where((inside & (which == j))[..., None], gaps, 0.0), axis=1) for j in range(rings)], axis=1)
+    face = jnp.take_along_axis(jnp.argmin(worst, axis=-1), which, axis=1)  # (k, POINT_CHUNK)
+    depth = jnp.take_along_axis(gaps, face[..., None], axis=-1)[..., 0]
+    S_normal = jax.nn.one_hot(face % 3, 3, dtype=points.dtype) * jnp.where(face < 3, 1.0, -1.0).astype(points.dtype)[..., None]
+    return depth, jnp.einsum("kij,kpj->kpi", H_b[:, :3, :3], S_normal), inside
+
+
+def _no_faces(centre: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The :func:`_box_faces` inputs of points ``(n, 3)`` on no ring."""
+    return jnp.zeros(centre.shape[:1], centre.dtype), jnp.zeros_like(centre), jnp.zeros(centre.shape[:1], bool)
+
+
+def _box_faces(slots: Slots, points: jax.Array, depth: jax.Array, normal: jax.Array, inside: jax.Array) -> Slots:
+    """``slots (k, 1)`` of points ``(k, 3)`` against their shapes, those of rim points ``inside (k,)``
+    a box pushed out of its face ``normal (k, 3)`` (world) through which their ring leaves the box
+    soonest, ``depth (k,)`` inside it (:func:`_ring_faces`), where the point alone would leave
+    through its nearest face: a ring inside a box the size of its cap (a box tilted on a
+    cylinder's cap) lies nearer the box's sides than the face it presses, and the sides' opposite
+    pushes left the box to sink onto the cap; a ring that the box's edge cuts into leaves through
+    the face nearest to its points, not through the face that its cap's centre faces."""
+    depth = jnp.where(inside, depth, slots.depth[:, 0])
+    normal = jnp.where(inside[:, None], normal, slots.normal[:, 0])
+    position = jnp.where(inside[:, None], points + 0.5 * depth[:, None] * normal, slots.position[:, 0])
+    return slots._replace(position=position[:, None], normal=normal[:, None], depth=depth[:, None])
+
+
+def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code, rims: "_PointRims | None" = None,
+           result: Slots | None = None) -> tuple[jax.Array, jax.Array]:
     """The :attr:`Contacts.radius_a` and :attr:`Contacts.radius_b` ``(keep, slots)`` [m] of a
     group's kept pairs (:attr:`.kinds.Kind.rounded`, with ``sizes (S, 3)``, the points'
-    ``point_radius (P,)`` and the shapes' kind ``code (S,)``)."""
+    ``point_radius (P,)`` and the shapes' kind ``code (S,)``). A point on a rim (``rims``) turned towards the shape lies on the rim's round edge: its radius is how far its cap's
+    centre lies along the contact's normal (the ``result`` of the group's narrow phase), the rim's
+    radius for a lying cylinder, zero for a cap flat on the shape."""
     kind = KINDS[group.kind]
     dtype = sizes.dtype
     shape = (group.keep, kind.slots)
     radius = sizes[:, 0]
     if group.kind == POINTS:
         a = point_radius[kept.first]
+        if kept.rings is not None:
+            # The slot lies half its depth outside the point, along the normal.
+            along = spatial.dot(rims.placed.centre[kept.first] - result.position, result.normal) + 0.5 * result.depth
+            on_rim = spatial.dot(rims.placed.axis[kept.first], rims.placed.axis[kept.first]) > 0
+            a = jnp.where(on_rim, jnp.maximum(along, 0.0), a)
         shape_kind = jnp.asarray(code)[kept.second]
         b = jnp.where((shape_kind == KIND_CODES[SPHERE]) | (shape_kind == KIND_CODES[CAPSULE]), radius[kept.second], 0.0)
     else:

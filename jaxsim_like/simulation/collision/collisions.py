@@ -78,7 +78,7 @@ def _dynamics_only(model: Model) -> Model:
         point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
         shape_hulls=Hulls.of([], points.dtype), shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None,
         semantics=Semantics(),
-        point_friction=None, point_margin=None, point_torsion=None, point_rolling=None,
+        point_friction=None, point_margin=None, point_torsion=None, point_rolling=None, ring_rim=None, ring_link=None, point_ring=None,
     )
 
 

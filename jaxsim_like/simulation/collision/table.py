@@ -105,7 +105,9 @@ class CollisionTable:
     (:class:`~...parsers.description.ContactPair`); ``hull_counts``, the ``(V, F, K, E)`` that the
     hulls of its pairs of hulls are padded to (:class:`.hull.HullData`); ``point_rests_on``, per
     global point, the :data:`.kinds.RESTS_ON` of the round shape whose swept point it is (a
-    capsule's end balls: 2; 0: none).
+    capsule's end balls: 2; 0: none); ``point_ring``, per global point, the global number of its
+    ring of points on a cylinder's rim (:attr:`~...dynamics.model.Model.point_ring`; ``-1``: on no
+    ring; empty: no point is on a ring), by which the query turns each ring once per pair.
     """
 
     link_offsets: tuple[int, ...]
@@ -119,6 +121,7 @@ class CollisionTable:
     pairs: tuple[Any, ...] = ()
     hull_counts: tuple[int, int, int, int] = (0, 0, 0, 0)
     point_rests_on: tuple[int, ...] = ()
+    point_ring: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         return f"CollisionTable(models={len(self.link_offsets)}, slots={self.size}, groups={list(self.groups)})"
@@ -234,12 +237,28 @@ class CollisionTable:
             pairs=tuple(by_mark[k] for k in used),
             hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS) for g in groups) else (0, 0, 0, 0),
             point_rests_on=tuple(rests[p] for p in range(point_offsets[-1])),
+            point_ring=_point_rings(models),
         )
 
 
 # A pytree without leaves whose static part is the table itself: jit hashes it once (cached
 # above) instead of hashing its index tuples at every call.
 jax.tree_util.register_pytree_node(CollisionTable, lambda table: ((), table), lambda table, _: table)
+
+
+def _point_rings(models: Sequence[Model]) -> tuple[int, ...]:
+    """The global ring of every point of ``models`` (concrete), ``-1`` on none (empty: no ring)."""
+    if all(model.ring_rim is None for model in models):
+        return ()
+    rings, offset = [], 0
+    for model in models:
+        if model.ring_rim is None:
+            rings.append(np.full(len(model.point_link), -1))
+            continue
+        own = np.asarray(model.point_ring)
+        rings.append(np.where(own > 0, own - 1 + offset, -1))
+        offset += len(model.ring_rim) - 1
+    return tuple(int(r) for r in np.concatenate(rings))
 
 
 def _hull_counts(models: Sequence[Model], boxes: bool, cylinders: bool) -> tuple[int, int, int, int]:
