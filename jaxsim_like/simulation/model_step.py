@@ -305,7 +305,7 @@ def _terrain_drift(
     model: Model, slots: Slots, omega: jax.Array, velocity: jax.Array, normal: jax.Array, depth: jax.Array, dt: jax.Array
 ) -> jax.Array | None:
     """``(S, 3)`` [m/s]: the normal part of the :func:`.contacts.round_drift` of the terrain
-    contact slots of a free body of one link (a ball, a can, a capsule thrown on the ground; None
+    contact slots of a free body of one link (a ball or a capsule thrown on the ground; None
     for any other model), turning at ``omega (S, 3)`` [rad/s], its material at the contacts moving
     at ``velocity (S, 3)`` [m/s], its points at ``depth (P,)`` [m] along ``normal (P, 3)``; zero for
     points of radius 0, and smoothly bounded by ``DRIFT_BOUND`` times the speed that closes a slot's
