@@ -295,6 +295,14 @@ def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactP
     return law
 
 
+def _free_body(model: Model) -> bool:
+    """Whether ``model`` is a free body of one link (a ball, a box, a can thrown into a scene), whose
+    round terrain contacts drift (:func:`_terrain_drift`) and whose gyroscopic moment is taken at
+    the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
+    linearisation and the explicit moment."""
+    return model.number_of_links == 1 and model.floating_base
+
+
 DRIFT_BOUND = 50.0
 """The terrain drift's smooth bound (:func:`_terrain_drift`), in speeds that close a slot's depth
 in one step: a ball rolling at its rest depth ``d`` drifts by ``h v^2 / r``, far below fifty times
@@ -319,7 +327,7 @@ def _terrain_drift(
     speed, which kicked a humanoid's drop into divergence at 20 ms, and even bounded it makes a
     kicking quadruped's rollout too rough for finite differences: robots keep the step's
     linearisation there (see docs/changelog.md)."""
-    if model.number_of_links != 1 or not model.floating_base:
+    if not _free_body(model):
         return None
     take = slots.take
     n = take(normal)
@@ -412,7 +420,7 @@ def prepare(
         if implicit:  # the drag at the end of the step, linearised: f - D dv
             fluid_damping = G_D_fluid
             added_inertia = added_inertia + dt * G_D_fluid
-    if implicit and model.number_of_links == 1 and model.floating_base:
+    if implicit and _free_body(model):
         added_inertia = added_inertia + dt * _gyroscopic_inertias(model, kin)
     effects = joint_effects(
         model,

@@ -156,7 +156,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
     rims = None
     if geometry.rims is not None:
         rows = geometry.rims.astype(dtype)
-        rims = _PointRims(Rings.placed(rows, W_H_L[point_link]), Rings.of(rows).at(geometry.points.astype(dtype)))
+        rims = _PointRims(Rings.placed(rows, W_H_L[point_link]), Rings.of(rows).at(geometry.points.astype(dtype)),
+                          jnp.any(rows[:, 3:6] != 0, axis=-1))
     results = _narrow_phases(table.groups, culled, W_H_S, sizes, points, point_radius, code, hulls, rims)
     parts = [_contacts(group, kept, result, start, shape_link, point_link, margin,
                        _radii(group, kept, sizes, point_radius, code, rims, result))
@@ -376,11 +377,12 @@ def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, siz
 
 class _PointRims(NamedTuple):
     """The global points' rings (each point's own row, zeros on no ring): ``placed`` in world
-    axes (:class:`..rims.Rings`, ``P`` rows) and each point's coordinates on its ring ``at (P, 2)``
-    (:meth:`..rims.Rings.at`)."""
+    axes (:class:`..rims.Rings`, ``P`` rows), each point's coordinates on its ring ``at (P, 2)``
+    (:meth:`..rims.Rings.at`) and whether it is on a ring ``on_rim (P,)``."""
 
     placed: Rings
     at: jax.Array
+    on_rim: jax.Array
 
 
 def _turned_chunks(kept: _Culled, centre: jax.Array, W_H_S, sizes, code, rims: _PointRims) -> tuple[jax.Array, tuple]:
@@ -398,8 +400,7 @@ def _turned_chunks(kept: _Culled, centre: jax.Array, W_H_S, sizes, code, rims: _
 
     turns = jnp.take_along_axis(ring.turns(jax.vmap(towards)(H_b, kind_b, size_b, ring.centre)), which[..., None, None], axis=1)
     turned = turned_points(centre, rims.at[kept.first], turns)
-    on_rim = spatial.dot(rims.placed.axis[kept.first], rims.placed.axis[kept.first]) > 0
-    faces = _ring_faces(turned, on_rim & (kind_b == KIND_CODES[BOX])[:, None], which, lead.shape[1], H_b, size_b)
+    faces = _ring_faces(turned, rims.on_rim[kept.first] & (kind_b == KIND_CODES[BOX])[:, None], which, lead.shape[1], H_b, size_b)
     return turned, tuple(x.reshape((-1,) + x.shape[2:]) for x in faces)
 
 
@@ -457,8 +458,7 @@ def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code, rims: "_P
         if kept.rings is not None:
             # The slot lies half its depth outside the point, along the normal.
             along = spatial.dot(rims.placed.centre[kept.first] - result.position, result.normal) + 0.5 * result.depth
-            on_rim = spatial.dot(rims.placed.axis[kept.first], rims.placed.axis[kept.first]) > 0
-            a = jnp.where(on_rim, jnp.maximum(along, 0.0), a)
+            a = jnp.where(rims.on_rim[kept.first], jnp.maximum(along, 0.0), a)
         shape_kind = jnp.asarray(code)[kept.second]
         b = jnp.where((shape_kind == KIND_CODES[SPHERE]) | (shape_kind == KIND_CODES[CAPSULE]), radius[kept.second], 0.0)
     else:
