@@ -1,0 +1,148 @@
+"""A box's edges and corners on the cap of a cylinder that faces it, exactly.
+
+The cylinder's sampled rim points meet a box's faces (:mod:`..rims`), and its side meets the box
+through its capsule (:func:`.cylinder.rims_on_box`); neither sees a box's edge lying across the
+cap (a box balanced on its edge, a can standing on one): the edge sinks into the cap between two
+rim samples. Here the box's 12 edges and 8 corners meet the cap that faces the box, in the
+cylinder's frame (axis z, cap at ``z = s h``, its outward normal ``s z``):
+
+- where an edge crosses the cap's rim seen along the axis (the two roots of ``|P + t E| = r`` of
+  its projection, strictly within the edge), its point there below the cap's plane is a contact
+  along the cap's normal, as deep as it lies below it (an edge across a cap rests on the two ends
+  of its chord); the edge's point nearest to the rim's circle (a few Newton steps on the squared
+  distance from that root) lying inside the cylinder, inward of both the cap and the side, is
+  the edge crossing the rim: as deep as its distance to the circle, along the direction to it
+  (continuous with the cap's contact where that point reaches the crossing);
+- a corner inside the cap's disk and below its plane: as deep as it lies below it, less its
+  depth inside the side (its own collidable point meets the side there, nearer than the cap,
+  :func:`.points.signed_distance`; nearer the cap, the point alone carries it);
+
+each shallower by its excess over the box's way out sideways (the box's reach across the axis
+past the rim, along the direction from the axis to its centre), as :func:`.cylinder.on_side`
+fades the side's contacts by the way out past a cap: a box beside a can, pressed into its side,
+has no contact with its cap. The first :data:`SLOTS` candidates that hold a contact, in that
+order, fill the slots, each with its candidate's feature.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .slots import Slots
+
+SLOTS = 4
+"""The slots of a box's edges and corners on a cylinder's cap: an edge across a cap rests on two
+ends of its chord; a face over part of a cap on the crossings of two edges and the corners between."""
+
+_SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # the 8 corners
+_EDGES = np.array([(i, j) for i in range(8) for j in range(i + 1, 8) if np.sum(_SIGNS[i] != _SIGNS[j]) == 1])  # (12, 2)
+CANDIDATES = 2 * len(_EDGES) + len(_SIGNS)
+"""The candidates: two rim crossings per edge, then the corners."""
+FEATURES = CANDIDATES + SLOTS
+"""Features of the slots (:attr:`.slots.Slots.feature`): an empty slot keeps one of its own."""
+_NEWTON = 3  # Newton steps from a rim crossing to the edge's point nearest to the rim's circle
+_ALONG_AXIS = 1e-12  # an edge whose projection across the axis is shorter than this (squared, relative) crosses no rim
+
+
+def _safe_sqrt(x: jax.Array) -> jax.Array:
+    """``sqrt(x)`` for ``x > 0``, 0 elsewhere, with finite gradients."""
+    positive = x > 0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, x, 1.0)), 0.0)
+
+
+def _nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array) -> jax.Array:
+    """The parameter of the point of the line ``start + t direction`` (cylinder frame, ``(3,)``
+    each) nearest to the rim's circle of ``radius`` at height ``cap`` (signed, along z), by
+    Newton steps on half the squared distance from ``t``."""
+    flat = direction[:2] @ direction[:2]
+    for _ in range(_NEWTON):
+        p = start + t * direction
+        rho = _safe_sqrt(p[:2] @ p[:2])
+        safe_rho = jnp.where(rho > 0, rho, 1.0)
+        slope = (p[:2] @ direction[:2]) / safe_rho
+        gradient = (rho - radius) * slope + (p[2] - cap) * direction[2]
+        curvature = slope**2 + (rho - radius) * (flat - slope**2) / safe_rho + direction[2] ** 2
+        step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
+        t = t - step
+    return t
+
+
+def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array) -> Slots:
+    """:data:`SLOTS` slots of the box of ``half`` extents at ``H_box (4, 4)`` (b) on the cap of the
+    cylinder at ``H (4, 4)`` of ``size (3,)`` (a: radius, half length) that faces it; the normal
+    from b towards a; features among :data:`FEATURES`."""
+    R, origin = H[:3, :3], H[:3, 3]
+    radius, length = size[0], size[1]
+    corners = ((jnp.asarray(_SIGNS, half.dtype) * half) @ H_box[:3, :3].T + H_box[:3, 3] - origin) @ R  # cylinder frame (8, 3)
+    centre = (H_box[:3, 3] - origin) @ R
+    s = jnp.where(centre[2] >= 0, 1.0, -1.0).astype(half.dtype)
+    cap = s * length
+    # The box's way out sideways: its reach across the axis past the rim, from the axis to its centre.
+    across, _ = _unit2(centre[:2])
+    reach = jnp.abs(across @ (R.T @ H_box[:3, :3])[:2]) @ half
+    way_out = radius + reach - across @ centre[:2]
+
+    start, end = corners[_EDGES[:, 0]], corners[_EDGES[:, 1]]
+    span = end - start  # (12, 3), parameter t in [0, 1]
+    P, E = start[:, :2], span[:, :2]
+    a, b, c = jnp.sum(E * E, axis=1), jnp.sum(P * E, axis=1), jnp.sum(P * P, axis=1) - radius**2
+    crossing = b**2 - a * c
+    usable = (a > _ALONG_AXIS * jnp.sum(span * span, axis=1)) & (crossing > 0)
+    root = _safe_sqrt(crossing)
+    safe_a = jnp.where(usable, a, 1.0)
+    t = jnp.stack([(-b - root) / safe_a, (-b + root) / safe_a], axis=1)  # (12, 2)
+    within = usable[:, None] & (t > 0) & (t < 1)
+    t = jnp.clip(t, 0.0, 1.0)
+    on_rim = start[:, None] + t[..., None] * span[:, None]  # (12, 2, 3)
+    below = s * (cap - on_rim[..., 2])  # how deep below the cap's plane, along its outward normal
+    axis_out = jnp.array([0.0, 0.0, 1.0], half.dtype) * s
+
+    # The edge's point nearest to the rim's circle, from each crossing.
+    nearest = jax.vmap(jax.vmap(_nearest_to_rim, (None, None, 0, None, None)), (0, 0, 0, None, None))(start, span, t, radius, cap)
+    nearest = jnp.clip(nearest, 0.0, 1.0)
+    p = start[:, None] + nearest[..., None] * span[:, None]
+    radial, rho = _unit2(p[..., :2])
+    inward_side, inward_cap = radius - rho, s * (cap - p[..., 2])
+    inside = (inward_side >= 0) & (inward_cap >= 0)
+    gap = jnp.stack([inward_side, inward_cap], axis=-1)
+    distance = _safe_sqrt(jnp.sum(gap**2, axis=-1))
+    out = jnp.where(inside[..., None], gap / jnp.where(distance > 0, distance, 1.0)[..., None], 0.0)
+    rim_normal = out[..., :1] * jnp.concatenate([radial, jnp.zeros_like(radial[..., :1])], axis=-1) + out[..., 1:] * axis_out
+    rim = inside & (distance > 0)
+    edge_depth = jnp.where(rim, distance, below)
+    edge_normal = jnp.where(rim[..., None], rim_normal, axis_out)
+    edge_point = jnp.where(rim[..., None], p, on_rim)
+
+    corner_rho = _safe_sqrt(jnp.sum(corners[:, :2] ** 2, axis=1))
+    corner_below = s * (cap - corners[:, 2])
+    corner_depth = corner_below - (radius - corner_rho)
+    corner_valid = corner_rho < radius
+
+    depth = jnp.concatenate([edge_depth.reshape(-1), corner_depth])
+    depth = jnp.minimum(depth, 2 * way_out - depth)
+    normal = jnp.concatenate([edge_normal.reshape(-1, 3), jnp.broadcast_to(axis_out, (8, 3))])
+    point = jnp.concatenate([edge_point.reshape(-1, 3), corners])
+    valid = jnp.concatenate([within.reshape(-1), corner_valid])
+    holds = valid & (depth > 0)
+    rank = jnp.cumsum(holds) - 1
+    pick = (holds[None, :] & (rank[None, :] == jnp.arange(SLOTS)[:, None])).astype(depth.dtype)  # (SLOTS, CANDIDATES)
+    filled = jnp.sum(pick, axis=1) > 0
+    picked_depth = jnp.where(filled, pick @ depth, -1.0)
+    picked_normal = pick @ normal
+    picked_normal = jnp.where(filled[:, None], picked_normal, axis_out)
+    position = pick @ point + 0.5 * picked_depth[:, None] * picked_normal
+    # World axes; the normal from the box (b) towards the cylinder (a): the cylinder is pushed into itself.
+    return Slots(position @ R.T + origin, -picked_normal @ R.T, picked_depth, filled,
+                 jnp.where(filled, jnp.argmax(pick, axis=1), CANDIDATES + jnp.arange(SLOTS)).astype(jnp.int32))
+
+
+def _unit2(v: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(v / |v|, |v|)`` of in-plane vectors ``v (..., 2)``; ``((1, 0), 0)`` at zero, finite gradients."""
+    length = _safe_sqrt(jnp.sum(v**2, axis=-1))
+    nonzero = length > 1e-12
+    fallback = jnp.zeros_like(v).at[..., 0].set(1.0)
+    return jnp.where(nonzero[..., None], v / jnp.where(nonzero, length, 1.0)[..., None], fallback), length
