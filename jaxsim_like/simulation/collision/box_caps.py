@@ -81,10 +81,7 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     centre = (H_box[:3, 3] - origin) @ R
     s = jnp.where(centre[2] >= 0, 1.0, -1.0).astype(half.dtype)
     cap = s * length
-    # The box's way out sideways: its reach across the axis past the rim, from the axis to its centre.
-    across, _ = _unit2(centre[:2])
-    reach = jnp.abs(across @ (R.T @ H_box[:3, :3])[:2]) @ half
-    way_out = radius + reach - across @ centre[:2]
+    way_out = _way_out(centre, (R.T @ H_box[:3, :3])[:2], half, radius)
 
     start, end = corners[_EDGES[:, 0]], corners[_EDGES[:, 1]]
     span = end - start  # (12, 3), parameter t in [0, 1]
@@ -138,6 +135,17 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     # World axes; the normal from the box (b) towards the cylinder (a): the cylinder is pushed into itself.
     return Slots(position @ R.T + origin, -picked_normal @ R.T, picked_depth, filled,
                  jnp.where(filled, jnp.argmax(pick, axis=1), CANDIDATES + jnp.arange(SLOTS)).astype(jnp.int32))
+
+
+def _way_out(centre: jax.Array, axes: jax.Array, half: jax.Array, radius: jax.Array) -> jax.Array:
+    """How far [m] the box of ``half`` extents, its ``centre (3,)`` and the parts across the axis of
+    its axes ``axes (2, 3)`` (columns) in the cylinder's frame, must move across the axis to
+    clear the cylinder of ``radius``: the least overlap of the box and the cap's disk seen along
+    the axis, along the box's axes across it and the direction from the axis to its centre."""
+    directions, lengths = _unit2(jnp.concatenate([axes.T, centre[None, :2]]))  # (4, 2)
+    reach = jnp.abs(directions @ axes) @ half
+    overlap = radius + reach - jnp.abs(directions @ centre[:2])
+    return jnp.min(jnp.where(lengths > 1e-6, overlap, jnp.inf))
 
 
 def _unit2(v: jax.Array) -> tuple[jax.Array, jax.Array]:
