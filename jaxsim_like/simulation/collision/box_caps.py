@@ -2,26 +2,29 @@
 
 The cylinder's sampled rim points meet a box's faces (:mod:`..rims`), and its side meets the box
 through its capsule (:func:`.cylinder.rims_on_box`); neither sees a box's edge lying across the
-cap (a box balanced on its edge, a can standing on one): the edge sinks into the cap between two
-rim samples. Here the box's 12 edges and 8 corners meet the cap that faces the box, in the
-cylinder's frame (axis z, cap at ``z = s h``, its outward normal ``s z``):
+cap (a box balanced on its edge, a can standing on one): the edge sank into the cap until the
+box's wedge reached two rim samples. Here the box's 12 edges and 8 corners meet the cap that faces
+the box (the one on the side of the box's centre), in the cylinder's frame (axis z, the cap at
+``z = s h``, its outward normal ``s z``):
 
-- where an edge crosses the cap's rim seen along the axis (the two roots of ``|P + t E| = r`` of
-  its projection, strictly within the edge), its point there below the cap's plane is a contact
-  along the cap's normal, as deep as it lies below it (an edge across a cap rests on the two ends
-  of its chord); the edge's point nearest to the rim's circle (a few Newton steps on the squared
-  distance from that root) lying inside the cylinder, inward of both the cap and the side, is
-  the edge crossing the rim: as deep as its distance to the circle, along the direction to it
-  (continuous with the cap's contact where that point reaches the crossing);
+- where an edge crosses the cap's rim seen along the axis (a root of ``|P + t E| = r`` of its
+  projection, strictly within the edge), its point there below the cap's plane is a contact
+  along the cap's normal, as deep as it lies below that plane (an edge across a cap rests on the
+  two ends of its chord); where the edge's point nearest to the rim's circle (Newton steps on the
+  squared distance, from that root) lies inside the cylinder, inward of both the cap and the side,
+  and within the edge, the edge crosses the rim there: the contact is as deep as that point's
+  distance to the circle, along the direction to it (the closest points of the edge and the
+  circle; the cap's contact where that point reaches the crossing);
 - a corner inside the cap's disk and below its plane: as deep as it lies below it, less its
   depth inside the side (its own collidable point meets the side there, nearer than the cap,
-  :func:`.points.signed_distance`; nearer the cap, the point alone carries it);
+  :func:`.points.signed_distance`; nearer the cap, the point alone carries it).
 
-each shallower by its excess over the box's way out sideways (the box's reach across the axis
-past the rim, along the direction from the axis to its centre), as :func:`.cylinder.on_side`
-fades the side's contacts by the way out past a cap: a box beside a can, pressed into its side,
-has no contact with its cap. The first :data:`SLOTS` candidates that hold a contact, in that
-order, fill the slots, each with its candidate's feature.
+Each is shallower by its excess over the box's way out across the axis (:func:`_way_out`), as
+:func:`.cylinder.on_side` fades the side's contacts by the way out past a cap (a box beside a can,
+pressed into its side, has no contact with its cap), and no deeper than ``_FADE_IN`` times how far
+its crossing's chord reaches either way, or its corner lies inside the rim: a contact comes onto
+the cap from zero depth. The first :data:`SLOTS` candidates that hold a contact, in that order,
+fill the slots, each with its candidate's feature.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ CANDIDATES = 2 * len(_EDGES) + len(_SIGNS)
 """The candidates: two rim crossings per edge, then the corners."""
 FEATURES = CANDIDATES + SLOTS
 """Features of the slots (:attr:`.slots.Slots.feature`): an empty slot keeps one of its own."""
-_NEWTON = 3  # Newton steps from a rim crossing to the edge's point nearest to the rim's circle
+_NEWTON = 2  # Newton steps from a rim crossing to the edge's point nearest to the rim's circle
+_FADE_IN = 10.0  # a crossing or a corner coming onto the cap is no deeper than this times how far it is on it
 _ALONG_AXIS = 1e-12  # an edge whose projection across the axis is shorter than this (squared, relative) crosses no rim
 
 
@@ -109,14 +113,15 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     distance = _safe_sqrt(jnp.sum(gap**2, axis=-1))
     out = jnp.where(inside[..., None], gap / jnp.where(distance > 0, distance, 1.0)[..., None], 0.0)
     rim_normal = out[..., :1] * jnp.concatenate([radial, jnp.zeros_like(radial[..., :1])], axis=-1) + out[..., 1:] * axis_out
-    rim = inside & (distance > 0)
-    edge_depth = jnp.where(rim, distance, below)
+    rim = inside & (distance > 0) & (nearest > 0) & (nearest < 1)
+    # A crossing is no deeper than _FADE_IN times its chord's half length: none where the edge touches the rim seen along the axis.
+    edge_depth = jnp.minimum(jnp.where(rim, distance, below), _FADE_IN * (root / jnp.sqrt(safe_a))[:, None])
     edge_normal = jnp.where(rim[..., None], rim_normal, axis_out)
     edge_point = jnp.where(rim[..., None], p, on_rim)
 
     corner_rho = _safe_sqrt(jnp.sum(corners[:, :2] ** 2, axis=1))
     corner_below = s * (cap - corners[:, 2])
-    corner_depth = corner_below - (radius - corner_rho)
+    corner_depth = jnp.minimum(corner_below - (radius - corner_rho), _FADE_IN * (radius - corner_rho))
     corner_valid = corner_rho < radius
 
     depth = jnp.concatenate([edge_depth.reshape(-1), corner_depth])
@@ -132,7 +137,7 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     picked_normal = pick @ normal
     picked_normal = jnp.where(filled[:, None], picked_normal, axis_out)
     position = pick @ point + 0.5 * picked_depth[:, None] * picked_normal
-    # World axes; the normal from the box (b) towards the cylinder (a): the cylinder is pushed into itself.
+    # World axes, the normal from the box (b) towards the cylinder (a): the outward normal reversed.
     return Slots(position @ R.T + origin, -picked_normal @ R.T, picked_depth, filled,
                  jnp.where(filled, jnp.argmax(pick, axis=1), CANDIDATES + jnp.arange(SLOTS)).astype(jnp.int32))
 
