@@ -4,7 +4,7 @@ The cylinder's sampled rim points meet a box's faces (:mod:`..rims`), and its si
 through its capsule (:func:`.cylinder.rims_on_box`); neither sees a box's edge lying across the
 cap (a box balanced on its edge, a can standing on one): the edge sank into the cap until the
 box's wedge reached two rim samples. Here the box's 12 edges and 8 corners meet the cap that faces
-the box (the one on the side of the box's centre), in the cylinder's frame (axis z, the cap at
+the box (the one on the side of the box's centre along the axis), in the cylinder's frame (axis z, the cap at
 ``z = s h``, its outward normal ``s z``):
 
 - where an edge crosses the cap's rim seen along the axis (a root of ``|P + t E| = r`` of its
@@ -19,9 +19,12 @@ the box (the one on the side of the box's centre), in the cylinder's frame (axis
   depth inside the side (its own collidable point meets the side there, nearer than the cap,
   :func:`.points.signed_distance`; nearer the cap, the point alone carries it).
 
-Each is shallower by its excess over the box's way out across the axis (:func:`_way_out`), as
-:func:`.cylinder.on_side` fades the side's contacts by the way out past a cap (a box beside a can,
-pressed into its side, has no contact with its cap), and no deeper than ``_FADE_IN`` times how far
+Each is shallower by the excess of its point's depth below the cap's plane over the box's way out
+across the axis (:func:`_way_out`), as :func:`.cylinder.on_side` fades the side's contacts by the
+way out past a cap (a box beside a can, pressed into its side or touching its far rim, has no
+contact with the cap); shallower in proportion as the box's centre comes from past the cap's plane
+to midway between that plane and the cylinder's middle (none nearer the middle: which cap faces the
+box switches there), and no deeper than ``_FADE_IN`` times how far
 its crossing's chord reaches either way, or its corner lies inside the rim: a contact comes onto
 the cap from zero depth. The first :data:`SLOTS` candidates that hold a contact, in that order,
 fill the slots, each with its candidate's feature.
@@ -125,7 +128,10 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     corner_valid = corner_rho < radius
 
     depth = jnp.concatenate([edge_depth.reshape(-1), corner_depth])
-    depth = jnp.minimum(depth, 2 * way_out - depth)
+    axial = jnp.concatenate([jnp.where(rim, inward_cap, below).reshape(-1), corner_below])  # each point's depth below the cap's plane
+    # The cap faces a box whose centre lies past its plane; none where it lies midway (either cap, beside the side).
+    facing = jnp.clip(2 * jnp.abs(centre[2]) / length - 1, 0.0, 1.0)
+    depth = facing * jnp.minimum(depth, 2 * way_out - axial)
     normal = jnp.concatenate([edge_normal.reshape(-1, 3), jnp.broadcast_to(axis_out, (8, 3))])
     point = jnp.concatenate([edge_point.reshape(-1, 3), corners])
     valid = jnp.concatenate([within.reshape(-1), corner_valid])
