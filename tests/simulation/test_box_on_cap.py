@@ -91,6 +91,17 @@ def test_an_edge_across_a_rim_is_as_deep_as_its_distance_to_the_rim(turn):
     np.testing.assert_allclose(position[deepest], rim - 0.5 * depth * outward, atol=1e-9)
 
 
+@pytest.mark.parametrize("height", [0.001, H - 0.005])
+def test_a_box_pressed_into_the_side_has_no_contact_with_the_cap(height):
+    """A box beside the can, 0.5 mm into its side, its centre at ``height``: its edges cross the
+    rim seen along the axis, below the cap, but the box leaves sideways sooner (the side's
+    contacts are the capsule's and the points')."""
+    pose = np.eye(4)
+    pose[:3, 3] = [R + HALF[1] - 5e-4, 0.0, height]
+    pose[:3, :3] = [[0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]  # the box's long edges along y, its y axis across
+    assert not np.any(_contacts(pose)[3])
+
+
 DEGENERATE = {
     "edge across the axis, parallel to the cap": _edge_pose([0.0, 0.0, H - 1e-4], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]),
     "edge along the axis": _edge_pose([0.0, 0.0, H + 0.049], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]),

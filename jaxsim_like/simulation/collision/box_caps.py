@@ -61,18 +61,23 @@ def _safe_sqrt(x: jax.Array) -> jax.Array:
     return jnp.where(positive, jnp.sqrt(jnp.where(positive, x, 1.0)), 0.0)
 
 
+def _plane(u: jax.Array, v: jax.Array) -> jax.Array:
+    """The dot products of the parts across the axis (x, y) of ``u`` and ``v`` ``(..., 3)``, by components."""
+    return u[..., 0] * v[..., 0] + u[..., 1] * v[..., 1]
+
+
 def _nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array) -> jax.Array:
-    """The parameter of the point of the line ``start + t direction`` (cylinder frame, ``(3,)``
-    each) nearest to the rim's circle of ``radius`` at height ``cap`` (signed, along z), by
-    Newton steps on half the squared distance from ``t``."""
-    flat = direction[:2] @ direction[:2]
+    """The parameters ``(..., k)`` of the points of the lines ``start + t direction`` (cylinder
+    frame, ``(..., 1, 3)`` each) nearest to the rim's circle of ``radius`` at height ``cap``
+    (signed, along z), by Newton steps on half the squared distance from ``t (..., k)``."""
+    flat = _plane(direction, direction)
     for _ in range(_NEWTON):
-        p = start + t * direction
-        rho = _safe_sqrt(p[:2] @ p[:2])
+        p = start + t[..., None] * direction
+        rho = _safe_sqrt(_plane(p, p))
         safe_rho = jnp.where(rho > 0, rho, 1.0)
-        slope = (p[:2] @ direction[:2]) / safe_rho
-        gradient = (rho - radius) * slope + (p[2] - cap) * direction[2]
-        curvature = slope**2 + (rho - radius) * (flat - slope**2) / safe_rho + direction[2] ** 2
+        slope = _plane(p, direction) / safe_rho
+        gradient = (rho - radius) * slope + (p[..., 2] - cap) * direction[..., 2]
+        curvature = slope**2 + (rho - radius) * (flat - slope**2) / safe_rho + direction[..., 2] ** 2
         step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
         t = t - step
     return t
@@ -81,87 +86,85 @@ def _nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius
 def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array) -> Slots:
     """:data:`SLOTS` slots of the box of ``half`` extents at ``H_box (4, 4)`` (b) on the cap of the
     cylinder at ``H (4, 4)`` of ``size (3,)`` (a: radius, half length) that faces it; the normal
-    from b towards a; features among :data:`FEATURES`."""
+    from b towards a; features among :data:`FEATURES`. Small products are written out by
+    components: each reduction and product of its own is a kernel to compile."""
     R, origin = H[:3, :3], H[:3, 3]
     radius, length = size[0], size[1]
-    corners = ((jnp.asarray(_SIGNS, half.dtype) * half) @ H_box[:3, :3].T + H_box[:3, 3] - origin) @ R  # cylinder frame (8, 3)
-    centre = (H_box[:3, 3] - origin) @ R
+    axes = R.T @ H_box[:3, :3]  # the box's axes (columns) in the cylinder's frame
+    centre = R.T @ (H_box[:3, 3] - origin)
+    corners = centre + (jnp.asarray(_SIGNS, half.dtype) * half) @ axes.T  # (8, 3)
     s = jnp.where(centre[2] >= 0, 1.0, -1.0).astype(half.dtype)
     cap = s * length
-    way_out = _way_out(centre, (R.T @ H_box[:3, :3])[:2], half, radius)
+    way_out = _way_out(centre, axes, half, radius)
 
     start, end = corners[_EDGES[:, 0]], corners[_EDGES[:, 1]]
-    span = end - start  # (12, 3), parameter t in [0, 1]
-    P, E = start[:, :2], span[:, :2]
-    a, b, c = jnp.sum(E * E, axis=1), jnp.sum(P * E, axis=1), jnp.sum(P * P, axis=1) - radius**2
+    span = (end - start)[:, None]  # (12, 1, 3), parameter t in [0, 1]
+    start = start[:, None]
+    a, b, c = _plane(span, span)[:, 0], _plane(start, span)[:, 0], _plane(start, start)[:, 0] - radius**2
     crossing = b**2 - a * c
-    usable = (a > _ALONG_AXIS * jnp.sum(span * span, axis=1)) & (crossing > 0)
+    usable = (a > _ALONG_AXIS * (a + span[:, 0, 2] ** 2)) & (crossing > 0)
     root = _safe_sqrt(crossing)
     safe_a = jnp.where(usable, a, 1.0)
     t = jnp.stack([(-b - root) / safe_a, (-b + root) / safe_a], axis=1)  # (12, 2)
     within = usable[:, None] & (t > 0) & (t < 1)
     t = jnp.clip(t, 0.0, 1.0)
-    on_rim = start[:, None] + t[..., None] * span[:, None]  # (12, 2, 3)
+    on_rim = start + t[..., None] * span  # (12, 2, 3)
     below = s * (cap - on_rim[..., 2])  # how deep below the cap's plane, along its outward normal
-    axis_out = jnp.array([0.0, 0.0, 1.0], half.dtype) * s
 
     # The edge's point nearest to the rim's circle, from each crossing.
-    nearest = jax.vmap(jax.vmap(_nearest_to_rim, (None, None, 0, None, None)), (0, 0, 0, None, None))(start, span, t, radius, cap)
-    nearest = jnp.clip(nearest, 0.0, 1.0)
-    p = start[:, None] + nearest[..., None] * span[:, None]
-    radial, rho = _unit2(p[..., :2])
+    nearest = jnp.clip(_nearest_to_rim(start, span, t, radius, cap), 0.0, 1.0)
+    p = start + nearest[..., None] * span
+    rho = _safe_sqrt(_plane(p, p))
     inward_side, inward_cap = radius - rho, s * (cap - p[..., 2])
-    inside = (inward_side >= 0) & (inward_cap >= 0)
-    gap = jnp.stack([inward_side, inward_cap], axis=-1)
-    distance = _safe_sqrt(jnp.sum(gap**2, axis=-1))
-    out = jnp.where(inside[..., None], gap / jnp.where(distance > 0, distance, 1.0)[..., None], 0.0)
-    rim_normal = out[..., :1] * jnp.concatenate([radial, jnp.zeros_like(radial[..., :1])], axis=-1) + out[..., 1:] * axis_out
-    rim = inside & (distance > 0) & (nearest > 0) & (nearest < 1)
+    distance = _safe_sqrt(inward_side**2 + inward_cap**2)
+    rim = (inward_side >= 0) & (inward_cap >= 0) & (distance > 0) & (nearest > 0) & (nearest < 1)
+    # The outward normal at the rim: along the radius by the side's share, along the axis by the cap's.
+    radial = jnp.where(rim, inward_side / jnp.where(rim, distance * jnp.where(rho > 0, rho, 1.0), 1.0), 0.0)
+    along = jnp.where(rim, inward_cap / jnp.where(rim, distance, 1.0), 1.0) * s
+    edge_normal = jnp.stack([radial * p[..., 0], radial * p[..., 1], along], axis=-1)
     # A crossing is no deeper than _FADE_IN times its chord's half length: none where the edge touches the rim seen along the axis.
     edge_depth = jnp.minimum(jnp.where(rim, distance, below), _FADE_IN * (root / jnp.sqrt(safe_a))[:, None])
-    edge_normal = jnp.where(rim[..., None], rim_normal, axis_out)
     edge_point = jnp.where(rim[..., None], p, on_rim)
 
-    corner_rho = _safe_sqrt(jnp.sum(corners[:, :2] ** 2, axis=1))
+    corner_rho = _safe_sqrt(_plane(corners, corners))
     corner_below = s * (cap - corners[:, 2])
     corner_depth = jnp.minimum(corner_below - (radius - corner_rho), _FADE_IN * (radius - corner_rho))
-    corner_valid = corner_rho < radius
 
     depth = jnp.concatenate([edge_depth.reshape(-1), corner_depth])
     axial = jnp.concatenate([jnp.where(rim, inward_cap, below).reshape(-1), corner_below])  # each point's depth below the cap's plane
     # The cap faces a box whose centre lies past its plane; none where it lies midway (either cap, beside the side).
     facing = jnp.clip(2 * jnp.abs(centre[2]) / length - 1, 0.0, 1.0)
     depth = facing * jnp.minimum(depth, 2 * way_out - axial)
-    normal = jnp.concatenate([edge_normal.reshape(-1, 3), jnp.broadcast_to(axis_out, (8, 3))])
-    point = jnp.concatenate([edge_point.reshape(-1, 3), corners])
-    valid = jnp.concatenate([within.reshape(-1), corner_valid])
+    valid = jnp.concatenate([within.reshape(-1), corner_rho < radius])
     holds = valid & (depth > 0)
     rank = jnp.cumsum(holds) - 1
     pick = (holds[None, :] & (rank[None, :] == jnp.arange(SLOTS)[:, None])).astype(depth.dtype)  # (SLOTS, CANDIDATES)
-    filled = jnp.sum(pick, axis=1) > 0
-    picked_depth = jnp.where(filled, pick @ depth, -1.0)
-    picked_normal = pick @ normal
-    picked_normal = jnp.where(filled[:, None], picked_normal, axis_out)
-    position = pick @ point + 0.5 * picked_depth[:, None] * picked_normal
+    ones = jnp.ones_like(depth)
+    # One product picks every field: depth, outward normal, point, feature and whether filled.
+    axis_out = jnp.stack([0.0 * s, 0.0 * s, s])
+    fields = jnp.concatenate([
+        depth[:, None], jnp.concatenate([edge_normal.reshape(-1, 3), jnp.broadcast_to(axis_out, (8, 3))]),
+        jnp.concatenate([edge_point.reshape(-1, 3), corners]), jnp.arange(CANDIDATES, dtype=depth.dtype)[:, None], ones[:, None]], axis=1)
+    picked = pick @ fields  # (SLOTS, 9)
+    filled = picked[:, 8] > 0
+    picked_depth = jnp.where(filled, picked[:, 0], -1.0)
+    picked_normal = jnp.where(filled[:, None], picked[:, 1:4], axis_out)
+    position = picked[:, 4:7] + 0.5 * picked_depth[:, None] * picked_normal
     # World axes, the normal from the box (b) towards the cylinder (a): the outward normal reversed.
-    return Slots(position @ R.T + origin, -picked_normal @ R.T, picked_depth, filled,
-                 jnp.where(filled, jnp.argmax(pick, axis=1), CANDIDATES + jnp.arange(SLOTS)).astype(jnp.int32))
+    world = jnp.concatenate([position, -picked_normal]) @ R.T
+    feature = jnp.where(filled, jnp.round(picked[:, 7]).astype(jnp.int32), CANDIDATES + jnp.arange(SLOTS, dtype=jnp.int32))
+    return Slots(world[:SLOTS] + origin, world[SLOTS:], picked_depth, filled, feature)
 
 
 def _way_out(centre: jax.Array, axes: jax.Array, half: jax.Array, radius: jax.Array) -> jax.Array:
-    """How far [m] the box of ``half`` extents, its ``centre (3,)`` and the parts across the axis of
-    its axes ``axes (2, 3)`` (columns) in the cylinder's frame, must move across the axis to
-    clear the cylinder of ``radius``: the least overlap of the box and the cap's disk seen along
-    the axis, along the box's axes across it and the direction from the axis to its centre."""
-    directions, lengths = _unit2(jnp.concatenate([axes.T, centre[None, :2]]))  # (4, 2)
-    reach = jnp.abs(directions @ axes) @ half
-    overlap = radius + reach - jnp.abs(directions @ centre[:2])
-    return jnp.min(jnp.where(lengths > 1e-6, overlap, jnp.inf))
-
-
-def _unit2(v: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(v / |v|, |v|)`` of in-plane vectors ``v (..., 2)``; ``((1, 0), 0)`` at zero, finite gradients."""
-    length = _safe_sqrt(jnp.sum(v**2, axis=-1))
-    nonzero = length > 1e-12
-    fallback = jnp.zeros_like(v).at[..., 0].set(1.0)
-    return jnp.where(nonzero[..., None], v / jnp.where(nonzero, length, 1.0)[..., None], fallback), length
+    """How far [m] the box of ``half`` extents, its ``centre (3,)`` and ``axes (3, 3)`` (columns) in
+    the cylinder's frame, must move across the axis to clear the cylinder of ``radius``: the least
+    overlap of the box and the cap's disk seen along the axis, along the box's axes across it and
+    the direction from the axis to its centre."""
+    across = jnp.concatenate([axes.T, centre[None]])  # (4, 3): the directions, their parts across the axis
+    length = _safe_sqrt(_plane(across, across))
+    usable = length > 1e-6
+    unit = across / jnp.where(usable, length, 1.0)[:, None]
+    reach = sum(jnp.abs(_plane(unit, axes[:, j])) * half[j] for j in range(3))
+    overlap = radius + reach - jnp.abs(_plane(unit, centre))
+    return jnp.min(jnp.where(usable, overlap, jnp.inf))
