@@ -4,8 +4,8 @@ The cylinder's sampled rim points meet a box's faces (:mod:`..rims`), and its si
 through its capsule (:func:`.cylinder.rims_on_box`); neither sees a box's edge lying across the
 cap (a box balanced on its edge, a can standing on one): the edge sank into the cap until the
 box's wedge reached two rim samples. Here the box's 12 edges and 8 corners meet the cap that faces
-the box (the one on the side of the box's centre along the axis), in the cylinder's frame (axis z, the cap at
-``z = s h``, its outward normal ``s z``):
+the box (on the side of the box's centre along the axis), in the cylinder's frame (axis z, the cap
+at ``z = s h``, its outward normal ``s z``):
 
 - where an edge crosses the cap's rim seen along the axis (a root of ``|P + t E| = r`` of its
   projection, strictly within the edge), its point there below the cap's plane is a contact
@@ -24,10 +24,10 @@ across the axis (:func:`_way_out`), as :func:`.cylinder.on_side` fades the side'
 way out past a cap (a box beside a can, pressed into its side or touching its far rim, has no
 contact with the cap); shallower in proportion as the box's centre comes from past the cap's plane
 to midway between that plane and the cylinder's middle (none nearer the middle: which cap faces the
-box switches there), and no deeper than ``_FADE_IN`` times how far
-its crossing's chord reaches either way, or its corner lies inside the rim: a contact comes onto
-the cap from zero depth. The first :data:`SLOTS` candidates that hold a contact, in that order,
-fill the slots, each with its candidate's feature.
+box switches there); and no deeper than ``_FADE_IN`` times how far its crossing's chord reaches
+either way, or its corner lies inside the rim: a contact comes onto the cap from zero depth. The
+first :data:`SLOTS` candidates that hold a contact, in that order, fill the slots, each with its
+candidate's feature (its tangential memory follows it).
 """
 
 from __future__ import annotations
