@@ -464,7 +464,11 @@ def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code, rims: "_P
     else:
         a, b = (radius[shapes] if rounded else jnp.zeros(np.shape(shapes), dtype)
                 for shapes, rounded in zip((kept.first, kept.second), kind.rounded))
-    return jnp.broadcast_to(jnp.reshape(a, (group.keep, -1)), shape), jnp.broadcast_to(jnp.reshape(b, (group.keep, 1)), shape)
+    a, b = jnp.broadcast_to(jnp.reshape(a, (group.keep, -1)), shape), jnp.broadcast_to(jnp.reshape(b, (group.keep, 1)), shape)
+    if kind.round_slots is not None:  # the slots past them touch flat surfaces and edges
+        flat = np.arange(kind.slots) >= kind.round_slots
+        a, b = (jnp.where(flat, 0.0, x) for x in (a, b))
+    return a, b
 
 
 def _contacts(group: PairGroup, kept: _Culled, result: Slots, start: int, shape_link, point_link, margin,

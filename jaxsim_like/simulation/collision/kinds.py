@@ -23,6 +23,9 @@ import jax.numpy as jnp
 
 from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
+from .box_caps import FEATURES as CAP_FEATURES
+from .box_caps import SLOTS as CAP_SLOTS
+from .box_caps import box_on_cap
 from .cylinder import caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
@@ -76,6 +79,18 @@ def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Ar
     return capsule_box(H_a, size_a, H_b, size_b, lambda slots: rims_on_box(slots, H_a, size_a, cylinder_a, H_b, size_b))
 
 
+_ROUND_BOX_SLOTS = 3
+
+
+def _box_caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """The :func:`_round_box` slots ``sided`` of a cylinder (a) and a box (b), then the box's edges
+    and corners on the cylinder's cap (:func:`.box_caps.box_on_cap`), each slot with its feature:
+    the first slots' their own, the cap's after them."""
+    cap = box_on_cap(H_a, size_a, H_b, size_b)
+    own = jnp.arange(_ROUND_BOX_SLOTS, dtype=jnp.int32)
+    return Slots(*(jnp.concatenate([x, y]) for x, y in zip(sided[:4], cap[:4])), jnp.concatenate([own, _ROUND_BOX_SLOTS + cap.feature]))
+
+
 def _alone(kernel: Callable) -> Callable:
     """The family kernel of a narrow phase that serves one kind (the cylinder switches unused)."""
     return lambda H_a, size_a, H_b, size_b, cylinder_a, cylinder_b: kernel(H_a, size_a, H_b, size_b)
@@ -95,7 +110,7 @@ class Family(NamedTuple):
 
 FAMILIES: dict[str, Family] = {
     "round": Family(_round, 2, _caps),
-    "round-box": Family(_round_box, 3),
+    "round-box": Family(_round_box, _ROUND_BOX_SLOTS, _box_caps),
     "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
 }
 
@@ -113,7 +128,8 @@ class Kind(NamedTuple):
     surface of the shape's radius (``rounded``: a sphere, a capsule, a cylinder's side; a
     cylinder's rim points against a box count as its side, as they do for a lying cylinder;
     collidable points are rounded by their own radius, and a sphere or a capsule that they meet
-    by its own, whatever this says)."""
+    by its own, whatever this says), in its first ``round_slots`` slots (None: all; a box's edges
+    and corners on a cylinder's cap touch it where it is flat or on its rim's edge)."""
 
     family: str
     slots: int
@@ -123,6 +139,7 @@ class Kind(NamedTuple):
     refined: bool = False
     ball_against: str | None = None
     rounded: tuple[bool, bool] = (False, False)
+    round_slots: int | None = None
 
     @property
     def memory(self) -> int:
@@ -169,7 +186,8 @@ KINDS: dict[str, Kind] = {
     "box-box": Kind("box-box", BOX_BOX_SLOTS, BOX_BOX_FEATURES),
     "sphere-cylinder": Kind(POINTS, 1, ball_against=CYLINDER, rounded=_FIRST),
     "capsule-cylinder": Kind("round", 2, cylinders=(False, True), rounded=_BOTH),
-    "box-cylinder": Kind("round-box", 3, swapped=True, cylinders=(True, False), rounded=_SECOND),
+    "box-cylinder": Kind("round-box", _ROUND_BOX_SLOTS + CAP_SLOTS, _ROUND_BOX_SLOTS + CAP_FEATURES, swapped=True,
+                         cylinders=(True, False), refined=True, rounded=_SECOND, round_slots=_ROUND_BOX_SLOTS),
     "cylinder-cylinder": Kind("round", 2, cylinders=(True, True), refined=True, rounded=_BOTH),
     "sphere-hull": Kind(ROUND_HULLS, 1, rounded=_FIRST),
     "capsule-hull": Kind(ROUND_HULLS, 3, rounded=_FIRST),
