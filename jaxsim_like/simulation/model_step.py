@@ -297,44 +297,32 @@ def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactP
 
 def _free_body(model: Model) -> bool:
     """Whether ``model`` is a free body of one link (a ball, a box, a can thrown into a scene), whose
-    round terrain contacts drift (:func:`_terrain_drift`) and whose gyroscopic moment is taken at
-    the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
+    terrain contacts see the frame's drift (:func:`_frame_drift`) and whose gyroscopic moment is
+    taken at the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
     linearisation and the explicit moment."""
     return model.number_of_links == 1 and model.floating_base
 
 
-DRIFT_BOUND = 50.0
-"""The terrain drift's smooth bound (:func:`_terrain_drift`), in speeds that close a slot's depth
-in one step: a ball rolling at its rest depth ``d`` drifts by ``h v^2 / r``, far below fifty times
-``d / h`` at the speeds its step resolves; a strike's drift is cut to the depth's scale."""
+def _frame_drift(model: Model, G_v: jax.Array, dt: jax.Array) -> jax.Array | None:
+    """``(S, 3)`` [m/s]: ``h w x v`` per terrain contact slot of a free body of one link (None for
+    any other model), from the inertial velocities ``G_v (S, 6)`` of the slots' link (world axes,
+    about ``G``'s origin, the base at the step's start: ``v`` the base's velocity, ``w`` the link's
+    angular velocity), for a step of ``h = dt`` [s].
 
-
-def _terrain_drift(
-    model: Model, slots: Slots, omega: jax.Array, velocity: jax.Array, normal: jax.Array, depth: jax.Array, dt: jax.Array
-) -> jax.Array | None:
-    """``(S, 3)`` [m/s]: the normal part of the :func:`.contacts.round_drift` of the terrain
-    contact slots of a free body of one link (a ball or a capsule thrown on the ground; None
-    for any other model), turning at ``omega (S, 3)`` [rad/s], its material at the contacts moving
-    at ``velocity (S, 3)`` [m/s], its points at ``depth (P,)`` [m] along ``normal (P, 3)``; zero for
-    points of radius 0, and smoothly bounded by ``DRIFT_BOUND`` times the speed that closes a slot's
-    depth over the step ``dt`` [s] (``b tanh(x / b)``, ``b = DRIFT_BOUND depth / dt``).
-
-    A ball rolling on the ground meets it where its centre is, not where the material under it
-    at the start of the step goes (up, at the centripetal acceleration ``w^2 r``): without the
-    drift its law saw that material leaving, and it sank deeper and rubbed harder the faster it
-    rolled. The drift is explicit in the link's velocities: on a robot's swept points (feet,
-    hands, a head) a limb swung by its joints strikes the ground with one of the order of its
-    speed, which kicked a humanoid's drop into divergence at 20 ms, and even bounded it makes a
-    kicking quadruped's rollout too rough for finite differences: robots keep the step's
-    linearisation there (see docs/changelog.md)."""
+    The solve's unknown is the body's velocity field at ``G``'s fixed origin; the body moves away
+    from it, and the velocity of its material there changes by ``h w x v`` less than the field's
+    (the linear momentum's frame term of ``v x* M v``, explicit). The state's update adds that
+    term back (the next base velocity is the material's), so every material point of the body,
+    each contact's included, ends the step moving ``h w x v`` faster than the solve's field says:
+    the contacts' :attr:`.contacts.ImplicitContacts.drift`, along every axis. Without it the
+    linearised law of a body spinning at ``w`` saw its contacts off by ``h |w| |v|`` (a capsule
+    at 150 rad/s and 3 m/s: 9 m/s at 20 ms), pushed too little or pulled, and friction rubbed
+    the wrong way: spinning throws gained energy and diverged. A rolling ball's contact, which
+    stays under its centre, is this term too. Robots keep the step's linearisation (see
+    docs/changelog.md)."""
     if not _free_body(model):
         return None
-    take = slots.take
-    n = take(normal)
-    along = spatial.dot(n, contacts.round_drift(omega, velocity, take(model.point_radius).astype(velocity.dtype), n, dt))
-    bound = DRIFT_BOUND * jnp.maximum(take(depth), 0.0) / dt
-    safe = jnp.where(bound > 0, bound, 1.0)
-    return jnp.where(bound > 0, safe * jnp.tanh(along / safe), 0.0)[:, None] * n
+    return dt * jnp.cross(G_v[:, 3:], G_v[:, :3])
 
 
 def _slot_torques(
@@ -396,7 +384,7 @@ def prepare(
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
-        drift = _terrain_drift(model, slots, kin.G_v[slot_link, 3:], velocities, normal, depth, dt)
+        drift = _frame_drift(model, kin.G_v[slot_link], dt)
         linear = contacts.implicit_contact_forces(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots, drift
         )
