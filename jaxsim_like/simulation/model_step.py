@@ -297,32 +297,51 @@ def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactP
 
 def _free_body(model: Model) -> bool:
     """Whether ``model`` is a free body of one link (a ball, a box, a can thrown into a scene), whose
-    terrain contacts see the frame's drift (:func:`_frame_drift`) and whose gyroscopic moment is
+    terrain contacts drift with it (:func:`_terrain_drift`) and whose gyroscopic moment is
     taken at the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
     linearisation and the explicit moment."""
     return model.number_of_links == 1 and model.floating_base
 
 
-def _frame_drift(model: Model, G_v: jax.Array, dt: jax.Array) -> jax.Array | None:
-    """``(S, 3)`` [m/s]: ``h w x v`` per terrain contact slot of a free body of one link (None for
-    any other model), from the inertial velocities ``G_v (S, 6)`` of the slots' link (world axes,
-    about ``G``'s origin, the base at the step's start: ``v`` the base's velocity, ``w`` the link's
-    angular velocity), for a step of ``h = dt`` [s].
+TURN_SCALE = 0.5
+"""[rad] The turn of a free body over a step, ``h |w|``, at which its contacts' own turn (see
+:func:`_terrain_drift`) is half taken: fully well below it, hardly at all from twice it."""
+
+
+def _terrain_drift(
+    model: Model, slots: Slots, kin: kin_module.Kinematics, points: jax.Array, normal: jax.Array, dt: jax.Array
+) -> jax.Array | None:
+    """``(S, 3)`` [m/s]: how much faster than the solve's velocity field the material at each
+    terrain contact slot of a free body of one link moves at the end of a step of ``h = dt`` [s]
+    (None for any other model), given its kinematics ``kin`` at the step's start (``v`` its base's
+    velocity, ``w`` its angular velocity: inertial, world axes, about ``G``'s origin, the base),
+    the slots' contact ``points (S, 3)`` [m] (frame ``G``) and the points' terrain ``normal (P, 3)``:
+    ``h w x v + g h w x (w x a)``, ``g = 1 / (1 + (h |w| / TURN_SCALE)^4)``, with ``a`` the arm from
+    ``G``'s origin to the point under which the contact stays: a corner itself, on a round surface
+    its centre of curvature (``point + radius normal``), on a cylinder's rim (whose rings turn
+    towards the terrain) its cap's centre.
 
     The solve's unknown is the body's velocity field at ``G``'s fixed origin; the body moves away
-    from it, and the velocity of its material there changes by ``h w x v`` less than the field's
-    (the linear momentum's frame term of ``v x* M v``, explicit). The state's update adds that
-    term back (the next base velocity is the material's), so every material point of the body,
-    each contact's included, ends the step moving ``h w x v`` faster than the solve's field says:
-    the contacts' :attr:`.contacts.ImplicitContacts.drift`, along every axis. Without it the
-    linearised law of a body spinning at ``w`` saw its contacts off by ``h |w| |v|`` (a capsule
-    at 150 rad/s and 3 m/s: 9 m/s at 20 ms), pushed too little or pulled, and friction rubbed
-    the wrong way: spinning throws gained energy and diverged. A rolling ball's contact, which
-    stays under its centre, is this term too. Robots keep the step's linearisation (see
+    from it, and the state's update adds back the frame term ``h w x v`` of the velocity products
+    (explicit, as the update takes it), so every material point ends the step moving that much
+    faster than the solve's field says: without it the linearised law of a body spinning at ``w``
+    saw its contacts off by ``h |w| |v|`` (a capsule at 150 rad/s and 3 m/s: 9 m/s at 20 ms),
+    pushed too little or pulled, friction rubbed the wrong way, and spinning throws gained energy
+    and diverged. ``h w x (w x a)`` is the carrying point's own turn about the base (a rolling
+    ball's contact stays under its centre, ``a = 0``); it is explicit in the start's ``w``, where the
+    update turns the body at the end's, which a strike changes by as much: it is taken while the
+    body turns by a fraction of a radian in a step and faded out where it turns by radians
+    (taken there, throws gained energy at 20 ms). Robots keep the step's linearisation (see
     docs/changelog.md)."""
     if not _free_body(model):
         return None
-    return dt * jnp.cross(G_v[:, 3:], G_v[:, :3])
+    v, w = kin.G_v_B[:3], kin.G_v_B[3:]
+    arms = points + slots.take(model.point_radius).astype(points.dtype)[:, None] * slots.take(normal)
+    if model.ring_rim is not None:
+        caps = rims.Rings.placed(model.ring_rim.astype(points.dtype), kin.G_H_L[model.ring_link]).centre[model.point_ring]
+        arms = jnp.where((slots.take(model.point_ring) > 0)[:, None], slots.take(caps), arms)
+    turn = 1 / (1 + (dt * spatial.safe_norm(w) / TURN_SCALE) ** 4)
+    return dt * (jnp.cross(w, v) + turn * jnp.cross(w, jnp.cross(w, arms)))
 
 
 def _slot_torques(
@@ -384,7 +403,7 @@ def prepare(
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
-        drift = _frame_drift(model, kin.G_v[slot_link], dt)
+        drift = _terrain_drift(model, slots, kin, slot_points, normal, dt)
         linear = contacts.implicit_contact_forces(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots, drift
         )
