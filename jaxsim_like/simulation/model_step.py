@@ -304,8 +304,9 @@ def _free_body(model: Model) -> bool:
 
 
 TURN_SCALE = 0.5
-"""[rad] The turn of a free body over a step, ``h |w|``, at which its contacts' own turn (see
-:func:`_terrain_drift`) is half taken: fully well below it, hardly at all from twice it."""
+"""[rad] The turn of a free body over a step, ``h |w|``, at which its round contacts' turn and its
+corners' frame term (see :func:`_terrain_drift`) are half taken: the turn fully well below it and
+hardly at all from twice it, the corners' frame term the other way round."""
 
 
 def _terrain_drift(
@@ -316,10 +317,10 @@ def _terrain_drift(
     (None for any other model), given its kinematics ``kin`` at the step's start (``v`` its base's
     velocity, ``w`` its angular velocity: inertial, world axes, about ``G``'s origin, the base),
     the slots' contact ``points (S, 3)`` [m] (frame ``G``) and the points' terrain ``normal (P, 3)``:
-    ``h w x v + g h w x (w x a)``, ``g = 1 / (1 + (h |w| / TURN_SCALE)^4)``, with ``a`` the arm from
-    ``G``'s origin to the point under which the contact stays: a corner itself, on a round surface
-    its centre of curvature (``point + radius normal``), on a cylinder's rim (whose rings turn
-    towards the terrain) its cap's centre.
+    on a round surface ``h w x v + g h w x (w x a)``, ``g = 1 / (1 + (h |w| / TURN_SCALE)^4)``, with
+    ``a`` the arm from ``G``'s origin to the point under which the contact stays (its centre of
+    curvature, ``point + radius normal``; on a cylinder's rim, whose rings turn towards the
+    terrain, its cap's centre); at a corner (a point of radius 0 on no rim) ``(1 - g) h w x v``.
 
     The solve's unknown is the body's velocity field at ``G``'s fixed origin; the body moves away
     from it, and the state's update adds back the frame term ``h w x v`` of the velocity products
@@ -327,21 +328,28 @@ def _terrain_drift(
     faster than the solve's field says: without it the linearised law of a body spinning at ``w``
     saw its contacts off by ``h |w| |v|`` (a capsule at 150 rad/s and 3 m/s: 9 m/s at 20 ms),
     pushed too little or pulled, friction rubbed the wrong way, and spinning throws gained energy
-    and diverged. ``h w x (w x a)`` is the carrying point's own turn about the base (a rolling
-    ball's contact stays under its centre, ``a = 0``); it is explicit in the start's ``w``, where the
-    update turns the body at the end's, which a strike changes by as much: it is taken while the
-    body turns by a fraction of a radian in a step and faded out where it turns by radians
-    (taken there, throws gained energy at 20 ms). Robots keep the step's linearisation (see
-    docs/changelog.md)."""
+    and diverged. ``h w x (w x a)`` is the turn of the point the contact stays under (a rolling
+    ball's centre, ``a = 0``); it is explicit in the start's ``w``, where the update turns the body
+    at the end's, which a strike changes by as much: it is taken while the body turns by a
+    fraction of a radian in a step and faded out where it turns by radians (taken there, throws
+    gained energy at 20 ms). A corner keeps the step's linearisation while the body turns by a
+    fraction of a radian (the contacts between links have no drift at corners either: with the
+    frame term alone, a small pile of boxes on spheres settled slower) and takes the frame term
+    where it turns by radians. Robots keep the step's linearisation (see docs/changelog.md)."""
     if not _free_body(model):
         return None
     v, w = kin.G_v_B[:3], kin.G_v_B[3:]
-    arms = points + slots.take(model.point_radius).astype(points.dtype)[:, None] * slots.take(normal)
+    radius = slots.take(model.point_radius)
+    arms = points + radius.astype(points.dtype)[:, None] * slots.take(normal)
+    round_ = radius > 0
     if model.ring_rim is not None:
         caps = rims.Rings.placed(model.ring_rim.astype(points.dtype), kin.G_H_L[model.ring_link]).centre[model.point_ring]
-        arms = jnp.where((slots.take(model.point_ring) > 0)[:, None], slots.take(caps), arms)
+        on_rim = slots.take(model.point_ring) > 0
+        arms = jnp.where(on_rim[:, None], slots.take(caps), arms)
+        round_ = round_ | on_rim
     turn = 1 / (1 + (dt * spatial.safe_norm(w) / TURN_SCALE) ** 4)
-    return dt * (jnp.cross(w, v) + turn * jnp.cross(w, jnp.cross(w, arms)))
+    frame = dt * jnp.cross(w, v)
+    return jnp.where(round_[:, None], frame + turn * dt * jnp.cross(w, jnp.cross(w, arms)), (1 - turn) * frame)
 
 
 def _slot_torques(
