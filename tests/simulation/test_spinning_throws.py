@@ -3,7 +3,7 @@ energy, and lying on the ground at the end at the terrain law's depth (three thr
 non-finite on ``main`` at ``aff5817``).
 
 A free capsule (r = 2 cm, 6 cm segment, 0.2 kg) thrown from 0.3-0.5 m at 1-4 m/s down and
-spinning at up to 50 rad/s strikes the ground on one end and spins up; the implicit step's
+spinning at 50 rad/s strikes the ground on one end and spins up; the implicit step's
 solve sees the body's velocity field at the step's fixed origin, which the state's update then
 shifts by the frame term ``h w x v`` (``model_step._terrain_drift``). Without that term in the
 contacts' end velocities, these throws gained energy at every strike and went non-finite
