@@ -11,11 +11,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..dynamics import crba
+from ..dynamics import zero_pose
 from ..pytree import pytree_dataclass
 from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
-from ..dynamics.state import State
 from .contact_slots import facet_counts
 from .collision.collisions import Collisions
 from .contacts import ContactParams
@@ -322,7 +321,7 @@ def _joint_effective_inertia(model: Model) -> np.ndarray:
     """``1 / (M^-1)_ii (n,)``: each joint's inertia with all other joints free, at the zero configuration."""
     if not model.dofs:
         return np.zeros(0)
-    M = np.asarray(jax.jit(crba.mass_matrix)(model, State.build(model)), dtype=float)
+    M = zero_pose.mass_matrix(model)
     return np.maximum(1.0 / np.diag(np.linalg.inv(M))[-model.dofs :], 1e-9)
 
 
