@@ -15,6 +15,7 @@ from ..dynamics import zero_pose
 from ..pytree import pytree_dataclass
 from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
+from ..host import to_device
 from .contact_slots import facet_counts
 from .collision.collisions import Collisions
 from .contacts import ContactParams
@@ -255,10 +256,10 @@ class SimulationParams:
         )
         return SimulationParams(world=world, model=ModelParams(
             contact=contact,
-            contact_enabled=jnp.asarray(enabled),
-            limit_stiffness=jnp.asarray(inertia * frequency**2),
-            limit_damping=jnp.asarray(2.0 * inertia * frequency),
-            friction_velocity=jnp.asarray(friction_velocity),
+            contact_enabled=to_device(enabled),
+            limit_stiffness=to_device(inertia * frequency**2),
+            limit_damping=to_device(2.0 * inertia * frequency),
+            friction_velocity=to_device(friction_velocity),
             coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ...dynamics import zero_pose
 from ...dynamics.model import Model
+from ...host import to_device
 from ...pytree import pytree_dataclass
 from .forces import ExplicitPairs, PairLaw
 from .table import CollisionTable
@@ -49,7 +49,7 @@ class Collisions:
         return Collisions(
             table=table,
             pair_law=PairLaw.build() if pair_law is None else pair_law,
-            inverse_weight=jnp.asarray(np.concatenate([link_inverse_weights(m) for m in models])),
+            inverse_weight=to_device(np.concatenate([link_inverse_weights(m) for m in models])),
             explicit_pairs=ExplicitPairs.of(table) if table.pairs else None,
         )
 
