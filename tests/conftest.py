@@ -45,6 +45,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), os.env
 
 CACHE_KEY = "jaxsim_like_test_cache"
 # Executables that compile faster than this are not written (reading one back costs about as much).
+# JAX compresses the entries with zstandard where it is installed (the test extra), otherwise with
+# zlib, many times slower on executables of megabytes (measured: docs/changelog.md, suite time).
 CACHE_MIN_COMPILE_SECONDS = 0.2
 
 

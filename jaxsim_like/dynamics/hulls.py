@@ -65,7 +65,7 @@ class Hulls:
 
     def hull(self, s: int) -> Hull:
         """Row ``s`` as a :class:`~jaxsim_like.parsers.hulls.Hull` (numpy, padding kept)."""
-        return Hull(*(np.asarray(x[s]) for x in (self.vertices, self.planes, self.faces, self.edges, self.edge_normals)))
+        return Hull(*(np.asarray(x)[s] for x in (self.vertices, self.planes, self.faces, self.edges, self.edge_normals)))
 
 
 def _repeat(x: jax.Array, count: int, axis: int, last: bool = False) -> jax.Array:

@@ -399,7 +399,7 @@ def model_from_tree(
         ),
         collidable_points=jnp.asarray(np.array([p for _, p in points]).reshape(-1, 3), dtype=dtype),
         point_radius=jnp.asarray(radii, dtype=dtype),
-        point_terrain=jnp.ones(len(points), dtype=dtype),
+        point_terrain=jnp.asarray(np.ones(len(points)), dtype=dtype),
         shape_transform=jnp.asarray(np.array([s.L_H_S for _, s in shapes]).reshape(-1, 4, 4), dtype=dtype),
         shape_size=jnp.asarray(np.array([s.size for _, s in shapes]).reshape(-1, 3), dtype=dtype),
         shape_hulls=Hulls.of([s.hull for _, s in shapes], dtype),
@@ -677,7 +677,8 @@ def terrain_surfaces(rules: Any, point_collision: Sequence[str], dtype: Any) -> 
 
 def _frames(model: Model) -> list[tuple[str, int, np.ndarray]]:
     """The frames of ``model`` as ``(name, link, L_H_F)`` (concrete values)."""
-    return [(name, link, np.asarray(model.frame_transform[f])) for f, (name, link) in enumerate(zip(model.frame_names, model.frame_link))]
+    transforms = np.asarray(model.frame_transform)
+    return [(name, link, transforms[f]) for f, (name, link) in enumerate(zip(model.frame_names, model.frame_link))]
 
 
 def _tree_of_model(model: Model, locked: dict[str, float]) -> RigidTree:

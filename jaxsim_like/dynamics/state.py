@@ -85,9 +85,9 @@ class State:
             joint_positions=value(
                 "joint_positions", joint_positions, configuration.neutral_positions(model, dtype), model.joint_position_size
             ),
-            joint_velocities=value("joint_velocities", joint_velocities, jnp.zeros(model.dofs), model.dofs),
+            joint_velocities=value("joint_velocities", joint_velocities, np.zeros(model.dofs, dtype), model.dofs),
             contact_deformation=value(
-                "contact_deformation", contact_deformation, jnp.zeros((len(model.point_link), 3)), len(model.point_link), 3
+                "contact_deformation", contact_deformation, np.zeros((len(model.point_link), 3), dtype), len(model.point_link), 3
             ),
             velocity_representation=velocity_representation,
         )

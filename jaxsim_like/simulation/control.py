@@ -38,6 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import host
+
 
 class JointControlMode(enum.IntEnum):
     """How a joint is actuated; the values are ScenarIO's."""
@@ -113,8 +115,8 @@ class ControllerState(NamedTuple):
 
     @staticmethod
     def zeros(dofs: int, dtype) -> ControllerState:
-        zero = jnp.zeros(dofs, dtype)
-        return ControllerState(zero, zero, zero, jnp.zeros(dofs, bool), jnp.full(dofs, -jnp.inf, dtype))
+        zero = host.zeros(dofs, dtype)
+        return ControllerState(zero, zero, zero, host.zeros(dofs, bool), host.to_device(np.full(dofs, -np.inf, dtype)))
 
 
 def reset(state: ControllerState, mask: jax.Array) -> ControllerState:

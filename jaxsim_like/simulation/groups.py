@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.model import Model
+from ..host import to_device
 from ..parsers.shapes import RIM_COLUMNS
 from ..dynamics.state import State
 from .params import ModelParams
@@ -183,7 +184,7 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
         if isinstance(values, jax.core.Tracer):
             return jnp.concatenate([values, jnp.zeros((1,) + values.shape[1:], values.dtype)])[index]
         values = np.asarray(values)  # concrete: in numpy (each eager jax operation compiles a small program)
-        return jnp.asarray(np.concatenate([values, np.zeros((1,) + values.shape[1:], values.dtype)])[index])
+        return to_device(np.concatenate([values, np.zeros((1,) + values.shape[1:], values.dtype)])[index])
 
     with jax.ensure_compile_time_eval():
         if isinstance(value, Model):
@@ -220,7 +221,7 @@ def _padded_rings(group: ModelGroup, model: Model, take) -> dict[str, Any]:
         if isinstance(values, jax.core.Tracer):
             return jnp.concatenate([values, jnp.zeros((extra,) + values.shape[1:], values.dtype)])
         values = np.asarray(values)
-        return jnp.asarray(np.concatenate([values, np.zeros((extra,) + values.shape[1:], values.dtype)]))
+        return to_device(np.concatenate([values, np.zeros((extra,) + values.shape[1:], values.dtype)]))
 
     return dict(ring_rim=pad(ring_rim), ring_link=pad(ring_link), point_ring=take(point_ring))
 

@@ -11,11 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..dynamics import crba
+from ..dynamics import zero_pose
 from ..pytree import pytree_dataclass
 from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
-from ..dynamics.state import State
+from ..host import to_device
 from .contact_slots import facet_counts
 from .collision.collisions import Collisions
 from .contacts import ContactParams
@@ -256,10 +256,10 @@ class SimulationParams:
         )
         return SimulationParams(world=world, model=ModelParams(
             contact=contact,
-            contact_enabled=jnp.asarray(enabled),
-            limit_stiffness=jnp.asarray(inertia * frequency**2),
-            limit_damping=jnp.asarray(2.0 * inertia * frequency),
-            friction_velocity=jnp.asarray(friction_velocity),
+            contact_enabled=to_device(enabled),
+            limit_stiffness=to_device(inertia * frequency**2),
+            limit_damping=to_device(2.0 * inertia * frequency),
+            friction_velocity=to_device(friction_velocity),
             coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
             contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
@@ -322,7 +322,7 @@ def _joint_effective_inertia(model: Model) -> np.ndarray:
     """``1 / (M^-1)_ii (n,)``: each joint's inertia with all other joints free, at the zero configuration."""
     if not model.dofs:
         return np.zeros(0)
-    M = np.asarray(jax.jit(crba.mass_matrix)(model, State.build(model)), dtype=float)
+    M = zero_pose.mass_matrix(model)
     return np.maximum(1.0 / np.diag(np.linalg.inv(M))[-model.dofs :], 1e-9)
 
 

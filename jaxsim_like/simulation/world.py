@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics import configuration
+from .. import host
 from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics import spatial
@@ -221,7 +222,7 @@ class WorldModel:
         return WorldState(
             states=states,
             controllers=tuple(control.ControllerState.zeros(m.dofs, d) for m, d in zip(self.models, dtypes)),
-            histories=tuple(jnp.zeros((history, m.dofs), d) for m, d in zip(self.models, dtypes)),
+            histories=tuple(host.zeros((history, m.dofs), d) for m, d in zip(self.models, dtypes)),
             steps=jnp.asarray(0, jnp.int32),
             pair_deformation=self.pair_deformation_zeros(dtypes[0]),
             pair_load=self.pair_load_zeros(dtypes[0]),
@@ -239,11 +240,11 @@ class WorldModel:
     def pair_deformation_zeros(self, dtype: Any) -> jax.Array:
         """``(K, 3)``: no tangential deformation at any candidate slot of the collision table."""
         count = 0 if self.collision is None else self.collision.candidate_slots
-        return jnp.zeros((count, 3), dtype)
+        return host.zeros((count, 3), dtype)
 
     def pair_load_zeros(self, dtype: Any) -> jax.Array:
         """``(L,)``: no link of the collision table pressed by another."""
-        return jnp.zeros(0 if self.collision is None else self.collision.links, dtype)
+        return host.zeros(0 if self.collision is None else self.collision.links, dtype)
 
 
 def _collision_fields(world: WorldParams, collisions: Collisions | None, pair_law: PairLaw | None = None) -> dict[str, Any]:

@@ -5,19 +5,15 @@ for a world, :meth:`..params.SimulationParams.build` for the self-collisions of 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from ...dynamics.crba import mass_matrix
-from ...dynamics.hulls import Hulls
-from ...dynamics.jacobians import link_jacobians
-from ...dynamics.model import Model, Semantics
-from ...dynamics.state import State
+from ...dynamics import zero_pose
+from ...dynamics.model import Model
+from ...host import to_device
 from ...pytree import pytree_dataclass
 from .forces import ExplicitPairs, PairLaw
 from .table import CollisionTable
@@ -53,7 +49,7 @@ class Collisions:
         return Collisions(
             table=table,
             pair_law=PairLaw.build() if pair_law is None else pair_law,
-            inverse_weight=jnp.asarray(np.concatenate([link_inverse_weights(m) for m in models])),
+            inverse_weight=to_device(np.concatenate([link_inverse_weights(m) for m in models])),
             explicit_pairs=ExplicitPairs.of(table) if table.pairs else None,
         )
 
@@ -62,32 +58,5 @@ def link_inverse_weights(model: Model) -> np.ndarray:
     """``(N,)`` [1/kg]: each link's translational inverse weight at the zero configuration, the
     mean of the diagonal of ``J M^-1 J^T`` for the velocity of its origin (as MuJoCo's
     ``body_invweight0``): the inverse of the mass a force at the link meets, its joints free;
-    zero for a link welded to the world."""
-    return np.asarray(_inverse_weights(_dynamics_only(model)), dtype=float)
-
-
-def _dynamics_only(model: Model) -> Model:
-    """``model`` without its names, frames and collision geometry, which its inverse weights do
-    not read: models that differ only in those (the bodies of a pile) share one compilation of
-    :func:`_inverse_weights`."""
-    points, shapes, frames = (np.zeros((0,) + np.shape(x)[1:], x.dtype) for x in
-                              (model.collidable_points, model.shape_transform, model.frame_transform))
-    return dataclasses.replace(
-        model, name="", link_names=("",) * model.number_of_links, joint_names=("",) * model.dofs, frame_names=(),
-        frame_transform=frames, frame_link=(), collidable_points=points, point_radius=points[:, 0], point_terrain=points[:, 0],
-        point_link=(), point_source=(), point_collision=(), shape_transform=shapes, shape_size=points, shape_link=(),
-        shape_hulls=Hulls.of([], points.dtype), shape_kind=(), shape_source=(), shape_collision=(), collision_rules=None,
-        semantics=Semantics(),
-        point_friction=None, point_margin=None, point_torsion=None, point_rolling=None, ring_rim=None, ring_link=None, point_ring=None,
-    )
-
-
-@jax.jit
-def _inverse_weights(model: Model) -> jax.Array:
-    state = State.build(model)
-    M = mass_matrix(model, state)
-    J = link_jacobians(model, state)[:, :3, :]
-    if M.shape[0] == 0:
-        return jnp.zeros(model.number_of_links, M.dtype)
-    response = jnp.linalg.solve(M, jnp.swapaxes(J, 0, 2).reshape(M.shape[0], -1)).reshape(M.shape[0], 3, -1)
-    return jnp.einsum("nij,jin->n", J, response) / 3
+    zero for a link welded to the world. Computed on the host (:func:`.zero_pose.translational_inverse_weights`)."""
+    return zero_pose.translational_inverse_weights(model)
