@@ -88,11 +88,15 @@ def normalize(v: Array) -> Array:
     return v / jnp.sqrt(dot(v, v))[..., None]
 
 
+def safe_sqrt(x: Array) -> Array:
+    """``sqrt(x)`` where ``x > 0``, else 0, with finite gradients everywhere."""
+    positive = x > 0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, x, 1.0)), 0.0)
+
+
 def safe_norm(v: Array) -> Array:
     """Euclidean norm over the last axis with finite gradients at zero."""
-    squared = dot(v, v)
-    nonzero = squared > 0
-    return jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, squared, 1.0)), 0.0)
+    return safe_sqrt(dot(v, v))
 
 
 def quaternion_exp(rotation_vector: Array) -> Array:

@@ -58,17 +58,16 @@ def _inertias(model: Model, G_H_L: np.ndarray) -> np.ndarray:
     return np.concatenate([np.concatenate([mass * np.eye(3), -mass * c], -1), np.concatenate([mass * c, inertia - mass * c @ c], -1)], -2)
 
 
-def _subspaces_and_composites(model: Model) -> tuple[np.ndarray, np.ndarray]:
-    """``G_S (N, 6)`` and the composite inertias of the links' subtrees ``(N, 6, 6)``."""
+def _tree_terms(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``G_H_L (N, 4, 4)``, ``G_S (N, 6)`` and the composite inertias of the links' subtrees ``(N, 6, 6)``."""
     G_H_L = link_poses(model)
     subtree = topology(model.parent, model.joint_link).subtree.astype(float)
     G_M = _inertias(model, G_H_L)
-    return _motion_subspaces(model, G_H_L), (subtree @ G_M.reshape(len(G_M), 36)).reshape(G_M.shape)
+    return G_H_L, _motion_subspaces(model, G_H_L), (subtree @ G_M.reshape(len(G_M), 36)).reshape(G_M.shape)
 
 
-def mass_matrix(model: Model) -> np.ndarray:
-    """``M (nv, nv)`` at the zero configuration, base velocity (when floating) first."""
-    G_S, G_Mc = _subspaces_and_composites(model)
+def _mass_matrix(model: Model, G_S: np.ndarray, G_Mc: np.ndarray) -> np.ndarray:
+    """``M (nv, nv)`` from the motion subspaces ``G_S (N, 6)`` and composite inertias ``G_Mc (N, 6, 6)``."""
     joints = np.asarray(model.joint_link, dtype=int)
     above = topology(model.parent, model.joint_link).ancestor
     F = np.einsum("nij,nj->ni", G_Mc[joints], G_S[joints])
@@ -80,15 +79,21 @@ def mass_matrix(model: Model) -> np.ndarray:
     return np.block([[G_Mc[0], F.T], [F, M_qq]])
 
 
+def mass_matrix(model: Model) -> np.ndarray:
+    """``M (nv, nv)`` at the zero configuration, base velocity (when floating) first."""
+    _, G_S, G_Mc = _tree_terms(model)
+    return _mass_matrix(model, G_S, G_Mc)
+
+
 def translational_inverse_weights(model: Model) -> np.ndarray:
     """``(N,)`` [1/kg]: the mean of the diagonal of ``J M^-1 J^T`` of each link, ``J (3, nv)`` the
     velocity of its origin, at the zero configuration (zero for a link welded to the world)."""
-    M = mass_matrix(model)
+    G_H_L, G_S, G_Mc = _tree_terms(model)
+    M = _mass_matrix(model, G_S, G_Mc)
     if not M.shape[0]:
         return np.zeros(model.number_of_links)
-    G_S, _ = _subspaces_and_composites(model)
     support = topology(model.parent, model.joint_link).support
-    origins = link_poses(model)[:, :3, 3]
+    origins = G_H_L[:, :3, 3]
     to_origin = np.concatenate([np.broadcast_to(np.eye(3), origins.shape + (3,)), -_skew(origins)], axis=-1)
     columns = support[:, None, :] * G_S[np.asarray(model.joint_link, dtype=int)].T[None]
     if model.floating_base:

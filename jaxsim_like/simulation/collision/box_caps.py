@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ...dynamics.spatial import safe_sqrt
 from .slots import Slots
 
 SLOTS = 4
@@ -55,12 +56,6 @@ _FADE_IN = 10.0  # a crossing or a corner coming onto the cap is no deeper than 
 _ALONG_AXIS = 1e-12  # an edge whose projection across the axis is shorter than this (squared, relative) crosses no rim
 
 
-def _safe_sqrt(x: jax.Array) -> jax.Array:
-    """``sqrt(x)`` for ``x > 0``, 0 elsewhere, with finite gradients."""
-    positive = x > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, x, 1.0)), 0.0)
-
-
 def _plane(u: jax.Array, v: jax.Array) -> jax.Array:
     """The dot products of the parts across the axis (x, y) of ``u`` and ``v`` ``(..., 3)``, by components."""
     return u[..., 0] * v[..., 0] + u[..., 1] * v[..., 1]
@@ -73,7 +68,7 @@ def _nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius
     flat = _plane(direction, direction)
     for _ in range(_NEWTON):
         p = start + t[..., None] * direction
-        rho = _safe_sqrt(_plane(p, p))
+        rho = safe_sqrt(_plane(p, p))
         safe_rho = jnp.where(rho > 0, rho, 1.0)
         slope = _plane(p, direction) / safe_rho
         gradient = (rho - radius) * slope + (p[..., 2] - cap) * direction[..., 2]
@@ -103,7 +98,7 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     a, b, c = _plane(span, span)[:, 0], _plane(start, span)[:, 0], _plane(start, start)[:, 0] - radius**2
     crossing = b**2 - a * c
     usable = (a > _ALONG_AXIS * (a + span[:, 0, 2] ** 2)) & (crossing > 0)
-    root = _safe_sqrt(crossing)
+    root = safe_sqrt(crossing)
     safe_a = jnp.where(usable, a, 1.0)
     t = jnp.stack([(-b - root) / safe_a, (-b + root) / safe_a], axis=1)  # (12, 2)
     within = usable[:, None] & (t > 0) & (t < 1)
@@ -114,9 +109,9 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     # The edge's point nearest to the rim's circle, from each crossing.
     nearest = jnp.clip(_nearest_to_rim(start, span, t, radius, cap), 0.0, 1.0)
     p = start + nearest[..., None] * span
-    rho = _safe_sqrt(_plane(p, p))
+    rho = safe_sqrt(_plane(p, p))
     inward_side, inward_cap = radius - rho, s * (cap - p[..., 2])
-    distance = _safe_sqrt(inward_side**2 + inward_cap**2)
+    distance = safe_sqrt(inward_side**2 + inward_cap**2)
     rim = (inward_side >= 0) & (inward_cap >= 0) & (distance > 0) & (nearest > 0) & (nearest < 1)
     # The outward normal at the rim: along the radius by the side's share, along the axis by the cap's.
     radial = jnp.where(rim, inward_side / jnp.where(rim, distance * jnp.where(rho > 0, rho, 1.0), 1.0), 0.0)
@@ -126,7 +121,7 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     edge_depth = jnp.minimum(jnp.where(rim, distance, below), _FADE_IN * (root / jnp.sqrt(safe_a))[:, None])
     edge_point = jnp.where(rim[..., None], p, on_rim)
 
-    corner_rho = _safe_sqrt(_plane(corners, corners))
+    corner_rho = safe_sqrt(_plane(corners, corners))
     corner_below = s * (cap - corners[:, 2])
     corner_depth = jnp.minimum(corner_below - (radius - corner_rho), _FADE_IN * (radius - corner_rho))
 
@@ -162,7 +157,7 @@ def _way_out(centre: jax.Array, axes: jax.Array, half: jax.Array, radius: jax.Ar
     overlap of the box and the cap's disk seen along the axis, along the box's axes across it and
     the direction from the axis to its centre."""
     across = jnp.concatenate([axes.T, centre[None]])  # (4, 3): the directions, their parts across the axis
-    length = _safe_sqrt(_plane(across, across))
+    length = safe_sqrt(_plane(across, across))
     usable = length > 1e-6
     unit = across / jnp.where(usable, length, 1.0)[:, None]
     reach = sum(jnp.abs(_plane(unit, axes[:, j])) * half[j] for j in range(3))
