@@ -11,7 +11,10 @@ compiling, from the packed world state, :meth:`WorldModel.pack`; MJX: the first 
 the simulated seconds per wall second of one pile after it settled, and, at the end of ``--seconds``
 of simulated time, the fastest body's speed and the deepest penetration into the bin and between
 bodies (ours: the deepest contact the step reports; MuJoCo: the most negative ``contact.dist``);
-ours also reports the touching pairs its budget could not hold (``overflow``, the most of any step).
+ours also reports the touching pairs its budget could not hold (``overflow``, the most of any step)
+and, with MuJoCo installed, the true overlap at its final poses (``overlap``: MuJoCo's collision of
+the same pile at those poses, :func:`overlap`; the deepest contact a step reports can miss a pair
+its narrow phase gets wrong).
 
 ``--worlds 1,16,64``: also ``W`` piles at once (the layouts of seeds ``seed, seed + 1, ...``, the
 same bodies), the simulated seconds per wall second summed over the piles, on every core: ours as
@@ -169,6 +172,25 @@ def _deepest(outputs) -> jax.Array:
     return jnp.maximum(terrain, jnp.max(jnp.where(pairs.active[-1], pairs.depth[-1], 0.0), initial=0.0))
 
 
+def overlap(world: WorldModel, packed, count: int, seed: int, rolling: bool) -> float | None:
+    """The deepest overlap [m] between the bodies, and between a body and the bin, of one pile's
+    packed state, by MuJoCo's collision (``mj_collision``, its own narrow phases) of the same pile
+    (:func:`mjcf`) at the state's poses: the true overlap, where ``deepest`` is the deepest contact
+    our step reports. None without MuJoCo."""
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    model = mujoco.MjModel.from_xml_string(mjcf(count, 0.002, seed, rolling))
+    data = mujoco.MjData(model)
+    states = world.unpack(packed).states
+    data.qpos[:] = np.concatenate([np.concatenate([np.asarray(s.base_position, float), np.asarray(s.base_quaternion, float)])
+                                   for s in states])
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_collision(model, data)
+    return max([0.0] + [-c.dist for c in data.contact[: data.ncon]])
+
+
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -242,12 +264,15 @@ def _ours(count: int, dt: float, seconds: float, seed: int, rolling: bool, world
         overflow = max([overflow] + [int(jnp.max(r[1])) for r in results])
         finite = finite and all(bool(jnp.all(r[3])) for r in results)
     deepest = max(float(jnp.max(r[2])) for r in results)
-    speeds = [float(_fastest(p if worlds == 1 else jax.tree.map(lambda x: x[i], p))) for p in parts for i in range(len(packed) // slices)]
+    piles = parts if worlds == 1 else [jax.tree.map(lambda x: x[i], p) for p in parts for i in range(len(packed) // slices)]
+    speeds = [float(_fastest(p)) for p in piles]
+    overlaps = [overlap(world, p, count, seed + w, rolling) for w, p in enumerate(piles)]
     batching = "" if worlds == 1 else " (vmap)" if chunk == 0 else " (map)" if chunk == 1 else f" (map of vmap {chunk})"
     return {"library": "jaxsim_like" + batching, "bodies": count, "worlds": worlds, "dtype": jnp.dtype(dtype).name,
             "call": lambda: step_all(parts), "simulated": worlds * steps * dt, "close": pool.shutdown,
             "compile s": compile_seconds, "speed mm/s": 1e3 * max(speeds), "median mm/s": 1e3 * float(np.median(speeds)),
-            "deepest mm": 1e3 * deepest, "overflow": overflow, "finite": finite}
+            "deepest mm": 1e3 * deepest, "overlap mm": None if None in overlaps else 1e3 * max(overlaps), "overflow": overflow,
+            "finite": finite}
 
 
 def mujoco_c(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, worlds: int = 1,
@@ -342,8 +367,8 @@ def main() -> None:
     parser.add_argument("--rolling", action="store_true", help="torsional and rolling friction on every contact (MuJoCo's condim 6)")
     args = parser.parse_args()
     print("| bodies | worlds | library | dtype | sim s / wall s, all worlds | compile [s] | fastest body after settling, "
-          "most / median of worlds [mm/s] | deepest [mm] | overflow | finite |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "most / median of worlds [mm/s] | deepest [mm] | overlap [mm] | overflow | finite |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     repeats = 1 if args.quick else args.repeats
     for count in (int(x) for x in args.sizes.split(",")):
         for worlds in (int(x) for x in args.worlds.split(",")):
@@ -357,7 +382,7 @@ def main() -> None:
                         rows.append(LIBRARIES[library](count, args.dt, args.seconds, args.seed, args.rolling, worlds=worlds,
                                                        dtype=jnp.dtype(dtype), **({"chunk": chunk} if library == "ours" else {})))
                     except NotImplementedError as error:  # MJX has no cylinder-box nor cylinder-cylinder collisions
-                        print(f"| {count} | {worlds} | {library} | {dtype} | not run: {error} | | | | | |", flush=True)
+                        print(f"| {count} | {worlds} | {library} | {dtype} | not run: {error} | | | | | | |", flush=True)
             samples = [[] for _ in rows]
             for _ in range(repeats):  # the libraries' timed calls interleaved
                 for row, taken in zip(rows, samples):
@@ -368,8 +393,10 @@ def main() -> None:
                 row.get("close", lambda: None)()
                 rate = row["simulated"] / sorted(taken)[len(taken) // 2]
                 fastest = f"{row['speed mm/s']:.1f} / {row.get('median mm/s', row['speed mm/s']):.1f}"
+                overlap_mm = "–" if row.get("overlap mm") is None else f"{row['overlap mm']:.2f}"
                 print(f"| {count} | {worlds} | {row['library']} | {row['dtype']} | {rate:.3f} | {row.get('compile s', float('nan')):.1f} |"
-                      f" {fastest} | {row.get('deepest mm', float('nan')):.2f} | {row.get('overflow', '')} | {row['finite']} |", flush=True)
+                      f" {fastest} | {row.get('deepest mm', float('nan')):.2f} | {overlap_mm} | {row.get('overflow', '')} | {row['finite']} |",
+                      flush=True)
 
 
 if __name__ == "__main__":
