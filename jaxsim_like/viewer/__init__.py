@@ -94,7 +94,8 @@ def load(
     sampling = ContactSampling() if contact_sampling is None else contact_sampling
     with strictness(strict):
         description = parse_model(source)
-        model = build_model(description, floating_base=floating_base, collidable_points=sampling.points)
+        model = build_model(description, floating_base=floating_base, collidable_points=sampling.points,
+                            ellipsoids=sampling.exact_ellipsoids)
     return model, description
 
 

@@ -44,7 +44,7 @@ import jax
 import numpy as np
 
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX, CYLINDER, HULL
+from ...dynamics.tree import BOX, CYLINDER, ELLIPSOID, HULL
 from ...parsers.description import combined
 from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
 from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
@@ -434,7 +434,7 @@ class _LinkGeometry:
             sampled = frozenset(
                 model.shape_kind[s]
                 for s in range(len(model.shape_kind))
-                if model.shape_link[s] == link and model.shape_kind[s] in SOLID
+                if model.shape_link[s] == link and (model.shape_kind[s] in SOLID or model.shape_kind[s] == ELLIPSOID)
                 and _on_surface(points[p], radii[p], model.shape_kind[s], transforms[s], sizes[s], planes[s] if planes.size else None)
             )
             per_link[link].append((point_offset + p, source, sampled, point_collision[p]))
@@ -448,6 +448,8 @@ def _on_surface(point: np.ndarray, radius: float, kind: str, L_H_S: np.ndarray, 
     p = L_H_S[:3, :3].T @ (point - L_H_S[:3, 3])
     if kind == HULL:
         distance = np.max(planes[:, :3] @ p - planes[:, 3])
+    elif kind == ELLIPSOID:
+        distance = (np.linalg.norm(p / size) - 1.0) * np.min(size)
     elif kind == BOX:
         outside = np.linalg.norm(np.maximum(np.abs(p) - size, 0.0))
         distance = outside if outside > 0 else -np.min(size - np.abs(p))
@@ -489,12 +491,12 @@ def _link_pairs(
             group[2].append(mark)
     for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
         for s, kind, source_s, collision_s in shapes:
-            if kind == HULL:
+            if kind in (HULL, ELLIPSOID):
                 continue
             marked: dict[Any, list[int]] = {}
             for p, source_p, sampled, collision_p in points:
                 mark = touch(source_p, collision_p, source_s, collision_s)
-                if mark is not None and not any(_complete(own, kind) for own in sampled):
+                if mark is not None and ELLIPSOID not in sampled and not any(_complete(own, kind) for own in sampled):
                     marked.setdefault(mark, []).append(p)
             for mark, meeting in marked.items():
                 for start in range(0, len(meeting), POINT_CHUNK):
