@@ -12,6 +12,8 @@ the first ``slots`` of its family's slots: the others are never candidates for i
 Convex hulls meet hulls, boxes and cylinders in one narrow phase of their own (:data:`HULLS`, a
 box being the hull of its corners and a cylinder the prism on its rims: :mod:`.hull`), spheres
 and capsules in another (:data:`ROUND_HULLS`); both take the hulls' data besides their poses.
+Ellipsoids meet spheres, capsules and ellipsoids in one narrow phase on their support functions
+(:func:`.ellipsoid.ellipsoid_round`, one slot).
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from typing import Callable, Iterable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
 from .box_caps import FEATURES as CAP_FEATURES
 from .box_caps import SLOTS as CAP_SLOTS
 from .box_caps import box_on_cap
+from .ellipsoid import ellipsoid_round
 from .cylinder import caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
@@ -33,7 +36,7 @@ from .points import KIND_CODES, point_shape
 from .round import capsule_capsule
 from .slots import Slots
 
-SOLID = (SPHERE, CAPSULE, BOX, CYLINDER, HULL)
+SOLID = (SPHERE, CAPSULE, BOX, CYLINDER, HULL, ELLIPSOID)
 """The shape kinds with shape-shape narrow phases, in pair order (a pair's first shape comes first here)."""
 
 POINTS = "point-shape"
@@ -112,6 +115,7 @@ FAMILIES: dict[str, Family] = {
     "round": Family(_round, 2, _caps),
     "round-box": Family(_round_box, _ROUND_BOX_SLOTS, _box_caps),
     "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
+    "ellipsoid": Family(_alone(ellipsoid_round), 1),
 }
 
 
@@ -194,13 +198,16 @@ KINDS: dict[str, Kind] = {
     "box-hull": Kind(HULLS, HULL_SLOTS),
     "cylinder-hull": Kind(HULLS, HULL_SLOTS),
     "hull-hull": Kind(HULLS, HULL_SLOTS),
+    "sphere-ellipsoid": Kind("ellipsoid", 1, rounded=_FIRST),
+    "capsule-ellipsoid": Kind("ellipsoid", 1, rounded=_FIRST),
+    "ellipsoid-ellipsoid": Kind("ellipsoid", 1),
     POINTS: Kind(POINTS, POINT_CHUNK),
 }
 
 
-RESTS_ON = {SPHERE: 1, CAPSULE: 2}
+RESTS_ON = {SPHERE: 1, CAPSULE: 2, ELLIPSOID: 1}
 """The most contacts at which a body rests on another through one of its round shapes (a sphere
-on anything: one; a lying capsule: two, its side or its end balls); through the other shapes it
+or an ellipsoid on anything: one; a lying capsule: two, its side or its end balls); through the other shapes it
 rests on the four or more of a face (see :func:`.forces.shared_pair_law`)."""
 
 

@@ -434,7 +434,7 @@ class _LinkGeometry:
             sampled = frozenset(
                 model.shape_kind[s]
                 for s in range(len(model.shape_kind))
-                if model.shape_link[s] == link and (model.shape_kind[s] in SOLID or model.shape_kind[s] == ELLIPSOID)
+                if model.shape_link[s] == link and model.shape_kind[s] in SOLID
                 and _on_surface(points[p], radii[p], model.shape_kind[s], transforms[s], sizes[s], planes[s] if planes.size else None)
             )
             per_link[link].append((point_offset + p, source, sampled, point_collision[p]))
