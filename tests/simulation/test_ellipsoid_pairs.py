@@ -20,7 +20,7 @@ from scipy.spatial.transform import Rotation
 
 import jaxsim_like as js
 from jaxsim_like import scenes
-from jaxsim_like.simulation.collision.ellipsoid import ellipsoid_round
+from jaxsim_like.simulation.collision import KINDS
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 G = 9.81
@@ -38,19 +38,24 @@ def pose(R, centre) -> np.ndarray:
     return H
 
 
-def reach(H: np.ndarray, size: np.ndarray, n: np.ndarray) -> np.ndarray:
+def reach(H: np.ndarray, size: np.ndarray, n: np.ndarray, kind: str = "") -> np.ndarray:
     """The support function ``(K,)`` [m] of a sphere, capsule or ellipsoid (by its sizes, as the
-    narrow phase takes them) along directions ``n (K, 3)``."""
+    narrow phase takes them), a box or a cylinder (by ``kind``) along directions ``n (K, 3)``."""
+    local = n @ H[:3, :3]
+    if kind == "box":
+        return n @ H[:3, 3] + np.abs(local) @ size
+    if kind == "cylinder":
+        return n @ H[:3, 3] + size[1] * np.abs(local[:, 2]) + size[0] * np.linalg.norm(local[:, :2], axis=1)
     if size[2] > 0:
         return n @ H[:3, 3] + np.linalg.norm(n @ (H[:3, :3] * size), axis=1)
     return n @ H[:3, 3] + size[1] * np.abs(n @ H[:3, 2]) + size[0] * np.linalg.norm(n, axis=1)
 
 
-def reference(H_a, size_a, H_b, size_b) -> tuple[float, np.ndarray]:
+def reference(H_a, size_a, H_b, size_b, kind_a: str = "") -> tuple[float, np.ndarray]:
     """The signed depth [m] (least overlap over the unit directions ``n``, from b towards a) and its ``n``."""
     def overlap(n):
         n = np.atleast_2d(n)
-        return reach(H_b, size_b, n) + reach(H_a, size_a, -n)
+        return reach(H_b, size_b, n) + reach(H_a, size_a, -n, kind_a)
 
     def direction(angles):
         return np.array([np.sin(angles[0]) * np.cos(angles[1]), np.sin(angles[0]) * np.sin(angles[1]), np.cos(angles[0])])
@@ -72,39 +77,53 @@ def random_pairs(count: int, seed: int):
     direction from 1 cm nearer to 1.5 cm farther than where they would touch along it."""
     rng = np.random.default_rng(seed)
     pairs = []
-    for kind in ("sphere", "capsule", "ellipsoid"):
+    for kind in ("sphere", "capsule", "ellipsoid", "box", "cylinder"):
         for _ in range(count):
             size_b = rng.uniform(0.03, 0.12, 3)
             size_a = {"sphere": np.array([rng.uniform(0.02, 0.08), 0.0, 0.0]),
                       "capsule": np.array([rng.uniform(0.02, 0.05), rng.uniform(0.02, 0.1), 0.0]),
-                      "ellipsoid": rng.uniform(0.03, 0.12, 3)}[kind]
+                      "ellipsoid": rng.uniform(0.03, 0.12, 3), "box": rng.uniform(0.02, 0.1, 3),
+                      "cylinder": np.array([rng.uniform(0.02, 0.08), rng.uniform(0.02, 0.1), 0.0])}[kind]
             H_b = pose(Rotation.random(random_state=rng).as_matrix(), rng.normal(size=3) * 0.1)
             R_a = Rotation.random(random_state=rng).as_matrix()
             d = rng.normal(size=3)
             d /= np.linalg.norm(d)
-            gap = reach(H_b, size_b, d[None])[0] - H_b[:3, 3] @ d + reach(pose(R_a, np.zeros(3)), size_a, -d[None])[0]
+            gap = reach(H_b, size_b, d[None])[0] - H_b[:3, 3] @ d + reach(pose(R_a, np.zeros(3)), size_a, -d[None], kind)[0]
             pairs.append((kind, pose(R_a, H_b[:3, 3] + (gap + rng.uniform(-0.01, 0.015)) * d), size_a, H_b, size_b))
-    return pairs
+    return pairs + FLAT_CASES
+
+
+LYING_R = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # a shape's z axis along world y
+EGG = np.array([0.1, 0.06, 0.04])
+FLAT_CASES = [  # 1 mm deep: a box's face under the ellipsoid, a cylinder standing on its cap and lying on its side
+    ("box", pose(np.eye(3), [0.01, 0.02, -0.09 + 0.001]), np.array([0.2, 0.2, 0.05]), np.eye(4), EGG),
+    ("cylinder", pose(np.eye(3), [0.01, 0.0, 0.09 - 0.001]), np.array([0.03, 0.05, 0.0]), np.eye(4), EGG),
+    ("cylinder", pose(LYING_R, [0.01, 0.0, 0.07 - 0.001]), np.array([0.03, 0.05, 0.0]), np.eye(4), EGG),
+]
 
 
 @pytest.fixture(scope="module")
-def kernel():
-    return jax.jit(jax.vmap(ellipsoid_round))
+def kernels():
+    """The kernels of the pair kinds with an ellipsoid, batched over pairs."""
+    return {kind: jax.jit(jax.vmap(KINDS[f"{kind}-ellipsoid"].kernel)) for kind in ("sphere", "capsule", "ellipsoid", "box", "cylinder")}
 
 
-def test_the_narrow_phase_matches_a_brute_force_reference(kernel, figures):
+def test_the_narrow_phases_match_a_brute_force_reference(kernels, figures):
     pairs = random_pairs(5, seed=1)
-    found = kernel(*(jnp.asarray(np.stack([p[k] for p in pairs])) for k in range(1, 5)))
-    worst = {}
-    for i, (kind, *shapes) in enumerate(pairs):
-        depth, normal = reference(*shapes)
-        error = abs(float(found.depth[i, 0]) - depth)
-        turn = float(np.linalg.norm(np.asarray(found.normal[i, 0]) - normal))
+    found = {kind: kernels[kind](*(jnp.asarray(np.stack([p[k] for p in pairs if p[0] == kind])) for k in range(1, 5)))
+             for kind in kernels}
+    worst, index = {}, {}
+    for kind, *shapes in pairs:
+        i = index[kind] = index.get(kind, -1) + 1
+        depth, normal = reference(*shapes, kind)
+        slots = found[kind]
+        error = abs(float(slots.depth[i, 0]) - depth)
+        turn = float(np.linalg.norm(np.asarray(slots.normal[i, 0]) - normal))
         worst[kind] = max(worst.get(kind, (0.0, 0.0)), (error, turn))
         assert error < 1e-9, (kind, i)
         assert turn < 1e-5, (kind, i)
         # The slot lies midway between the two surfaces, depth apart along the normal.
-        position = np.asarray(found.position[i, 0])
+        position = np.asarray(slots.position[i, 0])
         on_b = position + 0.5 * depth * normal
         assert reach(shapes[2], shapes[3], normal[None])[0] == pytest.approx(on_b @ normal, abs=1e-8)
     for kind, (error, turn) in worst.items():
@@ -112,26 +131,30 @@ def test_the_narrow_phase_matches_a_brute_force_reference(kernel, figures):
 
 
 def test_ellipsoid_pairs_match_mujoco(figures):
-    """MuJoCo's depth (``-dist``) and normal of the geom pairs of an MJCF scene of ellipsoids, a
-    sphere and a capsule, each free body lowered onto a fixed ellipsoid at random orientations."""
+    """MuJoCo's depth (``-dist``) and normal of the geom pairs of an MJCF scene of an ellipsoid, a
+    sphere, a capsule, a box and a cylinder, each free body lowered onto a fixed ellipsoid at
+    random orientations."""
     mujoco = pytest.importorskip("mujoco")
     xml = """<mujoco><worldbody>
       <body name="floor_egg"><geom name="under" type="ellipsoid" size="0.3 0.2 0.08" euler="5 -8 20"/></body>
       <body name="egg" pos="0.05 0.02 0.115"><freejoint/><geom name="egg" type="ellipsoid" size="0.1 0.06 0.04"/></body>
       <body name="ball" pos="-0.12 0.05 0.125"><freejoint/><geom name="ball" type="sphere" size="0.05"/></body>
       <body name="pill" pos="0.02 -0.1 0.1"><freejoint/><geom name="pill" type="capsule" size="0.03 0.06" euler="80 0 0"/></body>
+      <body name="brick" pos="0.15 0.08 0.09"><freejoint/><geom name="brick" type="box" size="0.04 0.03 0.02"/></body>
+      <body name="can" pos="-0.1 -0.1 0.1"><freejoint/><geom name="can" type="cylinder" size="0.03 0.04"/></body>
     </worldbody></mujoco>"""
     mj = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(mj)
     rng = np.random.default_rng(3)
     under = mj.geom("under")
     H_b = pose(rotation(mj.geom_quat[under.id]), mj.geom_pos[under.id])
-    kernel = jax.jit(ellipsoid_round)
+    kernels = {name: jax.jit(KINDS[f"{kind}-ellipsoid"].kernel) for name, kind in
+               (("egg", "ellipsoid"), ("ball", "sphere"), ("pill", "capsule"), ("brick", "box"), ("can", "cylinder"))}
     worst = 0.0
-    seen = 0
+    seen = set()
     for _ in range(6):
         mujoco.mj_resetData(mj, data)
-        for body in ("egg", "ball", "pill"):
+        for body in kernels:
             adr = mj.jnt_qposadr[mj.body(body).jntadr[0]]
             data.qpos[adr + 3 : adr + 7] = np.roll(Rotation.random(random_state=rng).as_quat(), 1)
             data.qpos[adr + 2] -= rng.uniform(0.0, 0.03)
@@ -143,22 +166,24 @@ def test_ellipsoid_pairs_match_mujoco(figures):
             other = (names - {"under"}).pop()
             geom = mj.geom(other)
             H_a = pose(np.array(data.geom_xmat[geom.id]).reshape(3, 3), np.array(data.geom_xpos[geom.id]))
-            size = {"egg": np.array(mj.geom_size[geom.id]), "ball": np.array([mj.geom_size[geom.id][0], 0.0, 0.0]),
-                    "pill": np.array([mj.geom_size[geom.id][0], mj.geom_size[geom.id][1], 0.0])}[other]
-            slots = kernel(jnp.asarray(H_a), jnp.asarray(size), jnp.asarray(H_b), jnp.asarray(mj.geom_size[under.id]))
+            size = np.array(mj.geom_size[geom.id]) * {"egg": 1.0, "brick": 1.0, "ball": np.array([1.0, 0.0, 0.0])}.get(other, np.array([1.0, 1.0, 0.0]))
+            slots = kernels[other](jnp.asarray(H_a), jnp.asarray(size), jnp.asarray(H_b), jnp.asarray(mj.geom_size[under.id]))
             normal = np.array(contact.frame[:3]) * (1.0 if mj.geom(contact.geom1).name == "under" else -1.0)
             worst = max(worst, abs(float(slots.depth[0]) + contact.dist))
             assert float(slots.depth[0]) == pytest.approx(-contact.dist, abs=2e-5), other
             np.testing.assert_allclose(np.asarray(slots.normal[0]), normal, atol=2e-2)
-            seen += 1
-    assert seen >= 6
+            seen.add(other)
+    assert seen == set(kernels)
     figures("ellipsoid pairs vs MuJoCo mj_collision: largest depth difference", worst, "m")
 
 
-@pytest.mark.parametrize("size_a, quaternion", [((0.05, 0.05, 0.05), (0.9, 0.1, -0.3, 0.2)), ((0.1, 0.06, 0.04), (1.0, 0.0, 0.0, 0.0)),
-                                                ((0.03, 0.08, 0.0), (1.0, 0.0, 0.0, 0.0))],
-                         ids=["sphere-like ellipsoid", "axis-aligned ellipsoid", "axis-aligned capsule"])
-def test_gradients_match_central_differences(size_a, quaternion):
+@pytest.mark.parametrize("kind, size_a, quaternion", [
+    ("ellipsoid", (0.05, 0.05, 0.05), (0.9, 0.1, -0.3, 0.2)), ("ellipsoid", (0.1, 0.06, 0.04), (1.0, 0.0, 0.0, 0.0)),
+    ("capsule", (0.03, 0.08, 0.0), (1.0, 0.0, 0.0, 0.0)), ("capsule", (0.03, 0.08, 0.0), tuple(LYING)),
+    ("box", (0.1, 0.1, 0.03), (1.0, 0.0, 0.0, 0.0)),
+    ("cylinder", (0.03, 0.05, 0.0), (1.0, 0.0, 0.0, 0.0)), ("cylinder", (0.03, 0.05, 0.0), (np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0))],
+    ids=["sphere-like ellipsoid", "axis-aligned ellipsoid", "standing capsule", "lying capsule", "box face", "cylinder cap", "cylinder side"])
+def test_gradients_match_central_differences(kind, size_a, quaternion):
     """The depth, normal and position of a's slot against the pose of a (its place and a
     rotation vector), b an axis-aligned ellipsoid (or a sphere-like one): degenerate poses."""
     size_b = jnp.array([0.08, 0.08, 0.08]) if size_a[0] == size_a[1] else jnp.array([0.12, 0.09, 0.05])
@@ -168,10 +193,12 @@ def test_gradients_match_central_differences(size_a, quaternion):
         K = jnp.array([[0.0, -x[5], x[4]], [x[5], 0.0, -x[3]], [-x[4], x[3], 0.0]])
         R = jax.scipy.linalg.expm(K) @ jnp.asarray(R0)
         H_a = jnp.eye(4).at[:3, :3].set(R).at[:3, 3].set(x[:3])
-        found = ellipsoid_round(H_a, jnp.asarray(size_a), jnp.eye(4), size_b)
+        found = KINDS[f"{kind}-ellipsoid"].kernel(H_a, jnp.asarray(size_a), jnp.eye(4), size_b)
         return jnp.concatenate([found.depth, found.normal[0], found.position[0]])
 
-    top = size_b[2] + (size_a[2] if size_a[2] > 0 else size_a[0]) - 0.002
+    below = np.abs(R0.T[:, 2]) @ np.asarray(size_a) if kind == "box" else size_a[2] if kind == "ellipsoid" else (
+        size_a[1] + (size_a[0] if kind == "capsule" else 0.0) if quaternion[0] == 1.0 and kind != "box" else size_a[0])
+    top = size_b[2] + below - 0.002
     x = jnp.array([0.0, 0.0, float(top), 0.0, 0.0, 0.0])
     analytic = np.asarray(jax.jacfwd(slot)(x))
     h = 1e-6
@@ -191,13 +218,18 @@ def rested():
     """Per scene: the deepest contact between the two bodies at the end [m], the normal force
     on the top over the last 0.25 s ``(K,)`` [N], the touching contacts at the end, and the law's
     ``max_penetration``: an ellipsoid on a flat ellipsoid lying on the ground, a sphere on it
-    (at its top), and a flat ellipsoid across a lying capsule, 1.5 s at 2 ms."""
+    (at its top), a flat ellipsoid across a lying capsule, an ellipsoid on a slab and on a
+    standing drum's cap, 1.5 s at 2 ms."""
     flat = egg((0.3, 0.25, 0.05), 10.0, "flat")
     scenes_ = {
         "ellipsoid on an ellipsoid": (flat, 0.05, None, egg((0.08, 0.05, 0.04), 1.0, "top"), 0.1 + 0.04, (0.01, 0.005)),
         "sphere on an ellipsoid": (flat, 0.05, None, scenes.sphere(0.05, mass=1.0), 0.1 + 0.05, (0.0, 0.0)),
         "ellipsoid on a capsule": (scenes.capsule(0.05, 0.3, mass=10.0), 0.05, LYING, egg((0.1, 0.1, 0.02), 1.0, "plate"),
                                    0.1 + 0.02, (0.0, 0.0)),
+        "ellipsoid on a box": (scenes.box((0.4, 0.4, 0.1), mass=10.0), 0.05, None, egg((0.08, 0.05, 0.04), 1.0, "top"),
+                               0.1 + 0.04, (0.02, 0.01)),
+        "ellipsoid on a drum": (scenes.cylinder(0.15, 0.1, mass=10.0), 0.05, None, egg((0.08, 0.05, 0.04), 1.0, "top"),
+                                0.1 + 0.04, (0.02, 0.01)),
     }
     models, states = [], []
     for i, (base, base_height, base_quaternion, top, top_height, (dx, dy)) in enumerate(scenes_.values()):
@@ -229,7 +261,8 @@ def rested():
         world.pair_law.max_penetration)
 
 
-@pytest.mark.parametrize("scene", ["ellipsoid on an ellipsoid", "sphere on an ellipsoid", "ellipsoid on a capsule"])
+@pytest.mark.parametrize("scene", ["ellipsoid on an ellipsoid", "sphere on an ellipsoid", "ellipsoid on a capsule", "ellipsoid on a box",
+                                   "ellipsoid on a drum"])
 def test_bodies_rest_on_ellipsoids_at_the_pair_depth_with_their_weight(rested, scene, figures):
     by_scene, max_penetration = rested
     depth, normal, count = by_scene[scene]

@@ -71,36 +71,51 @@ def _newton(n: jax.Array, offset: jax.Array, S_a: jax.Array, S_b: jax.Array, sca
     return moved / jnp.linalg.norm(moved)
 
 
+def _across_newton(n: jax.Array, offset: jax.Array, axis: jax.Array, S_a: jax.Array, S_b: jax.Array) -> jax.Array:
+    """One Newton step of the unit normal ``n`` towards the least overlap on the circle of normals
+    across the unit ``axis`` (``n`` first put on it): that of a segment's deepest point inside
+    its ends, where the overlap is flat along the segment and the normal lies across it."""
+    across = n - jnp.dot(n, axis) * axis
+    n = across / jnp.sqrt(jnp.dot(across, across) + 1e-300)
+    w = jnp.cross(axis, n)
+    _, g_a, H_a = _quadric(S_a, n)
+    _, g_b, H_b = _quadric(S_b, n)
+    gradient = offset + g_a + g_b
+    curvature = w @ (H_a + H_b) @ w - jnp.dot(n, gradient)
+    turn = -jnp.dot(gradient, w) / jnp.where(curvature > 1e-12, curvature, 1e-12)
+    moved = n + jnp.clip(turn, -_LARGEST_TURN, _LARGEST_TURN) * w
+    return moved / jnp.linalg.norm(moved)
+
+
+def _settled(n: jax.Array, offset: jax.Array, axis: jax.Array, which: jax.Array, S_a: jax.Array, S_b: jax.Array,
+             scale: jax.Array) -> jax.Array:
+    """The normal ``n`` of a segment's deepest point (:func:`_deepest`, no gradients) moved by one
+    Newton step with the shapes' gradients (the implicit function theorem): on the sphere of
+    normals at an end (or a point), on the circle across the segment inside it."""
+    n = jax.lax.stop_gradient(n)
+    return jnp.where(which == 0, _across_newton(n, offset, axis, S_a, S_b), _newton(n, offset, S_a, S_b, scale))
+
+
 def _overlap(n: jax.Array, offset: jax.Array, S_a: jax.Array, S_b: jax.Array, radius: jax.Array) -> jax.Array:
     """``s``: how far the shapes overlap along the unit normal ``n`` (see the module docstring)."""
     return jnp.dot(offset, n) + _quadric(S_a, n)[0] + _quadric(S_b, n)[0] + radius
 
 
-def ellipsoid_round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
-    """1 slot of a sphere, capsule or ellipsoid a (``size_a``: a sphere's ``(radius, 0, 0)``, a
-    capsule's ``(radius, half length along z, 0)``, an ellipsoid's radii; an ellipsoid is told by
-    its third size) and an ellipsoid b of radii ``size_b (3,)`` (world poses ``H (4, 4)``; the normal
-    from b towards a): the deepest point of a's segment and the normal there (see the module
-    docstring), placed midway between the two surfaces."""
-    dtype = H_a.dtype
-    ellipsoid = size_a[2] > 0
-    M_a = jnp.where(ellipsoid, H_a[:3, :3] * size_a[None, :], 0.0)
-    radius = jnp.where(ellipsoid, 0.0, size_a[0])
-    half = jnp.where(ellipsoid, 0.0, size_a[1])
-    axis = H_a[:3, 2]
-    M_b = H_b[:3, :3] * size_b[None, :]
-    S_a, S_b = M_a @ M_a.T, M_b @ M_b.T
-    scale = jnp.max(size_b) + jnp.max(size_a)
-    centre = H_b[:3, 3] - H_a[:3, 3]  # c_b - c_a
+def _deepest(offset: jax.Array, axis: jax.Array, half: jax.Array, S_a: jax.Array, S_b: jax.Array, radius: jax.Array,
+             scale: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The deepest parameter ``t`` of a's segment, the normal ``n (3,)`` there, which it is
+    (0: inside the segment, 1: its -end, 2: its +end) and the overlap [m] there, without
+    gradients: ``max_t min_n s(n, t)`` for ``offset = c_b - c_a (3,)`` (see the module docstring)."""
+    fixed = jax.lax.stop_gradient
+    offset, axis, half, S_a, S_b, radius = (fixed(x) for x in (offset, axis, half, S_a, S_b, radius))
 
     def solve(t, n):
-        offset = centre - t * axis
-        n = jax.lax.fori_loop(0, NORMAL_STEPS, lambda _, n: _newton(n, offset, S_a, S_b, scale), n)
-        return _overlap(n, offset, S_a, S_b, radius), n
+        moved = offset - t * axis
+        n = jax.lax.fori_loop(0, NORMAL_STEPS, lambda _, n: _newton(n, moved, S_a, S_b, scale), n)
+        return _overlap(n, moved, S_a, S_b, radius), n
 
-    fixed = jax.lax.stop_gradient
-    start, _ = unit(-fixed(centre), jnp.array([0.0, 0.0, 1.0], dtype))
-    lo, hi = -fixed(half), fixed(half)
+    start, _ = unit(-offset, jnp.array([0.0, 0.0, 1.0], offset.dtype))
+    lo, hi = -half, half
     t1, t2 = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
     f1, n1 = solve(t1, start)
     f2, n2 = solve(t2, n1)
@@ -116,20 +131,112 @@ def ellipsoid_round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: j
         n1, n2 = jnp.where(left, n_new, n2), jnp.where(left, n1, n_new)
         return lo, hi, t1, t2, f1, f2, n1, n2
 
-    _, _, t1, t2, f1, f2, n1, n2 = jax.lax.fori_loop(0, SEGMENT_STEPS, golden, (lo, hi, t1, t2, f1, f2, fixed(n1), fixed(n2)))
+    _, _, t1, t2, f1, f2, n1, n2 = jax.lax.fori_loop(0, SEGMENT_STEPS, golden, (lo, hi, t1, t2, f1, f2, n1, n2))
     inner, t_inner, n_inner = jnp.where(f1 > f2, f1, f2), jnp.where(f1 > f2, t1, t2), jnp.where(f1 > f2, n1, n2)
-    f_lo, n_lo = solve(-fixed(half), n_inner)
-    f_hi, n_hi = solve(fixed(half), n_inner)
-    best = jnp.argmax(jnp.stack([inner, f_lo, f_hi]))
-    t = fixed(t_inner)
-    n = fixed(jnp.stack([n_inner, n_lo, n_hi])[best])
-    # An end's parameter is the shape's own; an interior optimum's is fixed (the depth is flat in t there).
-    t = jnp.where(best == 1, -half, jnp.where(best == 2, half, t))
+    f_lo, n_lo = solve(-half, n_inner)
+    f_hi, n_hi = solve(half, n_inner)
+    which = jnp.argmax(jnp.stack([inner, f_lo, f_hi]))
+    return t_inner, jnp.stack([n_inner, n_lo, n_hi])[which], which, jnp.stack([inner, f_lo, f_hi])[which]
+
+
+def _on_segment(t: jax.Array, which: jax.Array, half: jax.Array) -> jax.Array:
+    """The parameter of :func:`_deepest`'s result: an end's is the shape's own (with its
+    gradient); an interior optimum's is fixed (the depth is flat in ``t`` there)."""
+    return jnp.where(which == 1, -half, jnp.where(which == 2, half, t))
+
+
+def _slot(n: jax.Array, depth: jax.Array, H_b: jax.Array, S_b: jax.Array) -> Slots:
+    """The slot of unit normal ``n`` (from b towards a) and ``depth``: midway between the
+    surfaces, half the depth inside b's farthest point along ``n``."""
+    point_b = H_b[:3, 3] + _quadric(S_b, n)[1]
+    return Slots((point_b - 0.5 * depth * n)[None], n[None], depth[None], jnp.ones((1,), bool))
+
+
+def ellipsoid_round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
+                    cylinder_a: jax.Array | bool = False) -> Slots:
+    """1 slot of a sphere, capsule, ellipsoid or cylinder a (``size_a``: a sphere's ``(radius, 0,
+    0)``, a capsule's and a cylinder's ``(radius, half length along z, 0)``, an ellipsoid's radii;
+    an ellipsoid is told by its third size, a cylinder by ``cylinder_a``) and an ellipsoid b of
+    radii ``size_b (3,)`` (world poses ``H (4, 4)``; the normal from b towards a): the deepest
+    point of a's segment and the normal there (see the module docstring), placed midway between
+    the two surfaces. A cylinder is the disc of its radius (an ellipsoid of radii ``(r, r, 0)``)
+    swept along its segment; its caps, where the disc's support is not smooth, are the normals
+    along its axis, taken where they overlap less."""
+    cylinder = jnp.asarray(cylinder_a)
+    ellipsoid = (size_a[2] > 0) & ~cylinder
+    R_a = H_a[:3, :3]
+    M_a = jnp.where(ellipsoid, R_a * size_a[None, :], jnp.where(cylinder, R_a * jnp.stack([size_a[0], size_a[0], 0.0])[None, :], 0.0))
+    radius = jnp.where(ellipsoid | cylinder, 0.0, size_a[0])
+    half = jnp.where(ellipsoid, 0.0, size_a[1])
+    axis = R_a[:, 2]
+    M_b = H_b[:3, :3] * size_b[None, :]
+    S_a, S_b = M_a @ M_a.T, M_b @ M_b.T
+    scale = jnp.max(size_b) + jnp.max(size_a)
+    centre = H_b[:3, 3] - H_a[:3, 3]  # c_b - c_a
+    t, n, which, _ = _deepest(centre, axis, half, S_a, S_b, radius, scale)
+    which = jnp.where(half > 0, which, 1)  # a point: no segment to lie across
+    t = _on_segment(t, which, half)
     offset = centre - t * axis
-    n = _newton(n, offset, S_a, S_b, scale)  # the optimum's motion with the poses (one step from it)
-    q_a, g_a, _ = _quadric(S_a, n)
-    q_b, g_b, _ = _quadric(S_b, n)
-    point_a = H_a[:3, 3] + t * axis - g_a - radius * n
-    point_b = H_b[:3, 3] + g_b
-    depth = jnp.dot(point_b - point_a, n)
-    return Slots((0.5 * (point_a + point_b))[None], n[None], depth[None], jnp.ones((1,), bool))
+    n = _settled(n, offset, axis, which, S_a, S_b, scale)
+    caps = jnp.stack([n, axis, -axis])
+    # The caps overlap as the whole segment does; the deepest t's own overlap is flat in t (an
+    # inexact interior t changes it to second order only).
+    values = jnp.stack([_overlap(n, offset, S_a, S_b, radius)]
+                       + [_overlap(x, centre, S_a, S_b, radius) + half * jnp.abs(jnp.dot(axis, x)) for x in (axis, -axis)])
+    # A cap is taken where it overlaps no more than the segment's deepest point (ties: the cap's
+    # normal, exact, where the disc's support has its kink and Newton's steps do not settle).
+    fixed = jax.lax.stop_gradient(values)
+    cap = jnp.argmin(fixed[1:]) + 1
+    chosen = jnp.where(cylinder & (fixed[cap] <= fixed[0] + 1e-9 * scale), cap, 0)
+    n = caps[chosen]
+    return _slot(n, values[chosen], H_b, S_b)
+
+
+BOX_EDGES = 12
+
+
+def box_ellipsoid(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """1 slot of a box a of half extents ``size_a (3,)`` and an ellipsoid b of radii ``size_b
+    (3,)`` (world poses ``H (4, 4)``; the normal from b towards a). The normal of least overlap
+    is where one, two, or three and more of the box's corners are farthest along it: the deepest
+    point of one of the box's 12 edges (corners at their ends, :func:`_deepest`) or a face's
+    normal, whichever overlaps least along its normal."""
+    R_a, dtype = H_a[:3, :3], H_a.dtype
+    M_b = H_b[:3, :3] * size_b[None, :]
+    S_b = M_b @ M_b.T
+    S_a = jnp.zeros((3, 3), dtype)
+    scale = jnp.max(size_b) + jnp.max(size_a)
+    signs = jnp.array([[sy, sz] for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)], dtype)
+    middles, axes, halves = [], [], []
+    for k in range(3):  # the 4 edges along each axis
+        others = [j for j in range(3) if j != k]
+        middles.append(H_a[:3, 3] + (signs * size_a[jnp.array(others)]) @ R_a[:, others].T)
+        axes.append(jnp.broadcast_to(R_a[:, k], (4, 3)))
+        halves.append(jnp.broadcast_to(size_a[k], (4,)))
+    middle, axis, half = jnp.concatenate(middles), jnp.concatenate(axes), jnp.concatenate(halves)
+    offset = H_b[:3, 3] - middle
+    zero = jnp.zeros((), dtype)
+    t, n_edge, which, _ = jax.vmap(_deepest, (0, 0, 0, None, None, None, None))(offset, axis, half, S_a, S_b, zero, scale)
+
+    def overlap(n):  # of the box and the ellipsoid along n
+        return jnp.dot(H_b[:3, 3] - H_a[:3, 3], n) + jnp.dot(size_a, jnp.abs(R_a.T @ n)) + _quadric(S_b, n)[0]
+
+    faces = jnp.concatenate([R_a.T, -R_a.T])
+    # Every candidate overlaps as the box does along its normal (each is the least overlap where it
+    # is the optimum); an edge's inside its ends has its normal across the edge, exactly so.
+    edges = jax.vmap(_across)(n_edge, axis, which)
+    candidates = jax.lax.stop_gradient(jnp.concatenate([edges, faces]))
+    chosen = jnp.argmin(jax.vmap(overlap)(candidates))
+    edge = jnp.minimum(chosen, BOX_EDGES - 1)
+    t = _on_segment(t[edge], which[edge], half[edge])
+    n_edge = _settled(candidates[edge], offset[edge] - t * axis[edge], axis[edge], which[edge], S_a, S_b, scale)
+    n = jnp.where(chosen < BOX_EDGES, n_edge, faces[jnp.maximum(chosen - BOX_EDGES, 0)])
+    return _slot(n, overlap(n), H_b, S_b)
+
+
+def _across(n: jax.Array, axis: jax.Array, which: jax.Array) -> jax.Array:
+    """The unit normal ``n (3,)`` of a segment's deepest point made exactly perpendicular to its
+    ``axis (3,)`` where that point lies inside the segment (``which == 0``, :func:`_deepest`: the
+    overlap is flat in ``t`` there), as it is."""
+    across = n - jnp.dot(n, axis) * axis
+    return jnp.where(which == 0, across / jnp.sqrt(jnp.dot(across, across) + 1e-300), n)

@@ -12,8 +12,10 @@ the first ``slots`` of its family's slots: the others are never candidates for i
 Convex hulls meet hulls, boxes and cylinders in one narrow phase of their own (:data:`HULLS`, a
 box being the hull of its corners and a cylinder the prism on its rims: :mod:`.hull`), spheres
 and capsules in another (:data:`ROUND_HULLS`); both take the hulls' data besides their poses.
-Ellipsoids meet spheres, capsules and ellipsoids in one narrow phase on their support functions
-(:func:`.ellipsoid.ellipsoid_round`, one slot).
+Ellipsoids meet spheres, capsules, cylinders (the disc of their radius swept along their
+segment) and ellipsoids in one narrow phase on their support functions
+(:func:`.ellipsoid.ellipsoid_round`, one slot), and boxes in another (:func:`.ellipsoid.box_ellipsoid`:
+the box's edges and faces).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
 from .box_caps import FEATURES as CAP_FEATURES
 from .box_caps import SLOTS as CAP_SLOTS
 from .box_caps import box_on_cap
-from .ellipsoid import ellipsoid_round
+from .ellipsoid import box_ellipsoid, ellipsoid_round
 from .cylinder import caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
@@ -115,7 +117,8 @@ FAMILIES: dict[str, Family] = {
     "round": Family(_round, 2, _caps),
     "round-box": Family(_round_box, _ROUND_BOX_SLOTS, _box_caps),
     "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
-    "ellipsoid": Family(_alone(ellipsoid_round), 1),
+    "ellipsoid": Family(lambda H_a, size_a, H_b, size_b, cylinder_a, cylinder_b: ellipsoid_round(H_a, size_a, H_b, size_b, cylinder_a), 1),
+    "box-ellipsoid": Family(_alone(box_ellipsoid), 1),
 }
 
 
@@ -201,6 +204,8 @@ KINDS: dict[str, Kind] = {
     "sphere-ellipsoid": Kind("ellipsoid", 1, rounded=_FIRST),
     "capsule-ellipsoid": Kind("ellipsoid", 1, rounded=_FIRST),
     "ellipsoid-ellipsoid": Kind("ellipsoid", 1),
+    "cylinder-ellipsoid": Kind("ellipsoid", 1, cylinders=(True, False)),
+    "box-ellipsoid": Kind("box-ellipsoid", 1),
     POINTS: Kind(POINTS, POINT_CHUNK),
 }
 
