@@ -10,6 +10,7 @@ the weight within 0.5 %). Float64.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +21,10 @@ from scipy.spatial.transform import Rotation
 
 import jaxsim_like as js
 from jaxsim_like import scenes
+from jaxsim_like.dynamics.hulls import Hulls
+from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation.collision import KINDS
+from jaxsim_like.simulation.collision.hull import HullData, in_world
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
 G = 9.81
@@ -53,9 +57,13 @@ def reach(H: np.ndarray, size: np.ndarray, n: np.ndarray, kind: str = "") -> np.
 
 def reference(H_a, size_a, H_b, size_b, kind_a: str = "") -> tuple[float, np.ndarray]:
     """The signed depth [m] (least overlap over the unit directions ``n``, from b towards a) and its ``n``."""
+    return reference_of(lambda n: reach(H_b, size_b, n) + reach(H_a, size_a, -n, kind_a))
+
+
+def reference_of(overlaps) -> tuple[float, np.ndarray]:
+    """The least of ``overlaps(n (K, 3)) -> (K,)`` over the unit directions and its direction."""
     def overlap(n):
-        n = np.atleast_2d(n)
-        return reach(H_b, size_b, n) + reach(H_a, size_a, -n, kind_a)
+        return overlaps(np.atleast_2d(n))
 
     def direction(angles):
         return np.array([np.sin(angles[0]) * np.cos(angles[1]), np.sin(angles[0]) * np.sin(angles[1]), np.cos(angles[0])])
@@ -128,6 +136,38 @@ def test_the_narrow_phases_match_a_brute_force_reference(kernels, figures):
         assert reach(shapes[2], shapes[3], normal[None])[0] == pytest.approx(on_b @ normal, abs=1e-8)
     for kind, (error, turn) in worst.items():
         figures(f"ellipsoid narrow phase vs brute force, {kind}-ellipsoid: largest depth error", error, "m")
+
+
+def random_hull(rng) -> tuple[Hulls, np.ndarray]:
+    """A convex hull of 12 random points within 6 cm of its origin (:class:`~jaxsim_like.dynamics.hulls.Hulls`, one row), and its vertices."""
+    hull = convex_hull(rng.normal(size=(12, 3)) * 0.03, 16)
+    return Hulls.of([hull], jnp.float64), np.asarray(hull.vertices)
+
+
+def test_the_hull_narrow_phase_matches_a_brute_force_reference(figures):
+    """A hull's least overlap with an ellipsoid over the directions (its support: the most of its
+    vertices), hulls of random points at random poses, touching and apart."""
+    rng = np.random.default_rng(5)
+    kernel = jax.jit(KINDS["hull-ellipsoid"].kernel)
+    worst = 0.0
+    for _ in range(6):
+        hulls, vertices = random_hull(rng)
+        size_b = rng.uniform(0.03, 0.12, 3)
+        H_b = pose(Rotation.random(random_state=rng).as_matrix(), np.zeros(3))
+        R_a = Rotation.random(random_state=rng).as_matrix()
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        gap = reach(H_b, size_b, d[None])[0] + np.max(vertices @ R_a.T @ -d)
+        H_a = pose(R_a, (gap + rng.uniform(-0.01, 0.015)) * d)
+        row = HullData(*(getattr(hulls, name)[0] for name in HullData._fields))
+        slots = kernel(in_world(jnp.asarray(H_a), row), jnp.asarray(H_b), jnp.asarray(size_b))
+        world = vertices @ R_a.T + H_a[:3, 3]
+        hull_reach = lambda n: np.max(n @ world.T, axis=1)  # noqa: E731
+        depth, normal = reference_of(lambda n: reach(H_b, size_b, n) + hull_reach(-n))
+        worst = max(worst, abs(float(slots.depth[0]) - depth))
+        assert float(slots.depth[0]) == pytest.approx(depth, abs=1e-9)
+        np.testing.assert_allclose(np.asarray(slots.normal[0]), normal, atol=1e-5)
+    figures("ellipsoid narrow phase vs brute force, hull-ellipsoid: largest depth error", worst, "m")
 
 
 def test_ellipsoid_pairs_match_mujoco(figures):
@@ -213,13 +253,28 @@ def egg(radii, mass: float, name: str) -> js.Model:
         <geom type="ellipsoid" size="{a} {b} {c}" mass="{mass}"/></body></worldbody></mujoco>""")
 
 
+CUBE = np.array(list(itertools.product((-0.05, 0.05), repeat=3)))
+CUBE_FACES = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
+
+
+def hull_cube(path, mass: float) -> js.Model:
+    """A free 0.1 m cube of ``mass`` [kg] as the convex hull of a mesh written to ``path``."""
+    path.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in CUBE) + "".join("f " + " ".join(str(i + 1) for i in f) + "\n" for f in CUBE_FACES))
+    inertia = mass * 0.02 / 12
+    return js.load_model(
+        f"""<robot name="hull"><link name="link"><inertial><mass value="{mass}"/>
+        <inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry><mesh filename="{path}"/></geometry></collision></link></robot>"""
+    )
+
+
 @pytest.fixture(scope="module")
-def rested():
+def rested(tmp_path_factory):
     """Per scene: the deepest contact between the two bodies at the end [m], the normal force
     on the top over the last 0.25 s ``(K,)`` [N], the touching contacts at the end, and the law's
     ``max_penetration``: an ellipsoid on a flat ellipsoid lying on the ground, a sphere on it
-    (at its top), a flat ellipsoid across a lying capsule, an ellipsoid on a slab and on a
-    standing drum's cap, 1.5 s at 2 ms."""
+    (at its top), a flat ellipsoid across a lying capsule, an ellipsoid on a slab, on a
+    standing drum's cap and on a cube that is a mesh's hull, 1.5 s at 2 ms."""
     flat = egg((0.3, 0.25, 0.05), 10.0, "flat")
     scenes_ = {
         "ellipsoid on an ellipsoid": (flat, 0.05, None, egg((0.08, 0.05, 0.04), 1.0, "top"), 0.1 + 0.04, (0.01, 0.005)),
@@ -230,6 +285,8 @@ def rested():
                                0.1 + 0.04, (0.02, 0.01)),
         "ellipsoid on a drum": (scenes.cylinder(0.15, 0.1, mass=10.0), 0.05, None, egg((0.08, 0.05, 0.04), 1.0, "top"),
                                 0.1 + 0.04, (0.02, 0.01)),
+        "ellipsoid on a hull": (hull_cube(tmp_path_factory.mktemp("ellipsoid_pairs") / "cube.obj", 10.0), 0.05, None,
+                                egg((0.04, 0.03, 0.02), 1.0, "top"), 0.1 + 0.02, (0.01, 0.005)),
     }
     models, states = [], []
     for i, (base, base_height, base_quaternion, top, top_height, (dx, dy)) in enumerate(scenes_.values()):
@@ -262,7 +319,7 @@ def rested():
 
 
 @pytest.mark.parametrize("scene", ["ellipsoid on an ellipsoid", "sphere on an ellipsoid", "ellipsoid on a capsule", "ellipsoid on a box",
-                                   "ellipsoid on a drum"])
+                                   "ellipsoid on a drum", "ellipsoid on a hull"])
 def test_bodies_rest_on_ellipsoids_at_the_pair_depth_with_their_weight(rested, scene, figures):
     by_scene, max_penetration = rested
     depth, normal, count = by_scene[scene]

@@ -1,4 +1,5 @@
-"""The narrow phase of an ellipsoid (b) against a sphere, a capsule or an ellipsoid (a): one slot.
+"""The narrow phases of an ellipsoid (b) against a sphere, a capsule, a cylinder, an ellipsoid, a
+box or a convex hull (a): one slot.
 
 Each shape is given by its support function. Shape a is an ellipsoid ``c_a + M_a y`` (``|y| <=
 1``) swept along the segment ``t e``, ``|t| <= h``, by a ball of radius ``r`` (a sphere: ``M_a =
@@ -14,7 +15,10 @@ Newton's method on the unit sphere (:data:`NORMAL_STEPS` steps from the directio
 centres, each step bounded and its Hessian shifted to be positive). The depth is concave in
 ``t`` (a minimum of functions affine in ``t``): the segment's deepest ``t`` is found by golden
 section (:data:`SEGMENT_STEPS` steps, then compared with both ends), the normal of each step
-started from the last one's. Fixed work, one program for every pair of the family.
+started from the last one's. Fixed work, one program for every pair of the family. A cylinder
+is a disc (an ellipsoid of no thickness) swept along its segment, its caps' normals candidates
+of their own; a box or a hull overlaps least along a face's normal or where one of its edges is
+deepest (:func:`_polytope`).
 
 Gradients: the depth at the optimum has the gradient of ``s`` there (the optimum's own motion
 drops out); the normal's is that of one Newton step from the optimum with the pose's
@@ -24,10 +28,13 @@ shapes as central differences see them.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import jax
 import jax.numpy as jnp
 
 from .geometry import perpendicular, unit
+from .hull import HullData
 from .slots import Slots
 
 NORMAL_STEPS = 10
@@ -192,20 +199,43 @@ def ellipsoid_round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: j
     return _slot(n, values[chosen], H_b, S_b)
 
 
-BOX_EDGES = 12
+def _polytope(middle: jax.Array, axis: jax.Array, half: jax.Array, faces: jax.Array, lowest: Callable[[jax.Array], jax.Array],
+              H_b: jax.Array, size_b: jax.Array, scale: jax.Array) -> Slots:
+    """1 slot of a convex polytope a and an ellipsoid b of radii ``size_b (3,)`` at ``H_b (4, 4)``
+    (the normal from b towards a): a's edges ``(E,)`` of ``middle (E, 3)``, unit ``axis (E, 3)``
+    and ``half`` length ``(E,)`` [m], the unit normals ``faces (F, 3)`` from b towards a along which
+    a face of a can meet b (its outward normals, reversed), and ``lowest(n) -> ()``, a's least
+    extent along ``n``. The normal of least overlap is where one, two, or three and more of a's
+    vertices are farthest along it: the deepest point of an edge (its vertices at its ends,
+    :func:`_deepest`) or a face's normal, whichever overlaps least along its normal."""
+    dtype = H_b.dtype
+    M_b = H_b[:3, :3] * size_b[None, :]
+    S_b = M_b @ M_b.T
+    S_a, zero = jnp.zeros((3, 3), dtype), jnp.zeros((), dtype)
+    offset = H_b[:3, 3] - middle
+    t, n_edge, which, _ = jax.vmap(_deepest, (0, 0, 0, None, None, None, None))(offset, axis, half, S_a, S_b, zero, scale)
+
+    def overlap(n):  # of a and the ellipsoid along n
+        return jnp.dot(H_b[:3, 3], n) + _quadric(S_b, n)[0] - lowest(n)
+
+    # Every candidate overlaps as a does along its normal (each is the least overlap where it is
+    # the optimum); an edge's inside its ends has its normal across the edge, exactly so.
+    edges = jax.vmap(_across)(n_edge, axis, which)
+    candidates = jax.lax.stop_gradient(jnp.concatenate([edges, faces]))
+    chosen = jnp.argmin(jax.vmap(overlap)(candidates))
+    count = middle.shape[0]
+    edge = jnp.minimum(chosen, count - 1)
+    t = _on_segment(t[edge], which[edge], half[edge])
+    n_edge = _settled(candidates[edge], offset[edge] - t * axis[edge], axis[edge], which[edge], S_a, S_b, scale)
+    n = jnp.where(chosen < count, n_edge, faces[jnp.maximum(chosen - count, 0)])
+    return _slot(n, overlap(n), H_b, S_b)
 
 
 def box_ellipsoid(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
     """1 slot of a box a of half extents ``size_a (3,)`` and an ellipsoid b of radii ``size_b
-    (3,)`` (world poses ``H (4, 4)``; the normal from b towards a). The normal of least overlap
-    is where one, two, or three and more of the box's corners are farthest along it: the deepest
-    point of one of the box's 12 edges (corners at their ends, :func:`_deepest`) or a face's
-    normal, whichever overlaps least along its normal."""
+    (3,)`` (world poses ``H (4, 4)``; the normal from b towards a): :func:`_polytope` of its 12
+    edges and 6 faces."""
     R_a, dtype = H_a[:3, :3], H_a.dtype
-    M_b = H_b[:3, :3] * size_b[None, :]
-    S_b = M_b @ M_b.T
-    S_a = jnp.zeros((3, 3), dtype)
-    scale = jnp.max(size_b) + jnp.max(size_a)
     signs = jnp.array([[sy, sz] for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)], dtype)
     middles, axes, halves = [], [], []
     for k in range(3):  # the 4 edges along each axis
@@ -213,25 +243,28 @@ def box_ellipsoid(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax
         middles.append(H_a[:3, 3] + (signs * size_a[jnp.array(others)]) @ R_a[:, others].T)
         axes.append(jnp.broadcast_to(R_a[:, k], (4, 3)))
         halves.append(jnp.broadcast_to(size_a[k], (4,)))
-    middle, axis, half = jnp.concatenate(middles), jnp.concatenate(axes), jnp.concatenate(halves)
-    offset = H_b[:3, 3] - middle
-    zero = jnp.zeros((), dtype)
-    t, n_edge, which, _ = jax.vmap(_deepest, (0, 0, 0, None, None, None, None))(offset, axis, half, S_a, S_b, zero, scale)
 
-    def overlap(n):  # of the box and the ellipsoid along n
-        return jnp.dot(H_b[:3, 3] - H_a[:3, 3], n) + jnp.dot(size_a, jnp.abs(R_a.T @ n)) + _quadric(S_b, n)[0]
+    def lowest(n):
+        return jnp.dot(H_a[:3, 3], n) - jnp.dot(size_a, jnp.abs(R_a.T @ n))
 
-    faces = jnp.concatenate([R_a.T, -R_a.T])
-    # Every candidate overlaps as the box does along its normal (each is the least overlap where it
-    # is the optimum); an edge's inside its ends has its normal across the edge, exactly so.
-    edges = jax.vmap(_across)(n_edge, axis, which)
-    candidates = jax.lax.stop_gradient(jnp.concatenate([edges, faces]))
-    chosen = jnp.argmin(jax.vmap(overlap)(candidates))
-    edge = jnp.minimum(chosen, BOX_EDGES - 1)
-    t = _on_segment(t[edge], which[edge], half[edge])
-    n_edge = _settled(candidates[edge], offset[edge] - t * axis[edge], axis[edge], which[edge], S_a, S_b, scale)
-    n = jnp.where(chosen < BOX_EDGES, n_edge, faces[jnp.maximum(chosen - BOX_EDGES, 0)])
-    return _slot(n, overlap(n), H_b, S_b)
+    return _polytope(jnp.concatenate(middles), jnp.concatenate(axes), jnp.concatenate(halves), jnp.concatenate([R_a.T, -R_a.T]),
+                     lowest, H_b, size_b, jnp.max(size_b) + jnp.max(size_a))
+
+
+def hull_ellipsoid(a: HullData, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """1 slot of a convex hull ``a`` (:class:`.hull.HullData` in world axes, padded by repetition)
+    and an ellipsoid b of radii ``size_b (3,)`` at ``H_b (4, 4)`` (the normal from b towards a):
+    :func:`_polytope` of its edges and faces."""
+    start, end = a.edges[:, 0], a.edges[:, 1]
+    along = end - start
+    length = jnp.sqrt(jnp.sum(along**2, axis=-1) + 1e-300)
+    reach = jnp.max(jnp.sqrt(jnp.sum((a.vertices - jnp.mean(a.vertices, axis=0)) ** 2, axis=-1)))
+
+    def lowest(n):
+        return jnp.min(a.vertices @ n)
+
+    return _polytope(0.5 * (start + end), along / length[:, None], 0.5 * length, -a.planes[:, :3], lowest, H_b, size_b,
+                     jnp.max(size_b) + reach)
 
 
 def _across(n: jax.Array, axis: jax.Array, which: jax.Array) -> jax.Array:

@@ -14,8 +14,8 @@ box being the hull of its corners and a cylinder the prism on its rims: :mod:`.h
 and capsules in another (:data:`ROUND_HULLS`); both take the hulls' data besides their poses.
 Ellipsoids meet spheres, capsules, cylinders (the disc of their radius swept along their
 segment) and ellipsoids in one narrow phase on their support functions
-(:func:`.ellipsoid.ellipsoid_round`, one slot), and boxes in another (:func:`.ellipsoid.box_ellipsoid`:
-the box's edges and faces).
+(:func:`.ellipsoid.ellipsoid_round`, one slot), boxes in another (:func:`.ellipsoid.box_ellipsoid`:
+the box's edges and faces) and hulls in a third (:data:`HULL_ELLIPSOIDS`, on the hulls' data).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
 from .box_caps import FEATURES as CAP_FEATURES
 from .box_caps import SLOTS as CAP_SLOTS
 from .box_caps import box_on_cap
-from .ellipsoid import box_ellipsoid, ellipsoid_round
+from .ellipsoid import box_ellipsoid, ellipsoid_round, hull_ellipsoid
 from .cylinder import caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
@@ -49,6 +49,9 @@ memories per pair depend on the world's hulls (:attr:`.table.PairGroup.memory`).
 ROUND_HULLS = "round-hull"
 """The family of the pairs of a sphere or a capsule (a) and a hull (b): its kernel is
 :func:`.hull_round.round_hull` of a's pose and size and b's :class:`.hull.HullData` in world axes, 3 slots."""
+HULL_ELLIPSOIDS = "hull-ellipsoid"
+"""The family of the pairs of a hull (a) and an ellipsoid (b): its kernel is
+:func:`.ellipsoid.hull_ellipsoid` of a's :class:`.hull.HullData` in world axes and b's pose and size, 1 slot."""
 POINT_CHUNK = 8
 """Collidable points meet a shape in chunks of this many points of one link (the last one padded):
 one bounding sphere, one candidate of the cull, per chunk."""
@@ -161,12 +164,14 @@ class Kind(NamedTuple):
     @property
     def kernel(self) -> Callable:
         """The narrow phase of one pair of this kind, ``(H_a, size_a, H_b, size_b) -> Slots``
-        (collidable points: :func:`.points.point_shape`; hulls: :func:`.hull.hull_hull` and
-        :func:`.hull_round.round_hull`, on hull data)."""
+        (collidable points: :func:`.points.point_shape`; hulls: :func:`.hull.hull_hull`,
+        :func:`.hull_round.round_hull` and :func:`.ellipsoid.hull_ellipsoid`, on hull data)."""
         if self.family == HULLS:
             return hull_hull
         if self.family == ROUND_HULLS:
             return round_hull
+        if self.family == HULL_ELLIPSOIDS:
+            return hull_ellipsoid
         if self.family == POINTS and self.ball_against is None:
             return point_shape
         if self.family == POINTS:
@@ -206,6 +211,7 @@ KINDS: dict[str, Kind] = {
     "ellipsoid-ellipsoid": Kind("ellipsoid", 1),
     "cylinder-ellipsoid": Kind("ellipsoid", 1, cylinders=(True, False)),
     "box-ellipsoid": Kind("box-ellipsoid", 1),
+    "hull-ellipsoid": Kind(HULL_ELLIPSOIDS, 1),
     POINTS: Kind(POINTS, POINT_CHUNK),
 }
 

@@ -47,7 +47,7 @@ from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, ELLIPSOID, HULL
 from ...parsers.description import combined
 from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
-from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
+from .kinds import HULL_ELLIPSOIDS, HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
 from .points import KIND_CODES
 
 NEIGHBOURS = 4
@@ -235,7 +235,7 @@ class CollisionTable:
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
             pairs=tuple(by_mark[k] for k in used),
-            hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS) for g in groups) else (0, 0, 0, 0),
+            hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS, HULL_ELLIPSOIDS) for g in groups) else (0, 0, 0, 0),
             point_rests_on=tuple(rests[p] for p in range(point_offsets[-1])),
             point_ring=_point_rings(models),
         )
