@@ -630,7 +630,7 @@ def build_model(
     collidable_points: Callable[[Any], np.ndarray] | None = None,
     semantics: Any = None,
     mesh_hulls: int | None = None,
-    ellipsoids: bool = False,
+    ellipsoids: bool = True,
 ) -> Model:
     """The :class:`Model` of a description: fixed joints lumped, links ordered by depth.
 
@@ -642,8 +642,9 @@ def build_model(
     (:class:`~jaxsim_like.parsers.shapes.SweptPoints`) or centres ``(P, 3)`` of radius 0;
     ``mesh_hulls``: meshes become hull shapes of at most that many vertices (:func:`.tree.link_shapes`;
     the points should then be those of :class:`~jaxsim_like.ContactSampling` of the same ``mesh_hulls``);
-    ``ellipsoids``: ellipsoids become ellipsoid shapes (the points should then give each its pole:
-    ``sphere_samples = None``, :mod:`~jaxsim_like.parsers.shapes`).
+    ``ellipsoids``: ellipsoids become ellipsoid shapes (default; the points should then give each
+    its pole, which the step moves to its deepest point: those of :class:`~jaxsim_like.ContactSampling`
+    by default, ``sphere_samples = None``, :mod:`~jaxsim_like.parsers.shapes`).
     """
     points = collidable_points or (lambda link: np.zeros((0, 3)))
     full = tree_module.tree_from_description(description, points, mesh_hulls, ellipsoids)

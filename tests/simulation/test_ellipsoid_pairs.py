@@ -21,7 +21,9 @@ from scipy.spatial.transform import Rotation
 
 import jaxsim_like as js
 from jaxsim_like import scenes
+from jaxsim_like.dynamics.model import build_model
 from jaxsim_like.dynamics.hulls import Hulls
+from jaxsim_like.parsers import parse_mjcf_world
 from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation.collision import KINDS
 from jaxsim_like.simulation.collision.hull import HullData, in_world
@@ -328,3 +330,38 @@ def test_bodies_rest_on_ellipsoids_at_the_pair_depth_with_their_weight(rested, s
     assert count == 1
     assert depth == pytest.approx(max_penetration, rel=0.1)
     np.testing.assert_allclose(normal, G, rtol=5e-3)
+
+
+def test_an_mjcf_scene_of_ellipsoids_loads_and_rests(figures):
+    """An MJCF file of free ellipsoids (one on the floor, one on it, one on a box on the floor)
+    loads with exact ellipsoids (one point, one shape each) and comes to rest over 1 s at 2 ms,
+    each body where MuJoCo's ``mj_step`` puts it within 2 mm (both soft: the terrain law here
+    rests 1 mm deep, MuJoCo's default contacts about 0.4 mm)."""
+    mujoco = pytest.importorskip("mujoco")
+    xml = """<mujoco><option timestep="0.002"/><worldbody><geom name="floor" type="plane" size="2 2 0.1"/>
+      <body name="low" pos="0 0 0.052"><freejoint/><geom type="ellipsoid" size="0.12 0.08 0.05" mass="2"/></body>
+      <body name="high" pos="0 0 0.145"><freejoint/><geom type="ellipsoid" size="0.06 0.05 0.04" mass="0.5"/></body>
+      <body name="brick" pos="0.5 0 0.051"><freejoint/><geom type="box" size="0.1 0.1 0.05" mass="3"/></body>
+      <body name="egg" pos="0.5 0 0.14"><freejoint/><geom type="ellipsoid" size="0.05 0.03 0.04" mass="0.3"/></body>
+    </worldbody></mujoco>"""
+    description = parse_mjcf_world(xml)
+    models = [build_model(x, collidable_points=js.ContactSampling().points) for x in description.models]
+    names = [model.name for model in models]
+    assert all(len(model.point_link) == 1 for model, name in zip(models, names) if name != "brick")
+    assert sorted(kind for model in models for kind in model.shape_kind) == ["box", "ellipsoid", "ellipsoid", "ellipsoid"]
+    world = WorldModel.build(models, dt=0.002, gravity=description.gravity, terrain=js.Terrain.of(description.terrain))
+    steps = 500
+    final = jax.jit(lambda s: world_rollout(world, s, None, steps)[0])(world.initial_state([js.State.build(m) for m in models]))
+    ours = {name: np.asarray(state.base_position) for name, state in zip(names, final.states)}
+    mj = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(mj)
+    for _ in range(steps):
+        mujoco.mj_step(mj, data)
+    assert all(np.isfinite(p).all() for p in ours.values())
+    worst = 0.0
+    for name in ("low", "high", "brick", "egg"):
+        theirs = np.array(data.xpos[mj.body(name).id])
+        worst = max(worst, float(np.linalg.norm(ours[name] - theirs)))
+        np.testing.assert_allclose(ours[name], theirs, atol=2e-3)
+    figures("MJCF scene of ellipsoids, 1 s vs mj_step: largest body distance", worst, "m")
+    assert ours["high"][2] == pytest.approx(0.05 + 0.05 + 0.04, abs=2e-3)

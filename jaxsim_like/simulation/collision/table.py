@@ -21,13 +21,14 @@ geometry, read once to tell which collidable points sample a solid shape):
   each collision's own by its model's rules), with the pair of the two surfaces combined
   (:attr:`CollisionTable.pairs`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
-  cylinders, hulls: :data:`.kinds.SOLID`; a hull meets a cylinder as the prism on its rims,
+  cylinders, hulls, ellipsoids: :data:`.kinds.SOLID`; a hull meets a cylinder as the prism on its rims,
   :func:`.hull.cylinder_hull`), and every collidable point of one link against every solid shape
-  but a hull of the other unless the point (its ball, for a swept point: a sphere's centre point
+  but a hull or an ellipsoid of the other unless the point (its ball, for a swept point: a sphere's centre point
   of its radius) lies on a solid shape of its own link whose narrow phase with that shape is
   complete (a box corner does not meet a box as a point; it does meet a cylinder, whose narrow
-  phases against capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`).
-  Meshes that are not hulls, ellipsoids and the like thus touch solid shapes through their
+  phases against capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`), or on
+  an ellipsoid of its own link (an exact ellipsoid's one point is its terrain contact only).
+  Meshes that are not hulls and sampled ellipsoids thus touch solid shapes through their
   points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
