@@ -15,7 +15,7 @@ Newton's method on the unit sphere (:data:`NORMAL_STEPS` steps from the directio
 centres, each step bounded and its Hessian shifted to be positive). The depth is concave in
 ``t`` (a minimum of functions affine in ``t``): the segment's deepest ``t`` is found by golden
 section (:data:`SEGMENT_STEPS` steps, then compared with both ends), the normal of each step
-started from the last one's. Fixed work, one program for every pair of the family. A cylinder
+started from the last one's (:data:`WARM_STEPS`). Fixed work, one program for every pair of the family. A cylinder
 is a disc (an ellipsoid of no thickness) swept along its segment, its caps' normals candidates
 of their own; a box or a hull overlaps least along a face's normal or where one of its edges is
 deepest (:func:`_polytope`).
@@ -38,7 +38,11 @@ from .hull import HullData
 from .slots import Slots
 
 NORMAL_STEPS = 10
-"""Newton steps on the unit sphere that find the normal of one segment parameter."""
+"""Newton steps on the unit sphere that find the normal of one segment parameter from the
+direction between the centres (and at the segment's ends)."""
+WARM_STEPS = 3
+"""Newton steps that find the normal of a golden-section step's parameter from the normal of the
+step before (near it: Newton's steps converge quadratically)."""
 SEGMENT_STEPS = 20
 """Golden-section steps along a capsule's segment (the interval shrinks by 0.618 each)."""
 _GOLDEN = 0.5 * (jnp.sqrt(5.0) - 1.0)
@@ -116,9 +120,9 @@ def _deepest(offset: jax.Array, axis: jax.Array, half: jax.Array, S_a: jax.Array
     fixed = jax.lax.stop_gradient
     offset, axis, half, S_a, S_b, radius = (fixed(x) for x in (offset, axis, half, S_a, S_b, radius))
 
-    def solve(t, n):
+    def solve(t, n, steps=NORMAL_STEPS):
         moved = offset - t * axis
-        n = jax.lax.fori_loop(0, NORMAL_STEPS, lambda _, n: _newton(n, moved, S_a, S_b, scale), n)
+        n = jax.lax.fori_loop(0, steps, lambda _, n: _newton(n, moved, S_a, S_b, scale), n)
         return _overlap(n, moved, S_a, S_b, radius), n
 
     start, _ = unit(-offset, jnp.array([0.0, 0.0, 1.0], offset.dtype))
@@ -132,7 +136,7 @@ def _deepest(offset: jax.Array, axis: jax.Array, half: jax.Array, S_a: jax.Array
         left = f1 > f2  # the deepest lies in [lo, t2]
         lo, hi = jnp.where(left, lo, t1), jnp.where(left, t2, hi)
         t_new = jnp.where(left, hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo))
-        f_new, n_new = solve(t_new, jnp.where(left, n1, n2))
+        f_new, n_new = solve(t_new, jnp.where(left, n1, n2), WARM_STEPS)
         t1, t2 = jnp.where(left, t_new, t2), jnp.where(left, t1, t_new)
         f1, f2 = jnp.where(left, f_new, f2), jnp.where(left, f1, f_new)
         n1, n2 = jnp.where(left, n_new, n2), jnp.where(left, n1, n_new)
