@@ -28,11 +28,13 @@ shapes as central differences see them.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 
+from ...dynamics.spatial import safe_sqrt
 from .geometry import perpendicular, unit
 from .hull import HullData
 from .slots import Slots
@@ -45,7 +47,7 @@ WARM_STEPS = 3
 step before (near it: Newton's steps converge quadratically)."""
 SEGMENT_STEPS = 20
 """Golden-section steps along a capsule's segment (the interval shrinks by 0.618 each)."""
-_GOLDEN = 0.5 * (jnp.sqrt(5.0) - 1.0)
+_GOLDEN = 0.5 * (math.sqrt(5.0) - 1.0)
 _LARGEST_TURN = 0.5  # [rad] the most one Newton step turns the normal
 
 
@@ -72,12 +74,12 @@ def _newton(n: jax.Array, offset: jax.Array, S_a: jax.Array, S_b: jax.Array, sca
     g = T.T @ gradient
     H = T.T @ (H_a + H_b) @ T - jnp.dot(n, gradient) * jnp.eye(2, dtype=n.dtype)
     a, b, c = H[0, 0], H[0, 1], H[1, 1]
-    least = 0.5 * (a + c) - jnp.sqrt(0.25 * (a - c) ** 2 + b**2)
+    least = 0.5 * (a + c) - safe_sqrt(0.25 * (a - c) ** 2 + b**2)
     shift = jnp.maximum(1e-6 * scale - least, 0.0)
     a, c = a + shift, c + shift
     step = -jnp.stack([c * g[0] - b * g[1], a * g[1] - b * g[0]]) / (a * c - b * b)
-    length = jnp.sqrt(jnp.dot(step, step) + 1e-300)
-    step = step * jnp.minimum(1.0, _LARGEST_TURN / length)
+    length = safe_sqrt(jnp.dot(step, step))
+    step = step * jnp.minimum(1.0, _LARGEST_TURN / jnp.maximum(length, _LARGEST_TURN))
     moved = n + T @ step
     return moved / jnp.linalg.norm(moved)
 
@@ -86,8 +88,7 @@ def _across_newton(n: jax.Array, offset: jax.Array, axis: jax.Array, S_a: jax.Ar
     """One Newton step of the unit normal ``n`` towards the least overlap on the circle of normals
     across the unit ``axis`` (``n`` first put on it): that of a segment's deepest point inside
     its ends, where the overlap is flat along the segment and the normal lies across it."""
-    across = n - jnp.dot(n, axis) * axis
-    n = across / jnp.sqrt(jnp.dot(across, across) + 1e-300)
+    n = _across(n, axis, jnp.zeros((), jnp.int32))
     w = jnp.cross(axis, n)
     _, g_a, H_a = _quadric(S_a, n)
     _, g_b, H_b = _quadric(S_b, n)
@@ -261,19 +262,23 @@ def hull_ellipsoid(a: HullData, H_b: jax.Array, size_b: jax.Array) -> Slots:
     :func:`_polytope` of its edges and faces."""
     start, end = a.edges[:, 0], a.edges[:, 1]
     along = end - start
-    length = jnp.sqrt(jnp.sum(along**2, axis=-1) + 1e-300)
-    reach = jnp.max(jnp.sqrt(jnp.sum((a.vertices - jnp.mean(a.vertices, axis=0)) ** 2, axis=-1)))
+    length = safe_sqrt(jnp.sum(along**2, axis=-1))
+    reach = jax.lax.stop_gradient(jnp.max(safe_sqrt(jnp.sum((a.vertices - jnp.mean(a.vertices, axis=0)) ** 2, axis=-1))))
 
     def lowest(n):
         return jnp.min(a.vertices @ n)
 
-    return _polytope(0.5 * (start + end), along / length[:, None], 0.5 * length, -a.planes[:, :3], lowest, H_b, size_b,
+    axis = along / jnp.where(length > 0, length, 1.0)[:, None]
+    return _polytope(0.5 * (start + end), axis, 0.5 * length, -a.planes[:, :3], lowest, H_b, size_b,
                      jnp.max(size_b) + reach)
 
 
 def _across(n: jax.Array, axis: jax.Array, which: jax.Array) -> jax.Array:
     """The unit normal ``n (3,)`` of a segment's deepest point made exactly perpendicular to its
-    ``axis (3,)`` where that point lies inside the segment (``which == 0``, :func:`_deepest`: the
-    overlap is flat in ``t`` there), as it is."""
+    unit ``axis (3,)`` where that point lies inside the segment (``which == 0``, :func:`_deepest`:
+    the overlap is flat in ``t`` there; a normal along the axis: any across it), as it is elsewhere."""
     across = n - jnp.dot(n, axis) * axis
-    return jnp.where(which == 0, across / jnp.sqrt(jnp.dot(across, across) + 1e-300), n)
+    squared = jnp.dot(across, across)
+    usable = squared > 1e-24
+    across = jnp.where(usable, across / jnp.sqrt(jnp.where(usable, squared, 1.0)), perpendicular(axis))
+    return jnp.where(which == 0, across, n)
