@@ -104,7 +104,7 @@ class Semantics:
 @pytree_dataclass(static=_STATIC_FIELDS)
 class Model:
     """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points,
-    ``S`` solid collision shapes (the spheres, boxes, capsules, cylinders and convex hulls that collisions use).
+    ``S`` solid collision shapes (the spheres, boxes, capsules, cylinders, convex hulls and ellipsoids that collisions use).
     ``ball_dofs`` (static): the first degree of freedom (``b:x``) of each ball joint.
 
     Traced fields (SI units; per-link arrays in link order, per-joint ones in joint order):
