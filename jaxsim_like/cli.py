@@ -89,12 +89,12 @@ def _load(args: argparse.Namespace):
 
 
 def _sampling(args: argparse.Namespace):
-    """The contact sampling of ``--mesh-points`` and ``--mesh-hulls``."""
+    """The contact sampling of ``--mesh-points``, ``--mesh-hulls`` and ``--ellipsoid-points``."""
     from .loading import ContactSampling
 
     default = ContactSampling()
     hulls = default.mesh_hulls if args.mesh_hulls is None else args.mesh_hulls
-    return ContactSampling(mesh_max_points=args.mesh_points, mesh_hulls=hulls)
+    return ContactSampling(mesh_max_points=args.mesh_points, mesh_hulls=hulls, sphere_samples=args.ellipsoid_points)
 
 
 def summary_lines(model) -> list[str]:
@@ -255,6 +255,17 @@ def _loading_options(parser: argparse.ArgumentParser) -> None:
         "boxes, spheres and capsules and rests on the ground on 4 of its vertices at most "
         f"(default: {MESH_HULL_VERTICES})",
     )
+    parser.add_argument(
+        "--ellipsoid-points", type=_lattice_points, metavar="N",
+        help="make each collision ellipsoid N (>= 2) collidable points of a Fibonacci lattice instead of an exact ellipsoid",
+    )
+
+
+def _lattice_points(text: str) -> int:
+    value = int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 2, got {text}")
+    return value
 
 
 def _non_negative(text: str) -> int:

@@ -16,7 +16,10 @@ from .parsers.shapes import MESH_HULL_VERTICES, SweptPoints, link_collidable_poi
 @dataclass(frozen=True)
 class ContactSampling:
     """How collision shapes become contacts (see :mod:`jaxsim_like.parsers.shapes`): spheres and
-    capsules are exact swept points; the counts sample ellipsoids, cylinders and box edges. A
+    capsules are exact swept points; the counts sample cylinders and box edges. Ellipsoids are
+    exact by default: an ellipsoid shape (:mod:`.simulation.collision`) whose one collidable point
+    the step moves to its deepest point along the terrain's normal (:mod:`.simulation.ellipsoids`);
+    ``sphere_samples = N`` makes each N points of a Fibonacci lattice instead (no shape). A
     cylinder's two rings of ``cylinder_samples`` rim points turn, at every step, towards the
     surface they meet (:mod:`jaxsim_like.simulation.rims`): its rim's deepest point is exact, and
     a cap flat on a face rests on the ring's regular polygon.
@@ -31,7 +34,7 @@ class ContactSampling:
     vertex of each mesh's hull a point."""
 
     box_edge_samples: int = 0
-    sphere_samples: int = 12
+    sphere_samples: int | None = None
     cylinder_samples: int = 8
     mesh_max_points: int | None = None
     mesh_hulls: int | None = MESH_HULL_VERTICES
@@ -40,6 +43,11 @@ class ContactSampling:
     def hulls(self) -> int | None:
         """The vertex cap of the meshes' hulls, None where meshes are points."""
         return self.mesh_hulls if self.mesh_max_points is None else None
+
+    @property
+    def exact_ellipsoids(self) -> bool:
+        """Whether ellipsoids are ellipsoid shapes (else sampled points)."""
+        return self.sphere_samples is None
 
     def points(self, link: LinkDescription) -> SweptPoints:
         """The swept points of ``link`` in its frame."""
@@ -74,7 +82,7 @@ def load_model(
         description = parse_model(source)
         semantics = parse_srdf(srdf, description) if srdf is not None else None
         return build_model(description, floating_base=floating_base, collidable_points=contact_sampling.points, semantics=semantics,
-                           mesh_hulls=contact_sampling.hulls)
+                           mesh_hulls=contact_sampling.hulls, ellipsoids=contact_sampling.exact_ellipsoids)
 
 
 def load_world(source: str | os.PathLike, *, strict: bool = False) -> WorldDescription:

@@ -301,7 +301,8 @@ class World:
 
     def _add(self, description: ModelDescription, name: str, srdf: Any) -> ModelEntry:
         model = build_model(
-            description, floating_base=False if description.static else None, collidable_points=ContactSampling().points
+            description, floating_base=False if description.static else None, collidable_points=ContactSampling().points,
+            ellipsoids=ContactSampling().exact_ellipsoids,
         )
         semantics = parse_srdf(srdf, description) if srdf is not None else None
         params = None if description.static else self._params(model)

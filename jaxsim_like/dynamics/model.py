@@ -28,7 +28,7 @@ import numpy as np
 
 from ..parsers.description import TERRAIN, LoopClosure, Mimic, MocapBody, ModelDescription
 from ..parsers.errors import ModelLoadError
-from ..parsers.shapes import RIM_COLUMNS, rim_frames
+from ..parsers.shapes import RIM_COLUMNS, ellipsoid_pole, rim_frames
 from ..pytree import pytree_dataclass
 from . import configuration, consistency, spatial
 from .ball_cones import BallCones, build_ball_cones
@@ -104,7 +104,7 @@ class Semantics:
 @pytree_dataclass(static=_STATIC_FIELDS)
 class Model:
     """A rigid multibody model. ``N`` links, ``n`` joints (DoFs), ``F`` frames, ``P`` contact points,
-    ``S`` solid collision shapes (the spheres, boxes, capsules, cylinders and convex hulls that collisions use).
+    ``S`` solid collision shapes (the spheres, boxes, capsules, cylinders, convex hulls and ellipsoids that collisions use).
     ``ball_dofs`` (static): the first degree of freedom (``b:x``) of each ball joint.
 
     Traced fields (SI units; per-link arrays in link order, per-joint ones in joint order):
@@ -142,6 +142,11 @@ class Model:
       direction in the frame of its link ``ring_link (R,)`` (int32; see
       :func:`~jaxsim_like.parsers.shapes.rim_frames`); ``point_ring (P,)`` (int32): each point's
       ring; ring 0 is no ring (zeros, link 0), that of the points on no rim;
+    - ``point_ellipsoid (P, 12)`` (None: no point is an ellipsoid's): of each point that is an exact
+      ellipsoid's (its -z pole, :func:`~jaxsim_like.parsers.shapes.ellipsoid_pole`), the
+      ellipsoid's centre [m] and ``R diag(radii)`` (row-major, [m]) in its link frame, zeros for
+      the other points; the step moves such a point to the ellipsoid's deepest point along the
+      surface it meets (:mod:`jaxsim_like.simulation.ellipsoids`);
     - ``shape_transform (S, 4, 4)``: ``L_H_S`` of each shape in its link ``shape_link``;
       ``shape_size (S, 3)`` [m]: half extents of a box, ``(radius, 0, 0)`` of a sphere,
       ``(radius, half length along the shape's z, 0)`` of a capsule or a cylinder, ``(radius of
@@ -168,7 +173,8 @@ class Model:
     Static: ``point_source (P,)`` and ``shape_source (S,)`` name the description link each point
     and shape came from (a link lumped into its parent keeps its own name there),
     ``point_collision (P,)`` and ``shape_collision (S,)`` their collision element (``""``: not
-    known); ``shape_kind (S,)`` is ``"sphere"``, ``"box"``, ``"capsule"``, ``"cylinder"`` or ``"hull"``;
+    known); ``shape_kind (S,)`` is ``"sphere"``, ``"box"``, ``"capsule"``, ``"cylinder"``, ``"hull"`` or ``"ellipsoid"``
+    (``shape_size``: its radii);
     ``collision_rules``: which collisions touch, as the file says
     (:class:`~jaxsim_like.parsers.description.CollisionRules`, MJCF; None: every collision).
     """
@@ -231,6 +237,7 @@ class Model:
     ring_rim: jax.Array | None = None
     ring_link: jax.Array | None = None
     point_ring: jax.Array | None = None
+    point_ellipsoid: jax.Array | None = None
 
     @property
     def dofs(self) -> int:
@@ -373,6 +380,7 @@ def model_from_tree(
     shapes = [(i, shape) for i, block in enumerate(tree.shapes) for shape in block]
     dtype = jnp.result_type(float)
     ring_rim, ring_link, point_ring = _rings(_rims(tree), [i for i, _ in points])
+    point_ellipsoid = _ellipsoid_points(tree)
 
     def per_joint(values: np.ndarray) -> jax.Array:
         return jnp.asarray(np.asarray(values)[joint_link], dtype=dtype)
@@ -431,7 +439,33 @@ def model_from_tree(
         ball_dofs=_ball_dofs(tree, joint_names),
         **({} if ring_rim is None else dict(ring_rim=jnp.asarray(ring_rim, dtype=dtype), ring_link=jnp.asarray(ring_link, jnp.int32),
                                             point_ring=jnp.asarray(point_ring, jnp.int32))),
+        **({} if point_ellipsoid is None else dict(point_ellipsoid=jnp.asarray(point_ellipsoid, dtype=dtype))),
     )
+
+
+ELLIPSOID_COLUMNS = 12
+"""The columns of :attr:`Model.point_ellipsoid`: an ellipsoid's centre and ``R diag(radii)``, row-major."""
+
+
+def _ellipsoid_points(tree: RigidTree) -> np.ndarray | None:
+    """``(P, 12)``: of the points of ``tree`` (link after link) that are the -z pole of an ellipsoid
+    shape of their link (radius 0; the first such shape), its centre and ``R diag(radii)``
+    (row-major) in the link frame; zeros for the others. None where no point is."""
+    blocks = []
+    for points, radii, shapes in zip(tree.points, tree.radii, tree.shapes):
+        rows = np.zeros((len(points), ELLIPSOID_COLUMNS))
+        for shape in shapes:
+            if shape.kind != tree_module.ELLIPSOID:
+                continue
+            R, origin = shape.L_H_S[:3, :3], shape.L_H_S[:3, 3]
+            pole = R @ ellipsoid_pole(shape.size) + origin
+            tolerance = 1e-9 * (1.0 + float(np.max(shape.size)))
+            on = (np.linalg.norm(np.asarray(points).reshape(-1, 3) - pole, axis=1) <= tolerance) & (np.asarray(radii) == 0)
+            on &= ~np.any(rows != 0, axis=1)
+            rows[on] = np.concatenate([origin, (R * shape.size[None, :]).reshape(-1)])
+        blocks.append(rows)
+    rows = np.concatenate([np.zeros((0, ELLIPSOID_COLUMNS))] + blocks)
+    return rows if np.any(rows) else None
 
 
 def _rims(tree: RigidTree) -> np.ndarray:
@@ -596,6 +630,7 @@ def build_model(
     collidable_points: Callable[[Any], np.ndarray] | None = None,
     semantics: Any = None,
     mesh_hulls: int | None = None,
+    ellipsoids: bool = True,
 ) -> Model:
     """The :class:`Model` of a description: fixed joints lumped, links ordered by depth.
 
@@ -606,10 +641,13 @@ def build_model(
     ``collidable_points(link)`` gives each link's contact points (none by default): swept points
     (:class:`~jaxsim_like.parsers.shapes.SweptPoints`) or centres ``(P, 3)`` of radius 0;
     ``mesh_hulls``: meshes become hull shapes of at most that many vertices (:func:`.tree.link_shapes`;
-    the points should then be those of :class:`~jaxsim_like.ContactSampling` of the same ``mesh_hulls``).
+    the points should then be those of :class:`~jaxsim_like.ContactSampling` of the same ``mesh_hulls``);
+    ``ellipsoids``: ellipsoids become ellipsoid shapes (default; the points should then give each
+    its pole, which the step moves to its deepest point: those of :class:`~jaxsim_like.ContactSampling`
+    by default, ``sphere_samples = None``, :mod:`~jaxsim_like.parsers.shapes`).
     """
     points = collidable_points or (lambda link: np.zeros((0, 3)))
-    full = tree_module.tree_from_description(description, points, mesh_hulls)
+    full = tree_module.tree_from_description(description, points, mesh_hulls, ellipsoids)
     lumped = tree_module.lump_fixed_joints(full)
     floating = not description.fixed_to_world if floating_base is None else bool(floating_base)
     if floating and lumped.mass.sum() <= 0:

@@ -26,7 +26,7 @@ from ..parsers.shapes import SweptPoints, mesh_hull
 ROOT, REVOLUTE, PRISMATIC, FIXED, BALL, SCREW = "root", "revolute", "prismatic", "fixed", "ball", "screw"
 BALL_AXES = ("x", "y", "z")
 """The three degrees of freedom of a ball joint: rotations about the child frame's axes."""
-SPHERE, BOX, CAPSULE, CYLINDER, HULL = "sphere", "box", "capsule", "cylinder", "hull"
+SPHERE, BOX, CAPSULE, CYLINDER, HULL, ELLIPSOID = "sphere", "box", "capsule", "cylinder", "hull", "ellipsoid"
 
 
 def rotation_about(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -62,10 +62,10 @@ def joint_motion(kind: str, axis: np.ndarray, point: np.ndarray, position: float
 
 @dataclass(frozen=True, eq=False)
 class Shape:
-    """A solid collision shape: ``kind`` (sphere, box, capsule, cylinder or hull), its pose ``L_H_S (4, 4)``
+    """A solid collision shape: ``kind`` (sphere, box, capsule, cylinder, hull or ellipsoid), its pose ``L_H_S (4, 4)``
     in the link frame, ``size (3,)`` [m] (box: half extents; sphere: radius, 0, 0; capsule: radius,
     half length of its segment along its z axis, 0; cylinder: radius, half length along its z axis, 0;
-    hull: the radius of the ball about its origin that holds it, 0, 0)
+    hull: the radius of the ball about its origin that holds it, 0, 0; ellipsoid: its radii along its axes)
     ``source``, the description link it came from, ``collision``, the name of its collision
     element, and a hull's ``hull`` (in the shape frame; None for the other kinds)."""
 
@@ -81,10 +81,10 @@ class Shape:
         return dataclasses.replace(self, L_H_S=B_H_L @ self.L_H_S)
 
 
-def link_shapes(link: LinkDescription, mesh_hulls: int | None = None) -> list[Shape]:
-    """The sphere, box, capsule and cylinder collisions of ``link`` as :class:`Shape`, and with
-    ``mesh_hulls`` its meshes as hulls of at most that many vertices (those with volume; other
-    kinds are skipped)."""
+def link_shapes(link: LinkDescription, mesh_hulls: int | None = None, ellipsoids: bool = False) -> list[Shape]:
+    """The sphere, box, capsule and cylinder collisions of ``link`` as :class:`Shape`, with
+    ``mesh_hulls`` its meshes as hulls of at most that many vertices (those with volume), and
+    with ``ellipsoids`` its ellipsoids (other kinds are skipped)."""
     shapes = []
     for collision in link.collisions:
         geometry = collision.geometry
@@ -98,6 +98,8 @@ def link_shapes(link: LinkDescription, mesh_hulls: int | None = None) -> list[Sh
             size = tuple(0.5 * np.asarray(geometry.size, dtype=float))
         elif geometry.type in (CAPSULE, CYLINDER):
             size = (geometry.radius, 0.5 * geometry.length, 0.0)
+        elif geometry.type == ELLIPSOID and ellipsoids:
+            size = tuple(np.asarray(geometry.size, dtype=float))
         else:
             continue
         shapes.append(Shape(geometry.type, np.asarray(collision.L_H_G, dtype=float), np.asarray(size, dtype=float), link.name, collision.name))
@@ -187,11 +189,12 @@ def _point_collisions(link: LinkDescription, collidable_points, count: int, need
     return tuple(c.name for c, n in zip(link.collisions, per) for _ in range(n))
 
 
-def tree_from_description(description: ModelDescription, collidable_points, mesh_hulls: int | None = None) -> RigidTree:
+def tree_from_description(description: ModelDescription, collidable_points, mesh_hulls: int | None = None,
+                          ellipsoids: bool = False) -> RigidTree:
     """The full tree of a description, fixed joints included, in depth-first order from the root.
 
     ``collidable_points(link)`` gives each link's contact points in its frame: :class:`SweptPoints`,
-    or centres ``(P, 3)`` of radius 0; ``mesh_hulls``: see :func:`link_shapes`.
+    or centres ``(P, 3)`` of radius 0; ``mesh_hulls`` and ``ellipsoids``: see :func:`link_shapes`.
     """
     order = _description_order(description)
     index = {name: i for i, name in enumerate(order)}
@@ -236,7 +239,7 @@ def tree_from_description(description: ModelDescription, collidable_points, mesh
         tree.points[i], tree.radii[i] = SweptPoints.of(collidable_points(link))
         tree.point_source[i] = (name,) * len(tree.points[i])
         tree.point_collision[i] = _point_collisions(link, collidable_points, len(tree.points[i]), description.collision_rules is not None)
-        tree.shapes[i] = link_shapes(link, mesh_hulls)
+        tree.shapes[i] = link_shapes(link, mesh_hulls, ellipsoids)
         joint = joint_of_child.get(name)
         if joint is None:
             continue

@@ -10,7 +10,10 @@ holds the surface that can touch the terrain first:
 - capsule: the two ends of its segment, of its radius (exact against a plane: a capsule lying
   down rests on both, standing on one);
 - ellipsoid: ``sphere_samples`` points of a Fibonacci lattice on the unit sphere, both poles
-  included (default 50), scaled by the radii, radius 0;
+  included (default 50), scaled by the radii, radius 0; ``sphere_samples = None`` gives the
+  exact ellipsoid's one point, its -z pole, which the step moves to the ellipsoid's deepest
+  point along the terrain's normal (:mod:`jaxsim_like.simulation.ellipsoids`; the shape is then
+  also an ellipsoid shape, :func:`~jaxsim_like.dynamics.tree.link_shapes`);
 - cylinder: two rings of ``cylinder_samples`` points on the rims at z = +-length/2
   (default 16 per ring; 8 through :class:`jaxsim_like.ContactSampling`), radius 0, the first of
   each ring on the shape's x axis; the step turns each ring about the axis towards the surface it
@@ -72,7 +75,7 @@ def collidable_points(
     collision: Collision,
     *,
     box_edge_samples: int = 0,
-    sphere_samples: int = 50,
+    sphere_samples: int | None = 50,
     cylinder_samples: int = 16,
     mesh_max_points: int | None = 200,
     mesh_hulls: int | None = None,
@@ -113,15 +116,15 @@ def _collidable_points(
     owner: str,
     *,
     box_edge_samples: int = 0,
-    sphere_samples: int = 50,
+    sphere_samples: int | None = 50,
     cylinder_samples: int = 16,
     mesh_max_points: int | None = 200,
     mesh_hulls: int | None = None,
 ) -> SweptPoints:
     if box_edge_samples < 0:
         raise ValueError(f"box_edge_samples must be >= 0, got {box_edge_samples}")
-    if sphere_samples < 2:
-        raise ValueError(f"sphere_samples must be >= 2, got {sphere_samples}")
+    if sphere_samples is not None and sphere_samples < 2:
+        raise ValueError(f"sphere_samples must be >= 2 or None, got {sphere_samples}")
     if cylinder_samples < 3:
         raise ValueError(f"cylinder_samples must be >= 3, got {cylinder_samples}")
     if mesh_max_points is not None and mesh_max_points < 0:
@@ -135,6 +138,8 @@ def _collidable_points(
         G_points = box_points(np.asarray(geometry.size, dtype=float), box_edge_samples)
     elif kind == "sphere":
         G_points, radius = np.zeros((1, 3)), float(geometry.radius)
+    elif kind == "ellipsoid" and sphere_samples is None:
+        G_points = ellipsoid_pole(np.asarray(geometry.size, dtype=float))[None]
     elif kind == "ellipsoid":
         G_points = np.asarray(geometry.size, dtype=float) * fibonacci_sphere(sphere_samples)
     elif kind == "cylinder":
@@ -163,6 +168,12 @@ def fibonacci_sphere(samples: int) -> np.ndarray:
     ring = np.sqrt(np.clip(1.0 - z**2, 0.0, None))
     angle = _GOLDEN_ANGLE * index
     return np.stack([ring * np.cos(angle), ring * np.sin(angle), z], axis=1)
+
+
+def ellipsoid_pole(radii: np.ndarray) -> np.ndarray:
+    """The -z pole ``(3,)`` [m] of an ellipsoid of ``radii (3,)`` [m], in its frame: the point an
+    exact ellipsoid touches the terrain by (moved at every step to its deepest point)."""
+    return np.array([0.0, 0.0, -float(radii[2])])
 
 
 def box_points(size: np.ndarray, edge_samples: int = 0) -> np.ndarray:

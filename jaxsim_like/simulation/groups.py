@@ -71,7 +71,7 @@ class ModelGroup:
         return self.kinds > 1
 
 
-_SURFACES = ("point_friction", "point_margin", "point_torsion", "point_rolling")  # a model's optional per-point fields
+_SURFACES = ("point_friction", "point_margin", "point_torsion", "point_rolling", "point_ellipsoid")  # a model's optional per-point fields
 
 
 def template(model: Model, first: Model) -> Model:

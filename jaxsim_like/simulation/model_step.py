@@ -19,7 +19,7 @@ from ..dynamics.aba import ArticulatedFactor, articulated_body_factorised
 from ..dynamics.fluid import fluid_forces
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from . import contact_torques, contacts, couplings, rims, separating_rows, terrain
+from . import contact_torques, contacts, couplings, ellipsoids, rims, separating_rows, terrain
 from .ball_limits import cone_rows
 from .joint_limits import limit_rows
 from .tendons import tendon_rows
@@ -114,6 +114,24 @@ def _rims_facing_terrain(model: Model, ground: terrain.Terrain, G_H_L: jax.Array
     return centres.at[on].set(rims.turned(centres[on], at, placed.turns(normal)[point_ring]))
 
 
+def _ellipsoids_facing_terrain(model: Model, ground: terrain.Terrain, G_H_L: jax.Array, origin: jax.Array, centres: jax.Array) -> jax.Array:
+    """The ``centres (P, 3)`` of the collidable points (frame ``G``, whose origin is ``origin (3,)``
+    in the world) with each exact ellipsoid's point at its ellipsoid's deepest point along the
+    terrain's normal (:func:`.ellipsoids.deepest`). Of a concrete model (closed over) those points
+    alone, by static indices; of a traced one every point, the others unmoved."""
+    dtype = centres.dtype
+    rows = model.point_ellipsoid.astype(dtype)
+    point_link = np.asarray(model.point_link, dtype=int)
+    if isinstance(rows, jax.core.Tracer):
+        on = np.arange(len(point_link))
+    else:
+        on = np.flatnonzero(np.any(np.asarray(rows) != 0, axis=1))
+    centre, M = ellipsoids.placed(rows[on], G_H_L[point_link[on]])
+    deepest = ellipsoids.deepest(centre, M, lambda points: terrain.penetration(ground, points + origin)[1])
+    moved = jnp.any(rows[on] != 0, axis=1)
+    return centres.at[on].set(jnp.where(moved[:, None], deepest, centres[on]))
+
+
 def _slot_velocities(G_v: jax.Array, slot_link: jax.Array, slot_points: jax.Array) -> jax.Array:
     """``(S, 3)``: the velocity of the material points ``slot_points (S, 3)`` of the links
     ``slot_link (S,)``, from the inertial link velocities ``G_v (N, 6)`` (one frame)."""
@@ -191,12 +209,17 @@ def _moved_mass(model: Model) -> jax.Array:
     determinant = spatial.dot(inertia[:, 0], jnp.cross(inertia[:, 1], inertia[:, 2]))
     smallest = jnp.maximum(4 * determinant / jnp.where(trace > 0, trace, 1.0) ** 2, 0.0)
     # The farthest material point of a swept point from the COM: its centre's distance plus its
-    # radius; of a point on a rim, which turns about the axis, its cap centre's plus the rim's radius.
+    # radius; of a point on a rim, which turns about the axis, its cap centre's plus the rim's radius;
+    # of an ellipsoid's, which moves over it, its centre's plus its largest radius.
     reach = spatial.safe_norm(model.collidable_points - model.link_com[links]) + model.point_radius
     if model.ring_rim is not None:
         rim = model.ring_rim[model.point_ring]
         turning = spatial.safe_norm(rim[:, :3] - model.link_com[links]) + spatial.safe_norm(model.collidable_points - rim[:, :3])
         reach = jnp.where(model.point_ring > 0, jnp.maximum(reach, turning), reach)
+    if model.point_ellipsoid is not None:
+        centre, M = ellipsoids.axes(model.point_ellipsoid)
+        farthest = spatial.safe_norm(centre - model.link_com[links]) + jnp.sqrt(jnp.max(jnp.sum(M**2, axis=-2), axis=-1))
+        reach = jnp.where(jnp.any(model.point_ellipsoid != 0, axis=1), jnp.maximum(reach, farthest), reach)
     compliance = 1 / jnp.where(mass > 0, mass, 1.0) + reach**2 / jnp.where(smallest > 0, smallest, 1.0)
     return jnp.where((mass > 0) & (smallest > 0), 1 / compliance, 0.0)
 
@@ -382,6 +405,8 @@ def prepare(
     centres = _point_positions(model, kin.G_H_L)
     if model.ring_rim is not None:
         centres = _rims_facing_terrain(model, world.terrain, kin.G_H_L, kin.origin, centres)
+    if model.point_ellipsoid is not None:
+        centres = _ellipsoids_facing_terrain(model, world.terrain, kin.G_H_L, kin.origin, centres)
     depth, normal, W_points = terrain.touch(world.terrain, centres + kin.origin, _terrain_radius(model).astype(dtype))
     points = W_points - kin.origin
     enabled = params.contact_enabled[point_link] & (model.point_terrain > 0)

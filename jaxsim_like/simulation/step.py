@@ -13,14 +13,15 @@ from ..dynamics.model import Model
 from ..dynamics.state import State
 from .model_step import StepOutput
 from .params import SimulationParams
-from . import rims
+from . import ellipsoids, rims
 from .world import ModelInputs, WorldModel, world_step
 
 
 def contact_point_positions(model: Model, state: State) -> jax.Array:
     """``W_p (P, 3)``: the lowest material point of every collidable (swept) point in the world,
     its centre less its radius along z (where it touches horizontal ground; the rings of points on
-    cylinder rims turned towards it, :mod:`.rims`), as one XLA dot,
+    cylinder rims turned towards it, :mod:`.rims`; an exact ellipsoid's point at its lowest point,
+    :mod:`.ellipsoids`), as one XLA dot,
     which XLA stores once: a reduction over them (``jnp.min`` of their heights, say)
     differentiates exactly, where values that XLA recomputes in each consumer can differ in the
     last bit and zero the gradient of a minimum."""
@@ -32,6 +33,11 @@ def contact_point_positions(model: Model, state: State) -> jax.Array:
         up = jnp.broadcast_to(jnp.asarray([0.0, 0.0, 1.0], centres.dtype), ring_rim[:, :3].shape)
         turns = rims.Rings.placed(ring_rim, W_H_L[model.ring_link]).turns(up)
         centres = rims.turned(centres, rims.coordinates(model.collidable_points, ring_rim, model.point_ring), turns[model.point_ring])
+    if model.point_ellipsoid is not None:
+        rows = model.point_ellipsoid.astype(centres.dtype)
+        centre, M = ellipsoids.placed(rows, W_H_point)
+        lowest = ellipsoids.support(centre, M, jnp.broadcast_to(jnp.asarray([0.0, 0.0, -1.0], centres.dtype), centre.shape))
+        centres = jnp.where(jnp.any(rows != 0, axis=1)[:, None], lowest, centres)
     return centres.at[:, 2].add(-model.point_radius)
 
 

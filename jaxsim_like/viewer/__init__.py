@@ -94,7 +94,8 @@ def load(
     sampling = ContactSampling() if contact_sampling is None else contact_sampling
     with strictness(strict):
         description = parse_model(source)
-        model = build_model(description, floating_base=floating_base, collidable_points=sampling.points)
+        model = build_model(description, floating_base=floating_base, collidable_points=sampling.points,
+                            ellipsoids=sampling.exact_ellipsoids)
     return model, description
 
 
@@ -129,7 +130,7 @@ def resting_state(model: Model) -> State:
 
 
 def solid_shapes(model: Model) -> list[Shape]:
-    """The model's own spheres, boxes, capsules and cylinders (the shapes collisions use; not its
+    """The model's own spheres, boxes, capsules, cylinders and ellipsoids (the shapes collisions use; not its
     hulls, meshes in the description) as shapes to draw, for a :class:`Model` given without its
     description."""
     shapes = []
@@ -142,6 +143,8 @@ def solid_shapes(model: Model) -> list[Shape]:
             geometry = Geometry(type="box", size=tuple(2.0 * size))
         elif kind == "sphere":
             geometry = Geometry(type="sphere", radius=float(size[0]))
+        elif kind == "ellipsoid":
+            geometry = Geometry(type="ellipsoid", size=tuple(float(x) for x in size))
         else:
             geometry = Geometry(type=kind, radius=float(size[0]), length=float(2.0 * size[1]))
         rgba = PALETTE[link % len(PALETTE)] + (1.0,)

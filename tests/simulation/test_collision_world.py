@@ -255,7 +255,8 @@ def test_pair_kinds_of_one_computation_share_one_narrow_phase(objects, monkeypat
     monkeypatch.setattr(kinds, "point_shape", counted(kinds.POINTS, kinds.point_shape))
     models = objects * 2
     table = CollisionTable.build(models)
-    assert len(table.groups) == len(kinds.KINDS) - 5 == 11  # the kinds of hulls (sphere-, capsule-, box-, cylinder-, hull-hull) need meshes
+    # The kinds of hulls (sphere-, capsule-, box-, cylinder-, hull-hull) need meshes, those of ellipsoids (6) ellipsoids.
+    assert len(table.groups) == len(kinds.KINDS) - 11 == 11
     poses = jnp.asarray(np.concatenate([pose((0.3 * i, 0.0, 0.0)) for i in range(len(models))]))
     jax.make_jaxpr(query, static_argnums=0)(table, Geometry.of(models, poses.dtype), poses)
     assert traced == {"round": 1, "round-box": 1, "box-box": 1, kinds.POINTS: 1}

@@ -205,15 +205,21 @@ def test_mesh_points_zero_is_allowed_and_negative_refused(capsys):
     assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
-def test_meshes_are_hulls_unless_points_are_asked_for():
-    """Without options meshes are hulls of the default cap; ``--mesh-points N`` makes them points
-    (no hulls), ``--mesh-hulls V`` hulls of V."""
-    def sampling(points, hulls):
-        return cli._sampling(argparse.Namespace(mesh_points=points, mesh_hulls=hulls))
+def test_meshes_are_hulls_unless_points_are_asked_for(capsys):
+    """Without options meshes are hulls of the default cap and ellipsoids exact; ``--mesh-points N``
+    makes meshes points (no hulls), ``--mesh-hulls V`` hulls of V, ``--ellipsoid-points N``
+    ellipsoids N lattice points."""
+    def sampling(points, hulls, ellipsoids=None):
+        return cli._sampling(argparse.Namespace(mesh_points=points, mesh_hulls=hulls, ellipsoid_points=ellipsoids))
 
     assert sampling(None, None).hulls == MESH_HULL_VERTICES == 16
     assert sampling(8, None).hulls is None and sampling(8, None).mesh_max_points == 8
     assert sampling(None, 32).hulls == 32
+    assert sampling(None, None).exact_ellipsoids and not sampling(None, None, 12).exact_ellipsoids
+    assert sampling(None, None, 12).sphere_samples == 12
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["info", "humanoid", "--ellipsoid-points", "1"])
+    assert exit_.value.code == 2 and "must be an integer >= 2" in capsys.readouterr().err
 
 
 def test_help_and_version(capsys):

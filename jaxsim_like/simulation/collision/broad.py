@@ -27,13 +27,15 @@ def bounding_radius(code: np.ndarray, size: jax.Array) -> jax.Array:
     box = jnp.sqrt(jnp.sum(size**2, axis=-1) + 1e-30)
     cylinder = jnp.sqrt(size[:, 0] ** 2 + size[:, 1] ** 2 + 1e-30)
     round_ = size[:, 0] + size[:, 1]
-    return jnp.where(code == KIND_CODES["box"], box, jnp.where(code == KIND_CODES["cylinder"], cylinder, round_))
+    ellipsoid = jnp.max(size, axis=-1)
+    return jnp.where(code == KIND_CODES["box"], box, jnp.where(code == KIND_CODES["cylinder"], cylinder,
+                     jnp.where(code == KIND_CODES["ellipsoid"], ellipsoid, round_)))
 
 
 def half_extents(code: np.ndarray, size: jax.Array, W_R_S: jax.Array, radius: jax.Array) -> jax.Array:
     """Half extents ``(S, 3)`` [m] along the world axes of the box about each shape's origin that
     holds it, from its kind ``code (S,)``, ``size (S, 3)`` (a box's half extents; a capsule's and a
-    cylinder's radius and half length along its z axis; a sphere's radius), its orientation
+    cylinder's radius and half length along its z axis; a sphere's radius; an ellipsoid's radii), its orientation
     ``W_R_S (S, 3, 3)`` and its bounding ``radius (S,)`` (:func:`bounding_radius`, a hull's box)."""
     box = jnp.einsum("sij,sj->si", jnp.abs(W_R_S), size)
     axis = W_R_S[:, :, 2]
@@ -42,9 +44,10 @@ def half_extents(code: np.ndarray, size: jax.Array, W_R_S: jax.Array, radius: ja
     capsule = along + size[:, :1]
     cylinder = along + size[:, :1] * across
     sphere = jnp.broadcast_to(radius[:, None], box.shape)
+    ellipsoid = jnp.sqrt(jnp.einsum("sij,sj->si", W_R_S**2, size**2) + 1e-30)
     code = code[:, None]
     return jnp.where(code == KIND_CODES["box"], box, jnp.where(code == KIND_CODES["capsule"], capsule,
-                     jnp.where(code == KIND_CODES["cylinder"], cylinder, sphere)))
+                     jnp.where(code == KIND_CODES["cylinder"], cylinder, jnp.where(code == KIND_CODES["ellipsoid"], ellipsoid, sphere))))
 
 
 def overlapping(

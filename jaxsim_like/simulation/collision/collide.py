@@ -20,8 +20,9 @@ from ..rims import turned as turned_points
 from .broad import bounding_radius, half_extents, overlapping
 from .geometry import to_frame
 from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
+from .ellipsoid import hull_ellipsoid
 from .hull_round import round_hull
-from .kinds import FAMILIES, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
+from .kinds import FAMILIES, HULL_ELLIPSOIDS, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
 from .points import KIND_CODES, signed_distance
 from .slots import Slots
 from .table import CollisionTable, PairGroup
@@ -264,6 +265,7 @@ def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, si
         POINTS: lambda kinds, kept: _swept_points(kinds, kept, W_H_S, sizes, points, point_radius, code, rims),
         HULLS: lambda kinds, kept: _hull_pairs(kinds, kept, W_H_S, sizes, code, hulls),
         ROUND_HULLS: lambda kinds, kept: _round_hulls(kinds, kept, W_H_S, sizes, hulls),
+        HULL_ELLIPSOIDS: lambda kinds, kept: _hull_ellipsoids(kinds, kept, W_H_S, sizes, hulls),
     }
     for family, members in families.items():
         if family in own:
@@ -333,6 +335,17 @@ def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, size
         return round_hull(H_a, size_a, in_world(H_b, HullData(*row_b)))
 
     return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))
+
+
+def _hull_ellipsoids(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
+    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of hulls against ellipsoids, in one narrow phase."""
+    a = _joined([kept.first for kept in culled])
+    b = _joined([kept.second for kept in culled])
+
+    def pair(H_a, row_a, H_b, size_b):
+        return hull_ellipsoid(in_world(H_a, HullData(*row_a)), H_b, size_b)
+
+    return _per_group(groups, jax.vmap(pair)(W_H_S[a], tuple(x[a] for x in _hull_rows(hulls)), W_H_S[b], sizes[b]))
 
 
 def _swept_points(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code,

@@ -12,6 +12,10 @@ the first ``slots`` of its family's slots: the others are never candidates for i
 Convex hulls meet hulls, boxes and cylinders in one narrow phase of their own (:data:`HULLS`, a
 box being the hull of its corners and a cylinder the prism on its rims: :mod:`.hull`), spheres
 and capsules in another (:data:`ROUND_HULLS`); both take the hulls' data besides their poses.
+Ellipsoids meet spheres, capsules, cylinders (the disc of their radius swept along their
+segment) and ellipsoids in one narrow phase on their support functions
+(:func:`.ellipsoid.ellipsoid_round`, one slot), boxes in another (:func:`.ellipsoid.box_ellipsoid`:
+the box's edges and faces) and hulls in a third (:data:`HULL_ELLIPSOIDS`, on the hulls' data).
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from typing import Callable, Iterable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, SPHERE
 from .box import BOX_BOX_FEATURES, BOX_BOX_SLOTS, box_box, capsule_box
 from .box_caps import FEATURES as CAP_FEATURES
 from .box_caps import SLOTS as CAP_SLOTS
 from .box_caps import box_on_cap
+from .ellipsoid import box_ellipsoid, ellipsoid_round, hull_ellipsoid
 from .cylinder import caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
@@ -33,7 +38,7 @@ from .points import KIND_CODES, point_shape
 from .round import capsule_capsule
 from .slots import Slots
 
-SOLID = (SPHERE, CAPSULE, BOX, CYLINDER, HULL)
+SOLID = (SPHERE, CAPSULE, BOX, CYLINDER, HULL, ELLIPSOID)
 """The shape kinds with shape-shape narrow phases, in pair order (a pair's first shape comes first here)."""
 
 POINTS = "point-shape"
@@ -44,6 +49,9 @@ memories per pair depend on the world's hulls (:attr:`.table.PairGroup.memory`).
 ROUND_HULLS = "round-hull"
 """The family of the pairs of a sphere or a capsule (a) and a hull (b): its kernel is
 :func:`.hull_round.round_hull` of a's pose and size and b's :class:`.hull.HullData` in world axes, 3 slots."""
+HULL_ELLIPSOIDS = "hull-ellipsoid"
+"""The family of the pairs of a hull (a) and an ellipsoid (b): its kernel is
+:func:`.ellipsoid.hull_ellipsoid` of a's :class:`.hull.HullData` in world axes and b's pose and size, 1 slot."""
 POINT_CHUNK = 8
 """Collidable points meet a shape in chunks of this many points of one link (the last one padded):
 one bounding sphere, one candidate of the cull, per chunk."""
@@ -112,6 +120,8 @@ FAMILIES: dict[str, Family] = {
     "round": Family(_round, 2, _caps),
     "round-box": Family(_round_box, _ROUND_BOX_SLOTS, _box_caps),
     "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
+    "ellipsoid": Family(lambda H_a, size_a, H_b, size_b, cylinder_a, cylinder_b: ellipsoid_round(H_a, size_a, H_b, size_b, cylinder_a), 1),
+    "box-ellipsoid": Family(_alone(box_ellipsoid), 1),
 }
 
 
@@ -154,12 +164,14 @@ class Kind(NamedTuple):
     @property
     def kernel(self) -> Callable:
         """The narrow phase of one pair of this kind, ``(H_a, size_a, H_b, size_b) -> Slots``
-        (collidable points: :func:`.points.point_shape`; hulls: :func:`.hull.hull_hull` and
-        :func:`.hull_round.round_hull`, on hull data)."""
+        (collidable points: :func:`.points.point_shape`; hulls: :func:`.hull.hull_hull`,
+        :func:`.hull_round.round_hull` and :func:`.ellipsoid.hull_ellipsoid`, on hull data)."""
         if self.family == HULLS:
             return hull_hull
         if self.family == ROUND_HULLS:
             return round_hull
+        if self.family == HULL_ELLIPSOIDS:
+            return hull_ellipsoid
         if self.family == POINTS and self.ball_against is None:
             return point_shape
         if self.family == POINTS:
@@ -194,13 +206,19 @@ KINDS: dict[str, Kind] = {
     "box-hull": Kind(HULLS, HULL_SLOTS),
     "cylinder-hull": Kind(HULLS, HULL_SLOTS),
     "hull-hull": Kind(HULLS, HULL_SLOTS),
+    "sphere-ellipsoid": Kind("ellipsoid", 1, rounded=_FIRST),
+    "capsule-ellipsoid": Kind("ellipsoid", 1, rounded=_FIRST),
+    "ellipsoid-ellipsoid": Kind("ellipsoid", 1),
+    "cylinder-ellipsoid": Kind("ellipsoid", 1, cylinders=(True, False)),
+    "box-ellipsoid": Kind("box-ellipsoid", 1),
+    "hull-ellipsoid": Kind(HULL_ELLIPSOIDS, 1),
     POINTS: Kind(POINTS, POINT_CHUNK),
 }
 
 
-RESTS_ON = {SPHERE: 1, CAPSULE: 2}
+RESTS_ON = {SPHERE: 1, CAPSULE: 2, ELLIPSOID: 1}
 """The most contacts at which a body rests on another through one of its round shapes (a sphere
-on anything: one; a lying capsule: two, its side or its end balls); through the other shapes it
+or an ellipsoid on anything: one; a lying capsule: two, its side or its end balls); through the other shapes it
 rests on the four or more of a face (see :func:`.forces.shared_pair_law`)."""
 
 

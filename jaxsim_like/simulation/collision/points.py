@@ -1,8 +1,8 @@
 """Collidable (swept) points against solid shapes: signed distance, outward normal, one slot per point.
 
-Shape kinds are coded ``SPHERE, CAPSULE, BOX, CYLINDER, HULL = 0, 1, 2, 3, 4`` (:data:`KIND_CODES`);
+Shape kinds are coded ``SPHERE, CAPSULE, BOX, CYLINDER, HULL, ELLIPSOID = 0, 1, 2, 3, 4, 5`` (:data:`KIND_CODES`);
 sizes as in :class:`~jaxsim_like.dynamics.model.Model`: sphere ``(radius, 0, 0)``, capsule and
-cylinder ``(radius, half length along z, 0)``, box half extents. Points never meet hulls here
+cylinder ``(radius, half length along z, 0)``, box half extents. Points never meet hulls nor ellipsoids here
 (a hull's size is its bounding radius: the broad phase's, :func:`.broad.bounding_radius`).
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, SPHERE
 from .geometry import box_closest, to_frame, unit
 from .slots import Slots
 
-KIND_CODES = {SPHERE: 0, CAPSULE: 1, BOX: 2, CYLINDER: 3, HULL: 4}
+KIND_CODES = {SPHERE: 0, CAPSULE: 1, BOX: 2, CYLINDER: 3, HULL: 4, ELLIPSOID: 5}
 
 
 def _round(p: jax.Array, radius: jax.Array, half_length: jax.Array) -> tuple[jax.Array, jax.Array]:

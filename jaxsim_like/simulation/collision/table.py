@@ -21,13 +21,14 @@ geometry, read once to tell which collidable points sample a solid shape):
   each collision's own by its model's rules), with the pair of the two surfaces combined
   (:attr:`CollisionTable.pairs`);
 - for such a pair of links, every pair of their solid shapes (spheres, capsules, boxes,
-  cylinders, hulls: :data:`.kinds.SOLID`; a hull meets a cylinder as the prism on its rims,
+  cylinders, hulls, ellipsoids: :data:`.kinds.SOLID`; a hull meets a cylinder as the prism on its rims,
   :func:`.hull.cylinder_hull`), and every collidable point of one link against every solid shape
-  but a hull of the other unless the point (its ball, for a swept point: a sphere's centre point
+  but a hull or an ellipsoid of the other unless the point (its ball, for a swept point: a sphere's centre point
   of its radius) lies on a solid shape of its own link whose narrow phase with that shape is
   complete (a box corner does not meet a box as a point; it does meet a cylinder, whose narrow
-  phases against capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`).
-  Meshes that are not hulls, ellipsoids and the like thus touch solid shapes through their
+  phases against capsules, boxes and cylinders see only its side: :data:`.kinds.PARTIAL`), or on
+  an ellipsoid of its own link (an exact ellipsoid's one point is its terrain contact only).
+  Meshes that are not hulls and sampled ellipsoids thus touch solid shapes through their
   points; points never touch points.
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
@@ -44,10 +45,10 @@ import jax
 import numpy as np
 
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX, CYLINDER, HULL
+from ...dynamics.tree import BOX, CYLINDER, ELLIPSOID, HULL
 from ...parsers.description import combined
 from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
-from .kinds import HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
+from .kinds import HULL_ELLIPSOIDS, HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
 from .points import KIND_CODES
 
 NEIGHBOURS = 4
@@ -235,7 +236,7 @@ class CollisionTable:
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
             groups=groups,
             pairs=tuple(by_mark[k] for k in used),
-            hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS) for g in groups) else (0, 0, 0, 0),
+            hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS, HULL_ELLIPSOIDS) for g in groups) else (0, 0, 0, 0),
             point_rests_on=tuple(rests[p] for p in range(point_offsets[-1])),
             point_ring=_point_rings(models),
         )
@@ -448,6 +449,8 @@ def _on_surface(point: np.ndarray, radius: float, kind: str, L_H_S: np.ndarray, 
     p = L_H_S[:3, :3].T @ (point - L_H_S[:3, 3])
     if kind == HULL:
         distance = np.max(planes[:, :3] @ p - planes[:, 3])
+    elif kind == ELLIPSOID:
+        distance = (np.linalg.norm(p / size) - 1.0) * np.min(size)
     elif kind == BOX:
         outside = np.linalg.norm(np.maximum(np.abs(p) - size, 0.0))
         distance = outside if outside > 0 else -np.min(size - np.abs(p))
@@ -489,12 +492,12 @@ def _link_pairs(
             group[2].append(mark)
     for points, shapes in ((geometry_a.points[a], geometry_b.shapes[b]), (geometry_b.points[b], geometry_a.shapes[a])):
         for s, kind, source_s, collision_s in shapes:
-            if kind == HULL:
+            if kind in (HULL, ELLIPSOID):
                 continue
             marked: dict[Any, list[int]] = {}
             for p, source_p, sampled, collision_p in points:
                 mark = touch(source_p, collision_p, source_s, collision_s)
-                if mark is not None and not any(_complete(own, kind) for own in sampled):
+                if mark is not None and ELLIPSOID not in sampled and not any(_complete(own, kind) for own in sampled):
                     marked.setdefault(mark, []).append(p)
             for mark, meeting in marked.items():
                 for start in range(0, len(meeting), POINT_CHUNK):
