@@ -230,25 +230,35 @@ def test_gradients_match_central_differences(kind, size_a, quaternion):
     rotation vector), b an axis-aligned ellipsoid (or a sphere-like one): degenerate poses."""
     size_b = jnp.array([0.08, 0.08, 0.08]) if size_a[0] == size_a[1] else jnp.array([0.12, 0.09, 0.05])
     R0 = rotation(np.asarray(quaternion) / np.linalg.norm(quaternion))
-
-    def slot(x):
-        K = jnp.array([[0.0, -x[5], x[4]], [x[5], 0.0, -x[3]], [-x[4], x[3], 0.0]])
-        R = jax.scipy.linalg.expm(K) @ jnp.asarray(R0)
-        H_a = jnp.eye(4).at[:3, :3].set(R).at[:3, 3].set(x[:3])
-        found = KINDS[f"{kind}-ellipsoid"].kernel(H_a, jnp.asarray(size_a), jnp.eye(4), size_b)
-        return jnp.concatenate([found.depth, found.normal[0], found.position[0]])
-
     below = np.abs(R0.T[:, 2]) @ np.asarray(size_a) if kind == "box" else size_a[2] if kind == "ellipsoid" else (
         size_a[1] + (size_a[0] if kind == "capsule" else 0.0) if quaternion[0] == 1.0 and kind != "box" else size_a[0])
     top = size_b[2] + below - 0.002
     x = jnp.array([0.0, 0.0, float(top), 0.0, 0.0, 0.0])
-    analytic = np.asarray(jax.jit(jax.jacfwd(slot))(x))
-    h, run = 1e-6, jax.jit(slot)
-    numeric = np.stack([(run(x.at[i].add(h)) - run(x.at[i].add(-h))) / (2 * h) for i in range(6)], axis=1)
+    shape = (jnp.asarray(R0), jnp.asarray(size_a), size_b)
+    run, forward, reverse = _slot_programs(kind)
+    analytic = np.asarray(forward(x, *shape))
+    h = 1e-6
+    numeric = np.stack([(run(x.at[i].add(h), *shape) - run(x.at[i].add(-h), *shape)) / (2 * h) for i in range(6)], axis=1)
     assert np.isfinite(analytic).all()
     np.testing.assert_allclose(analytic, numeric, atol=2e-6)
     # Reverse mode too (no NaN from the branches not taken).
-    np.testing.assert_allclose(np.asarray(jax.jit(jax.jacrev(slot))(x)), analytic, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(reverse(x, *shape)), analytic, atol=1e-9)
+
+
+@functools.lru_cache(maxsize=None)
+def _slot_programs(kind: str):
+    """The jitted slot of a's pair with an ellipsoid b at the origin, ``slot(x, R0, size_a, size_b)``
+    (a at ``x (6,)``: its place and a rotation vector applied to ``R0``), and its forward- and
+    reverse-mode Jacobians in ``x``: one set of programs per kind, shared by its poses and sizes."""
+
+    def slot(x, R0, size_a, size_b):
+        K = jnp.array([[0.0, -x[5], x[4]], [x[5], 0.0, -x[3]], [-x[4], x[3], 0.0]])
+        R = jax.scipy.linalg.expm(K) @ R0
+        H_a = jnp.eye(4).at[:3, :3].set(R).at[:3, 3].set(x[:3])
+        found = KINDS[f"{kind}-ellipsoid"].kernel(H_a, size_a, jnp.eye(4), size_b)
+        return jnp.concatenate([found.depth, found.normal[0], found.position[0]])
+
+    return jax.jit(slot), jax.jit(jax.jacfwd(slot)), jax.jit(jax.jacrev(slot))
 
 
 def egg(radii, mass: float, name: str) -> js.Model:
