@@ -297,44 +297,59 @@ def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactP
 
 def _free_body(model: Model) -> bool:
     """Whether ``model`` is a free body of one link (a ball, a box, a can thrown into a scene), whose
-    round terrain contacts drift (:func:`_terrain_drift`) and whose gyroscopic moment is taken at
-    the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
+    terrain contacts drift with it (:func:`_terrain_drift`) and whose gyroscopic moment is
+    taken at the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
     linearisation and the explicit moment."""
     return model.number_of_links == 1 and model.floating_base
 
 
-DRIFT_BOUND = 50.0
-"""The terrain drift's smooth bound (:func:`_terrain_drift`), in speeds that close a slot's depth
-in one step: a ball rolling at its rest depth ``d`` drifts by ``h v^2 / r``, far below fifty times
-``d / h`` at the speeds its step resolves; a strike's drift is cut to the depth's scale."""
+TURN_SCALE = 0.5
+"""[rad] The turn of a free body over a step, ``h |w|``, at which its round contacts' turn and its
+corners' frame term (see :func:`_terrain_drift`) are half taken: the turn fully well below it and
+hardly at all from twice it, the corners' frame term the other way round."""
 
 
 def _terrain_drift(
-    model: Model, slots: Slots, omega: jax.Array, velocity: jax.Array, normal: jax.Array, depth: jax.Array, dt: jax.Array
+    model: Model, slots: Slots, kin: kin_module.Kinematics, points: jax.Array, normal: jax.Array, dt: jax.Array
 ) -> jax.Array | None:
-    """``(S, 3)`` [m/s]: the normal part of the :func:`.contacts.round_drift` of the terrain
-    contact slots of a free body of one link (a ball or a capsule thrown on the ground; None
-    for any other model), turning at ``omega (S, 3)`` [rad/s], its material at the contacts moving
-    at ``velocity (S, 3)`` [m/s], its points at ``depth (P,)`` [m] along ``normal (P, 3)``; zero for
-    points of radius 0, and smoothly bounded by ``DRIFT_BOUND`` times the speed that closes a slot's
-    depth over the step ``dt`` [s] (``b tanh(x / b)``, ``b = DRIFT_BOUND depth / dt``).
+    """``(S, 3)`` [m/s]: how much faster than the solve's velocity field the material at each
+    terrain contact slot of a free body of one link moves at the end of a step of ``h = dt`` [s]
+    (None for any other model), given its kinematics ``kin`` at the step's start (``v`` its base's
+    velocity, ``w`` its angular velocity: inertial, world axes, about ``G``'s origin, the base),
+    the slots' contact ``points (S, 3)`` [m] (frame ``G``) and the points' terrain ``normal (P, 3)``:
+    on a round surface ``h w x v + g h w x (w x a)``, ``g = 1 / (1 + (h |w| / TURN_SCALE)^4)``, with
+    ``a`` the arm from ``G``'s origin to the point under which the contact stays (its centre of
+    curvature, ``point + radius normal``; on a cylinder's rim, whose rings turn towards the
+    terrain, its cap's centre); at a corner (a point of radius 0 on no rim) ``(1 - g) h w x v``.
 
-    A ball rolling on the ground meets it where its centre is, not where the material under it
-    at the start of the step goes (up, at the centripetal acceleration ``w^2 r``): without the
-    drift its law saw that material leaving, and it sank deeper and rubbed harder the faster it
-    rolled. The drift is explicit in the link's velocities: on a robot's swept points (feet,
-    hands, a head) a limb swung by its joints strikes the ground with one of the order of its
-    speed, which kicked a humanoid's drop into divergence at 20 ms, and even bounded it makes a
-    kicking quadruped's rollout too rough for finite differences: robots keep the step's
-    linearisation there (see docs/changelog.md)."""
+    The solve's unknown is the body's velocity field at ``G``'s fixed origin; the body moves away
+    from it, and the state's update adds back the frame term ``h w x v`` of the velocity products
+    (explicit, as the update takes it), so every material point ends the step moving that much
+    faster than the solve's field says: without it the linearised law of a body spinning at ``w``
+    saw its contacts off by ``h |w| |v|`` (a capsule at 150 rad/s and 3 m/s: 9 m/s at 20 ms),
+    pushed too little or pulled, friction rubbed the wrong way, and spinning throws gained energy
+    and diverged. ``h w x (w x a)`` is the turn of the point the contact stays under (a rolling
+    ball's centre, ``a = 0``); it is explicit in the start's ``w``, where the update turns the body
+    at the end's, which a strike changes by as much: it is taken while the body turns by a
+    fraction of a radian in a step and faded out where it turns by radians (taken there, throws
+    gained energy at 20 ms). A corner keeps the step's linearisation while the body turns by a
+    fraction of a radian (the contacts between links have no drift at corners either: with the
+    frame term alone, a small pile of boxes on spheres settled slower) and takes the frame term
+    where it turns by radians. Robots keep the step's linearisation (see docs/changelog.md)."""
     if not _free_body(model):
         return None
-    take = slots.take
-    n = take(normal)
-    along = spatial.dot(n, contacts.round_drift(omega, velocity, take(model.point_radius).astype(velocity.dtype), n, dt))
-    bound = DRIFT_BOUND * jnp.maximum(take(depth), 0.0) / dt
-    safe = jnp.where(bound > 0, bound, 1.0)
-    return jnp.where(bound > 0, safe * jnp.tanh(along / safe), 0.0)[:, None] * n
+    v, w = kin.G_v_B[:3], kin.G_v_B[3:]
+    radius = slots.take(model.point_radius)
+    arms = points + radius.astype(points.dtype)[:, None] * slots.take(normal)
+    rounded = radius > 0
+    if model.ring_rim is not None:
+        caps = rims.Rings.placed(model.ring_rim.astype(points.dtype), kin.G_H_L[model.ring_link]).centre[model.point_ring]
+        on_rim = slots.take(model.point_ring) > 0
+        arms = jnp.where(on_rim[:, None], slots.take(caps), arms)
+        rounded = rounded | on_rim
+    turn = 1 / (1 + (dt * spatial.safe_norm(w) / TURN_SCALE) ** 4)
+    frame = dt * jnp.cross(w, v)
+    return jnp.where(rounded[:, None], frame + turn * dt * jnp.cross(w, jnp.cross(w, arms)), (1 - turn) * frame)
 
 
 def _slot_torques(
@@ -396,7 +411,7 @@ def prepare(
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
-        drift = _terrain_drift(model, slots, kin.G_v[slot_link, 3:], velocities, normal, depth, dt)
+        drift = _terrain_drift(model, slots, kin, slot_points, normal, dt)
         linear = contacts.implicit_contact_forces(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots, drift
         )
