@@ -304,9 +304,9 @@ def _free_body(model: Model) -> bool:
 
 
 TURN_SCALE = 0.5
-"""[rad] The turn of a free body over a step, ``h |w|``, at which its round contacts' turn and its
-corners' frame term (see :func:`_terrain_drift`) are half taken: the turn fully well below it and
-hardly at all from twice it, the corners' frame term the other way round."""
+"""[rad] The turn of a free body over a step, ``h |w|``, at which its terrain contacts' drift (see
+:func:`_terrain_drift`) is half the step's: the round contacts' normal drift fully well below it
+and hardly at all from twice it, the frame term the other way round."""
 
 
 def _terrain_drift(
@@ -316,11 +316,11 @@ def _terrain_drift(
     terrain contact slot of a free body of one link moves at the end of a step of ``h = dt`` [s]
     (None for any other model), given its kinematics ``kin`` at the step's start (``v`` its base's
     velocity, ``w`` its angular velocity: inertial, world axes, about ``G``'s origin, the base),
-    the slots' contact ``points (S, 3)`` [m] (frame ``G``) and the points' terrain ``normal (P, 3)``:
-    on a round surface ``h w x v + g h w x (w x a)``, ``g = 1 / (1 + (h |w| / TURN_SCALE)^4)``, with
-    ``a`` the arm from ``G``'s origin to the point under which the contact stays (its centre of
-    curvature, ``point + radius normal``; on a cylinder's rim, whose rings turn towards the
-    terrain, its cap's centre); at a corner (a point of radius 0 on no rim) ``(1 - g) h w x v``.
+    the slots' contact ``points (S, 3)`` [m] (frame ``G``) and the points' terrain ``normal (P, 3)``,
+    ``n`` at a slot: on a round surface ``g n n^T h w x (v + w x a) + (1 - g) h w x v``, with
+    ``a`` the arm from ``G``'s origin to the slot's centre of curvature (``point + radius n``),
+    elsewhere (corners, edges, faces, a cylinder's rim points) ``(1 - g) h w x v``, where
+    ``g = 1 / (1 + (h |w| / TURN_SCALE)^4)``.
 
     The solve's unknown is the body's velocity field at ``G``'s fixed origin; the body moves away
     from it, and the state's update adds back the frame term ``h w x v`` of the velocity products
@@ -328,28 +328,22 @@ def _terrain_drift(
     faster than the solve's field says: without it the linearised law of a body spinning at ``w``
     saw its contacts off by ``h |w| |v|`` (a capsule at 150 rad/s and 3 m/s: 9 m/s at 20 ms),
     pushed too little or pulled, friction rubbed the wrong way, and spinning throws gained energy
-    and diverged. ``h w x (w x a)`` is the turn of the point the contact stays under (a rolling
-    ball's centre, ``a = 0``); it is explicit in the start's ``w``, where the update turns the body
-    at the end's, which a strike changes by as much: it is taken while the body turns by a
-    fraction of a radian in a step and faded out where it turns by radians (taken there, throws
-    gained energy at 20 ms). A corner keeps the step's linearisation while the body turns by a
-    fraction of a radian (the contacts between links have no drift at corners either: with the
-    frame term alone, a small pile of boxes on spheres settled slower) and takes the frame term
-    where it turns by radians. Robots keep the step's linearisation (see docs/changelog.md)."""
+    and diverged: where the body turns by radians in a step every slot takes the frame term. Where
+    it turns by a fraction of a radian, a round contact takes the normal part of the drift of the
+    point it stays under, ``v + w x a`` (a rolling ball's centre; :func:`.contacts.round_drift`,
+    as contacts between links take it), and any other slot keeps the step's linearisation: the
+    whole frame term there, friction included, made piles of boxes, cans and capsules settle
+    slower (see docs/changelog.md). Robots keep the step's linearisation."""
     if not _free_body(model):
         return None
     v, w = kin.G_v_B[:3], kin.G_v_B[3:]
     radius = slots.take(model.point_radius)
-    arms = points + radius.astype(points.dtype)[:, None] * slots.take(normal)
-    rounded = radius > 0
-    if model.ring_rim is not None:
-        caps = rims.Rings.placed(model.ring_rim.astype(points.dtype), kin.G_H_L[model.ring_link]).centre[model.point_ring]
-        on_rim = slots.take(model.point_ring) > 0
-        arms = jnp.where(on_rim[:, None], slots.take(caps), arms)
-        rounded = rounded | on_rim
+    n = slots.take(normal).astype(points.dtype)
+    arms = points + radius.astype(points.dtype)[:, None] * n
     turn = 1 / (1 + (dt * spatial.safe_norm(w) / TURN_SCALE) ** 4)
     frame = dt * jnp.cross(w, v)
-    return jnp.where(rounded[:, None], frame + turn * dt * jnp.cross(w, jnp.cross(w, arms)), (1 - turn) * frame)
+    along = spatial.dot(n, frame + dt * jnp.cross(w, jnp.cross(w, arms)))
+    return (1 - turn) * frame + jnp.where((radius > 0)[:, None], turn * along[:, None] * n, 0.0)
 
 
 def _slot_torques(
