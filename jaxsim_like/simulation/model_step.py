@@ -305,8 +305,8 @@ def _free_body(model: Model) -> bool:
 
 TURN_SCALE = 0.5
 """[rad] The turn of a free body over a step, ``h |w|``, at which its terrain contacts' drift (see
-:func:`_terrain_drift`) is half the step's: the round contacts' normal drift fully well below it
-and hardly at all from twice it, the frame term the other way round."""
+:func:`_terrain_drift`) is half the round contacts' normal drift and half the frame term: the first
+nearly whole well below it, the second from twice it."""
 
 
 def _terrain_drift(
@@ -330,8 +330,9 @@ def _terrain_drift(
     pushed too little or pulled, friction rubbed the wrong way, and spinning throws gained energy
     and diverged: where the body turns by radians in a step every slot takes the frame term. Where
     it turns by a fraction of a radian, a round contact takes the normal part of the drift of the
-    point it stays under, ``v + w x a`` (a rolling ball's centre; :func:`.contacts.round_drift`,
-    as contacts between links take it), and any other slot keeps the step's linearisation: the
+    point it stays under, ``v + w x a`` (a rolling ball's centre; the normal part of
+    :func:`.contacts.round_drift`, which contacts between links take whole), and any other slot
+    keeps the step's linearisation: the
     whole frame term there, friction included, made piles of boxes, cans and capsules settle
     slower (see docs/changelog.md). Robots keep the step's linearisation."""
     if not _free_body(model):
