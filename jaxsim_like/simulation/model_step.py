@@ -320,44 +320,54 @@ def _terrain_law(model: Model, law: contacts.ContactParams) -> contacts.ContactP
 
 def _free_body(model: Model) -> bool:
     """Whether ``model`` is a free body of one link (a ball, a box, a can thrown into a scene), whose
-    round terrain contacts drift (:func:`_terrain_drift`) and whose gyroscopic moment is taken at
-    the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
+    terrain contacts drift with it (:func:`_terrain_drift`) and whose gyroscopic moment is
+    taken at the step's midpoint (:func:`_gyroscopic_inertias`); a robot's links keep the step's
     linearisation and the explicit moment."""
     return model.number_of_links == 1 and model.floating_base
 
 
-DRIFT_BOUND = 50.0
-"""The terrain drift's smooth bound (:func:`_terrain_drift`), in speeds that close a slot's depth
-in one step: a ball rolling at its rest depth ``d`` drifts by ``h v^2 / r``, far below fifty times
-``d / h`` at the speeds its step resolves; a strike's drift is cut to the depth's scale."""
+TURN_SCALE = 0.5
+"""[rad] The turn of a free body over a step, ``h |w|``, at which its terrain contacts' drift (see
+:func:`_terrain_drift`) is half the round contacts' normal drift and half the frame term: the first
+nearly whole well below it, the second from twice it."""
 
 
 def _terrain_drift(
-    model: Model, slots: Slots, omega: jax.Array, velocity: jax.Array, normal: jax.Array, depth: jax.Array, dt: jax.Array
+    model: Model, slots: Slots, kin: kin_module.Kinematics, points: jax.Array, normal: jax.Array, dt: jax.Array
 ) -> jax.Array | None:
-    """``(S, 3)`` [m/s]: the normal part of the :func:`.contacts.round_drift` of the terrain
-    contact slots of a free body of one link (a ball or a capsule thrown on the ground; None
-    for any other model), turning at ``omega (S, 3)`` [rad/s], its material at the contacts moving
-    at ``velocity (S, 3)`` [m/s], its points at ``depth (P,)`` [m] along ``normal (P, 3)``; zero for
-    points of radius 0, and smoothly bounded by ``DRIFT_BOUND`` times the speed that closes a slot's
-    depth over the step ``dt`` [s] (``b tanh(x / b)``, ``b = DRIFT_BOUND depth / dt``).
+    """``(S, 3)`` [m/s]: how much faster than the solve's velocity field the material at each
+    terrain contact slot of a free body of one link moves at the end of a step of ``h = dt`` [s]
+    (None for any other model), given its kinematics ``kin`` at the step's start (``v`` its base's
+    velocity, ``w`` its angular velocity: inertial, world axes, about ``G``'s origin, the base),
+    the slots' contact ``points (S, 3)`` [m] (frame ``G``) and the points' terrain ``normal (P, 3)``,
+    ``n`` at a slot: on a round surface ``g n n^T h w x (v + w x a) + (1 - g) h w x v``, with
+    ``a`` the arm from ``G``'s origin to the slot's centre of curvature (``point + radius n``),
+    elsewhere (corners, edges, faces, a cylinder's rim points) ``(1 - g) h w x v``, where
+    ``g = 1 / (1 + (h |w| / TURN_SCALE)^4)``.
 
-    A ball rolling on the ground meets it where its centre is, not where the material under it
-    at the start of the step goes (up, at the centripetal acceleration ``w^2 r``): without the
-    drift its law saw that material leaving, and it sank deeper and rubbed harder the faster it
-    rolled. The drift is explicit in the link's velocities: on a robot's swept points (feet,
-    hands, a head) a limb swung by its joints strikes the ground with one of the order of its
-    speed, which kicked a humanoid's drop into divergence at 20 ms, and even bounded it makes a
-    kicking quadruped's rollout too rough for finite differences: robots keep the step's
-    linearisation there (see docs/changelog.md)."""
+    The solve's unknown is the body's velocity field at ``G``'s fixed origin; the body moves away
+    from it, and the state's update adds back the frame term ``h w x v`` of the velocity products
+    (explicit, as the update takes it), so every material point ends the step moving that much
+    faster than the solve's field says: without it the linearised law of a body spinning at ``w``
+    saw its contacts off by ``h |w| |v|`` (a capsule at 150 rad/s and 3 m/s: 9 m/s at 20 ms),
+    pushed too little or pulled, friction rubbed the wrong way, and spinning throws gained energy
+    and diverged: where the body turns by radians in a step every slot takes the frame term. Where
+    it turns by a fraction of a radian, a round contact takes the normal part of the drift of the
+    point it stays under, ``v + w x a`` (a rolling ball's centre; the normal part of
+    :func:`.contacts.round_drift`, which contacts between links take whole), and any other slot
+    keeps the step's linearisation: the
+    whole frame term there, friction included, made piles of boxes, cans and capsules settle
+    slower (see docs/changelog.md). Robots keep the step's linearisation."""
     if not _free_body(model):
         return None
-    take = slots.take
-    n = take(normal)
-    along = spatial.dot(n, contacts.round_drift(omega, velocity, take(model.point_radius).astype(velocity.dtype), n, dt))
-    bound = DRIFT_BOUND * jnp.maximum(take(depth), 0.0) / dt
-    safe = jnp.where(bound > 0, bound, 1.0)
-    return jnp.where(bound > 0, safe * jnp.tanh(along / safe), 0.0)[:, None] * n
+    v, w = kin.G_v_B[:3], kin.G_v_B[3:]
+    radius = slots.take(model.point_radius)
+    n = slots.take(normal).astype(points.dtype)
+    arms = points + radius.astype(points.dtype)[:, None] * n
+    turn = 1 / (1 + (dt * spatial.safe_norm(w) / TURN_SCALE) ** 4)
+    frame = dt * jnp.cross(w, v)
+    along = spatial.dot(n, frame + dt * jnp.cross(w, jnp.cross(w, arms)))
+    return (1 - turn) * frame + jnp.where((radius > 0)[:, None], turn * along[:, None] * n, 0.0)
 
 
 def _slot_torques(
@@ -421,7 +431,7 @@ def prepare(
         # The touching slots of a link share its law (the other points feel no force).
         touching = slots.mask((slots.take(depth) > 0) & slots.take(enabled))
         law = _shared_law(model, _terrain_law(model, params.contact), depth, slots.scatter(touching.astype(jnp.int32), len(point_link)) > 0)
-        drift = _terrain_drift(model, slots, kin.G_v[slot_link, 3:], velocities, normal, depth, dt)
+        drift = _terrain_drift(model, slots, kin, slot_points, normal, dt)
         linear = contacts.implicit_contact_forces(
             law, depth, normal, velocities, state.contact_deformation, enabled, dt, _moved_mass(model).astype(dtype), slots, drift
         )
