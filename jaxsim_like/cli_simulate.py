@@ -398,7 +398,7 @@ def _report(args: argparse.Namespace, model, summary, states, steps: int, timing
         lines.append(f"base height  {_spread(heights, 'm', 4)} at the end")
     if model.point_link:
         lines += [
-            f"penetration  deepest {_spread(np.asarray(summary.max_penetration) * 1000, 'mm', 2)}",
+            f"penetration  deepest {_spread(np.asarray(summary.max_penetration) * 1000, 'mm', 2)} over the run (landing included)",
             f"normal force {_spread(normal, 'N', 2)} at the end" + (f" (m g = {weight:.2f} N)" if model.floating_base else ""),
         ]
     else:
