@@ -398,7 +398,7 @@ def implicit_deformation(
     ``deformation (P, 3)`` and ``velocity_next (S, 3)``, the velocities ``v+`` of the material
     points at the contacts' slots (their :attr:`ImplicitContacts.drift` added here)."""
     K, D, mu, _, _ = _law(params)
-    free = deformation / (1 + dt * K / D)[..., None]
+    free = relaxed_deformation(params, deformation, dt)
     law, slots = contacts.law, contacts.slots
     K, D, mu = slots.take(K), slots.take(D), slots.take(mu)
     normal = slots.take(normal)
@@ -409,6 +409,13 @@ def implicit_deformation(
     sliding = (law.tangent_deformation - (dt * mu * law.normal_per_dq / D)[:, None] * law.direction) / (1 + dt * law.relaxation)[:, None]
     touching = slots.scatter(jnp.where(law.touching[:, None], jnp.where(law.sliding[:, None], sliding, sticking), 0.0), deformation.shape[0])
     return jnp.where(contacts.carried[:, None], touching, free)
+
+
+def relaxed_deformation(params: ContactParams, deformation: jax.Array, dt: jax.Array) -> jax.Array:
+    """The tangential ``deformation (P, 3)`` [m] of points out of contact after a step of ``dt``
+    [s] under their law ``params``: ``m / (1 + h K/D)``, implicit (see :func:`implicit_deformation`)."""
+    K, D, _, _, _ = _law(params)
+    return deformation / (1 + dt * K / D)[..., None]
 
 
 RELEASE_BLEND = 0.25
