@@ -841,9 +841,12 @@ def _world_rates(
             known = start_wrench + coupling(to_global(groups, "links", [c.G_dv for c in current]))
             if group.padded:  # only the members of this turn
                 tree, inertia_t, links_t = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, colour, keepdims=False), taken[k])
-                rows = jnp.asarray(turns[k])[colour]
+                # Each member's row of the turn, gathered (a scatter is a loop on XLA's CPU backend).
+                place = jnp.asarray(_places(turns[k], len(group.members)))[colour]
+                mine = place < turns[k].shape[1]
                 fresh = solved_members(tree, known[links_t], inertia_t)
-                current[k] = jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), current[k], fresh)
+                current[k] = jax.tree.map(lambda old, new: jnp.where(jnp.reshape(mine, mine.shape + (1,) * (old.ndim - 1)),
+                                                                     new[jnp.minimum(place, new.shape[0] - 1)], old), current[k], fresh)
                 continue
             fresh = solved_members(members[k], from_global(group, "links", known), inertias[k])
             if len(group.members) > 1:
@@ -942,6 +945,17 @@ def _turns(group: ModelGroup, colours: int) -> np.ndarray:
     rows = [np.flatnonzero(group.colour == c) for c in range(colours)]
     width = max(len(r) for r in rows)
     return np.stack([np.pad(r, (0, width - len(r)), constant_values=len(group.members)) for r in rows]).astype(np.int32)
+
+
+def _places(turns: np.ndarray, count: int) -> np.ndarray:
+    """``(colours, G)``: each member's place among the members of each colour of the ``turns
+    (colours, W)`` of a group of ``G = count`` members (:func:`_turns`), ``W`` where not of that colour."""
+    width = turns.shape[1]
+    places = np.full((turns.shape[0], count), width, dtype=np.int32)
+    for colour, row in enumerate(turns):
+        real = row < count
+        places[colour, row[real]] = np.flatnonzero(real)
+    return places
 
 
 def _each(world: WorldModel, f):
