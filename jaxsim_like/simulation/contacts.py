@@ -398,7 +398,7 @@ def implicit_deformation(
     ``deformation (P, 3)`` and ``velocity_next (S, 3)``, the velocities ``v+`` of the material
     points at the contacts' slots (their :attr:`ImplicitContacts.drift` added here)."""
     K, D, mu, _, _ = _law(params)
-    free = relaxed_deformation(params, deformation, dt)
+    free = deformation / (1 + dt * K / D)[..., None]
     law, slots = contacts.law, contacts.slots
     K, D, mu = slots.take(K), slots.take(D), slots.take(mu)
     normal = slots.take(normal)
@@ -413,7 +413,8 @@ def implicit_deformation(
 
 def relaxed_deformation(params: ContactParams, deformation: jax.Array, dt: jax.Array) -> jax.Array:
     """The tangential ``deformation (P, 3)`` [m] of points out of contact after a step of ``dt``
-    [s] under their law ``params``: ``m / (1 + h K/D)``, implicit (see :func:`implicit_deformation`)."""
+    [s] under their law ``params``: ``m / (1 + h K/D)``, implicit (as :func:`implicit_deformation`
+    relaxes the points it does not carry)."""
     K, D, _, _, _ = _law(params)
     return deformation / (1 + dt * K / D)[..., None]
 
