@@ -11,10 +11,10 @@ compiling, from the packed world state, :meth:`WorldModel.pack`; MJX: the first 
 the simulated seconds per wall second of one pile after it settled, and, at the end of ``--seconds``
 of simulated time, the fastest body's speed and the deepest penetration into the bin and between
 bodies (ours: the deepest contact the step reports; MuJoCo: the most negative ``contact.dist``);
-ours also reports the touching pairs its budget could not hold (``overflow``, the most of any step)
-and, with MuJoCo installed, the true overlap at its final poses (``overlap``: MuJoCo's collision of
-the same pile at those poses, :func:`overlap`; the deepest contact a step reports can miss a pair
-its narrow phase gets wrong).
+ours also reports the touching pairs its budget could not hold and the touching slots its touching
+budget could not hold (``overflow``, the most of any step) and, with MuJoCo installed, the true
+overlap at its final poses (``overlap``: MuJoCo's collision of the same pile at those poses,
+:func:`overlap`; the deepest contact a step reports can miss a pair its narrow phase gets wrong).
 
 ``--worlds 1,16,64``: also ``W`` piles at once (the layouts of seeds ``seed, seed + 1, ...``, the
 same bodies), the simulated seconds per wall second summed over the piles, on every core: ours as
@@ -237,7 +237,10 @@ def _ours(count: int, dt: float, seconds: float, seed: int, rolling: bool, world
 
     def advance(s):
         final, outputs = world_rollout(world, s, None, steps)
-        overflow = jnp.max(outputs.pairs.overflow) if outputs.pairs is not None else jnp.zeros((), jnp.int32)
+        overflow = jnp.zeros((), jnp.int32)
+        if outputs.pairs is not None:
+            dropped = jnp.zeros((), jnp.int32) if outputs.pairs.dropped is None else jnp.max(outputs.pairs.dropped)
+            overflow = jnp.maximum(jnp.max(outputs.pairs.overflow), dropped)
         return final, overflow, _deepest(outputs), jnp.all(outputs.finite)
 
     packed = [world.pack(state)] + [world.pack(start_state(world, seed + w)) for w in range(1, worlds)]

@@ -62,7 +62,8 @@ class Summary(NamedTuple):
     (0 without contact); ``contact_force (3,)`` [N]: the total contact force of the last step,
     world axes; ``pair_overflow`` (int32): with self-collisions, the most overlapping pairs of
     links that a pair kind's budget could not hold in one step (0: none was left untested;
-    :attr:`~jaxsim_like.simulation.world.PairContacts.overflow`). Non-finite steps do not enter
+    :attr:`~jaxsim_like.simulation.world.PairContacts.overflow`), or the most touching slots
+    that the touching budget could not hold (:attr:`~jaxsim_like.simulation.world.PairContacts.dropped`). Non-finite steps do not enter
     the maximum penetration.
     """
 
@@ -83,6 +84,8 @@ class Summary(NamedTuple):
         spilled = self.pair_overflow
         if outputs.self_contacts is not None:
             spilled = jnp.maximum(spilled, jnp.max(outputs.self_contacts.overflow, initial=0))
+            if outputs.self_contacts.dropped is not None:
+                spilled = jnp.maximum(spilled, outputs.self_contacts.dropped)
         return Summary(first, jnp.fmax(self.max_penetration, deepest), jnp.sum(outputs.contact_forces, axis=0), spilled)
 
     def then(self, later: "Summary", offset: int) -> "Summary":

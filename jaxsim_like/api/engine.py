@@ -271,7 +271,7 @@ def _run_world(
     # One world step in the program, traced once: the loop carries what the run returns of its
     # last step, whose shapes that trace gives, and the loop's body reuses the trace (a step
     # after a loop of ``steps - 1`` would trace, lower and compile the step twice).
-    carry = (state, jnp.zeros(0 if world.collision is None else len(world.collision.groups), jnp.int32), None, None)
+    carry = (state, jnp.zeros(0 if world.collision is None else len(world.collision.groups) + 1, jnp.int32), None, None)
     if steps > 1:
         first = jax.jit(lambda started: body(0, started))
         _, _, lasts, pairs = first.trace(carry).out_info
@@ -289,9 +289,13 @@ def _run_world(
 
 
 def _most_overflow(most: jax.Array, pairs) -> jax.Array:
-    """The most overlapping candidate pairs per pair group ``(K,)`` (int32) that the budget
-    could not hold: ``most`` so far, or the step's ``pairs.overflow`` where larger."""
-    return most if pairs is None else jnp.maximum(most, pairs.overflow)
+    """The most overlapping candidate pairs per pair group that the budget could not hold, then
+    the most touching slots that the touching budget could not hold ``(K + 1,)`` (int32):
+    ``most`` so far, or the step's ``pairs.overflow`` and ``pairs.dropped`` where larger."""
+    if pairs is None:
+        return most
+    dropped = jnp.zeros(1, jnp.int32) if pairs.dropped is None else jnp.reshape(pairs.dropped, (1,))
+    return jnp.maximum(most, jnp.concatenate([pairs.overflow, dropped]))
 
 
 run_world = jax.jit(_run_world, static_argnames=("steps", "features", "layouts"), donate_argnames=("sims",))

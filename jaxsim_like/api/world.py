@@ -104,7 +104,8 @@ class World:
         self._device_step_size = jnp.asarray(float(simulator.step_size()))  # the dt of every WorldParams built here
         self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
         self._pair_budget: int | dict[str, int] | None = None
-        self._overflowed: set[str] = set()  # the pair kinds whose overflow was reported
+        self._touching_budget: int | None = None
+        self._overflowed: set[str] = set()  # the pair kinds whose overflow was reported (and "touching")
         self._valid = True
         for description in models:
             self._add(description, description.name, None)
@@ -218,6 +219,7 @@ class World:
         friction: float | None = None,
         damping_ratio: float | None = None,
         pair_budget: int | dict[str, int] | None = None,
+        touching_budget: int | None = None,
     ) -> bool:
         """Load the physics (ScenarIO: "By default, if the world file does not already contain a
         physics plugin, no physics is loaded by default"): from the next run, runs step the
@@ -231,7 +233,10 @@ class World:
         tested per step, for every pair kind or per kind (``{"box-box": 64}``; None: sized from
         the scene, :func:`~jaxsim_like.simulation.collision.table.scene_budget`); a run whose
         touching candidates exceed a kind's budget logs a warning naming the kind, once per kind.
-        Calling it again changes the settings. False for an unknown engine."""
+        ``touching_budget``: the most touching contact slots between links that a step of the
+        implicit integrator solves (None: :data:`~jaxsim_like.simulation.world.TOUCHING_PER_LINK`
+        per link, see :meth:`~jaxsim_like.simulation.world.WorldModel.build`); a run that touches
+        at more slots logs a warning, once. Calling it again changes the settings. False for an unknown engine."""
         try:
             integrator = INTEGRATOR_OF_ENGINE[PhysicsEngine(int(engine))]
         except ValueError:
@@ -240,7 +245,10 @@ class World:
             pair_budgets(pair_budget)
         except ValueError as error:
             raise errors.WorldError(f"pair_budget: {error}", self._name) from None
+        if touching_budget is not None and not (isinstance(touching_budget, (int, np.integer)) and touching_budget >= 1):
+            raise errors.WorldError(f"touching_budget must be an integer >= 1, got {touching_budget!r}", self._name)
         self._physics = True
+        self._touching_budget = touching_budget
         self._integrator = integrator
         self._pair_budget = pair_budget
         self._contact = {
@@ -399,13 +407,16 @@ class World:
         settings = WorldParams(
             dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
         )
-        return WorldModel.assemble(
+        world = WorldModel.assemble(
             [entry.model for entry in dynamic],
             [entry.params for entry in dynamic],
             settings,
             self._collisions,
             exact_velocity=[entry.features.exact_velocity for entry in dynamic],
         )
+        if self._touching_budget is None or world.collision is None:
+            return world
+        return world.replace(touching=min(int(self._touching_budget), world.collision.size))
 
     def _plugins_to_run(self) -> list[tuple[Callable, Any]]:
         return self._plugins + [plugin for entry in self._entries.values() for plugin in entry.plugins]
@@ -465,8 +476,17 @@ class World:
     def _report_overflow(self, world: WorldModel, overflow: np.ndarray) -> None:
         """Log a warning, once per pair kind, for the kinds whose budget could not hold all
         their overlapping candidate pairs in some step of the last run (``overflow (K,)`` per
-        pair group of the world's table)."""
-        for group, spilled in zip(world.collision.groups if world.collision else (), overflow):
+        pair group of the world's table, then the touching slots that the touching budget could
+        not hold)."""
+        groups = world.collision.groups if world.collision else ()
+        if len(overflow) > len(groups) and overflow[len(groups)] > 0 and "touching" not in self._overflowed:
+            self._overflowed.add("touching")
+            log.warning(
+                "[%s] the touching budget (%d contact slots between links a step) left %d touching slots without force in a "
+                "step: raise it with set_physics_engine(touching_budget=%d)",
+                self._name, world.touching, int(overflow[len(groups)]), world.touching + int(overflow[len(groups)]),
+            )
+        for group, spilled in zip(groups, overflow):
             if spilled > 0 and group.kind not in self._overflowed:
                 self._overflowed.add(group.kind)
                 log.warning(

@@ -411,6 +411,14 @@ def implicit_deformation(
     return jnp.where(contacts.carried[:, None], touching, free)
 
 
+def relaxed_deformation(params: ContactParams, deformation: jax.Array, dt: jax.Array) -> jax.Array:
+    """The tangential ``deformation (P, 3)`` [m] of points out of contact after a step of ``dt``
+    [s] under their law ``params``: ``m / (1 + h K/D)``, implicit (as :func:`implicit_deformation`
+    relaxes the points it does not carry)."""
+    K, D, _, _, _ = _law(params)
+    return deformation / (1 + dt * K / D)[..., None]
+
+
 RELEASE_BLEND = 0.25
 """The fraction ``f_n / K d^(1+p)`` below which a separating point's unscaled law is blended in
 (fully at a clipped force, not at all from this fraction up: see :func:`separating_law`)."""

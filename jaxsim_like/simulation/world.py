@@ -64,9 +64,9 @@ from .model_step import (
 )
 from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
-from .collision.forces import ExplicitPairs, PairLaw, PairSlots, explicit_pair_forces, pair_forces, shared_pair_law
+from .collision.forces import ExplicitPairs, PairLaw, PairSlots, explicit_pair_forces, pair_forces, row_link_pairs, shared_pair_law
 from .contact_torques import ImplicitTorques, couple_inertias, implicit_torques
-from .contacts import ContactParams, implicit_deformation, overdamped_weight
+from .contacts import ContactParams, implicit_deformation, overdamped_weight, relaxed_deformation
 from .couplings import base_velocity_offset
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
@@ -86,8 +86,13 @@ on a body rocks on it, a mode whose inertia grows faster than the load."""
 PAIR_DAMPING_GROWTH = (1.0, 8.0)
 """``(g, bound)``: the same for the laws of the contacts between links."""
 
+TOUCHING_PER_LINK = 8
+"""The default touching budget (:meth:`WorldModel.build`): this many touching contact slots
+between links per link of the collision table, at most the table's slots (a pile at rest
+touches about three per link)."""
 
-@pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps", "load_aware"])
+
+@pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps", "load_aware", "touching"])
 class WorldModel:
     """The models of a world ``(M,)``, their :class:`.params.ModelParams`, the world's
     :class:`.params.WorldParams`, the :class:`.collision.forces.PairLaw` of the contacts between
@@ -100,7 +105,8 @@ class WorldModel:
     together with the models they touch (``pair_sweeps``, implicit integrator), and whether the
     contact laws are sized for the load the links carry (``load_aware``, see :func:`_loaded`);
     ``closures``: the loop closures between links of two models (:mod:`.world_closures`; None:
-    none)."""
+    none); ``touching``: the touching budget, the most touching contact slots between links that
+    the implicit step solves (static; see :meth:`build`; 0, or the table's size: every slot)."""
 
     models: tuple[Model, ...]
     model_params: tuple[ModelParams, ...]
@@ -113,6 +119,7 @@ class WorldModel:
     exact_velocity: tuple[bool, ...] = ()
     pair_sweeps: int = 4
     load_aware: bool = True
+    touching: int = 0
 
     @staticmethod
     def build(
@@ -131,6 +138,7 @@ class WorldModel:
         self_collision: Sequence[bool] | None = None,
         srdf: Sequence[Any] | None = None,
         budget: int | None = None,
+        touching_budget: int | None = None,
         pair_law: PairLaw | None = None,
         pair_sweeps: int = 4,
         exact_velocity: Sequence[bool] | None = None,
@@ -148,7 +156,12 @@ class WorldModel:
         of the two models, solved with ``pair_sweeps >= 1`` block Gauss-Seidel sweeps;
         ``load_aware``: with the implicit integrator, the laws of a model's terrain contacts and
         of the contacts between links are sized for the load that the links carry (see
-        :func:`_loaded`). Static
+        :func:`_loaded`); ``touching_budget``: with the implicit integrator, the most contact
+        slots between links that touch (of the table's :attr:`.collision.CollisionTable.size`)
+        that a step solves: after the collision query the touching slots are gathered into a
+        buffer of this many rows, on which the pair laws, the solves and the tangential memories
+        run (default: ``TOUCHING_PER_LINK`` per link of the table, at most its slots);
+        :attr:`PairContacts.dropped` counts the touching slots it could not hold. Static
         geometry (a bin, a table, walls) belongs in the ``terrain`` (its boxes): it takes no
         pair budget; :attr:`PairContacts.overflow` tells whether the budget held every pair.
         ``closures``: the loop closures between links of two of the models (the
@@ -165,6 +178,8 @@ class WorldModel:
                 raise ValueError(f"{name} must have one entry per model ({count}), got {len(values)}")
         if not (isinstance(pair_sweeps, (int, np.integer)) and pair_sweeps >= 1):
             raise ValueError(f"pair_sweeps must be an integer >= 1, got {pair_sweeps!r}")
+        if touching_budget is not None and not (isinstance(touching_budget, (int, np.integer)) and touching_budget >= 1):
+            raise ValueError(f"touching_budget must be an integer >= 1, got {touching_budget!r}")
         built = [
             SimulationParams.build(
                 model, dt=dt, integrator=integrator, gravity=gravity, terrain=terrain, contact=law,
@@ -177,6 +192,9 @@ class WorldModel:
             raise ValueError("a world needs at least one model")
         # None when nothing can touch: the step of each model alone.
         found = Collisions.build(models, self_collision=self_collision, srdf=srdf, budget=budget, pair_law=pair_law) if collisions else None
+        fields = _collision_fields(built[0].world, found, pair_law)
+        if touching_budget is not None and found is not None:
+            fields["touching"] = min(int(touching_budget), found.table.size)
         return WorldModel(
             models=models,
             model_params=tuple(p.model for p in built),
@@ -185,7 +203,7 @@ class WorldModel:
             pair_sweeps=int(pair_sweeps),
             load_aware=bool(load_aware),
             closures=WorldClosures.build(models, closures),
-            **_collision_fields(built[0].world, found, pair_law),
+            **fields,
         )
 
     @staticmethod
@@ -250,11 +268,13 @@ class WorldModel:
 def _collision_fields(world: WorldParams, collisions: Collisions | None, pair_law: PairLaw | None = None) -> dict[str, Any]:
     """The fields of a :class:`WorldModel` of the ``world`` settings that hold ``collisions``
     (None: no collision table, no inverse weights, in the dtype of ``world.dt``, and
-    ``pair_law``, default :meth:`.collision.forces.PairLaw.build`, unused)."""
+    ``pair_law``, default :meth:`.collision.forces.PairLaw.build`, unused); the default touching
+    budget of the table (``TOUCHING_PER_LINK`` per link, at most its slots)."""
     if collisions is None:
         return dict(pair_law=PairLaw.build() if pair_law is None else pair_law, inverse_weight=jnp.zeros(0, jnp.result_type(world.dt)))
+    table = collisions.table
     return dict(pair_law=collisions.pair_law, inverse_weight=collisions.inverse_weight, explicit_pairs=collisions.explicit_pairs,
-                collision=collisions.table)
+                collision=table, touching=min(TOUCHING_PER_LINK * table.links, table.size))
 
 
 class WorldState(NamedTuple):
@@ -348,12 +368,16 @@ class PairContacts(NamedTuple):
     touch) and that its budget could not hold. Any non-zero count means contacts may have been
     missed: raise that kind's ``budget`` (:meth:`WorldModel.build`) to at least its ``keep`` plus
     the largest overflow seen. ``torques (C, 3)`` [N m]: the torsional and rolling friction
-    couples on link a (b feels the opposite; None: the laws have none)."""
+    couples on link a (b feels the opposite; None: the laws have none). ``dropped`` (int32, ``()``):
+    the touching slots that the world's touching budget could not hold (:meth:`WorldModel.build`),
+    which felt no force in the step; any non-zero count: raise ``touching_budget`` to at least
+    the budget plus the largest count seen (None: the step solved every slot)."""
 
     contacts: Contacts
     forces: jax.Array
     overflow: jax.Array
     torques: jax.Array | None = None
+    dropped: jax.Array | None = None
 
 
 class WorldOutputs(NamedTuple):
@@ -600,7 +624,13 @@ class _Pairs(NamedTuple):
     :func:`.collision.forces.pair_forces`); every link's ``origins (L, 3)`` [m] (world frame); with
     torsional or rolling friction (else None), the angular velocity of link a relative to link b
     ``angular (C, 3)`` [rad/s] and ``inertia (C,)`` [kg m^2], a lower bound of the rotational
-    inertia a couple between them moves."""
+    inertia a couple between them moves.
+
+    Gathered into the touching budget (``rows`` not None), ``C`` is the budget: ``rows (C,)``
+    gives the slot of the query's contacts each row holds (the query's size where none), and
+    ``every`` holds what the step reports and remembers of every slot of the query: its
+    ``contacts``, the law of each slot out of contact (for the relaxation of its tangential
+    memory) and that memory ``(C_q, 3)``; ``dropped``: the touching slots left out."""
 
     contacts: Contacts
     arms_a: jax.Array
@@ -614,12 +644,17 @@ class _Pairs(NamedTuple):
     origins: jax.Array
     angular: jax.Array | None = None
     inertia: jax.Array | None = None
+    rows: jax.Array | None = None
+    every: tuple[Contacts, ContactParams, jax.Array] | None = None
+    dropped: jax.Array | None = None
 
 
 def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prepared], pair_deformation: jax.Array,
-           pair_load: jax.Array | None) -> _Pairs:
+           pair_load: jax.Array | None, gathered: bool = False) -> _Pairs:
     """The :class:`_Pairs` of the ``prepared`` batches, with the candidate slots' ``pair_deformation
-    (K, 3)``; with the links' ``pair_load (L,)`` [N], laws sized for the load (:func:`_loaded`)."""
+    (K, 3)``; with the links' ``pair_load (L,)`` [N], laws sized for the load (:func:`_loaded`);
+    ``gathered``: the touching slots in the world's touching budget, where it is smaller than
+    the table (:func:`_touching`)."""
     groups = [b.group for b in batches]
     origins = to_global(groups, "links", [jnp.broadcast_to(p.kin.origin[:, None], p.kin.G_H_L.shape[:2] + (3,)) for p in prepared])
     W_v = to_global(groups, "links", [p.kin.G_v for p in prepared])
@@ -637,7 +672,7 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
     margin = None if world.explicit_pairs is None else world.explicit_pairs.memory_margin(world.collision, poses.dtype)
     contacts, overflow = query(world.collision, geometry, poses, margin)
     law, mass = _pair_law(world, batches, contacts)
-    law = shared_pair_law(law, contacts, world.collision, world.pair_law.max_penetration)
+    side = None
     if pair_load is not None:
         # What a contact carries: the lighter of its two sides, each a link's mass (infinite when
         # welded to the world) with the load pressed on it (a box on a table carries itself, not
@@ -645,8 +680,25 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
         gravity = jnp.linalg.norm(world.params.gravity).astype(mass.dtype)
         weight = world.inverse_weight.astype(mass.dtype)
         side = jnp.where(weight > 0, 1 / jnp.where(weight > 0, weight, 1.0), jnp.inf) + pair_load / jnp.where(gravity > 0, gravity, 1.0)
-        law = _loaded(law, mass, jnp.minimum(side[contacts.link_a], side[contacts.link_b]), PAIR_DAMPING_GROWTH)
-    contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
+
+    def sized(law: ContactParams, mass: jax.Array, contacts: Contacts) -> ContactParams:
+        return law if side is None else _loaded(law, mass, jnp.minimum(side[contacts.link_a], side[contacts.link_b]), PAIR_DAMPING_GROWTH)
+
+    rows = every = dropped = None
+    if gathered and 0 < world.touching < world.collision.size:
+        contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
+        # Out of contact a slot's law only relaxes its memory, as the query's every slot does.
+        every = (contacts, sized(law, mass, contacts), pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0))
+        rows, dropped = _touching(contacts.active, world.touching)
+        contacts, law, mass = _rows((contacts, law, mass), rows)
+        real = rows < every[0].depth.shape[0]
+        contacts = contacts.replace(active=contacts.active & real, depth=jnp.where(real, contacts.depth, 0.0),
+                                    slot=jnp.where(real, contacts.slot, world.collision.candidate_slots))
+        law = shared_pair_law(law, contacts, world.collision, world.pair_law.max_penetration, row_link_pairs(contacts, world.collision.links))
+    else:
+        law = shared_pair_law(law, contacts, world.collision, world.pair_law.max_penetration)
+        contacts = contacts.replace(active=contacts.active & jnp.isfinite(mass))  # links welded to the world never touch
+    law = sized(law, mass, contacts)
     arms_a = contacts.position - origins[contacts.link_a]
     arms_b = contacts.position - origins[contacts.link_b]
     material_a, material_b = _material_velocity(W_v, contacts.link_a, arms_a), _material_velocity(W_v, contacts.link_b, arms_b)
@@ -662,7 +714,20 @@ def _pairs(world: WorldModel, batches: Sequence[_Batch], prepared: Sequence[Prep
         total = compliance[contacts.link_a] + compliance[contacts.link_b]
         inertia = jnp.where(jnp.isfinite(total) & (total > 0), 1 / jnp.where(total > 0, total, 1.0), 0.0)
     return _Pairs(contacts, arms_a, arms_b, velocity, law, jnp.where(jnp.isfinite(mass), mass, 0.0),
-                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow, turning, poses[:, :3, 3], angular, inertia)
+                  pair_deformation.at[contacts.slot].get(mode="fill", fill_value=0), overflow, turning, poses[:, :3, 3], angular, inertia,
+                  rows, every, dropped)
+
+
+def _touching(active: jax.Array, budget: int) -> tuple[jax.Array, jax.Array]:
+    """The first ``budget`` touching slots of ``active (C,)``, in slot order ``(budget,)`` (``C``
+    past the last), and how many touching slots are left out (int32, ``()``)."""
+    rows = jnp.nonzero(active, size=budget, fill_value=active.shape[0])[0].astype(jnp.int32)
+    return rows, jnp.maximum(jnp.sum(active, dtype=jnp.int32) - budget, 0)
+
+
+def _rows(tree: Any, rows: jax.Array) -> Any:
+    """The rows ``rows (B,)`` of every leaf of ``tree`` (``(C, ...)``; the last row past ``C``)."""
+    return jax.tree.map(lambda x: x[jnp.minimum(rows, x.shape[0] - 1)], tree)
 
 
 def _world_rates(
@@ -715,7 +780,7 @@ def _world_rates(
 
     groups = [b.group for b in batches]
     links = world.collision.links
-    pairs = _pairs(world, batches, prepared, pair_deformation, pair_load if loaded else None)
+    pairs = _pairs(world, batches, prepared, pair_deformation, pair_load if loaded else None, implicit)
     contacts, arms_a, arms_b = pairs.contacts, pairs.arms_a, pairs.arms_b
     dtype = pairs.velocity.dtype
     dt = params.dt.astype(dtype)
@@ -776,9 +841,12 @@ def _world_rates(
             known = start_wrench + coupling(to_global(groups, "links", [c.G_dv for c in current]))
             if group.padded:  # only the members of this turn
                 tree, inertia_t, links_t = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, colour, keepdims=False), taken[k])
-                rows = jnp.asarray(turns[k])[colour]
+                # Each member's row of the turn, gathered (a scatter is a loop on XLA's CPU backend).
+                place = jnp.asarray(_places(turns[k], len(group.members)))[colour]
+                mine = place < turns[k].shape[1]
                 fresh = solved_members(tree, known[links_t], inertia_t)
-                current[k] = jax.tree.map(lambda old, new: old.at[rows].set(new, mode="drop"), current[k], fresh)
+                current[k] = jax.tree.map(lambda old, new: jnp.where(jnp.reshape(mine, mine.shape + (1,) * (old.ndim - 1)),
+                                                                     new[jnp.minimum(place, new.shape[0] - 1)], old), current[k], fresh)
                 continue
             fresh = solved_members(members[k], from_global(group, "links", known), inertias[k])
             if len(group.members) > 1:
@@ -812,7 +880,14 @@ def _world_rates(
     load = (_pressed(world.collision, forces, contacts, params.gravity.astype(dtype), world.inverse_weight.astype(dtype), pairs.origins,
                       pair_load)
             if loaded else jnp.zeros_like(pair_load))
-    return solved, prepared, PairContacts(contacts, forces, pairs.overflow, torques), user, stored.at[contacts.slot].set(after, mode="drop"), load
+    if pairs.rows is not None:
+        # Every slot of the query: the touching ones from the budget's rows, the others relaxed.
+        contacts, every_law, every_deformation = pairs.every
+        after = relaxed_deformation(every_law, every_deformation, dt).at[pairs.rows].set(after, mode="drop")
+        forces, torques = (None if x is None else jnp.zeros((contacts.depth.shape[0], 3), dtype).at[pairs.rows].set(x, mode="drop")
+                           for x in (forces, torques))
+    reported = PairContacts(contacts, forces, pairs.overflow, torques, pairs.dropped)
+    return solved, prepared, reported, user, stored.at[contacts.slot].set(after, mode="drop"), load
 
 
 def _pair_torques(pairs: _Pairs, law_forces: jax.Array, dt: jax.Array, links: int) -> ImplicitTorques:
@@ -870,6 +945,17 @@ def _turns(group: ModelGroup, colours: int) -> np.ndarray:
     rows = [np.flatnonzero(group.colour == c) for c in range(colours)]
     width = max(len(r) for r in rows)
     return np.stack([np.pad(r, (0, width - len(r)), constant_values=len(group.members)) for r in rows]).astype(np.int32)
+
+
+def _places(turns: np.ndarray, count: int) -> np.ndarray:
+    """``(colours, G)``: each member's place among the members of each colour of the ``turns
+    (colours, W)`` of a group of ``G = count`` members (:func:`_turns`), ``W`` where not of that colour."""
+    width = turns.shape[1]
+    places = np.full((turns.shape[0], count), width, dtype=np.int32)
+    for colour, row in enumerate(turns):
+        real = row < count
+        places[colour, row[real]] = np.flatnonzero(real)
+    return places
 
 
 def _each(world: WorldModel, f):

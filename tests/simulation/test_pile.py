@@ -284,3 +284,26 @@ def test_bodies_weigh_their_mass_at_their_origins_without_compiling_a_program():
         jax.monitoring.unregister_event_duration_listener(on_event)
     assert compiled == []
     np.testing.assert_allclose(np.concatenate(weights), 1 / mass, rtol=1e-12)
+
+
+def test_the_touching_budget_steps_the_pile_as_every_slot_and_counts_what_it_drops(pile):
+    """The pile's default touching budget is smaller than its table: the settled pile stepped on
+    the touching slots alone equals the pile stepped on every slot to rounding (states, tangential
+    memories and loads), no slot was dropped; a budget of two slots reports the touching slots
+    it left out, which feel no force."""
+    world, start, final, outputs = pile
+    assert 0 < world.touching < world.collision.size
+    assert int(outputs.pairs.dropped.max()) == 0
+    every = world.replace(touching=world.collision.size)
+    alone, alone_outputs = jax.jit(world_rollout, static_argnames="steps")(every, start, None, steps=int(SETTLE / DT))
+    assert alone_outputs.pairs.dropped is None
+    for ours, theirs in zip(jax.tree.leaves(final), jax.tree.leaves(alone)):  # a pile's rounding grows over its 625 steps
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(outputs.pairs.forces[-1], alone_outputs.pairs.forces[-1], rtol=0, atol=1e-8)
+    touching = int(np.sum(alone_outputs.pairs.contacts.active[-1]))
+    assert touching > 2
+    _, step_outputs = jax.jit(world_step)(world.replace(touching=2), final)
+    pairs = step_outputs.pairs
+    assert int(pairs.dropped) == int(np.sum(pairs.contacts.active)) - 2 > 0
+    pushed = np.linalg.norm(np.asarray(pairs.forces), axis=-1) > 0
+    assert pushed.sum() <= 2 and np.all(np.asarray(pairs.contacts.active)[pushed])

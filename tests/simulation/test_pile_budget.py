@@ -42,17 +42,19 @@ def test_the_default_budget_holds_the_125_body_pile_at_rest_with_a_margin():
     assert dict(zip([g.kind for g in table.groups], np.asarray(overflow).tolist())) == {g.kind: 0 for g in table.groups}
 
 
-def _outputs(overflow):
+def _outputs(overflow, dropped=None):
     """The fields of a step's outputs that :meth:`Summary.update` reads, with self-contacts whose
-    broad phase left ``overflow`` pairs per pair group (None: no self-collisions)."""
-    contacts = None if overflow is None else SimpleNamespace(overflow=jnp.asarray(overflow, jnp.int32))
+    broad phase left ``overflow`` pairs per pair group (None: no self-collisions) and whose
+    touching budget left out ``dropped`` touching slots (None: the step solved every slot)."""
+    contacts = None if overflow is None else SimpleNamespace(
+        overflow=jnp.asarray(overflow, jnp.int32), dropped=None if dropped is None else jnp.asarray(dropped, jnp.int32))
     return SimpleNamespace(finite=jnp.asarray(True), penetration=jnp.zeros(2), contact_forces=jnp.zeros((2, 3)),
                            self_contacts=contacts)
 
 
 def test_a_summary_keeps_the_most_pairs_a_budget_left_untested():
     """The most of any pair group in any step, over steps and over runs continued with ``then``;
-    zero without self-collisions."""
+    zero without self-collisions; the touching slots a touching budget left out count too."""
     summary = Summary.start(jnp.float64)
     for step, overflow in enumerate([[0, 2], [3, 1], [0, 0]]):
         summary = summary.update(_outputs(overflow), jnp.asarray(step))
@@ -60,3 +62,4 @@ def test_a_summary_keeps_the_most_pairs_a_budget_left_untested():
     later = Summary.start(jnp.float64).update(_outputs([5, 0]), jnp.asarray(0))
     assert int(summary.then(later, 3).pair_overflow) == 5
     assert int(Summary.start(jnp.float64).update(_outputs(None), jnp.asarray(0)).pair_overflow) == 0
+    assert int(Summary.start(jnp.float64).update(_outputs([1, 0], dropped=4), jnp.asarray(0)).pair_overflow) == 4

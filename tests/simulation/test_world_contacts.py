@@ -1,7 +1,7 @@
 """Models touching each other in the world step: stacked cubes against statics, a sphere rolling
 down a tilted box at the analytic acceleration, a capsule resting across a capsule, a box pushed
 by a driven link sliding with Coulomb friction, and a gradient through an object-object contact
-equal to central differences."""
+equal to central differences (through every slot, and through the touching budget)."""
 
 from __future__ import annotations
 
@@ -159,6 +159,29 @@ def test_gradients_through_an_object_object_contact_equal_central_differences():
     assert float(value) > 0.2 + 1e-3  # the ball hit the block
     h = 1e-4  # the values of the compiled gradient (no second compilation)
     numeric = (value_and_grad(1.5 + h)[0] - value_and_grad(1.5 - h)[0]) / (2 * h)
+    assert np.isfinite(float(gradient)) and float(gradient) == pytest.approx(float(numeric), rel=1e-4)
+
+
+def test_gradients_through_the_touching_budget_equal_central_differences():
+    """The same throw with a second ball far away and a touching budget of one slot (of the
+    table's three): the step solves the gathered touching slot alone, and the gradient through
+    the gather is finite and equals central differences to 1e-4 relative."""
+    ball, far = (solid(name, '<sphere radius="0.05"/>', 0.5, 0.0005) for name in ("ball", "far"))
+    block = cube("block", mass=1.0, side=0.1)
+    world = WorldModel.build([ball, block, far], dt=0.002, gravity=[0.0, 0.0, 0.0], terrain=js.Terrain.plane(-5.0), touching_budget=1)
+    assert world.touching == 1 < world.collision.size
+    start_block, start_far = js.State.build(block, base_position=[0.2, 0.0, 0.0]), js.State.build(far, base_position=[0.0, 1.0, 0.0])
+
+    def loss(speed):
+        thrown = js.State.build(ball, base_position=[0.0, 0.0, 0.01], base_velocity=jnp.array([speed, 0.0, 0.0, 0.0, 0.0, 0.0]))
+        final, outputs = world_rollout(world, world.initial_state([thrown, start_block, start_far]), None, steps=60, checkpoint=True)
+        return final.states[1].base_position[0] + 0.3 * final.states[1].base_position[2], jnp.max(outputs.pairs.dropped)
+
+    value_and_grad = jax.jit(jax.value_and_grad(loss, has_aux=True))
+    (value, dropped), gradient = value_and_grad(1.5)
+    assert float(value) > 0.2 + 1e-3 and int(dropped) == 0  # the ball hit the block, on the budget's one slot
+    h = 1e-4
+    numeric = (value_and_grad(1.5 + h)[0][0] - value_and_grad(1.5 - h)[0][0]) / (2 * h)
     assert np.isfinite(float(gradient)) and float(gradient) == pytest.approx(float(numeric), rel=1e-4)
 
 

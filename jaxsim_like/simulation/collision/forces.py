@@ -202,9 +202,23 @@ def memory_weights(table: CollisionTable) -> np.ndarray:
     return np.concatenate(blocks) if blocks else np.zeros(0)
 
 
-def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionTable, max_penetration: jax.Array) -> ContactParams:
-    """The laws ``(C,)`` of ``contacts`` (those of :func:`.collide.query` on ``table``) shared by
-    the touching contacts between each two links (:func:`link_pairs`): stiffness and damping
+def row_link_pairs(contacts: Contacts, links: int) -> jax.Array:
+    """``(C,)``: per contact of any rows ``contacts`` (global links among ``links``), the index
+    of the two links it touches among the distinct pairs of links of the rows (either order;
+    indices below ``C``)."""
+    key = jnp.minimum(contacts.link_a, contacts.link_b) * links + jnp.maximum(contacts.link_a, contacts.link_b)
+    order = jnp.argsort(key)
+    ordered = key[order]
+    group = jnp.cumsum(jnp.concatenate([jnp.ones(min(key.shape[0], 1), bool), ordered[1:] != ordered[:-1]])) - 1
+    return jnp.zeros(key.shape[0], group.dtype).at[order].set(group)
+
+
+def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionTable, max_penetration: jax.Array,
+                    segments: jax.Array | None = None) -> ContactParams:
+    """The laws ``(C,)`` of ``contacts`` shared by the touching contacts between each two links:
+    ``contacts`` are those of :func:`.collide.query` on ``table`` (the pairs of links by
+    :func:`link_pairs`), or any rows of them with their pairs of links ``segments (C,)``
+    (:func:`row_link_pairs`; every touching contact of a pair of links among the rows). Stiffness and damping
     times ``min(n, RESTING_CONTACTS) w d / sum w d``, with the depths ``d`` [m] of the touching
     contacts of the two links, each counting as ``w`` contacts, and their number ``n = sum w d /
     max d`` counted by depth (unchanged where not touching). A contact of a pair through which
@@ -231,7 +245,7 @@ def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionT
     corner alone on a face keeps one law of four (a tilted box is not at rest on it). The links
     of one model are held by their joints, not by their contacts (a self-contact is not where a
     body rests)."""
-    pairs = contact_pairs(table)
+    pairs = contact_pairs(table) if segments is None else None
     touching = contacts.active & (contacts.depth > 0)
     depth = jnp.where(touching, contacts.depth, 0.0)
     model = jnp.asarray(table.link_model)
@@ -240,8 +254,10 @@ def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionT
     beyond = jnp.where(depth > rest, (rest / jnp.where(depth > rest, depth, 1.0)) ** (1 + params.p), 1.0)
     weight = jnp.where(model[contacts.link_a] == model[contacts.link_b], 1.0, 1 + (counted - 1) * beyond)
     weighted = weight * depth
-    segments = link_pairs(contacts, pairs, table.links)
-    count = int(pairs.max(initial=-1)) + 1
+    if segments is None:
+        segments, count = link_pairs(contacts, pairs, table.links), int(pairs.max(initial=-1)) + 1
+    else:
+        count = segments.shape[0]
     total = jax.ops.segment_sum(weighted, segments, count)[segments]
     deepest = jax.ops.segment_max(depth, segments, count)[segments]
     number = total / jnp.where(deepest > 0, deepest, 1.0)
