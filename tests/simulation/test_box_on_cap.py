@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import mujoco
 import numpy as np
 import pytest
 
 import jaxsim_like as js
 from jaxsim_like import scenes
+from jaxsim_like.dynamics import spatial
 from jaxsim_like.simulation.collision.box_caps import box_on_cap
 from jaxsim_like.simulation.world import WorldModel, world_rollout
 
@@ -198,3 +200,41 @@ def test_a_can_across_two_ridges_rests_at_max_penetration_with_its_weight(on_rid
     assert sank[which] == pytest.approx(max_penetration, rel=0.1)
     assert depth[which] == pytest.approx(max_penetration, rel=0.1)
     np.testing.assert_allclose(normal[:, which], MASS * G, rtol=5e-3)
+
+
+SLAB = np.array([0.2, 0.2, 0.05])  # the half extents [m] of a box that a thrown can strikes
+STRIKES = {  # a can (position, quaternion) thrown spinning onto the slab at rest, its centre at (0, 0, 0.0483)
+    # tilted over the slab's edge: the cap that faces the slab's centre turns away from it
+    "cap turned away": ([-0.0134376217, 0.1392078769, 0.1283261844], [-0.7840610061, -0.4412339985, -0.0242376549, 0.4358594192]),
+    # lying across the slab's edge, its lower cap facing the slab: the edge crosses its rim deep in its side
+    "edge through the side": ([0.0914205523, 0.2036521286, 0.1282092496], [-0.7488132759, 0.6227930936, -0.025598285, -0.2252824187]),
+    # the same a little later: the edge's point nearest to the rim's circle lies outside the can
+    "edge past the rim": ([0.0943973884, 0.2153767041, 0.1198644871], [-0.5663980456, 0.7552300125, -0.1113396396, -0.3105227316]),
+}
+
+
+@pytest.mark.parametrize("can", STRIKES.values(), ids=STRIKES.keys())
+def test_no_contact_of_a_slab_on_a_cap_is_deeper_than_the_overlap(can):
+    """A can striking a wide slab near its edge: no contact on the cap is deeper than the two
+    overlap (MuJoCo's ``mj_collision``, its least signed distance). Before, the edge of the slab's
+    top face met the cap turned away from it (81 mm deep where they overlap 12 mm, its normal
+    sending the can down through the slab), crossed the rim in the can's side (22 mm deep, 6 mm
+    overlap), or the Newton steps to the rim's circle stopped inside the can (18 mm, 5 mm)."""
+    position, quaternion = np.asarray(can[0]), np.asarray(can[1])
+    H_can = np.eye(4)
+    H_can[:3, :3], H_can[:3, 3] = np.asarray(spatial.quaternion_to_rotation(jnp.asarray(quaternion))), position
+    H_slab = np.eye(4)
+    H_slab[2, 3] = 0.0483
+    found = np.asarray(_on_cap(jnp.asarray(H_can), SIZE, jnp.asarray(H_slab), jnp.asarray(SLAB)).depth)
+    mj = mujoco.MjModel.from_xml_string(f"""<mujoco><worldbody>
+        <body pos="0 0 0.0483"><freejoint/><geom type="box" size="{' '.join(map(str, SLAB))}"/></body>
+        <body pos="{' '.join(map(str, position))}" quat="{' '.join(map(str, quaternion))}"><freejoint/><geom type="cylinder" size="{R} {H}"/></body>
+        </worldbody></mujoco>""")
+    data = mujoco.MjData(mj)
+    mujoco.mj_kinematics(mj, data)
+    mujoco.mj_collision(mj, data)
+    overlap = -min(c.dist for c in data.contact[: data.ncon])
+    assert overlap > 0 and np.max(found) <= overlap + 1e-9
+
+
+_on_cap = jax.jit(box_on_cap)

@@ -14,12 +14,21 @@ at ``z = s h``, its outward normal ``s z``):
   squared distance, from that root) lies inside the cylinder, inward of both the cap and the side,
   and within the edge, the edge crosses the rim there: the contact is as deep as that point's
   distance to the circle, along the direction to it (the closest points of the edge and the
-  circle; the cap's contact where that point reaches the crossing);
+  circle; the cap's contact where that point reaches the crossing; inside the circle, where the
+  distance curves down, the steps take its Gauss-Newton curvature: the full one stopped them
+  inside the cylinder, far from the circle);
 - a corner inside the cap's disk and below its plane: as deep as it lies below it, less its
   depth inside the side (its own collidable point meets the side there, nearer than the cap,
   :func:`.points.signed_distance`; nearer the cap, the point alone carries it).
 
-Each is shallower by the excess of its point's depth below the cap's plane over the box's way out
+Each meets the cap only where its edge or corner is the box's farthest point into the cylinder
+along its normal: it fades out as a face beside it turns past the contact's plane, by ``_TILT``
+(the cap turned away from a wide box that the cylinder leans on over the box's edge, its centre
+past that cap's plane, met the edge of the box's top face at the depth of the whole box). The
+pair's contact is no deeper than the box and the cylinder overlap along any of the box's axes
+(:func:`_face_overlap`, separating axes): a candidate deeper than 1.5 times that overlap fades out,
+none at 3 times (an edge of a wide box crossing the rim seen along the axis in the cylinder's
+side: the side's contact, the box's face's). Each is shallower by the excess of its point's depth below the cap's plane over the box's way out
 across the axis (:func:`_way_out`), as :func:`.cylinder.on_side` fades the side's contacts by the
 way out past a cap (a box beside a can, pressed into its side or touching its far rim, has no
 contact with the cap); shallower in proportion as the box's centre comes from past the cap's plane
@@ -54,6 +63,10 @@ FEATURES = CANDIDATES + SLOTS
 _NEWTON = 2  # Newton steps from a rim crossing to the edge's point nearest to the rim's circle
 _FADE_IN = 10.0  # a crossing or a corner coming onto the cap is no deeper than this times how far it is on it
 _ALONG_AXIS = 1e-12  # an edge whose projection across the axis is shorter than this (squared, relative) crosses no rim
+_TILT = 0.1  # a face beside a candidate's edge or corner turned this far (sine) past its contact's plane: no contact
+_FACES = np.concatenate([np.repeat(np.where(_SIGNS[_EDGES[:, 0]] == _SIGNS[_EDGES[:, 1]], _SIGNS[_EDGES[:, 0]], 0.0), 2, axis=0), _SIGNS])
+"""Per candidate ``(CANDIDATES, 3)``, the signs of the box's axes that are the outward normals of
+the faces beside its edge or corner (0: the edge's own axis)."""
 
 
 def _plane(u: jax.Array, v: jax.Array) -> jax.Array:
@@ -72,7 +85,10 @@ def _nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius
         safe_rho = jnp.where(rho > 0, rho, 1.0)
         slope = _plane(p, direction) / safe_rho
         gradient = (rho - radius) * slope + (p[..., 2] - cap) * direction[..., 2]
-        curvature = slope**2 + (rho - radius) * (flat - slope**2) / safe_rho + direction[..., 2] ** 2
+        gauss_newton = slope**2 + direction[..., 2] ** 2
+        curvature = gauss_newton + (rho - radius) * (flat - slope**2) / safe_rho
+        # Inside the circle the distance may curve down: there the Gauss-Newton curvature still descends.
+        curvature = jnp.where(curvature > 0, curvature, gauss_newton)
         step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
         t = t - step
     return t
@@ -129,16 +145,19 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     axial = jnp.concatenate([jnp.where(rim, inward_cap, below).reshape(-1), corner_below])  # each point's depth below the cap's plane
     # The cap faces a box whose centre lies past its plane; none where it lies midway (either cap, beside the side).
     facing = jnp.clip(2 * jnp.abs(centre[2]) / length - 1, 0.0, 1.0)
-    depth = facing * jnp.minimum(depth, 2 * way_out - axial)
+    axis_out = jnp.stack([0.0 * s, 0.0 * s, s])
+    normals = jnp.concatenate([edge_normal.reshape(-1, 3), jnp.broadcast_to(axis_out, (8, 3))])  # outward, the cylinder's
+    # The box's edge or corner meets the contact's plane only where no face beside it turns past that plane.
+    support = jnp.clip(1 - jnp.max(jnp.asarray(_FACES, half.dtype) * (normals @ axes), axis=1) / _TILT, 0.0, 1.0)
+    depth = facing * support * jnp.minimum(jnp.minimum(depth, 2 * way_out - axial), 3 * _face_overlap(centre, axes, half, radius, length) - depth)
     valid = jnp.concatenate([within.reshape(-1), corner_rho < radius])
     holds = valid & (depth > 0)
     rank = jnp.cumsum(holds) - 1
     pick = (holds[None, :] & (rank[None, :] == jnp.arange(SLOTS)[:, None])).astype(depth.dtype)  # (SLOTS, CANDIDATES)
     ones = jnp.ones_like(depth)
     # One product picks every field: depth, outward normal, point, feature and whether filled.
-    axis_out = jnp.stack([0.0 * s, 0.0 * s, s])
     fields = jnp.concatenate([
-        depth[:, None], jnp.concatenate([edge_normal.reshape(-1, 3), jnp.broadcast_to(axis_out, (8, 3))]),
+        depth[:, None], normals,
         jnp.concatenate([edge_point.reshape(-1, 3), corners]), jnp.arange(CANDIDATES, dtype=depth.dtype)[:, None], ones[:, None]], axis=1)
     picked = pick @ fields  # (SLOTS, 9)
     filled = picked[:, 8] > 0
@@ -163,3 +182,12 @@ def _way_out(centre: jax.Array, axes: jax.Array, half: jax.Array, radius: jax.Ar
     reach = sum(jnp.abs(_plane(unit, axes[:, j])) * half[j] for j in range(3))
     overlap = radius + reach - jnp.abs(_plane(unit, centre))
     return jnp.min(jnp.where(usable, overlap, jnp.inf))
+
+
+def _face_overlap(centre: jax.Array, axes: jax.Array, half: jax.Array, radius: jax.Array, length: jax.Array) -> jax.Array:
+    """The least overlap [m] of the box of ``half`` extents, its ``centre (3,)`` and ``axes (3, 3)``
+    (columns) in the frame of the cylinder of ``radius`` and half ``length``, and that cylinder
+    along the box's axes: no contact of the two is deeper (separating axes)."""
+    along = jnp.abs(axes[2])  # each box axis's part along the cylinder's axis
+    reach = length * along + radius * safe_sqrt(jnp.maximum(1 - along**2, 0.0))
+    return jnp.min(half + reach - jnp.abs(centre @ axes))
