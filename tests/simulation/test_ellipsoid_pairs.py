@@ -28,6 +28,7 @@ from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation.collision import KINDS
 from jaxsim_like.simulation.collision.hull import HullData, in_world
 from jaxsim_like.simulation.world import WorldModel, world_rollout
+from collision_worlds import rest_on_pairs
 
 G = 9.81
 LYING = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # a quarter turn about x: a capsule along y
@@ -312,22 +313,7 @@ def rested(tmp_path_factory):
     world = WorldModel.build(models, dt=0.002)
     steps, kept = 750, 125
 
-    def forces(pairs):
-        contacts = pairs.contacts
-        top = jnp.arange(1, len(models), 2)
-        on_top = (contacts.link_a[None] == top[:, None]) & contacts.active[None]
-        under_top = (contacts.link_b[None] == top[:, None]) & contacts.active[None]
-        normal = jnp.sum(jnp.where(on_top, pairs.forces[None, :, 2], 0.0) - jnp.where(under_top, pairs.forces[None, :, 2], 0.0), axis=1)
-        touching = on_top | under_top
-        return normal, jnp.max(jnp.where(touching, contacts.depth[None], 0.0), axis=1), jnp.sum(touching, axis=1)
-
-    @functools.partial(jax.jit, compiler_options={"xla_backend_optimization_level": 1})
-    def run(state):
-        state, outputs = world_rollout(world, state, None, steps=steps)
-        normal, depth, count = jax.vmap(forces)(outputs.pairs)
-        return normal[-kept:], depth[-1], count[-1]
-
-    normal, depth, count = run(world.initial_state(states, history=0))
+    normal, depth, count = rest_on_pairs(world, world.initial_state(states, history=0), steps, kept)
     return {name: (float(depth[i]), np.asarray(normal[:, i]), int(count[i])) for i, name in enumerate(scenes_)}, float(
         world.pair_law.max_penetration)
 

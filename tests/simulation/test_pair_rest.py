@@ -10,18 +10,16 @@ One world of all of them, one compiled rollout, float64."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxsim_like as js
 from jaxsim_like import scenes
 from jaxsim_like.simulation.collision.forces import PairLaw
-from jaxsim_like.simulation.world import WorldModel, world_rollout
+from jaxsim_like.simulation.world import WorldModel
+from collision_worlds import rest_on_pairs
 
 DT, SECONDS, G = 0.002, 1.5, 9.81
 SPACING = 0.6  # [m] between the scenes, far beyond any body's reach
@@ -66,24 +64,7 @@ def rested(tmp_path_factory):
     world = WorldModel.build(models, dt=DT)
     steps, kept = int(SECONDS / DT), int(0.25 / DT)
 
-    def forces(pairs):
-        contacts = pairs.contacts
-        top = jnp.arange(1, len(models), 2)
-        on_top = (contacts.link_a[None] == top[:, None]) & contacts.active[None]
-        under_top = (contacts.link_b[None] == top[:, None]) & contacts.active[None]
-        normal = jnp.sum(jnp.where(on_top, pairs.forces[None, :, 2], 0.0) - jnp.where(under_top, pairs.forces[None, :, 2], 0.0), axis=1)
-        touching = on_top | under_top
-        return normal, jnp.max(jnp.where(touching, contacts.depth[None], 0.0), axis=1), jnp.sum(touching, axis=1)
-
-    # 750 steps of 30 bodies: at the suite's XLA level 0 the run costs twice the compilation;
-    # level 1 compiles a little longer and runs three times faster.
-    @functools.partial(jax.jit, compiler_options={"xla_backend_optimization_level": 1})
-    def run(state):
-        state, outputs = world_rollout(world, state, None, steps=steps)
-        normal, depth, count = jax.vmap(forces)(outputs.pairs)
-        return normal[-kept:], depth[-1], count[-1]
-
-    normal, depth, count = run(world.initial_state(states, history=0))
+    normal, depth, count = rest_on_pairs(world, world.initial_state(states, history=0), steps, kept)
     assert world.pair_law.max_penetration == PairLaw.build().max_penetration
     return {scene: (float(depth[i]), np.asarray(normal[:, i]), int(count[i])) for i, scene in enumerate(
         (kind, top, base[0]) for kind, top, base in scenes_)}, float(world.pair_law.max_penetration)
