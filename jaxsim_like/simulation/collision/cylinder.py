@@ -23,6 +23,8 @@ from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
+_EDGE_NEWTON = 3  # Newton steps that turn a normal about a box's edge to the least overlap of a cylinder's end with the box
+_END_LEAN = 0.5  # [sine]: a direction leaning out of a cylinder's end by more than this meets the cylinder behind the end
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
 
 
@@ -144,7 +146,8 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
     a box over a cylinder's end would lose the contact under it at any tilt."""
     axis, centre = H[:3, 2], H[:3, 3]
-    side = on_side(slots, H, size, cylinder, 1.0, past_caps(H, size, H_box[:3, 3], jnp.abs(axis @ H_box[:3, :3]) @ half))
+    clear = past_caps(H, size, H_box[:3, 3], jnp.abs(axis @ H_box[:3, :3]) @ half)
+    side = on_side(slots, H, size, cylinder, 1.0, clear)
     offset = slots.position - centre
     lean = slots.normal @ axis
     steep = 1 - lean**2
@@ -152,13 +155,74 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     # The segment point of each slot: the point of the axis on the line through its position along its normal.
     t = jnp.where(steep > 1e-12, (axial - lean * jnp.sum(offset * slots.normal, axis=1)) / jnp.where(steep > 1e-12, steep, 1.0), axial)
     end = jnp.abs(t) >= size[1] * (1 - tolerance(t.dtype, _SIDE_TOLERANCE))
-    radial = slots.normal - lean[:, None] * axis
+    end_centre = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis
+    outward = jnp.where(t >= 0, 1.0, -1.0)[:, None] * axis
+    normal, overlap = _end_into_box(end_centre, outward, size, slots.normal, H_box, half)
+    depth = jnp.minimum(overlap, 2 * clear - overlap)  # as the side's (:func:`on_side`): the cap's where the box leaves past it sooner
+    radial = normal - (normal @ axis)[:, None] * axis
     across = jnp.sqrt(jnp.maximum(jnp.sum(radial**2, axis=1), 1e-30))  # a normal along the axis: no NaN slope
-    rim = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis - size[0] * radial / across[:, None]
-    reach = slots.normal @ H_box[:3, 3] + jnp.abs(slots.normal @ H_box[:3, :3]) @ half  # the box's farthest along the normal
-    inside = jnp.min(half - jnp.abs((rim - H_box[:3, 3]) @ H_box[:3, :3]), axis=1)  # how deep each rim point lies in the box (< 0: out)
-    depth = jnp.minimum(reach - jnp.sum(rim * slots.normal, axis=1), inside)
+    rim = end_centre - size[0] * radial / across[:, None]
     use = cylinder & end
-    return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * slots.normal, side.position),
-                         depth=jnp.where(use, depth, side.depth),
+    return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * normal, side.position),
+                         normal=jnp.where(use[:, None], normal, side.normal), depth=jnp.where(use, depth, side.depth),
                          valid=jnp.where(use, slots.valid & (across > _RIM_ACROSS), side.valid))
+
+
+def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal: jax.Array, H_box: jax.Array,
+                  half: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """How the ends of a cylinder of ``size (3,)``, at world ``centre (K, 3)`` with their unit axes
+    ``outward (K, 3)`` (out of the cylinder), overlap the box of ``half`` extents at ``H_box (4, 4)``:
+    the unit normal ``(K, 3)`` (from the box towards the cylinder) along which they overlap least,
+    and that overlap ``(K,)`` [m], among each slot's ``normal (K, 3)``, that normal turned about
+    the box's edge across which it lies most (:data:`_EDGE_NEWTON` Newton steps of the overlap
+    in the turn, within the quadrant between the edge's two faces: a box's edge on a rim) and
+    the box's 6 face normals. The overlap along a direction is the two's support functions, the
+    end's its disc's (the least overlap of two convex shapes over directions is their penetration
+    depth), and for a direction that leans out of the end by more than :data:`_END_LEAN` (sine),
+    the cylinder's behind it by that excess: the disc alone leaves a box along its axis at once
+    (an end flush with a box's face, or past it), the cylinder does not."""
+    R, offset = H_box[:3, :3], H_box[:3, 3] - centre  # (K, 3): from each end's centre to the box's
+    radius = size[0]
+
+    def overlap(u: jax.Array) -> jax.Array:  # u (K, C, 3) -> (K, C)
+        lean = jnp.einsum("kcj,kj->kc", u, outward)
+        disc = jnp.einsum("kcj,kj->kc", u, offset) + jnp.abs(u @ R) @ half + radius * jnp.sqrt(jnp.maximum(1 - lean**2, 1e-30))
+        return disc + 2 * size[1] * jnp.maximum(lean - _END_LEAN, 0.0)
+
+    # Turned about the edge across which the slot's normal lies most, and about the edges of the
+    # faces that face the disc's centre along each of the box's axes.
+    local, place = normal @ R, -offset @ R
+    edges = [(jnp.argmin(jnp.abs(local), axis=1), local)] + [(jnp.full(local.shape[:1], k), place) for k in range(3)]
+    turned = [_turned_about_edge(edge, signs, local, R, half, offset, outward, radius) for edge, signs in edges]
+    faces = jnp.broadcast_to(jnp.concatenate([R.T, -R.T])[None], (normal.shape[0], 6, 3))
+    candidates = jnp.concatenate([normal[:, None], jnp.stack(turned, axis=1), faces], axis=1)
+    overlaps = overlap(candidates)
+    best = jnp.argmin(overlaps, axis=1)
+    return jnp.take_along_axis(candidates, best[:, None, None], axis=1)[:, 0], jnp.min(overlaps, axis=1)
+
+
+def _turned_about_edge(edge: jax.Array, signs: jax.Array, normal: jax.Array, R: jax.Array, half: jax.Array, offset: jax.Array,
+                       outward: jax.Array, radius: jax.Array) -> jax.Array:
+    """``(K, 3)``: the unit directions across the box's ``edge (K,)`` axes (of the faces of the
+    ``signs (K, 3)`` of the box's axes beside it), from the slot's ``normal (K, 3)`` (box frame)
+    turned towards the least overlap (:func:`_end_into_box`'s, its disc's: ``offset (K, 3)`` from
+    each end's centre to the box's, ``outward (K, 3)`` its axis) by :data:`_EDGE_NEWTON` Newton
+    steps, within the quadrant between the two faces."""
+    first, second = (edge + 1) % 3, (edge + 2) % 3
+
+    def face(i: jax.Array) -> tuple[jax.Array, jax.Array]:
+        sign = jnp.where(jnp.take_along_axis(signs, i[:, None], axis=1)[:, 0] >= 0, 1.0, -1.0)
+        return sign[:, None] * R.T[i], jnp.abs(jnp.take_along_axis(normal, i[:, None], axis=1)[:, 0])
+
+    (u1, c1), (u2, c2) = face(first), face(second)
+    p, q = jnp.sum(u1 * offset, axis=1) + half[first], jnp.sum(u2 * offset, axis=1) + half[second]
+    a1, a2 = jnp.sum(u1 * outward, axis=1), jnp.sum(u2 * outward, axis=1)
+    turn = jnp.arctan2(c2, jnp.where(c1 + c2 > 0, c1, 1.0))  # u1 cos + u2 sin
+    for _ in range(_EDGE_NEWTON):
+        cos, sin = jnp.cos(turn), jnp.sin(turn)
+        lean, lean_slope = a1 * cos + a2 * sin, a2 * cos - a1 * sin
+        across = jnp.sqrt(jnp.maximum(1 - lean**2, 1e-12))
+        slope = q * cos - p * sin - radius * lean * lean_slope / across
+        curvature = -p * cos - q * sin - radius * ((lean_slope**2 - lean**2) / across + (lean * lean_slope) ** 2 / across**3)
+        turn = jnp.clip(turn - jnp.where(curvature > 0, slope / jnp.where(curvature > 0, curvature, 1.0), 0.0), 0.0, 0.5 * jnp.pi)
+    return jnp.cos(turn)[:, None] * u1 + jnp.sin(turn)[:, None] * u2
