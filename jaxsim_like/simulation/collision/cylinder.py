@@ -5,8 +5,8 @@ Against capsules, boxes and cylinders a cylinder is the capsule of its radius an
 only the contacts on its side kept (their position lies within its length, each as deep as the
 side reaches along its normal, fading out as its position passes a cap and where deeper than
 the other shape's way out past a cap:
-:func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
-box: :func:`rims_on_box`): the caps and rims are met by
+:func:`on_side`; against a box, a contact at an end of the segment is the end's disc against the
+box, along their least overlap: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
 kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other also meet in a slot of
 their own (:func:`caps_facing`): where their rims lie on each other's side, their rim points
@@ -137,14 +137,19 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` against the box of
     ``half`` extents at ``H_box`` (b; :func:`.box.capsule_box`) as its cylinder's, where it is a
     ``cylinder`` (else unchanged): a slot at a point within the segment as :func:`on_side`; a
-    slot at one of its ends as the cylinder's rim point deepest along the slot's normal, as deep
-    as the box reaches past it along that normal and no deeper than that point lies inside the
-    box (a box's edge over the rim, the point near the box's surface, is not a contact as deep
-    as the box reaches: the contact fades as the point leaves the box, instead of switching off
-    at that depth; none where the normal is along the axis: the cap is met by the rim points). The
-    end's capsule ball would report a box edge that passes beyond the cap (the rim not under it)
-    as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
-    a box over a cylinder's end would lose the contact under it at any tilt."""
+    slot at one of its ends as that end's disc against the box, along the direction of their
+    least overlap among a few (:func:`_end_into_box`: the slot's normal, it turned about the box's
+    edges, the box's faces' normals), as deep as that overlap, at the rim point deepest along it;
+    shallower by its excess over the box's way out past the nearer cap, as :func:`on_side`'s (a box
+    standing under a cap is the cap's: its edges', :mod:`.box_caps`, and the rim points'); none
+    where the normal is along the axis (the cap is met by the rim points). The end's capsule
+    ball would report a box edge that passes beyond the cap (the rim not under it) as a
+    contact, and :func:`on_side` drops the end's contact whose normal leans past the cap: a box
+    over a cylinder's end would lose the contact under it at any tilt. Along the ball's normal
+    alone, the rim point under a box's edge that lies along the side (the ball's nearest point
+    past the cap) is as deep as the box reaches only where the edge passes over it, and a rim
+    hanging past a box's edge meets the box's face, not its edge: the least overlap is the
+    disc's penetration depth wherever one of those directions is its direction."""
     axis, centre = H[:3, 2], H[:3, 3]
     clear = past_caps(H, size, H_box[:3, 3], jnp.abs(axis @ H_box[:3, :3]) @ half)
     side = on_side(slots, H, size, cylinder, 1.0, clear)
