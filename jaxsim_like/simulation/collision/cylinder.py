@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .geometry import perpendicular, tolerance, unit
 from .slots import Slots
@@ -178,56 +179,36 @@ def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal
     """How the ends of a cylinder of ``size (3,)``, at world ``centre (K, 3)`` with their unit axes
     ``outward (K, 3)`` (out of the cylinder), overlap the box of ``half`` extents at ``H_box (4, 4)``:
     the unit normal ``(K, 3)`` (from the box towards the cylinder) along which they overlap least,
-    and that overlap ``(K,)`` [m], among each slot's ``normal (K, 3)``, that normal turned about
-    the box's edge across which it lies most (:data:`_EDGE_NEWTON` Newton steps of the overlap
-    in the turn, within the quadrant between the edge's two faces: a box's edge on a rim) and
-    the box's 6 face normals. The overlap along a direction is the two's support functions, the
-    end's its disc's (the least overlap of two convex shapes over directions is their penetration
-    depth), and for a direction that leans out of the end by more than :data:`_END_LEAN` (sine),
-    the cylinder's behind it by that excess: the disc alone leaves a box along its axis at once
-    (an end flush with a box's face, or past it), the cylinder does not."""
+    and that overlap ``(K,)`` [m], among each slot's ``normal (K, 3)``, the normals of the box's 3
+    faces that face the end's centre, and the directions across the box's edges between two of
+    those faces turned from the slot's normal towards the least overlap (:data:`_EDGE_NEWTON`
+    Newton steps, within the quadrant between the two faces: a box's edge on a rim). The overlap
+    along a direction is the two's support functions, the end's its disc's (the least overlap of
+    two convex shapes over directions is their penetration depth), and for a direction that
+    leans out of the end by more than :data:`_END_LEAN` (sine), the cylinder's behind it by that
+    excess: the disc alone leaves a box along its axis at once (an end flush with a box's face, or
+    past it), the cylinder does not."""
     R, offset = H_box[:3, :3], H_box[:3, 3] - centre  # (K, 3): from each end's centre to the box's
     radius = size[0]
-
-    def overlap(u: jax.Array) -> jax.Array:  # u (K, C, 3) -> (K, C)
-        lean = jnp.einsum("kcj,kj->kc", u, outward)
-        disc = jnp.einsum("kcj,kj->kc", u, offset) + jnp.abs(u @ R) @ half + radius * jnp.sqrt(jnp.maximum(1 - lean**2, 1e-30))
-        return disc + 2 * size[1] * jnp.maximum(lean - _END_LEAN, 0.0)
-
-    # Turned about the edge across which the slot's normal lies most, and about the edges of the
-    # faces that face the disc's centre along each of the box's axes.
-    local, place = normal @ R, -offset @ R
-    edges = [(jnp.argmin(jnp.abs(local), axis=1), local)] + [(jnp.full(local.shape[:1], k), place) for k in range(3)]
-    turned = [_turned_about_edge(edge, signs, local, R, half, offset, outward, radius) for edge, signs in edges]
-    faces = jnp.broadcast_to(jnp.concatenate([R.T, -R.T])[None], (normal.shape[0], 6, 3))
-    candidates = jnp.concatenate([normal[:, None], jnp.stack(turned, axis=1), faces], axis=1)
-    overlaps = overlap(candidates)
-    best = jnp.argmin(overlaps, axis=1)
-    return jnp.take_along_axis(candidates, best[:, None, None], axis=1)[:, 0], jnp.min(overlaps, axis=1)
-
-
-def _turned_about_edge(edge: jax.Array, signs: jax.Array, normal: jax.Array, R: jax.Array, half: jax.Array, offset: jax.Array,
-                       outward: jax.Array, radius: jax.Array) -> jax.Array:
-    """``(K, 3)``: the unit directions across the box's ``edge (K,)`` axes (of the faces of the
-    ``signs (K, 3)`` of the box's axes beside it), from the slot's ``normal (K, 3)`` (box frame)
-    turned towards the least overlap (:func:`_end_into_box`'s, its disc's: ``offset (K, 3)`` from
-    each end's centre to the box's, ``outward (K, 3)`` its axis) by :data:`_EDGE_NEWTON` Newton
-    steps, within the quadrant between the two faces."""
-    first, second = (edge + 1) % 3, (edge + 2) % 3
-
-    def face(i: jax.Array) -> tuple[jax.Array, jax.Array]:
-        sign = jnp.where(jnp.take_along_axis(signs, i[:, None], axis=1)[:, 0] >= 0, 1.0, -1.0)
-        return sign[:, None] * R.T[i], jnp.abs(jnp.take_along_axis(normal, i[:, None], axis=1)[:, 0])
-
-    (u1, c1), (u2, c2) = face(first), face(second)
-    p, q = jnp.sum(u1 * offset, axis=1) + half[first], jnp.sum(u2 * offset, axis=1) + half[second]
-    a1, a2 = jnp.sum(u1 * outward, axis=1), jnp.sum(u2 * outward, axis=1)
-    turn = jnp.arctan2(c2, jnp.where(c1 + c2 > 0, c1, 1.0))  # u1 cos + u2 sin
+    faces = jnp.where(offset @ R <= 0, 1.0, -1.0)[:, :, None] * R.T  # (K, 3, 3): the faces towards each end's centre
+    reach = jnp.einsum("kij,kj->ki", faces, offset) + half  # (K, 3): how far past the end's centre each face lies
+    lean = jnp.einsum("kij,kj->ki", faces, outward)
+    # Across the edge between faces i + 1 and i + 2 (u1 cos + u2 sin), from the slot's normal.
+    first, second = np.array([1, 2, 0]), np.array([2, 0, 1])
+    p, q, a1, a2 = reach[:, first], reach[:, second], lean[:, first], lean[:, second]
+    along = jnp.abs(normal @ R)
+    turn = jnp.arctan2(along[:, second], jnp.where(along[:, first] + along[:, second] > 0, along[:, first], 1.0))  # (K, 3)
     for _ in range(_EDGE_NEWTON):
         cos, sin = jnp.cos(turn), jnp.sin(turn)
-        lean, lean_slope = a1 * cos + a2 * sin, a2 * cos - a1 * sin
-        across = jnp.sqrt(jnp.maximum(1 - lean**2, 1e-12))
-        slope = q * cos - p * sin - radius * lean * lean_slope / across
-        curvature = -p * cos - q * sin - radius * ((lean_slope**2 - lean**2) / across + (lean * lean_slope) ** 2 / across**3)
+        tilt, tilt_slope = a1 * cos + a2 * sin, a2 * cos - a1 * sin
+        across = jnp.sqrt(jnp.maximum(1 - tilt**2, 1e-12))
+        slope = q * cos - p * sin - radius * tilt * tilt_slope / across
+        curvature = -p * cos - q * sin - radius * ((tilt_slope**2 - tilt**2) / across + (tilt * tilt_slope) ** 2 / across**3)
         turn = jnp.clip(turn - jnp.where(curvature > 0, slope / jnp.where(curvature > 0, curvature, 1.0), 0.0), 0.0, 0.5 * jnp.pi)
-    return jnp.cos(turn)[:, None] * u1 + jnp.sin(turn)[:, None] * u2
+    turned = jnp.cos(turn)[..., None] * faces[:, first] + jnp.sin(turn)[..., None] * faces[:, second]
+    candidates = jnp.concatenate([normal[:, None], faces, turned], axis=1)  # (K, 7, 3)
+    leaning = jnp.einsum("kcj,kj->kc", candidates, outward)
+    overlaps = (jnp.einsum("kcj,kj->kc", candidates, offset) + jnp.abs(candidates @ R) @ half
+                + radius * jnp.sqrt(jnp.maximum(1 - leaning**2, 1e-30)) + 2 * size[1] * jnp.maximum(leaning - _END_LEAN, 0.0))
+    best = jnp.argmin(overlaps, axis=1)
+    return jnp.take_along_axis(candidates, best[:, None, None], axis=1)[:, 0], jnp.min(overlaps, axis=1)
