@@ -24,6 +24,7 @@ from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
+_EDGE_SAMPLES = 9  # turns about a box's edge, from one face to the other, that start the Newton steps
 _EDGE_NEWTON = 3  # Newton steps that turn a normal about a box's edge to the least overlap of a cylinder's end with the box
 _END_LEAN = 0.5  # [sine]: a direction leaning out of a cylinder's end by more than this meets the cylinder behind the end
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
@@ -181,23 +182,27 @@ def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal
     the unit normal ``(K, 3)`` (from the box towards the cylinder) along which they overlap least,
     and that overlap ``(K,)`` [m], among each slot's ``normal (K, 3)``, the normals of the box's 3
     faces that face the end's centre, and the directions across the box's edges between two of
-    those faces turned from the slot's normal towards the least overlap (:data:`_EDGE_NEWTON`
-    Newton steps, within the quadrant between the two faces: a box's edge on a rim). The overlap
+    those faces at their least overlap (:data:`_EDGE_NEWTON` Newton steps from the least of
+    :data:`_EDGE_SAMPLES` turns, within the quadrant between the two faces: a box's edge on a rim). The overlap
     along a direction is the two's support functions, the end's its disc's (the least overlap of
     two convex shapes over directions is their penetration depth), and for a direction that
     leans out of the end by more than :data:`_END_LEAN` (sine), the cylinder's behind it by that
     excess: the disc alone leaves a box along its axis at once (an end flush with a box's face, or
-    past it), the cylinder does not."""
+    past it), the cylinder does not; nor for one along the axis (the cap's, less across it than
+    :data:`_RIM_ACROSS`: :func:`rims_on_box` fades the end's slot by the box's way out past the cap)."""
     R, offset = H_box[:3, :3], H_box[:3, 3] - centre  # (K, 3): from each end's centre to the box's
     radius = size[0]
     faces = jnp.where(offset @ R <= 0, 1.0, -1.0)[:, :, None] * R.T  # (K, 3, 3): the faces towards each end's centre
     reach = jnp.einsum("kij,kj->ki", faces, offset) + half  # (K, 3): how far past the end's centre each face lies
     lean = jnp.einsum("kij,kj->ki", faces, outward)
-    # Across the edge between faces i + 1 and i + 2 (u1 cos + u2 sin), from the slot's normal.
+    # Across the edge between faces i + 1 and i + 2 (u1 cos + u2 sin).
     first, second = np.array([1, 2, 0]), np.array([2, 0, 1])
     p, q, a1, a2 = reach[:, first], reach[:, second], lean[:, first], lean[:, second]
-    along = jnp.abs(normal @ R)
-    turn = jnp.arctan2(along[:, second], jnp.where(along[:, first] + along[:, second] > 0, along[:, first], 1.0))  # (K, 3)
+    samples = jnp.linspace(0.0, 0.5 * jnp.pi, _EDGE_SAMPLES, dtype=offset.dtype)  # the Newton steps start at the least of these
+    cos, sin = jnp.cos(samples), jnp.sin(samples)
+    sampled = (p[..., None] * cos + q[..., None] * sin
+               + radius * jnp.sqrt(jnp.maximum(1 - (a1[..., None] * cos + a2[..., None] * sin) ** 2, 1e-30)))  # (K, 3, samples)
+    turn = samples[jnp.argmin(sampled, axis=-1)]  # (K, 3)
     for _ in range(_EDGE_NEWTON):
         cos, sin = jnp.cos(turn), jnp.sin(turn)
         tilt, tilt_slope = a1 * cos + a2 * sin, a2 * cos - a1 * sin
@@ -208,7 +213,8 @@ def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal
     turned = jnp.cos(turn)[..., None] * faces[:, first] + jnp.sin(turn)[..., None] * faces[:, second]
     candidates = jnp.concatenate([normal[:, None], faces, turned], axis=1)  # (K, 7, 3)
     leaning = jnp.einsum("kcj,kj->kc", candidates, outward)
-    overlaps = (jnp.einsum("kcj,kj->kc", candidates, offset) + jnp.abs(candidates @ R) @ half
-                + radius * jnp.sqrt(jnp.maximum(1 - leaning**2, 1e-30)) + 2 * size[1] * jnp.maximum(leaning - _END_LEAN, 0.0))
+    across = jnp.sqrt(jnp.maximum(1 - leaning**2, 1e-30))
+    overlaps = (jnp.einsum("kcj,kj->kc", candidates, offset) + jnp.abs(candidates @ R) @ half + radius * across
+                + 2 * size[1] * (jnp.maximum(leaning - _END_LEAN, 0.0) + jnp.maximum(1 - across / _RIM_ACROSS, 0.0)))
     best = jnp.argmin(overlaps, axis=1)
     return jnp.take_along_axis(candidates, best[:, None, None], axis=1)[:, 0], jnp.min(overlaps, axis=1)
