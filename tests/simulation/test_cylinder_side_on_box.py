@@ -4,8 +4,9 @@ the brute-force overlap of the two shapes (:func:`test_ellipsoid_pairs.reference
 functions) and MuJoCo's ``mj_collision`` at random poses, the cylinder lying over the face and up to
 half its radius past the face's edges, and at the 125-body pile's poses where a cube's edge lay on
 a can's rim (the slots reported 0.33 mm where the two overlapped 2.40 mm); their gradients finite
-at degenerate poses, and a can lying on a cube with its ends flush with the cube's faces as deep at
-its ends as along its side (the ends' slots reported no depth). A cylinder lying on a box at rest:
+at degenerate poses; a can lying on a cube with its ends flush with the cube's faces as deep at
+its ends as along its side (the ends' slots reported no depth); and a can sliding off a box's edge
+leaving it continuously (an end's slot switched off at 1 mm). A cylinder lying on a box at rest:
 :mod:`test_cylinder_rims`. Float64.
 """
 
@@ -122,3 +123,25 @@ def test_the_slots_of_a_cylinder_lying_on_a_box_have_finite_gradients(kernel):
     found = slots(jnp.asarray(lying), jnp.asarray([0.0, 0.0, 0.059]))
     np.testing.assert_allclose(np.asarray(found.depth[:2]), 0.001, atol=1e-12)  # flush ends: each as deep as the side
     assert np.all(np.asarray(found.valid[:2]))
+
+
+@pytest.mark.parametrize("tilt, yaw", [(0.0, 0.0), (4.0, 0.0), (15.0, 0.3)])
+def test_a_cylinder_sliding_off_a_box_s_edge_leaves_it_continuously(kernel, tilt, yaw):
+    """A can 1 mm into a wide box's top face, tilted ``tilt`` degrees, slid in steps of 0.2 mm
+    along its axis's heading (turned ``yaw`` from the box's x axis) until it is off the box's edge:
+    no side slot's depth changes by more than twice the step (the way-out fade's slope; an end's
+    slot switched off at 1 mm as the end reached the edge, or jumped from 0 to 1 mm)."""
+    box, tilted = np.array([0.1, 0.1, 0.03]), np.radians(tilt)
+    axis = np.array([np.cos(tilted) * np.cos(yaw), np.cos(tilted) * np.sin(yaw), np.sin(tilted)])
+    x = np.cross(axis, [0.0, 0.0, 1.0])
+    x /= np.linalg.norm(x)
+    R = np.stack([x, np.cross(axis, x), axis], axis=1)
+    height = box[2] - 0.001 + CAN[1] * np.sin(tilted) + CAN[0] * np.cos(tilted)
+    shifts = np.linspace(0.03, 0.16, 651)
+    cans = np.stack([pose(R, [s * np.cos(yaw), s * np.sin(yaw), height]) for s in shifts])
+    count = len(shifts)
+    slots = kernel(jnp.asarray(np.broadcast_to(np.eye(4), (count, 4, 4))), jnp.asarray(np.broadcast_to(box, (count, 3))),
+                   jnp.asarray(cans), jnp.asarray(np.broadcast_to(CAN, (count, 3))))
+    depth = np.where(np.asarray(slots.valid[:, :SIDE_SLOTS]), np.maximum(np.asarray(slots.depth[:, :SIDE_SLOTS]), 0.0), 0.0)
+    assert np.max(depth[0]) == pytest.approx(0.001, abs=1e-9) and np.max(depth[-1]) == 0.0
+    assert np.max(np.abs(np.diff(depth, axis=0))) <= 2 * (shifts[1] - shifts[0]) + 1e-9
