@@ -12,7 +12,8 @@ those points made limp humanoid drops diverge at 5 ms.
 that reach within a tolerance of one supporting plane of them, i.e. that can rest on flat
 ground together (4 for the corners of a box, 8 for a cylinder of two rings of 8 standing on a
 cap, every point of a flat plate, 1 for a sphere, 2 for a capsule), at most
-:data:`HULL_TERRAIN_SLOTS` for each convex hull (whose vertices are its points).
+:data:`HULL_TERRAIN_SLOTS` for each convex hull (whose vertices are its points). On a plane, a
+cylinder's rim rings rest on their squares only (:func:`square_points`, :class:`PlaneSlots`).
 """
 
 from __future__ import annotations
@@ -351,7 +352,6 @@ def contact_slots(
         points.append(table.reshape(-1))
         valid.append(filled.reshape(-1))
     return Slots(jnp.concatenate(points), jnp.concatenate(valid), _Layout(groups, None, np.asarray(model.point_link, dtype=int)))
-
 
 
 def square_points(model: Model) -> np.ndarray | None:

@@ -178,9 +178,10 @@ class SimulationParams:
 
         ``contact_slots="auto"``: the implicit step rests each link on its deepest points, as many
         as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
-        of one plane: 4 for a box's corners, 8 for a cylinder's cap); while no more points of a
-        link touch, the step is the same as with every point, and it costs less (see
-        :mod:`.contact_slots`). ``None``: every point.
+        of one plane: 4 for a box's corners, 8 for a cylinder's cap, 4 on a plane, whose rim rings
+        rest on their squares: ``plane_slots``); while no more points of a link touch, the step is
+        the same as with every point, and it costs less (see :mod:`.contact_slots`). ``None``:
+        every point.
 
         ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
         link but one welded to the world (:func:`welded_free`). Of a model with collision rules
