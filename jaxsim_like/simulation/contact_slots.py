@@ -381,11 +381,13 @@ def square_points(model: Model) -> np.ndarray | None:
 
 
 class PlaneSlots(NamedTuple):
-    """A model's slots on a plane (static): the slot ``counts`` per link and the points that are
-    not slot candidates there, ``aside`` (indices, sorted: :func:`square_points`)."""
+    """A model's slots on a plane (static): the slot ``counts`` per link, the points that are not
+    slot candidates there, ``aside`` (indices, sorted: :func:`square_points`), and the counts
+    ``off`` the plane they were reduced from (a step whose counts differ does not use them)."""
 
     counts: tuple[int, ...]
     aside: tuple[int, ...]
+    off: tuple[int, ...]
 
     def candidates(self, points: int) -> np.ndarray:
         """``(points,)`` bool: which points may be slots on a plane."""
@@ -408,4 +410,4 @@ def plane_slots(model: Model, counts: tuple[int, ...] | None, tolerance: float) 
         if np.any((links == link) & ~keep) else count
         for link, count in enumerate(counts)
     )
-    return PlaneSlots(reduced, tuple(int(i) for i in np.flatnonzero(~keep)))
+    return PlaneSlots(reduced, tuple(int(i) for i in np.flatnonzero(~keep)), tuple(counts))

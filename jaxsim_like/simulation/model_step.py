@@ -426,7 +426,7 @@ def prepare(
     linear = added_inertia = deformation_rate = spin = slot_points = slot_link = separating = None
     if implicit:
         counts, plane = params.contact_slots, params.plane_slots
-        if counts is not None and plane is not None and present is None and terrain.is_plane(world.terrain):
+        if plane is not None and plane.off == counts and present is None and terrain.is_plane(world.terrain):
             counts, enabled = plane.counts, enabled & plane.candidates(len(point_link))
         slots = contact_slots(model, depth, enabled, counts, slot_limit, points, normal)
         slot_points, slot_link = slots.take(points), slots.take(point_link)

@@ -216,7 +216,7 @@ def _ours_and_dense(model, state, tau, params):
     W_v = model_step._point_velocities(model, kin.G_v, W_p)
     enabled = params.contact_enabled[np.asarray(model.point_link)]
     counts = params.contact_slots
-    if counts is not None and params.plane_slots is not None and terrain.is_plane(params.terrain):  # rim rings on their squares
+    if params.plane_slots is not None and params.plane_slots.off == counts and terrain.is_plane(params.terrain):  # rim rings on their squares
         counts, enabled = params.plane_slots.counts, enabled & params.plane_slots.candidates(points)
     chosen = contact_slots.contact_slots(model, depth, enabled, counts)
     touching = chosen.mask((chosen.take(depth) > 0) & chosen.take(enabled))
