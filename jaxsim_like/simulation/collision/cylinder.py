@@ -11,6 +11,8 @@ the cylinder's rim points and by the other shape's points, which the pair table 
 kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other also meet in a slot of
 their own (:func:`caps_facing`): where their rims lie on each other's side, their rim points
 are no deeper than their distance to that side.
+A capsule's segment meets a cylinder's rim in slots of their own (:func:`capsule_on_rim`): the
+rim points sample the rim, and the capsule's end balls meet the cap only under its ends.
 """
 
 from __future__ import annotations
@@ -18,12 +20,17 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .geometry import perpendicular, tolerance, unit
+from ...dynamics.spatial import safe_sqrt
+from .geometry import perpendicular, segments_closest, tolerance, unit
+from .points import cylinder_distance
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
+_RIM_NEWTON = 8  # Newton steps from a crossing of a capsule's segment and a cap's rim, seen along the axis, to its point nearest to the rim
+_RIM_LEAN = 0.1  # a capsule's rim contact whose normal's part along the axis, towards the cap's side, is less than this fades out: the side's
+_ALONG_AXIS = 1e-12  # a segment whose direction's part across the axis is less than this (squared) crosses no rim seen along the axis
 
 
 def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float, clear: jax.Array) -> Slots:
@@ -162,3 +169,71 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * slots.normal, side.position),
                          depth=jnp.where(use, depth, side.depth),
                          valid=jnp.where(use, slots.valid & (across > _RIM_ACROSS), side.valid))
+
+
+def _nearest_to_rim(centre: jax.Array, axis: jax.Array, half: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array) -> jax.Array:
+    """The parameters ``(k,)`` [m] of the points of the segment ``centre + t axis`` (cylinder frame,
+    unit ``axis``, ``|t| <= half``) nearest to the rim's circle of ``radius`` at height ``cap``
+    (signed, along z): projected Newton steps on half the squared distance from ``t (k,)``."""
+    flat = axis[0] ** 2 + axis[1] ** 2
+    t = jnp.clip(t, -half, half)
+    for _ in range(_RIM_NEWTON):
+        p = centre + t[:, None] * axis
+        rho = safe_sqrt(p[:, 0] ** 2 + p[:, 1] ** 2)
+        safe_rho = jnp.where(rho > 0, rho, 1.0)
+        slope = (p[:, 0] * axis[0] + p[:, 1] * axis[1]) / safe_rho
+        gradient = (rho - radius) * slope + (p[:, 2] - cap) * axis[2]
+        gauss_newton = slope**2 + axis[2] ** 2
+        curvature = gauss_newton + (rho - radius) * (flat - slope**2) / safe_rho
+        # Inside the circle the distance may curve down: there the Gauss-Newton curvature still descends.
+        curvature = jnp.where(curvature > 0, curvature, gauss_newton)
+        step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
+        t = jnp.clip(t - step, -half, half)
+    return t
+
+
+def capsule_on_rim(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """2 slots of the capsule a (world pose ``H_a (4, 4)``, ``size_a (3,)``) on the rim of the cap
+    of the cylinder b (``H_b``, ``size_b``) that faces it (the cap on the side of the point of b's
+    axis nearest to a's segment; the normal from b towards a): the points of a's segment nearest
+    to the rim's circle, one from each crossing of the segment's line and the circle seen along
+    the axis (from the line's point nearest to the axis where it crosses none), each as a ball of
+    a's radius against the cylinder (exact: never deeper than the two overlap). A capsule lying
+    across a rim rests on the rim there, one lying across a whole cap on both crossings, one lying
+    on a cap on its ends (their collidable points, :mod:`.points`). Each slot fades out as its
+    normal's part along the axis, towards the cap's side, falls below :data:`_RIM_LEAN` (a
+    point below the cap's plane is the side's, :func:`on_side`); a slot within a radius of an end
+    of the segment is shallower by that end's ball's depth in proportion (as
+    :func:`.box.end_fades`: the slot comes to repeat the end's), the second within a radius of
+    the first by the first's: no slot switches off at depth."""
+    R, origin = H_b[:3, :3], H_b[:3, 3]
+    radius, length = size_b[0], size_b[1]
+    ball, half = size_a[0], size_a[1]
+    axis, centre = R.T @ H_a[:3, 2], R.T @ (H_a[:3, 3] - origin)
+    up = jnp.zeros_like(axis).at[2].set(1.0)
+    _, along = segments_closest(centre, axis, half, jnp.zeros_like(axis), up, length)
+    cap = jnp.where(along >= 0, 1.0, -1.0) * length
+    a = axis[0] ** 2 + axis[1] ** 2
+    b = centre[0] * axis[0] + centre[1] * axis[1]
+    crossing = b**2 - a * (centre[0] ** 2 + centre[1] ** 2 - radius**2)
+    across = a > _ALONG_AXIS
+    safe_a = jnp.where(across, a, 1.0)
+    middle = jnp.where(across, -b / safe_a, 0.0)
+    spread = jnp.where(across & (crossing > 0), safe_sqrt(crossing) / safe_a, 0.0)
+    t = _nearest_to_rim(centre, axis, half, jnp.stack([middle - spread, middle + spread]), radius, cap)
+    points = jnp.concatenate([centre + t[:, None] * axis, centre + jnp.stack([-half, half])[:, None] * axis])  # the two, then the ends
+    distance, normal = jax.vmap(cylinder_distance, (0, None))(points, size_b)
+    depth = ball - distance
+    # The normal's part along the axis towards the cap's side, from the circle's nearest point.
+    outward = jnp.sign(cap) * (points[:2, 2] - cap)
+    to_rim = safe_sqrt((safe_sqrt(points[:2, 0] ** 2 + points[:2, 1] ** 2) - radius) ** 2 + outward**2)
+    lean = jnp.where(to_rim > 0, outward / jnp.where(to_rim > 0, to_rim, 1.0), 1.0)
+    ends = jnp.maximum(depth[2:], 0.0)
+
+    def overlap(gap: jax.Array) -> jax.Array:
+        return jnp.clip(1 - gap / ball, 0.0, 1.0)
+
+    rim = jnp.clip(lean / _RIM_LEAN, 0.0, 1.0) * depth[:2] - jnp.maximum(ends[0] * overlap(t + half), ends[1] * overlap(half - t))
+    rim = rim.at[1].add(-jnp.maximum(rim[0], 0.0) * overlap(jnp.abs(t[1] - t[0])))
+    position = points[:2] - 0.5 * (distance[:2] + ball)[:, None] * normal[:2]
+    return Slots(position @ R.T + origin, normal[:2] @ R.T, rim, jnp.ones((2,), bool))
