@@ -8,9 +8,9 @@ the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
 box: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
-kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other also meet in a slot of
-their own (:func:`caps_facing`): where their rims lie on each other's side, their rim points
-are no deeper than their distance to that side.
+kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other, or one's cap pressed
+against the other's side, also meet in a slot of their own (:func:`caps_facing`): where their
+rims lie on each other's side, their rim points are no deeper than their distance to that side.
 A capsule's segment meets a cylinder's rim in slots of their own (:func:`capsule_on_rim`): the
 rim points sample the rim, and the capsule's end balls meet the cap only under its ends.
 """
@@ -88,10 +88,13 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     towards a) pressed into each other, along the axis of the one (X) whose way out past a cap is
     the shorter (``clear_a``, ``clear_b`` [m]: :func:`past_caps` of the other along each axis): as
     deep past X's cap as the deepest point of the other's facing cap that lies over X's cap
-    (:data:`_CAP_RAYS` rays from that cap's centre to its rim, clipped to X's radius), the position
+    (:data:`_CAP_RAYS` rays from that cap's centre to its rim, clipped to X's radius; and the
+    generator of the other's side farthest into X, from end to end, clipped alike: a side
+    pressed against X's cap, the other's caps beside X's, lies beyond every ray), the position
     midway between that point and X's cap. The rim points carry such a contact only as deep as
     the smaller rim lies inside the larger one (a rim point on the other's side is no deeper than
-    its distance to that side, about 0), so the slot is shallower by that margin; and it fades out as
+    its distance to that side, about 0), so the slot is shallower by that margin (not the side's
+    generator, whose contact the rim points meet at the ends of its chord only); and it fades out as
     that way out grows from the two's overlap across X's axis to twice that overlap (the sides'
     slots meet shapes side by side, as :func:`on_side` fades theirs). It is no deeper than the two
     overlap along the unit ``normal (3,)`` (that of their capsules' closest points): a tilted cap
@@ -114,26 +117,33 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     angles = jnp.linspace(0.0, 2 * jnp.pi, _CAP_RAYS, endpoint=False, dtype=axis.dtype)
     first = perpendicular(other_axis)
     rays = size_other[0] * (jnp.cos(angles)[:, None] * first + jnp.sin(angles)[:, None] * jnp.cross(other_axis, first))
-    start = _across(cap_centre - centre, axis)
+    # Then the generator of the other's side farthest into X, from end to end: a side pressed against X's cap.
+    facing = unit(_across(_across(-pushed, other_axis), other_axis), first)[0]  # twice, as ``across``
+    starts = jnp.concatenate([jnp.broadcast_to(cap_centre, rays.shape),
+                              (H_other[:3, 3] + size_other[0] * facing - size_other[1] * other_axis)[None]])
+    rays = jnp.concatenate([rays, 2 * size_other[1] * other_axis[None]])
+    start = _across(starts - centre, axis)
     rays_across = _across(rays, axis)
-    a, b = jnp.sum(rays_across**2, axis=1), rays_across @ start
-    c = start @ start - size[0] ** 2
+    a, b = jnp.sum(rays_across**2, axis=1), jnp.sum(rays_across * start, axis=1)
+    c = jnp.sum(start**2, axis=1) - size[0] ** 2
     crossing = b**2 - a * c
     root = jnp.where(crossing > 0, jnp.sqrt(jnp.where(crossing > 0, crossing, 1.0)), 0.0)  # no NaN slope where a ray grazes X's rim
-    safe = jnp.where(a > 0, a, 1.0)
-    low = jnp.where(a > 0, (-b - root) / safe, jnp.where(c <= 0, 0.0, 2.0))
-    high = jnp.where(a > 0, (-b + root) / safe, jnp.where(c <= 0, 1.0, -1.0))
+    slanted = a > tolerance(a.dtype, _ALONG_AXIS) * jnp.sum(rays**2, axis=1)  # else along X's axis: in or out of its radius throughout
+    safe = jnp.where(slanted, a, 1.0)
+    low = jnp.where(slanted, (-b - root) / safe, jnp.where(c <= 0, 0.0, 2.0))
+    high = jnp.where(slanted, (-b + root) / safe, jnp.where(c <= 0, 1.0, -1.0))
     low, high = jnp.maximum(low, 0.0), jnp.minimum(high, 1.0)
     over = (crossing >= 0) & (low <= high)
     cap_plane = (centre + size[1] * pushed) @ pushed
-    below = cap_plane - cap_centre @ pushed  # how deep past X's cap the facing cap's centre lies
+    below = cap_plane - starts @ pushed  # how deep past X's cap each ray's start lies
     slope = -(rays @ pushed)  # how much deeper per unit of the ray
     t = jnp.where(slope >= 0, high, low)
-    deepest = jnp.where(over, below + t * slope, -1.0)  # a ray that misses X's cap: 1 m out
+    # A ray that misses X's cap: 1 m out; the cap's rays less the margin that the rim points carry, the side's generator not.
+    deepest = jnp.where(over, below + t * slope, -1.0) - jnp.maximum(margin, 0.0) * (jnp.arange(_CAP_RAYS + 1) < _CAP_RAYS)
     k = jnp.argmax(deepest)
     apart = (H_b[:3, 3] - H_a[:3, 3]) @ normal + round_reach(H_a, size_a, jnp.asarray(True), normal) + round_reach(H_b, size_b, jnp.asarray(True), normal)
-    depth = jnp.minimum(jnp.minimum(deepest[k] - jnp.maximum(margin, 0.0), 2 * overlap - clear), apart)
-    point = cap_centre + t[k] * rays[k]
+    depth = jnp.minimum(jnp.minimum(deepest[k], 2 * overlap - clear), apart)
+    point = starts[k] + t[k] * rays[k]
     position = point + 0.5 * depth * pushed
     return Slots(position[None], jnp.where(on_b, pushed, -pushed)[None], depth[None], jnp.ones((1,), bool))
 
