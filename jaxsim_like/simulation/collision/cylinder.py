@@ -93,8 +93,9 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     pressed against X's cap, the other's caps beside X's, lies beyond every ray), the position
     midway between that point and X's cap. The rim points carry such a contact only as deep as
     the smaller rim lies inside the larger one (a rim point on the other's side is no deeper than
-    its distance to that side, about 0), so the slot is shallower by that margin (not the side's
-    generator, whose contact the rim points meet at the ends of its chord only); and it fades out as
+    its distance to that side, about 0), so the slot is shallower by that margin (the side's
+    generator by a part of it, from none at 60 degrees or more to X's axis to all along it:
+    lying across X's cap, the rim points meet its contact at the ends of its chord only); and it fades out as
     that way out grows from the two's overlap across X's axis to twice that overlap (the sides'
     slots meet shapes side by side, as :func:`on_side` fades theirs). It is no deeper than the two
     overlap along the unit ``normal (3,)`` (that of their capsules' closest points): a tilted cap
@@ -138,8 +139,10 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     below = cap_plane - starts @ pushed  # how deep past X's cap each ray's start lies
     slope = -(rays @ pushed)  # how much deeper per unit of the ray
     t = jnp.where(slope >= 0, high, low)
-    # A ray that misses X's cap: 1 m out; the cap's rays less the margin that the rim points carry, the side's generator not.
-    deepest = jnp.where(over, below + t * slope, -1.0) - jnp.maximum(margin, 0.0) * (jnp.arange(_CAP_RAYS + 1) < _CAP_RAYS)
+    # A ray that misses X's cap: 1 m out; less the margin that the rim points carry, the side's
+    # generator in part from 60 degrees to X's axis, in full along it (across it, pressed flat on X's cap, none).
+    carried = jnp.where(jnp.arange(_CAP_RAYS + 1) < _CAP_RAYS, 1.0, jnp.clip(2 * jnp.abs(other_axis @ axis) - 1, 0.0, 1.0))
+    deepest = jnp.where(over, below + t * slope, -1.0) - jnp.maximum(margin, 0.0) * carried
     k = jnp.argmax(deepest)
     apart = (H_b[:3, 3] - H_a[:3, 3]) @ normal + round_reach(H_a, size_a, jnp.asarray(True), normal) + round_reach(H_b, size_b, jnp.asarray(True), normal)
     depth = jnp.minimum(jnp.minimum(deepest[k], 2 * overlap - clear), apart)

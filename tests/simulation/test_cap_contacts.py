@@ -5,7 +5,10 @@ their support functions) and the analytic depth of poses built on a rim point; a
 flat on a cap rests on its ends' balls alone (no rim slot repeats them); a capsule slid across the
 rim keeps continuous slots; the slots' gradients stay finite at degenerate poses; and a capsule
 at rest across a standing cylinder's cap rests at the pair law's ``max_penetration`` within 10 %
-(with one end on the cap, deeper: within twice) with its weight within 0.5 %. Float64."""
+(with one end on the cap, deeper: within twice) with its weight within 0.5 %. A lying cylinder's
+cap pressed against a standing one's side meets it as deep as the two overlap (the caps' slot,
+:func:`~jaxsim_like.simulation.collision.cylinder.caps_facing`, along the side's generator nearest
+to the cap). Float64."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from jaxsim_like import scenes
 from jaxsim_like.simulation.collision import KINDS
 from jaxsim_like.simulation.world import WorldModel
 from collision_worlds import rest_on_pairs
-from test_ellipsoid_pairs import pose, reference
+from test_ellipsoid_pairs import pose, reach, reference, reference_of
 
 RIM = slice(2, 4)  # the capsule-cylinder kind's rim slots, after its side's two
 G = 9.81
@@ -181,3 +184,21 @@ def test_a_capsule_rests_across_a_cylinders_cap_at_the_pair_depth_with_its_weigh
         np.testing.assert_allclose(normal[:, i], G, rtol=5e-3)
     assert depth[0] == pytest.approx(max_penetration, rel=0.1)
     assert max_penetration < depth[1] < 2 * max_penetration  # the crossing carries 5/7 of the weight, the end 2/7
+
+
+def test_a_cylinders_cap_pressed_against_anothers_side_meets_it_as_deep_as_the_two_overlap():
+    """Cans of 3 cm radius and 6 cm length: one standing, one lying with its cap 0.5 to 3 mm into
+    the other's side, turned up to 0.1 rad and rolled, its axis up to 1 cm beside the other's and
+    5 mm above or below its middle (the pile's two cans whose true overlap the slots missed)."""
+    rng = np.random.default_rng(0)
+    can = np.array([0.03, 0.03, 0.0])
+    cases = []
+    for _ in range(8):
+        R = Rotation.from_euler("zyx", [rng.uniform(-0.1, 0.1), np.pi / 2 + rng.uniform(-0.05, 0.05), rng.uniform(0, 2 * np.pi)]).as_matrix()
+        beside = np.array([0.0, rng.uniform(-0.01, 0.01), rng.uniform(-0.005, 0.005)])
+        cases.append((pose(R, np.array([can[0] - rng.uniform(0.0005, 0.003), 0.0, 0.0]) + beside + can[1] * R[:, 2]), can, np.eye(4), can))
+    slots = jax.jit(jax.vmap(KINDS["cylinder-cylinder"].kernel))(*_batch(cases))
+    for i, (H_a, size_a, H_b, size_b) in enumerate(cases):
+        brute, _ = reference_of(lambda n: reach(H_b, size_b, n, "cylinder") + reach(H_a, size_a, -n, "cylinder"))
+        depth = np.where(np.asarray(slots.valid[i]), np.asarray(slots.depth[i]), -np.inf)
+        assert np.max(depth) == pytest.approx(brute, rel=5e-3), i
