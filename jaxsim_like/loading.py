@@ -22,7 +22,8 @@ class ContactSampling:
     ``sphere_samples = N`` makes each N points of a Fibonacci lattice instead (no shape). A
     cylinder's two rings of ``cylinder_samples`` rim points turn, at every step, towards the
     surface they meet (:mod:`jaxsim_like.simulation.rims`): its rim's deepest point is exact, and
-    a cap flat on a face rests on the ring's regular polygon.
+    a cap flat on a face rests on the ring's regular polygon (on a plane, the implicit step's
+    slots: on its square, :func:`jaxsim_like.simulation.contact_slots.square_points`).
 
     Meshes are convex hulls by default: each mesh the hull of at most ``mesh_hulls`` of its
     vertices (:data:`~jaxsim_like.parsers.shapes.MESH_HULL_VERTICES`), a shape that touches other

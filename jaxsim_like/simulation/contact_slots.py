@@ -12,7 +12,8 @@ those points made limp humanoid drops diverge at 5 ms.
 that reach within a tolerance of one supporting plane of them, i.e. that can rest on flat
 ground together (4 for the corners of a box, 8 for a cylinder of two rings of 8 standing on a
 cap, every point of a flat plate, 1 for a sphere, 2 for a capsule), at most
-:data:`HULL_TERRAIN_SLOTS` for each convex hull (whose vertices are its points).
+:data:`HULL_TERRAIN_SLOTS` for each convex hull (whose vertices are its points). On a plane, a
+cylinder's rim rings rest on their squares only (:func:`square_points`, :class:`PlaneSlots`).
 """
 
 from __future__ import annotations
@@ -351,3 +352,62 @@ def contact_slots(
         points.append(table.reshape(-1))
         valid.append(filled.reshape(-1))
     return Slots(jnp.concatenate(points), jnp.concatenate(valid), _Layout(groups, None, np.asarray(model.point_link, dtype=int)))
+
+
+def square_points(model: Model) -> np.ndarray | None:
+    """``(P,)`` bool: the points that may rest a link on a plane, False for the points of a ring
+    of cylinder rim points (:mod:`.rims`) that has one point at each quarter turn from its first
+    and lie elsewhere on it; None when no ring has such a square (or the model is traced).
+
+    A ring turned towards a plane has its first point at the rim's deepest (exact whatever the
+    roll or tilt): the square of its points a quarter turn apart rests a lying, tilted or standing
+    cylinder as the whole ring does (a cap flat on the plane on the square, as MuJoCo rests a
+    cylinder on a plane on at most 4 contacts), at half the slots. Every ring point still meets
+    other bodies and the terrain's boxes and height functions, whose surfaces the ring is not
+    turned to."""
+    if model.ring_rim is None or isinstance(model.point_ring, jax.core.Tracer):
+        return None
+    point_ring, ring_rim = np.asarray(model.point_ring, dtype=int), np.asarray(model.ring_rim, dtype=float)
+    offset = np.asarray(model.collidable_points, dtype=float) - ring_rim[point_ring, :3]
+    axis, phase = ring_rim[point_ring, 3:6], ring_rim[point_ring, 6:9]
+    angle = np.arctan2(np.sum(offset * np.cross(axis, phase), axis=1), np.sum(offset * phase, axis=1))
+    quarter = np.abs(np.remainder(angle / (0.5 * np.pi) + 0.5, 1.0) - 0.5) < 1e-6
+    keep = np.ones(len(point_ring), bool)
+    for ring in np.unique(point_ring[point_ring > 0]):
+        members = point_ring == ring
+        if np.sum(members & quarter) == 4:
+            keep[members & ~quarter] = False
+    return None if keep.all() else keep
+
+
+class PlaneSlots(NamedTuple):
+    """A model's slots on a plane (static): the slot ``counts`` per link, the points that are not
+    slot candidates there, ``aside`` (indices, sorted: :func:`square_points`), and the counts
+    ``off`` the plane they were reduced from (a step whose counts differ does not use them)."""
+
+    counts: tuple[int, ...]
+    aside: tuple[int, ...]
+    off: tuple[int, ...]
+
+    def candidates(self, points: int) -> np.ndarray:
+        """``(points,)`` bool: which points may be slots on a plane."""
+        keep = np.ones(points, bool)
+        keep[list(self.aside)] = False
+        return keep
+
+
+def plane_slots(model: Model, counts: tuple[int, ...] | None, tolerance: float) -> PlaneSlots | None:
+    """The :class:`PlaneSlots` of a concrete ``model`` whose links rest on ``counts`` slots: each
+    link that has points outside :func:`square_points` at :func:`facet_count` of its other points
+    within ``tolerance`` [m] (at most its count); None when ``counts`` is or no ring has a square."""
+    keep = square_points(model)
+    if counts is None or keep is None:
+        return None
+    links = np.asarray(model.point_link, dtype=int)
+    points, radii = np.asarray(model.collidable_points, dtype=float), np.asarray(model.point_radius, dtype=float)
+    reduced = tuple(
+        min(count, facet_count(points[(links == link) & keep], tolerance, radii[(links == link) & keep]))
+        if np.any((links == link) & ~keep) else count
+        for link, count in enumerate(counts)
+    )
+    return PlaneSlots(reduced, tuple(int(i) for i in np.flatnonzero(~keep)), tuple(counts))

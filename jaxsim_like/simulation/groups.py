@@ -100,7 +100,7 @@ def _pointless(value: Any) -> Any:
                                    point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind), ring_rim=None, ring_link=None,
                                    point_ring=None)
     if isinstance(value, ModelParams):
-        return dataclasses.replace(value, contact_slots=None)
+        return dataclasses.replace(value, contact_slots=None, plane_slots=None)
     if isinstance(value, State):
         return value.replace(contact_deformation=jnp.zeros((0, 3), value.contact_deformation.dtype))
     return value
@@ -197,7 +197,7 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
                 point_collision=tuple(value.point_collision[p] if p >= 0 else "" for p in own),
                 shape_kind=("",) * len(value.shape_kind))
         if isinstance(value, ModelParams):
-            return dataclasses.replace(value, contact_slots=group.contact_slots)
+            return dataclasses.replace(value, contact_slots=group.contact_slots, plane_slots=None)
         if isinstance(value, State):
             return value.replace(contact_deformation=take(value.contact_deformation))
     return value

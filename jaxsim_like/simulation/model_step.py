@@ -425,7 +425,10 @@ def prepare(
         enabled = enabled & present
     linear = added_inertia = deformation_rate = spin = slot_points = slot_link = separating = None
     if implicit:
-        slots = contact_slots(model, depth, enabled, params.contact_slots, slot_limit, points, normal)
+        counts, plane = params.contact_slots, params.plane_slots
+        if plane is not None and plane.off == counts and present is None and terrain.is_plane(world.terrain):
+            counts, enabled = plane.counts, enabled & plane.candidates(len(point_link))
+        slots = contact_slots(model, depth, enabled, counts, slot_limit, points, normal)
         slot_points, slot_link = slots.take(points), slots.take(point_link)
         velocities = _slot_velocities(kin.G_v, slot_link, slot_points)
         # The touching slots of a link share its law (the other points feel no force).

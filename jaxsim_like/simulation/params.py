@@ -16,7 +16,7 @@ from ..pytree import pytree_dataclass
 from ..dynamics.kinematics import STANDARD_GRAVITY
 from ..dynamics.model import Model
 from ..host import to_device
-from .contact_slots import facet_counts
+from .contact_slots import PlaneSlots, facet_counts, plane_slots
 from .collision.collisions import Collisions
 from .contacts import ContactParams
 from .terrain import Terrain
@@ -63,7 +63,7 @@ class WorldParams:
     integrator: str = "implicit_euler"
 
 
-@pytree_dataclass(static=["contact_slots"])
+@pytree_dataclass(static=["contact_slots", "plane_slots"])
 class ModelParams:
     """The settings of one model of a world: its contact law (with the terrain, and its side of
     the contacts with other links), the per-link contact switch ``contact_enabled (N,)``, the
@@ -72,7 +72,10 @@ class ModelParams:
     with which a violation decays (the joint couplings', then the loop closures', see
     :mod:`.couplings`) and its ``contact_slots`` (static): the implicit
     step rests each link on at most that many of its deepest points ``(N,)`` (None: every point;
-    see :mod:`.contact_slots`). Defaults: :meth:`SimulationParams.build`."""
+    see :mod:`.contact_slots`), and on a plane (no terrain boxes or height function) on its
+    ``plane_slots`` (static; None: as ``contact_slots``): of a cylinder's rim rings only their
+    squares (:func:`.contact_slots.square_points`).
+    Defaults: :meth:`SimulationParams.build`."""
 
     contact: ContactParams
     contact_enabled: jax.Array
@@ -82,6 +85,7 @@ class ModelParams:
     coupling_time_constant: jax.Array
     coupling_damping_ratio: jax.Array
     contact_slots: tuple[int, ...] | None = None
+    plane_slots: PlaneSlots | None = None
 
 
 _WORLD_FIELDS = tuple(field.name for field in dataclasses.fields(WorldParams))
@@ -174,9 +178,10 @@ class SimulationParams:
 
         ``contact_slots="auto"``: the implicit step rests each link on its deepest points, as many
         as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
-        of one plane: 4 for a box's corners, 8 for a cylinder's cap); while no more points of a
-        link touch, the step is the same as with every point, and it costs less (see
-        :mod:`.contact_slots`). ``None``: every point.
+        of one plane: 4 for a box's corners, 8 for a cylinder's cap, 4 on a plane, whose rim rings
+        rest on their squares: ``plane_slots``); while no more points of a link touch, the step is
+        the same as with every point, and it costs less (see :mod:`.contact_slots`). ``None``:
+        every point.
 
         ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
         link but one welded to the world (:func:`welded_free`). Of a model with collision rules
@@ -254,6 +259,7 @@ class SimulationParams:
             terrain=Terrain.plane() if terrain is None else terrain,
             integrator=integrator,
         )
+        slots = _contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration)
         return SimulationParams(world=world, model=ModelParams(
             contact=contact,
             contact_enabled=to_device(enabled),
@@ -262,7 +268,8 @@ class SimulationParams:
             friction_velocity=to_device(friction_velocity),
             coupling_time_constant=_per_row(_constraints(model, "time_constant"), coupling_time_constant),
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
-            contact_slots=_contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration),
+            contact_slots=slots,
+            plane_slots=plane_slots(model, slots, CONTACT_SLOT_TOLERANCE * max_penetration),
         ), collisions=Collisions.build([model], self_collision=[True], srdf=[srdf]) if self_collision else None)
 
 

@@ -86,6 +86,11 @@ class Terrain:
         return base.with_boxes(description.box_transforms, description.box_half_extents)
 
 
+def is_plane(ground: Terrain) -> bool:
+    """Whether ``ground`` is its plane alone: no boxes, no height function (static)."""
+    return ground.box_transforms.shape[0] == 0 and ground.height_function is None
+
+
 def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
     if terrain.height_function is None:
         n = terrain.plane_normal / spatial.safe_norm(terrain.plane_normal)

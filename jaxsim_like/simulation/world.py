@@ -828,7 +828,7 @@ def _world_rates(
     taken = [None if rows is None else jax.tree.map(lambda x: x[np.minimum(rows, len(g.members) - 1)], (tree, inertia_k, g.links))
              for g, rows, tree, inertia_k in zip(groups, turns, members, inertias)]
 
-    def turn(i: jax.Array, current: list[Accelerations]) -> list[Accelerations]:
+    def turn(colour: int, current: list[Accelerations]) -> list[Accelerations]:
         # Block Gauss-Seidel: each batch is solved with the latest velocity change of the links it
         # touches, its own links' terms being in its added inertias; a batch of several models
         # keeps the solution of its members of this turn's colour (a padded batch solves only
@@ -836,29 +836,36 @@ def _world_rates(
         # member ``(G, ...)`` (its accelerations, forces and velocity change): the rest of the
         # step follows once, after the loop.
         current = list(current)
-        colour = i % colours
         for k, group in enumerate(groups):
             known = start_wrench + coupling(to_global(groups, "links", [c.G_dv for c in current]))
             if group.padded:  # only the members of this turn
-                tree, inertia_t, links_t = jax.tree.map(lambda x: jax.lax.dynamic_index_in_dim(x, colour, keepdims=False), taken[k])
+                tree, inertia_t, links_t = jax.tree.map(lambda x: x[colour], taken[k])
                 # Each member's row of the turn, gathered (a scatter is a loop on XLA's CPU backend).
-                place = jnp.asarray(_places(turns[k], len(group.members)))[colour]
+                place = _places(turns[k], len(group.members))[colour]
                 mine = place < turns[k].shape[1]
                 fresh = solved_members(tree, known[links_t], inertia_t)
-                current[k] = jax.tree.map(lambda old, new: jnp.where(jnp.reshape(mine, mine.shape + (1,) * (old.ndim - 1)),
-                                                                     new[jnp.minimum(place, new.shape[0] - 1)], old), current[k], fresh)
+                current[k] = jax.tree.map(lambda old, new: jnp.where(np.reshape(mine, mine.shape + (1,) * (old.ndim - 1)),
+                                                                     new[np.minimum(place, new.shape[0] - 1)], old), current[k], fresh)
                 continue
             fresh = solved_members(members[k], from_global(group, "links", known), inertias[k])
             if len(group.members) > 1:
-                mine = jnp.asarray(group.colour) == colour
+                mine = np.asarray(group.colour) == colour
                 fresh = jax.tree.map(lambda new, old: jnp.where(jnp.reshape(mine, mine.shape + (1,) * (new.ndim - 1)), new, old),
                                      fresh, current[k])
             current[k] = fresh
         return current
 
-    # The first sweep takes the other sides at rest; one turn in the graph, whatever their number.
+    def sweep(_: jax.Array, current: list[Accelerations]) -> list[Accelerations]:
+        # The turns of one sweep, a colour each, unrolled: what a colour's solve takes that the
+        # turns do not change (its members' factors) is then invariant in the loop, and XLA
+        # computes it once, before the sweeps.
+        for colour in range(colours):
+            current = turn(colour, current)
+        return current
+
+    # The first sweep takes the other sides at rest; one sweep in the graph, whatever their number.
     blank = [at_rest(b.model, states[k], prepared[k]) for k, b in enumerate(batches)]
-    carried = jax.lax.fori_loop(0, world.pair_sweeps * colours, turn, blank)
+    carried = jax.lax.fori_loop(0, world.pair_sweeps, sweep, blank)
     if world.closures is not None:
         # One more block: the closures' rows, the contacts' coupling held at the last sweep's.
         held = coupling(to_global(groups, "links", [c.G_dv for c in carried]))

@@ -158,3 +158,23 @@ def test_gradients_match_finite_differences():
     np.testing.assert_allclose(gradients[1][1, 0], (value(depth, velocity + e) - value(depth, velocity - e)) / 2e-7, rtol=1e-5)
     zero = gradient(jnp.zeros(6), jnp.zeros((6, 3)))  # at the boundary, at rest
     assert all(np.isfinite(np.asarray(g)).all() for g in zero)
+
+
+@pytest.mark.parametrize("links", [12, 300])
+def test_rows_share_a_label_exactly_when_they_touch_the_same_two_links(links):
+    """``row_link_pairs`` labels rows by their pair of links (either order), by the pair's key
+    below ``LINK_PAIR_KEYS`` pairs of links and by a sort above (300 links): two rows share a
+    label exactly when they touch the same two links, and every label is below the count."""
+    from jaxsim_like.simulation.collision.forces import LINK_PAIR_KEYS, row_link_pairs
+
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, links, 64), rng.integers(0, links, 64)
+    a[10:20], b[10:20] = b[0:10], a[0:10]  # the same pairs, the other way round
+    rows = slots(np.full(64, 0.001), np.tile([0.0, 0.0, 1.0], (64, 1))).replace(
+        link_a=jnp.asarray(a, jnp.int32), link_b=jnp.asarray(b, jnp.int32))
+    label, count = row_link_pairs(rows, links)
+    label = np.asarray(label)
+    pair = np.minimum(a, b) * links + np.maximum(a, b)
+    assert (count == links * links) == (links * links <= LINK_PAIR_KEYS)
+    assert np.all((label >= 0) & (label < count))
+    assert np.array_equal(label[:, None] == label[None, :], pair[:, None] == pair[None, :])

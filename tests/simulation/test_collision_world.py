@@ -52,7 +52,8 @@ def test_every_link_of_different_models_is_a_candidate(objects):
     assert named_pairs(table, "box-cylinder") == [(1, 3)]
     assert CollisionTable.build(objects[:1] * 2).groups[0].kind == "sphere-sphere"
     assert CollisionTable.build(objects[:1]).groups == ()
-    assert table.size == 1 + 1 + 3 + 1 + 2 + 3 + 4 + 8 * chunks  # box-cylinder: its capsule's 3, then the box on the cap's 4
+    # capsule-cylinder: its side's 2, then the rim's 2; box-cylinder: its capsule's 3, then the box on the cap's 4
+    assert table.size == 1 + 1 + 3 + 1 + 2 + 2 + 3 + 4 + 8 * chunks
 
 
 def test_self_collision_pairs_skip_parents_and_srdf_disabled_pairs():

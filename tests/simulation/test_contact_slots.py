@@ -19,6 +19,9 @@ from jaxsim_like.simulation.step import contact_point_positions
 PLATE = """<robot name="plate"><link name="plate">
   <inertial><mass value="{mass}"/><inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
   <collision><geometry><box size="0.2 0.2 0.02"/></geometry></collision></link></robot>"""
+CAN = """<robot name="can"><link name="can">
+  <inertial><mass value="1"/><inertia ixx="0.0039" iyy="0.0039" izz="0.00125" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><cylinder radius="0.05" length="0.2"/></geometry></collision></link></robot>"""
 
 
 def _cylinder_rings(radius: float, length: float, samples: int) -> np.ndarray:
@@ -53,6 +56,42 @@ def test_build_chooses_the_slots_and_checks_the_argument(humanoid, box):
     for bad in (0, 4, "all"):
         with pytest.raises(ValueError, match="contact_slots must be 'auto' or None"):
             js.SimulationParams.build(box, contact_slots=bad)
+
+
+def test_on_a_plane_a_ring_rests_on_its_square(humanoid):
+    """On a plane, the points of a cylinder's rim ring that may be slots are the 4 a quarter turn
+    apart (the first, at the rim's deepest point, and every other of 8): the humanoid's 8
+    cylinders rest on 4 slots each instead of 8, 51 slots in all; every point stays a slot
+    candidate of the other links."""
+    keep = contact_slots.square_points(humanoid)
+    rings = np.asarray(humanoid.point_ring)
+    params = js.SimulationParams.build(humanoid)
+    assert keep.sum() == len(keep) - 4 * len(np.unique(rings[rings > 0])) and np.all(keep[rings == 0])
+    for ring in np.unique(rings[rings > 0]):
+        assert np.array_equal(np.flatnonzero(keep[rings == ring]), [0, 2, 4, 6])
+    assert sum(params.plane_slots.counts) == 51 and np.array_equal(params.plane_slots.candidates(len(keep)), keep)
+    assert all(plane == (4 if np.any(rings[np.asarray(humanoid.point_link) == link] > 0) else count)
+               for link, (plane, count) in enumerate(zip(params.plane_slots.counts, params.contact_slots)))
+
+
+@pytest.mark.parametrize("tilt", [0.0, 0.3])
+def test_a_can_rests_on_the_plane_on_its_rim_s_square(sim, tilt, figures):
+    """A 1 kg can (r 5 cm, 20 cm long; rings of 8 points) released standing (tilt 0: rests flat on
+    its cap) or tilted by 0.3 rad onto its rim (falls onto its cap) at 10 ms: it comes to rest on
+    the 4 points of its cap's square, each as deep as ``max_penetration`` within 10 %, carrying its
+    weight within 1e-3."""
+    model = js.load_model(CAN)
+    params = js.SimulationParams.build(model, dt=0.01)
+    assert params.contact_slots == (8,) and params.plane_slots.counts == (4,)
+    half = np.array([np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0])
+    state = js.State.build(model, base_position=[0.0, 0.0, 0.1 * np.cos(tilt) + 0.05 * np.sin(tilt) + 0.002], base_quaternion=half)
+    final, _, outputs = sim(model, state, params, steps=200)
+    weight = np.asarray(outputs.contact_forces)[-1, :, 2].sum() / 9.81
+    depth = np.asarray(outputs.penetration)[-1]
+    figures(f"can on a plane from tilt {tilt}, dt 10 ms: normal force / m g after 2 s", weight)
+    assert np.asarray(outputs.in_contact)[-1].sum() == 4
+    assert np.allclose(depth[np.asarray(outputs.in_contact)[-1]], 1e-3, rtol=0.1)
+    assert abs(weight - 1.0) < 1e-3 and np.abs(np.asarray(final.base_velocity)).max() < 1e-3
 
 
 def test_slots_are_the_deepest_enabled_points_and_sum_into_their_links(humanoid):

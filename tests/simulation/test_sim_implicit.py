@@ -215,7 +215,10 @@ def _ours_and_dense(model, state, tau, params):
     W_p = W_p - kin.origin  # the swept points' contact points
     W_v = model_step._point_velocities(model, kin.G_v, W_p)
     enabled = params.contact_enabled[np.asarray(model.point_link)]
-    chosen = contact_slots.contact_slots(model, depth, enabled, params.contact_slots)
+    counts = params.contact_slots
+    if params.plane_slots is not None and params.plane_slots.off == counts and terrain.is_plane(params.terrain):  # rim rings on their squares
+        counts, enabled = params.plane_slots.counts, enabled & params.plane_slots.candidates(points)
+    chosen = contact_slots.contact_slots(model, depth, enabled, counts)
     touching = chosen.mask((chosen.take(depth) > 0) & chosen.take(enabled))
     law = model_step._shared_law(model, params.contact, depth, chosen.scatter(touching.astype(jnp.int32), points) > 0)
     linear = contacts.implicit_contact_forces(

@@ -292,9 +292,10 @@ def _per_group(groups: Sequence[PairGroup], slots: Slots, refine: Callable | Non
     found = []
     for group, start, end in zip(groups, ends[:-1], ends[1:]):
         mine = jax.tree.map(lambda x: x[start:end], slots)
-        if KINDS[group.kind].refined:
-            mine = jax.vmap(refine)(mine, *(x[start:end] for x in shapes))
-        found.append(KINDS[group.kind].taken(mine))
+        kind = KINDS[group.kind]
+        if kind.refined:
+            mine = jax.vmap(lambda *pair: refine(*pair, kind.cylinders))(mine, *(x[start:end] for x in shapes))
+        found.append(kind.taken(mine))
     return found
 
 
@@ -478,9 +479,8 @@ def _radii(group: PairGroup, kept: _Culled, sizes, point_radius, code, rims: "_P
         a, b = (radius[shapes] if rounded else jnp.zeros(np.shape(shapes), dtype)
                 for shapes, rounded in zip((kept.first, kept.second), kind.rounded))
     a, b = jnp.broadcast_to(jnp.reshape(a, (group.keep, -1)), shape), jnp.broadcast_to(jnp.reshape(b, (group.keep, 1)), shape)
-    if kind.round_slots is not None:  # the slots past them touch flat surfaces and edges
-        flat = np.arange(kind.slots) >= kind.round_slots
-        a, b = (jnp.where(flat, 0.0, x) for x in (a, b))
+    if kind.round_slots is not None:  # the slots past them touch b where it is flat or an edge
+        b = jnp.where(np.arange(kind.slots) >= kind.round_slots, 0.0, b)
     return a, b
 
 

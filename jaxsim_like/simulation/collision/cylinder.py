@@ -8,9 +8,11 @@ the other shape's way out past a cap:
 :func:`on_side`; against a box, a contact at an end of the segment is the end's disc against the
 box, along their least overlap: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
-kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other also meet in a slot of
-their own (:func:`caps_facing`): where their rims lie on each other's side, their rim points
-are no deeper than their distance to that side.
+kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other, or one's cap pressed
+against the other's side, also meet in a slot of their own (:func:`caps_facing`): where their
+rims lie on each other's side, their rim points are no deeper than their distance to that side.
+A capsule's segment meets a cylinder's rim in slots of their own (:func:`capsule_on_rim`): the
+rim points sample the rim, and the capsule's end balls meet the cap only under its ends.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .geometry import perpendicular, tolerance, unit
+from ...dynamics.spatial import safe_sqrt
+from .geometry import perpendicular, segments_closest, tolerance, unit
+from .points import cylinder_distance
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
@@ -28,6 +32,9 @@ _EDGE_SAMPLES = 9  # turns about a box's edge, from one face to the other, that 
 _EDGE_NEWTON = 3  # Newton steps that turn a normal about a box's edge to the least overlap of a cylinder's end with the box
 _END_LEAN = 0.5  # [sine]: a direction leaning out of a cylinder's end by more than this meets the cylinder behind the end
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
+_RIM_NEWTON = 8  # Newton steps from a crossing of a capsule's segment and a cap's rim, seen along the axis, to its point nearest to the rim
+_RIM_LEAN = 0.1  # a capsule's rim contact whose normal's part along the axis, towards the cap's side, is less than this fades out: the side's
+_ALONG_AXIS = 1e-12  # a segment whose direction's part across the axis is less than this (squared) crosses no rim seen along the axis
 
 
 def on_side(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array, pushed: float, clear: jax.Array) -> Slots:
@@ -85,10 +92,14 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     towards a) pressed into each other, along the axis of the one (X) whose way out past a cap is
     the shorter (``clear_a``, ``clear_b`` [m]: :func:`past_caps` of the other along each axis): as
     deep past X's cap as the deepest point of the other's facing cap that lies over X's cap
-    (:data:`_CAP_RAYS` rays from that cap's centre to its rim, clipped to X's radius), the position
+    (:data:`_CAP_RAYS` rays from that cap's centre to its rim, clipped to X's radius; and the
+    generator of the other's side farthest into X, from end to end, clipped alike: a side
+    pressed against X's cap, the other's caps beside X's, lies beyond every ray), the position
     midway between that point and X's cap. The rim points carry such a contact only as deep as
     the smaller rim lies inside the larger one (a rim point on the other's side is no deeper than
-    its distance to that side, about 0), so the slot is shallower by that margin; and it fades out as
+    its distance to that side, about 0), so the slot is shallower by that margin (the side's
+    generator by a part of it, from none at 60 degrees or more to X's axis to all along it:
+    lying across X's cap, the rim points meet its contact at the ends of its chord only); and it fades out as
     that way out grows from the two's overlap across X's axis to twice that overlap (the sides'
     slots meet shapes side by side, as :func:`on_side` fades theirs). It is no deeper than the two
     overlap along the unit ``normal (3,)`` (that of their capsules' closest points): a tilted cap
@@ -111,26 +122,35 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     angles = jnp.linspace(0.0, 2 * jnp.pi, _CAP_RAYS, endpoint=False, dtype=axis.dtype)
     first = perpendicular(other_axis)
     rays = size_other[0] * (jnp.cos(angles)[:, None] * first + jnp.sin(angles)[:, None] * jnp.cross(other_axis, first))
-    start = _across(cap_centre - centre, axis)
+    # Then the generator of the other's side farthest into X, from end to end: a side pressed against X's cap.
+    facing = unit(_across(_across(-pushed, other_axis), other_axis), first)[0]  # twice, as ``across``
+    starts = jnp.concatenate([jnp.broadcast_to(cap_centre, rays.shape),
+                              (H_other[:3, 3] + size_other[0] * facing - size_other[1] * other_axis)[None]])
+    rays = jnp.concatenate([rays, 2 * size_other[1] * other_axis[None]])
+    start = _across(starts - centre, axis)
     rays_across = _across(rays, axis)
-    a, b = jnp.sum(rays_across**2, axis=1), rays_across @ start
-    c = start @ start - size[0] ** 2
+    a, b = jnp.sum(rays_across**2, axis=1), jnp.sum(rays_across * start, axis=1)
+    c = jnp.sum(start**2, axis=1) - size[0] ** 2
     crossing = b**2 - a * c
     root = jnp.where(crossing > 0, jnp.sqrt(jnp.where(crossing > 0, crossing, 1.0)), 0.0)  # no NaN slope where a ray grazes X's rim
-    safe = jnp.where(a > 0, a, 1.0)
-    low = jnp.where(a > 0, (-b - root) / safe, jnp.where(c <= 0, 0.0, 2.0))
-    high = jnp.where(a > 0, (-b + root) / safe, jnp.where(c <= 0, 1.0, -1.0))
+    slanted = a > tolerance(a.dtype, _ALONG_AXIS) * jnp.sum(rays**2, axis=1)  # else along X's axis: in or out of its radius throughout
+    safe = jnp.where(slanted, a, 1.0)
+    low = jnp.where(slanted, (-b - root) / safe, jnp.where(c <= 0, 0.0, 2.0))
+    high = jnp.where(slanted, (-b + root) / safe, jnp.where(c <= 0, 1.0, -1.0))
     low, high = jnp.maximum(low, 0.0), jnp.minimum(high, 1.0)
     over = (crossing >= 0) & (low <= high)
     cap_plane = (centre + size[1] * pushed) @ pushed
-    below = cap_plane - cap_centre @ pushed  # how deep past X's cap the facing cap's centre lies
+    below = cap_plane - starts @ pushed  # how deep past X's cap each ray's start lies
     slope = -(rays @ pushed)  # how much deeper per unit of the ray
     t = jnp.where(slope >= 0, high, low)
-    deepest = jnp.where(over, below + t * slope, -1.0)  # a ray that misses X's cap: 1 m out
+    # A ray that misses X's cap: 1 m out; less the margin that the rim points carry, the side's
+    # generator in part from 60 degrees to X's axis, in full along it (across it, pressed flat on X's cap, none).
+    carried = jnp.where(jnp.arange(_CAP_RAYS + 1) < _CAP_RAYS, 1.0, jnp.clip(2 * jnp.abs(other_axis @ axis) - 1, 0.0, 1.0))
+    deepest = jnp.where(over, below + t * slope, -1.0) - jnp.maximum(margin, 0.0) * carried
     k = jnp.argmax(deepest)
     apart = (H_b[:3, 3] - H_a[:3, 3]) @ normal + round_reach(H_a, size_a, jnp.asarray(True), normal) + round_reach(H_b, size_b, jnp.asarray(True), normal)
-    depth = jnp.minimum(jnp.minimum(deepest[k] - jnp.maximum(margin, 0.0), 2 * overlap - clear), apart)
-    point = cap_centre + t[k] * rays[k]
+    depth = jnp.minimum(jnp.minimum(deepest[k], 2 * overlap - clear), apart)
+    point = starts[k] + t[k] * rays[k]
     position = point + 0.5 * depth * pushed
     return Slots(position[None], jnp.where(on_b, pushed, -pushed)[None], depth[None], jnp.ones((1,), bool))
 
@@ -218,3 +238,71 @@ def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal
                 + 2 * size[1] * (jnp.maximum(leaning - _END_LEAN, 0.0) + jnp.maximum(1 - across / _RIM_ACROSS, 0.0)))
     best = jnp.argmin(overlaps, axis=1)
     return jnp.take_along_axis(candidates, best[:, None, None], axis=1)[:, 0], jnp.min(overlaps, axis=1)
+
+
+def _nearest_to_rim(centre: jax.Array, axis: jax.Array, half: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array) -> jax.Array:
+    """The parameters ``(k,)`` [m] of the points of the segment ``centre + t axis`` (cylinder frame,
+    unit ``axis``, ``|t| <= half``) nearest to the rim's circle of ``radius`` at height ``cap``
+    (signed, along z): projected Newton steps on half the squared distance from ``t (k,)``."""
+    flat = axis[0] ** 2 + axis[1] ** 2
+    t = jnp.clip(t, -half, half)
+    for _ in range(_RIM_NEWTON):
+        p = centre + t[:, None] * axis
+        rho = safe_sqrt(p[:, 0] ** 2 + p[:, 1] ** 2)
+        safe_rho = jnp.where(rho > 0, rho, 1.0)
+        slope = (p[:, 0] * axis[0] + p[:, 1] * axis[1]) / safe_rho
+        gradient = (rho - radius) * slope + (p[:, 2] - cap) * axis[2]
+        gauss_newton = slope**2 + axis[2] ** 2
+        curvature = gauss_newton + (rho - radius) * (flat - slope**2) / safe_rho
+        # Inside the circle the distance may curve down: there the Gauss-Newton curvature still descends.
+        curvature = jnp.where(curvature > 0, curvature, gauss_newton)
+        step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
+        t = jnp.clip(t - step, -half, half)
+    return t
+
+
+def capsule_on_rim(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+    """2 slots of the capsule a (world pose ``H_a (4, 4)``, ``size_a (3,)``) on the rim of the cap
+    of the cylinder b (``H_b``, ``size_b``) that faces it (the cap on the side of the point of b's
+    axis nearest to a's segment; the normal from b towards a): the points of a's segment nearest
+    to the rim's circle, one from each crossing of the segment's line and the circle seen along
+    the axis (from the line's point nearest to the axis where it crosses none), each as a ball of
+    a's radius against the cylinder (exact: never deeper than the two overlap). A capsule lying
+    across a rim rests on the rim there, one lying across a whole cap on both crossings, one lying
+    on a cap on its ends (their collidable points, :mod:`.points`). Each slot fades out as its
+    normal's part along the axis, towards the cap's side, falls below :data:`_RIM_LEAN` (a
+    point below the cap's plane is the side's, :func:`on_side`); a slot within a radius of an end
+    of the segment is shallower by that end's ball's depth in proportion (as
+    :func:`.box.end_fades`: the slot comes to repeat the end's), the second within a radius of
+    the first by the first's: no slot switches off at depth."""
+    R, origin = H_b[:3, :3], H_b[:3, 3]
+    radius, length = size_b[0], size_b[1]
+    ball, half = size_a[0], size_a[1]
+    axis, centre = R.T @ H_a[:3, 2], R.T @ (H_a[:3, 3] - origin)
+    up = jnp.zeros_like(axis).at[2].set(1.0)
+    _, along = segments_closest(centre, axis, half, jnp.zeros_like(axis), up, length)
+    cap = jnp.where(along >= 0, 1.0, -1.0) * length
+    a = axis[0] ** 2 + axis[1] ** 2
+    b = centre[0] * axis[0] + centre[1] * axis[1]
+    crossing = b**2 - a * (centre[0] ** 2 + centre[1] ** 2 - radius**2)
+    across = a > _ALONG_AXIS
+    safe_a = jnp.where(across, a, 1.0)
+    middle = jnp.where(across, -b / safe_a, 0.0)
+    spread = jnp.where(across & (crossing > 0), safe_sqrt(crossing) / safe_a, 0.0)
+    t = _nearest_to_rim(centre, axis, half, jnp.stack([middle - spread, middle + spread]), radius, cap)
+    points = jnp.concatenate([centre + t[:, None] * axis, centre + jnp.stack([-half, half])[:, None] * axis])  # the two, then the ends
+    distance, normal = jax.vmap(cylinder_distance, (0, None))(points, size_b)
+    depth = ball - distance
+    # The normal's part along the axis towards the cap's side, from the circle's nearest point.
+    outward = jnp.sign(cap) * (points[:2, 2] - cap)
+    to_rim = safe_sqrt((safe_sqrt(points[:2, 0] ** 2 + points[:2, 1] ** 2) - radius) ** 2 + outward**2)
+    lean = jnp.where(to_rim > 0, outward / jnp.where(to_rim > 0, to_rim, 1.0), 1.0)
+    ends = jnp.maximum(depth[2:], 0.0)
+
+    def overlap(gap: jax.Array) -> jax.Array:
+        return jnp.clip(1 - gap / ball, 0.0, 1.0)
+
+    rim = jnp.clip(lean / _RIM_LEAN, 0.0, 1.0) * depth[:2] - jnp.maximum(ends[0] * overlap(t + half), ends[1] * overlap(half - t))
+    rim = rim.at[1].add(-jnp.maximum(rim[0], 0.0) * overlap(jnp.abs(t[1] - t[0])))
+    position = points[:2] - 0.5 * (distance[:2] + ball)[:, None] * normal[:2]
+    return Slots(position @ R.T + origin, normal[:2] @ R.T, rim, jnp.ones((2,), bool))

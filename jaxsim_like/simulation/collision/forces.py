@@ -202,23 +202,33 @@ def memory_weights(table: CollisionTable) -> np.ndarray:
     return np.concatenate(blocks) if blocks else np.zeros(0)
 
 
-def row_link_pairs(contacts: Contacts, links: int) -> jax.Array:
-    """``(C,)``: per contact of any rows ``contacts`` (global links among ``links``), the index
-    of the two links it touches among the distinct pairs of links of the rows (either order;
-    indices below ``C``)."""
+LINK_PAIR_KEYS = 1 << 16
+"""The most pairs of links (``links^2``) that :func:`row_link_pairs` labels by their key: a
+table of more links labels them by a sort."""
+
+
+def row_link_pairs(contacts: Contacts, links: int) -> tuple[jax.Array, int]:
+    """``(C,)``: per contact of any rows ``contacts`` (global links among ``links``), a label of
+    the two links it touches (either order), the same for every contact between them and
+    different for any other two, and the number of labels: for at most ``LINK_PAIR_KEYS`` pairs
+    of links the pair's key ``min * links + max`` (no sort), else the index of the pair among
+    the distinct pairs of the rows (below ``C``)."""
     key = jnp.minimum(contacts.link_a, contacts.link_b) * links + jnp.maximum(contacts.link_a, contacts.link_b)
+    if links * links <= LINK_PAIR_KEYS:
+        return key, links * links
     order = jnp.argsort(key)
     ordered = key[order]
     group = jnp.cumsum(jnp.concatenate([jnp.ones(min(key.shape[0], 1), bool), ordered[1:] != ordered[:-1]])) - 1
-    return jnp.zeros(key.shape[0], group.dtype).at[order].set(group)
+    return jnp.zeros(key.shape[0], group.dtype).at[order].set(group), key.shape[0]
 
 
 def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionTable, max_penetration: jax.Array,
-                    segments: jax.Array | None = None) -> ContactParams:
+                    segments: tuple[jax.Array, int] | None = None) -> ContactParams:
     """The laws ``(C,)`` of ``contacts`` shared by the touching contacts between each two links:
     ``contacts`` are those of :func:`.collide.query` on ``table`` (the pairs of links by
-    :func:`link_pairs`), or any rows of them with their pairs of links ``segments (C,)``
-    (:func:`row_link_pairs`; every touching contact of a pair of links among the rows). Stiffness and damping
+    :func:`link_pairs`), or any rows of them with the labels of their pairs of links and the
+    number of labels ``segments`` (:func:`row_link_pairs`; every touching contact of a pair of
+    links among the rows). Stiffness and damping
     times ``min(n, RESTING_CONTACTS) w d / sum w d``, with the depths ``d`` [m] of the touching
     contacts of the two links, each counting as ``w`` contacts, and their number ``n = sum w d /
     max d`` counted by depth (unchanged where not touching). A contact of a pair through which
@@ -257,7 +267,7 @@ def shared_pair_law(params: ContactParams, contacts: Contacts, table: CollisionT
     if segments is None:
         segments, count = link_pairs(contacts, pairs, table.links), int(pairs.max(initial=-1)) + 1
     else:
-        count = segments.shape[0]
+        segments, count = segments
     total = jax.ops.segment_sum(weighted, segments, count)[segments]
     deepest = jax.ops.segment_max(depth, segments, count)[segments]
     number = total / jnp.where(deepest > 0, deepest, 1.0)

@@ -6,7 +6,8 @@ collision query evaluates once for all their pairs (one narrow phase in the comp
 however many of its kinds a world has): a sphere is a capsule of no length, and a cylinder
 against a capsule, a box or a cylinder is the capsule of its radius and segment with only the
 contacts on its side kept (:func:`.cylinder.on_side`, switched per pair; two cylinders' caps
-refine their first slot, for their pairs only: :func:`.cylinder.caps_facing`), and a sphere against a
+refine their first slot, for their pairs only: :func:`.cylinder.caps_facing`; a capsule's segment
+meets a cylinder's rim in 2 more slots, for their pairs only: :func:`.cylinder.capsule_on_rim`), and a sphere against a
 cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
 the first ``slots`` of its family's slots: the others are never candidates for its shapes.
 Convex hulls meet hulls, boxes and cylinders in one narrow phase of their own (:data:`HULLS`, a
@@ -31,7 +32,7 @@ from .box_caps import FEATURES as CAP_FEATURES
 from .box_caps import SLOTS as CAP_SLOTS
 from .box_caps import box_on_cap
 from .ellipsoid import box_ellipsoid, ellipsoid_round, hull_ellipsoid
-from .cylinder import caps_facing, on_side, past_caps, rims_on_box, round_reach
+from .cylinder import capsule_on_rim, caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
@@ -72,6 +73,17 @@ def _round(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
     return on_side(on_side(slots, H_b, size_b, cylinder_b, -1.0, clear_b), H_a, size_a, cylinder_a, 1.0, clear_a)
 
 
+def _round_refined(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
+                   cylinders: tuple[bool, bool]) -> Slots:
+    """The :func:`_round` slots ``sided`` of two cylinders (``cylinders``: both) with their caps'
+    contact (:func:`_caps`), or of a capsule (a) and a cylinder (b) followed by the capsule's
+    on the cylinder's rim (:func:`.cylinder.capsule_on_rim`, 2 slots)."""
+    if cylinders == (True, True):
+        return _caps(sided, H_a, size_a, H_b, size_b)
+    rim = capsule_on_rim(H_a, size_a, H_b, size_b)
+    return jax.tree.map(lambda side, on_rim: jnp.concatenate([side, on_rim]), sided, rim)
+
+
 def _caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
     """The :func:`_round` slots ``sided`` of two cylinders with their first slot their caps'
     contact where that is deeper (:func:`.cylinder.caps_facing`)."""
@@ -90,10 +102,11 @@ def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Ar
 _ROUND_BOX_SLOTS = 3
 
 
-def _box_caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
+def _box_caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array,
+              cylinders: tuple[bool, bool]) -> Slots:
     """The :func:`_round_box` slots ``sided`` of a cylinder (a) and a box (b), then the box's edges
     and corners on the cylinder's cap (:func:`.box_caps.box_on_cap`), each slot with its feature:
-    the first slots' their own, the cap's after them."""
+    the first slots' their own, the cap's after them (``cylinders``: the kind's, unused)."""
     cap = box_on_cap(H_a, size_a, H_b, size_b)
     own = jnp.arange(_ROUND_BOX_SLOTS, dtype=jnp.int32)
     return Slots(*(jnp.concatenate([x, y]) for x, y in zip(sided[:4], cap[:4])), jnp.concatenate([own, _ROUND_BOX_SLOTS + cap.feature]))
@@ -108,8 +121,9 @@ class Family(NamedTuple):
     """A narrow phase shared by pair kinds: ``kernel(H_a, size_a, H_b, size_b, cylinder_a,
     cylinder_b) -> Slots`` of two shapes (world poses ``(4, 4)``, sizes ``(3,)``, whether each is
     a cylinder; the normal from b towards a) with ``slots`` slots; ``refine(slots, H_a, size_a,
-    H_b, size_b) -> Slots`` (None: none) turns the kernel's slots into those of the kinds that
-    ask for it (:attr:`Kind.refined`), and is evaluated for their pairs only."""
+    H_b, size_b, cylinders) -> Slots`` (None: none) turns the kernel's slots into those of the
+    kinds that ask for it (:attr:`Kind.refined`; ``cylinders``: the kind's :attr:`Kind.cylinders`,
+    static), and is evaluated for their pairs only."""
 
     kernel: Callable
     slots: int
@@ -117,7 +131,7 @@ class Family(NamedTuple):
 
 
 FAMILIES: dict[str, Family] = {
-    "round": Family(_round, 2, _caps),
+    "round": Family(_round, 2, _round_refined),
     "round-box": Family(_round_box, _ROUND_BOX_SLOTS, _box_caps),
     "box-box": Family(_alone(box_box), BOX_BOX_SLOTS),
     "ellipsoid": Family(lambda H_a, size_a, H_b, size_b, cylinder_a, cylinder_b: ellipsoid_round(H_a, size_a, H_b, size_b, cylinder_a), 1),
@@ -138,8 +152,9 @@ class Kind(NamedTuple):
     surface of the shape's radius (``rounded``: a sphere, a capsule, a cylinder's side; a
     cylinder's rim points against a box count as its side, as they do for a lying cylinder;
     collidable points are rounded by their own radius, and a sphere or a capsule that they meet
-    by its own, whatever this says), in its first ``round_slots`` slots (None: all; a box's edges
-    and corners on a cylinder's cap touch it where it is flat or on its rim's edge)."""
+    by its own, whatever this says), b in its first ``round_slots`` slots only (None: all; a box's
+    edges and corners and a capsule's balls on a cylinder's cap or rim touch it where it is flat
+    or on its rim's edge)."""
 
     family: str
     slots: int
@@ -182,7 +197,7 @@ class Kind(NamedTuple):
         def kernel(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
             first, second = ((H_b, size_b), (H_a, size_a)) if self.swapped else ((H_a, size_a), (H_b, size_b))
             slots = family.kernel(*first, *second, *(jnp.asarray(c) for c in self.cylinders))
-            return self.taken(family.refine(slots, *first, *second) if self.refined else slots)
+            return self.taken(family.refine(slots, *first, *second, self.cylinders) if self.refined else slots)
 
         return kernel
 
@@ -197,7 +212,7 @@ KINDS: dict[str, Kind] = {
     "capsule-box": Kind("round-box", 3, rounded=_FIRST),
     "box-box": Kind("box-box", BOX_BOX_SLOTS, BOX_BOX_FEATURES),
     "sphere-cylinder": Kind(POINTS, 1, ball_against=CYLINDER, rounded=_FIRST),
-    "capsule-cylinder": Kind("round", 2, cylinders=(False, True), rounded=_BOTH),
+    "capsule-cylinder": Kind("round", 4, cylinders=(False, True), refined=True, rounded=_BOTH, round_slots=2),
     "box-cylinder": Kind("round-box", _ROUND_BOX_SLOTS + CAP_SLOTS, _ROUND_BOX_SLOTS + CAP_FEATURES, swapped=True,
                          cylinders=(True, False), refined=True, rounded=_SECOND, round_slots=_ROUND_BOX_SLOTS),
     "cylinder-cylinder": Kind("round", 2, cylinders=(True, True), refined=True, rounded=_BOTH),

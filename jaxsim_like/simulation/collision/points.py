@@ -25,8 +25,9 @@ def _round(p: jax.Array, radius: jax.Array, half_length: jax.Array) -> tuple[jax
     return distance - radius, normal
 
 
-def _cylinder(p: jax.Array, size: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Cylinder of ``(radius, half length)`` along z: signed distance and outward normal."""
+def cylinder_distance(p: jax.Array, size: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Signed distance [m] and outward normal ``(3,)`` of a point ``p (3,)`` in the frame of the
+    cylinder of ``size`` ``(radius, half length along z, 0)``."""
     radial, rho = unit(p * jnp.array([1.0, 1.0, 0.0], p.dtype), jnp.array([1.0, 0.0, 0.0], p.dtype))
     up = jnp.array([0.0, 0.0, 1.0], p.dtype) * jnp.where(p[2] >= 0, 1.0, -1.0)
     to_side, to_cap = rho - size[0], jnp.abs(p[2]) - size[1]
@@ -45,8 +46,8 @@ def signed_distance(S_p: jax.Array, kind: jax.Array, size: jax.Array) -> tuple[j
     half_length = jnp.where(kind == KIND_CODES[SPHERE], 0.0, size[1])
     round_distance, round_normal = _round(S_p, size[0], half_length)
     _, box_normal, box_distance = box_closest(S_p, size)
-    cylinder_distance, cylinder_normal = _cylinder(S_p, size)
-    distances = jnp.stack([round_distance, round_distance, box_distance, cylinder_distance])
+    to_cylinder, cylinder_normal = cylinder_distance(S_p, size)
+    distances = jnp.stack([round_distance, round_distance, box_distance, to_cylinder])
     normals = jnp.stack([round_normal, round_normal, box_normal, cylinder_normal])
     return distances[kind], normals[kind]
 
