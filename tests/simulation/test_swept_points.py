@@ -83,7 +83,8 @@ def test_spheres_and_capsules_are_few_swept_points(sphere, capsule, cylinder, bo
 
 @pytest.mark.parametrize(
     "name, orientation, touching",
-    [("sphere", UPRIGHT, 1), ("capsule", LYING, 2), ("capsule", UPRIGHT, 1), ("box", UPRIGHT, 4), ("cylinder", UPRIGHT, 8)],
+    # A standing cylinder rests on the plane on its cap ring's square (``contact_slots.square_points``).
+    [("sphere", UPRIGHT, 1), ("capsule", LYING, 2), ("capsule", UPRIGHT, 1), ("box", UPRIGHT, 4), ("cylinder", UPRIGHT, 4)],
     ids=["sphere", "capsule lying", "capsule standing", "box", "cylinder"],
 )
 def test_shapes_rest_at_max_penetration(request, sim, figures, name, orientation, touching):
