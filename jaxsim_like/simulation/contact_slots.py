@@ -357,7 +357,7 @@ def contact_slots(
 def square_points(model: Model) -> np.ndarray | None:
     """``(P,)`` bool: the points that may rest a link on a plane, False for the points of a ring
     of cylinder rim points (:mod:`.rims`) that has one point at each quarter turn from its first
-    and lie elsewhere on it; None when no ring has such a square (or the model is traced).
+    and lie elsewhere on it; None when no ring has such a square.
 
     A ring turned towards a plane has its first point at the rim's deepest (exact whatever the
     roll or tilt): the square of its points a quarter turn apart rests a lying, tilted or standing
@@ -365,7 +365,7 @@ def square_points(model: Model) -> np.ndarray | None:
     cylinder on a plane on at most 4 contacts), at half the slots. Every ring point still meets
     other bodies and the terrain's boxes and height functions, whose surfaces the ring is not
     turned to."""
-    if model.ring_rim is None or isinstance(model.point_ring, jax.core.Tracer):
+    if model.ring_rim is None:
         return None
     point_ring, ring_rim = np.asarray(model.point_ring, dtype=int), np.asarray(model.ring_rim, dtype=float)
     offset = np.asarray(model.collidable_points, dtype=float) - ring_rim[point_ring, :3]

@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...dynamics.spatial import safe_sqrt
+from .geometry import nearest_to_rim
 from .slots import Slots
 
 SLOTS = 4
@@ -72,26 +73,6 @@ the faces beside its edge or corner (0: the edge's own axis)."""
 def _plane(u: jax.Array, v: jax.Array) -> jax.Array:
     """The dot products of the parts across the axis (x, y) of ``u`` and ``v`` ``(..., 3)``, by components."""
     return u[..., 0] * v[..., 0] + u[..., 1] * v[..., 1]
-
-
-def _nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array) -> jax.Array:
-    """The parameters ``(..., k)`` of the points of the lines ``start + t direction`` (cylinder
-    frame, ``(..., 1, 3)`` each) nearest to the rim's circle of ``radius`` at height ``cap``
-    (signed, along z), by Newton steps on half the squared distance from ``t (..., k)``."""
-    flat = _plane(direction, direction)
-    for _ in range(_NEWTON):
-        p = start + t[..., None] * direction
-        rho = safe_sqrt(_plane(p, p))
-        safe_rho = jnp.where(rho > 0, rho, 1.0)
-        slope = _plane(p, direction) / safe_rho
-        gradient = (rho - radius) * slope + (p[..., 2] - cap) * direction[..., 2]
-        gauss_newton = slope**2 + direction[..., 2] ** 2
-        curvature = gauss_newton + (rho - radius) * (flat - slope**2) / safe_rho
-        # Inside the circle the distance may curve down: there the Gauss-Newton curvature still descends.
-        curvature = jnp.where(curvature > 0, curvature, gauss_newton)
-        step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
-        t = t - step
-    return t
 
 
 def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array) -> Slots:
@@ -123,7 +104,7 @@ def box_on_cap(H: jax.Array, size: jax.Array, H_box: jax.Array, half: jax.Array)
     below = s * (cap - on_rim[..., 2])  # how deep below the cap's plane, along its outward normal
 
     # The edge's point nearest to the rim's circle, from each crossing.
-    nearest = jnp.clip(_nearest_to_rim(start, span, t, radius, cap), 0.0, 1.0)
+    nearest = jnp.clip(nearest_to_rim(start, span, t, radius, cap, _NEWTON), 0.0, 1.0)
     p = start + nearest[..., None] * span
     rho = safe_sqrt(_plane(p, p))
     inward_side, inward_cap = radius - rho, s * (cap - p[..., 2])

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from ...dynamics.spatial import safe_sqrt
-from .geometry import perpendicular, segments_closest, tolerance, unit
+from .geometry import nearest_to_rim, perpendicular, segments_closest, tolerance, unit
 from .points import cylinder_distance
 from .slots import Slots
 
@@ -184,27 +184,6 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
                          valid=jnp.where(use, slots.valid & (across > _RIM_ACROSS), side.valid))
 
 
-def _nearest_to_rim(centre: jax.Array, axis: jax.Array, half: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array) -> jax.Array:
-    """The parameters ``(k,)`` [m] of the points of the segment ``centre + t axis`` (cylinder frame,
-    unit ``axis``, ``|t| <= half``) nearest to the rim's circle of ``radius`` at height ``cap``
-    (signed, along z): projected Newton steps on half the squared distance from ``t (k,)``."""
-    flat = axis[0] ** 2 + axis[1] ** 2
-    t = jnp.clip(t, -half, half)
-    for _ in range(_RIM_NEWTON):
-        p = centre + t[:, None] * axis
-        rho = safe_sqrt(p[:, 0] ** 2 + p[:, 1] ** 2)
-        safe_rho = jnp.where(rho > 0, rho, 1.0)
-        slope = (p[:, 0] * axis[0] + p[:, 1] * axis[1]) / safe_rho
-        gradient = (rho - radius) * slope + (p[:, 2] - cap) * axis[2]
-        gauss_newton = slope**2 + axis[2] ** 2
-        curvature = gauss_newton + (rho - radius) * (flat - slope**2) / safe_rho
-        # Inside the circle the distance may curve down: there the Gauss-Newton curvature still descends.
-        curvature = jnp.where(curvature > 0, curvature, gauss_newton)
-        step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
-        t = jnp.clip(t - step, -half, half)
-    return t
-
-
 def capsule_on_rim(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
     """2 slots of the capsule a (world pose ``H_a (4, 4)``, ``size_a (3,)``) on the rim of the cap
     of the cylinder b (``H_b``, ``size_b``) that faces it (the cap on the side of the point of b's
@@ -233,7 +212,7 @@ def capsule_on_rim(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: ja
     safe_a = jnp.where(across, a, 1.0)
     middle = jnp.where(across, -b / safe_a, 0.0)
     spread = jnp.where(across & (crossing > 0), safe_sqrt(crossing) / safe_a, 0.0)
-    t = _nearest_to_rim(centre, axis, half, jnp.stack([middle - spread, middle + spread]), radius, cap)
+    t = nearest_to_rim(centre, axis, jnp.stack([middle - spread, middle + spread]), radius, cap, _RIM_NEWTON, (-half, half))
     points = jnp.concatenate([centre + t[:, None] * axis, centre + jnp.stack([-half, half])[:, None] * axis])  # the two, then the ends
     distance, normal = jax.vmap(cylinder_distance, (0, None))(points, size_b)
     depth = ball - distance

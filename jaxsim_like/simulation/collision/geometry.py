@@ -10,6 +10,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ...dynamics.spatial import safe_sqrt
+
 TINY = 1e-12
 
 
@@ -88,3 +90,32 @@ def box_closest(point: jax.Array, half_extents: jax.Array) -> tuple[jax.Array, j
 def to_frame(H: jax.Array, point: jax.Array) -> jax.Array:
     """``point (3,)`` (world) in the frame whose world pose is ``H (4, 4)``."""
     return H[:3, :3].T @ (point - H[:3, 3])
+
+
+def nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array, steps: int,
+                   bounds: tuple[jax.Array, jax.Array] | None = None) -> jax.Array:
+    """The parameters ``(..., k)`` of the points of the lines ``start + t direction`` (a cylinder's
+    frame; ``start``, ``direction`` ``(..., 1, 3)`` or ``(3,)``) nearest to its rim's circle of
+    ``radius`` at height ``cap`` (signed, along z): ``steps`` Newton steps on half the squared
+    distance from ``t (..., k)``, each clipped to ``bounds`` (low, high) where given (projected)."""
+    def across(u: jax.Array, v: jax.Array) -> jax.Array:
+        return u[..., 0] * v[..., 0] + u[..., 1] * v[..., 1]
+
+    flat = across(direction, direction)
+    if bounds is not None:
+        t = jnp.clip(t, *bounds)
+    for _ in range(steps):
+        p = start + t[..., None] * direction
+        rho = safe_sqrt(across(p, p))
+        safe_rho = jnp.where(rho > 0, rho, 1.0)
+        slope = across(p, direction) / safe_rho
+        gradient = (rho - radius) * slope + (p[..., 2] - cap) * direction[..., 2]
+        gauss_newton = slope**2 + direction[..., 2] ** 2
+        curvature = gauss_newton + (rho - radius) * (flat - slope**2) / safe_rho
+        # Inside the circle the distance may curve down: there the Gauss-Newton curvature still descends.
+        curvature = jnp.where(curvature > 0, curvature, gauss_newton)
+        step = jnp.where((curvature > 0) & (rho > 0), gradient / jnp.where(curvature > 0, curvature, 1.0), 0.0)
+        t = t - step
+        if bounds is not None:
+            t = jnp.clip(t, *bounds)
+    return t
