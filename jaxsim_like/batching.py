@@ -10,10 +10,12 @@ the device count (repeating its last world) and the padding is stripped from the
 Within a device, ``chunk_size`` chooses how its slice is batched:
 
 - ``None``: one ``jax.vmap`` over the whole slice (best on GPU and TPU, which want wide arrays);
-- an integer ``c``: a loop (``jax.lax.map``) over chunks of ``c`` worlds, each a ``vmap``. On the
-  CPU this bounds the working set of a step (docs/benchmarks.md, "Chunk sizes on the CPU";
-  ``jaxsim-like bench`` measures both on your machine).
-- ``"auto"`` (default): 1024 on the CPU, ``None`` elsewhere.
+- an integer ``c``: a loop (``jax.lax.map``) over equal chunks of at most ``c`` worlds, each a
+  ``vmap`` (the slice padded by repeating its last world, so that one chunk's program is
+  compiled). On the CPU this keeps a step's working set in cache (docs/benchmarks.md, "Chunk
+  sizes on the CPU"; ``jaxsim-like bench`` measures both on your machine).
+- ``"auto"`` (default): on the CPU, chunks that hold about :data:`CPU_CHUNK_POINTS` collidable
+  points (:func:`default_chunk_size`); ``None`` elsewhere.
 
 On a mesh of one CPU device (the default on a CPU: JAX makes one device of all its cores), the
 batch is also split into ``threads`` equal slices (padded the same way), which run at once from
@@ -71,7 +73,10 @@ from .simulation.model_step import StepOutput
 from .simulation.step import rollout
 
 AXIS = "batch"
-CPU_CHUNK_SIZE = 1024
+CPU_CHUNK_POINTS = 4096
+"""On the CPU, :func:`simulate_batch`'s chunks hold about this many collidable points (the contact
+data of a chunk's step stays in cache), within :data:`CPU_CHUNK_BOUNDS` worlds."""
+CPU_CHUNK_BOUNDS = (16, 128)
 # Rows per chunk of :func:`chunked_vmap` on the CPU: functions of one state (dynamics) have a
 # smaller working set than a rollout, and 4096 humanoid states ran fastest in chunks of 8
 # (µs per state, chunks of 8 / 64: ABA 6.1 / 8.0, RNEA 4.2 / 4.5, FK 1.1 / 1.7, CRBA 10.0 / 9.6),
@@ -88,9 +93,15 @@ def batch_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
     return Mesh(np.asarray(devices, dtype=object), (AXIS,))
 
 
-def default_chunk_size(mesh: Mesh) -> int | None:
-    """:data:`CPU_CHUNK_SIZE` on CPU devices, ``None`` (a plain vmap) on GPUs and TPUs."""
-    return CPU_CHUNK_SIZE if mesh.devices.flat[0].platform == "cpu" else None
+def default_chunk_size(mesh: Mesh, model: Model) -> int | None:
+    """On CPU devices, the worlds of ``model`` per chunk: the largest power of two at most
+    :data:`CPU_CHUNK_POINTS` over its collidable points, within :data:`CPU_CHUNK_BOUNDS`;
+    ``None`` (a plain vmap) on GPUs and TPUs."""
+    if mesh.devices.flat[0].platform != "cpu":
+        return None
+    low, high = CPU_CHUNK_BOUNDS
+    worlds = CPU_CHUNK_POINTS // max(len(model.point_link), 1)
+    return int(min(max(1 << max(worlds.bit_length() - 1, 0), low), high))
 
 
 def padded_size(batch: int, mesh: Mesh) -> int:
@@ -188,16 +199,16 @@ def _batched_leaves(reference: Any, candidate: Any, batch: int, what: str) -> tu
 
 
 def _chunked_map(f: Any, xs: Any, size: int, chunk: int) -> Any:
-    """``jax.vmap(f)(xs)`` computed as a loop over chunks of ``chunk`` rows (``lax.map`` with
-    ``batch_size``, written with explicit shapes so that empty arrays reshape too)."""
-    loops, rest = divmod(size, chunk)
-    head = jax.tree.map(lambda x: x[: loops * chunk].reshape(loops, chunk, *x.shape[1:]), xs)
-    out = jax.lax.map(jax.vmap(f), head)
-    out = jax.tree.map(lambda y: y.reshape(loops * chunk, *y.shape[2:]), out)
-    if not rest:
-        return out
-    tail = jax.vmap(f)(jax.tree.map(lambda x: x[loops * chunk :], xs))
-    return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, tail)
+    """``jax.vmap(f)(xs)`` over ``size`` rows, computed as a loop (``lax.map``) over equal chunks
+    of at most ``chunk`` rows: the rows padded by repeating the last one (fewer than the number of
+    chunks) and the padding's results dropped, so that one chunk's program is compiled, not a
+    second for a shorter last chunk (written with explicit shapes so that empty arrays reshape too)."""
+    loops = -(-size // chunk)
+    chunk = -(-size // loops)
+    extra = loops * chunk - size
+    padded = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], extra, axis=0)]) if extra else x, xs)
+    out = jax.lax.map(jax.vmap(f), jax.tree.map(lambda x: x.reshape(loops, chunk, *x.shape[1:]), padded))
+    return jax.tree.map(lambda y: y.reshape(loops * chunk, *y.shape[2:])[:size], out)
 
 
 def chunked_vmap(fn: Any, chunk_size: int | str | None = "auto") -> Any:
@@ -312,7 +323,7 @@ def simulate_batch(
       ``mu (B,)``); fields with the unbatched shape stay shared.
     - ``devices``: the devices of the mesh (default ``jax.devices()``: all of them, every host).
     - ``chunk_size``: ``None`` (plain vmap per device), an integer (``lax.map`` over chunks of
-      that many worlds per device) or ``"auto"`` (:data:`CPU_CHUNK_SIZE` on CPU, ``None`` elsewhere); see the module doc.
+      at most that many worlds per device) or ``"auto"`` (:func:`default_chunk_size`); see the module doc.
     - ``threads``: on a mesh of one CPU device, the batch in this many equal slices run at once
       from as many threads (``"auto"``: every core of this process, see :func:`cpu_threads`;
       1: one call); see the module doc.
@@ -339,7 +350,7 @@ def simulate_batch(
     if not batch:
         raise ValueError(f"states must lead with a batch axis: base_position has shape {np.shape(states.base_position)}")
     mesh = batch_mesh(devices)
-    chunk = default_chunk_size(mesh) if chunk_size == "auto" else chunk_size
+    chunk = default_chunk_size(mesh, model) if chunk_size == "auto" else chunk_size
     if chunk is not None and (not isinstance(chunk, (int, np.integer)) or chunk < 1):
         raise ValueError(f"chunk_size must be a positive integer, None or 'auto', not {chunk_size!r}")
     params = SimulationParams.build(model) if params is None else params

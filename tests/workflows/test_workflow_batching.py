@@ -74,7 +74,10 @@ def test_mesh_helpers_on_one_device():
     assert mesh.axis_names == ("batch",)
     assert batching.padded_size(5, mesh) == 5 * 1
     assert batching.local_rows(5, mesh) == slice(0, 5)
-    assert batching.default_chunk_size(mesh) == batching.CPU_CHUNK_SIZE
+    # Chunks of about CPU_CHUNK_POINTS collidable points: the pendulum's 17 at the upper bound,
+    # the humanoid's 163 in chunks of 16 (4096 // 163 = 25, rounded down to a power of two).
+    assert batching.default_chunk_size(mesh, js.load_model(js.models.path("pendulum"))) == batching.CPU_CHUNK_BOUNDS[1]
+    assert batching.default_chunk_size(mesh, js.load_model(js.models.path("humanoid"))) == 16
     with pytest.raises(ValueError, match="devices"):
         batching.batch_mesh([])
 
@@ -128,7 +131,7 @@ def test_chunked_vmap_equals_vmap():
 
     # Jitted: run eagerly, every primitive of the ABA is compiled on its own (about 40 s instead of 7).
     expected = jax.jit(jax.vmap(accelerations))(positions, torques)
-    for chunk_size in (4, 11, None, "auto"):  # 2 chunks and a tail of 3; one chunk (as any wider); none; 8 on the CPU
+    for chunk_size in (4, 11, None, "auto"):  # 3 chunks of 4 (a row padded); one (as any wider); none; 2 of 6 (8 on the CPU; a row padded)
         chunked = jax.jit(batching.chunked_vmap(accelerations, chunk_size))
         np.testing.assert_allclose(chunked(positions, torques), expected, rtol=1e-13)
     with pytest.raises(ValueError, match="same leading"):
@@ -148,7 +151,7 @@ def test_continuing_from_the_final_states_does_not_recompile(pendulum_batch):
         final, _ = batching.simulate_batch(model, final, torques, threads=threads)
         mesh, shared = batching.batch_mesh(), (model, js.SimulationParams.build(model))
         flags = (False,) * len(jax.tree.leaves(shared))
-        run = batching._compiled(mesh, jax.tree.structure(shared), flags, False, batching.default_chunk_size(mesh), rows, False, False)
+        run = batching._compiled(mesh, jax.tree.structure(shared), flags, False, batching.default_chunk_size(mesh, model), rows, False, False)
         assert run._cache_size() == 1
 
 
