@@ -1,6 +1,6 @@
 """Where a compile goes: tracing, lowering and XLA's compile of the pile's rollout or the humanoid's batch.
 
-    python -m benchmarks.compile_time [--case pile|humanoid] [--bodies 8] [--level 3] [--top 15]
+    python -m benchmarks.compile_time [--case pile|humanoid] [--bodies 8] [--level 3] [--top 15] [--run 0] [--save path.npz]
 
 ``--case pile``: the compiled function of :mod:`benchmarks.pile` (``--bodies`` bodies, one
 world, one chunk of steps, from the packed world state). ``--case humanoid``: the humanoid's
@@ -8,12 +8,16 @@ implicit step (float64, dt 2 ms) under :func:`jaxsim_like.batching.simulate_batc
 50 steps, one thread). ``--level``: XLA's backend optimisation level (the tests run at 0, the
 benchmarks at 3), appended to ``XLA_FLAGS`` (set other flags there).
 
-Prints one JSON line: per phase the wall and process CPU seconds, from JAX's duration events
-(``/jax/core/compile/*``): tracing to a jaxpr, lowering to StableHLO, XLA's compile, and within
-it (from XLA's own timers, read from its log) the HLO passes and the code generation; the sizes:
-the jaxpr's equations (every sub-jaxpr's counted), the StableHLO module's operations and the
-optimised HLO's instructions; and the ``--top`` functions of the package with the most equations
-in their traced calls (inclusive: an equation counts for every package function on its stack).
+Prints one JSON line: the wall seconds of each phase from JAX's duration events
+(``/jax/core/compile/*``, the longest of each: tracing to a jaxpr, lowering to StableHLO, XLA's
+compile) and, within XLA's compile, of its HLO passes and its code generation (XLA's own timers,
+read from its log); process CPU seconds: the pile's tracing and lowering, and its compile, the
+humanoid's first call (all of it); for the pile the sizes: the jaxpr's equations (every
+sub-jaxpr's counted at each use), the StableHLO module's operations and the optimised HLO's
+instructions, and the ``--top`` functions of the package with the most equations in their traced
+calls (inclusive: an equation counts for every package function on its stack). ``--run N``: the
+pile's process CPU per step, the median of ``N`` chained calls of a quarter second each from the
+drop; ``--save``: its final packed state (to compare trees).
 """
 
 from __future__ import annotations
