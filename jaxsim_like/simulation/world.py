@@ -640,9 +640,9 @@ def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, wall_load: jax.Array,
     load along gravity (:func:`_loaded`), from the links' ``pair_load (L,)`` and ``wall_load (L,)``
     [N] and ``|g|`` ``gravity`` [m/s^2]."""
     mass = jnp.sum(batch.model.link_mass, axis=-1).astype(pair_load.dtype)
-    per_weight = 1 / jnp.where(gravity > 0, gravity, 1.0)
-    vertical = mass + jnp.sum(from_global(batch.group, "links", pair_load), axis=-1) * per_weight
-    carried = vertical + jnp.sum(from_global(batch.group, "links", wall_load), axis=-1) * per_weight
+    g = jnp.where(gravity > 0, gravity, 1.0)
+    vertical = mass + jnp.sum(from_global(batch.group, "links", pair_load), axis=-1) / g
+    carried = vertical + jnp.sum(from_global(batch.group, "links", wall_load), axis=-1) / g
     return batch.params.replace(contact=_loaded(batch.params.contact, mass, carried, TERRAIN_DAMPING_GROWTH, vertical))
 
 
