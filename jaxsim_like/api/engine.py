@@ -241,10 +241,11 @@ def _run_world(
     sims: tuple[jax.Array, ...],
     pair_deformation: jax.Array,
     pair_load: jax.Array,
+    wall_load: jax.Array,
     steps: int,
     features: tuple[Features, ...],
     layouts: tuple[Layout, ...],
-) -> tuple[tuple[jax.Array, ...], jax.Array, jax.Array, jax.Array, jax.Array]:
+) -> tuple[tuple[jax.Array, ...], jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
     sims = tuple(unpack(s, layout) for s, layout in zip(sims, layouts))
     dtype = sims[0].step.dtype
     controllers = tuple(
@@ -252,7 +253,8 @@ def _run_world(
     )
     histories = tuple(s.history if f.history else s.history[:0] for s, f in zip(sims, features))
     start = sims[0].step
-    state = WorldState(tuple(s.state for s in sims), controllers, histories, start.astype(jnp.int32), pair_deformation, pair_load)
+    state = WorldState(tuple(s.state for s in sims), controllers, histories, start.astype(jnp.int32), pair_deformation, pair_load,
+                       wall_load)
     model_inputs = tuple(
         WorldModelInputs(
             table=i.table,
@@ -285,7 +287,7 @@ def _run_world(
         history = state.histories[m] if f.history else sim.history
         controller = pack_controller(state.controllers[m])
         packed.append(pack(ModelSim(state.states[m], controller, history, lasts[m], state.steps.astype(dtype))))
-    return tuple(packed), pairs, state.pair_deformation, state.pair_load, overflow
+    return tuple(packed), pairs, state.pair_deformation, state.pair_load, state.wall_load, overflow
 
 
 def _most_overflow(most: jax.Array, pairs) -> jax.Array:
@@ -303,9 +305,10 @@ run_world.__doc__ = """Advance every dynamic model of ``world`` by ``steps`` phy
 steps per run), after the PID resets requested in the control tables. ``sims`` are the models'
 packed :class:`ModelSim` (:func:`pack`, with ``layouts``), which count the physics steps done
 so far, ``pair_deformation``, the tangential deformation of the world's candidate contact
-slots, and ``pair_load``, the load its links pressed on each other with in the last step
-(:class:`~jaxsim_like.simulation.world.WorldState`). Returns the packed results, the
-contacts between links of the last step ``(C, PAIR_COLUMNS)``, the next deformation and load, and
+slots, and ``pair_load`` and ``wall_load``, the load its links pressed on each other with and
+into the terrain across gravity in the last step (:class:`~jaxsim_like.simulation.world.WorldState`).
+Returns the packed results, the contacts between links of the last step ``(C, PAIR_COLUMNS)``,
+the next deformation and loads, and
 the most overlapping candidate pairs per pair group of ``world.collision`` that its budget
 could not hold in any step of the run, ``(K,)`` (int32; ``(0,)`` without a collision table). ``sims`` are donated: the run writes its results into their buffers instead
 of allocating new ones, so the arrays passed in are invalid afterwards."""

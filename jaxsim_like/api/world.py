@@ -101,6 +101,7 @@ class World:
         self._collision_key: tuple | None = None
         self._pair_deformation: jax.Array | None = None
         self._pair_load: jax.Array | None = None
+        self._wall_load: jax.Array | None = None
         self._device_step_size = jnp.asarray(float(simulator.step_size()))  # the dt of every WorldParams built here
         self._pairs: tuple[Any, tuple[ModelEntry, ...]] | None = None
         self._pair_budget: int | dict[str, int] | None = None
@@ -402,7 +403,7 @@ class World:
                 budget=self._pair_budget,
             )
             self._collision_key = key
-            self._pair_deformation = self._pair_load = None
+            self._pair_deformation = self._pair_load = self._wall_load = None
             self._overflowed = set()
         settings = WorldParams(
             dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
@@ -455,12 +456,14 @@ class World:
             if self._pair_deformation is None:
                 self._pair_deformation = world.pair_deformation_zeros(dynamic[0].sim.dtype)
                 self._pair_load = world.pair_load_zeros(dynamic[0].sim.dtype)
-            sims, pairs, self._pair_deformation, self._pair_load, overflow = engine.run_world(
+                self._wall_load = world.pair_load_zeros(dynamic[0].sim.dtype)
+            sims, pairs, self._pair_deformation, self._pair_load, self._wall_load, overflow = engine.run_world(
                 world,
                 tuple(entry.inputs() for entry in dynamic),
                 tuple(entry.sim for entry in dynamic),
                 self._pair_deformation,
                 self._pair_load,
+                self._wall_load,
                 steps,
                 features=tuple(entry.features for entry in dynamic),
                 layouts=tuple(entry.layout for entry in dynamic),

@@ -66,6 +66,7 @@ from .collision import CollisionTable, Contacts, Geometry, query
 from .collision.collisions import Collisions
 from .collision.forces import ExplicitPairs, PairLaw, PairSlots, explicit_pair_forces, pair_forces, row_link_pairs, shared_pair_law
 from .contact_torques import ImplicitTorques, couple_inertias, implicit_torques
+from .contact_slots import link_one_hot
 from .contacts import ContactParams, implicit_deformation, overdamped_weight, relaxed_deformation
 from .couplings import base_velocity_offset
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
@@ -244,6 +245,7 @@ class WorldModel:
             steps=jnp.asarray(0, jnp.int32),
             pair_deformation=self.pair_deformation_zeros(dtypes[0]),
             pair_load=self.pair_load_zeros(dtypes[0]),
+            wall_load=self.pair_load_zeros(dtypes[0]),
         )
 
     def pack(self, state: WorldState, inputs: Sequence["ModelInputs | None"] | None = None) -> "PackedWorldState":
@@ -261,7 +263,8 @@ class WorldModel:
         return host.zeros((count, 3), dtype)
 
     def pair_load_zeros(self, dtype: Any) -> jax.Array:
-        """``(L,)``: no link of the collision table pressed by another."""
+        """``(L,)``: no link of the collision table pressed by another (``WorldState.pair_load``
+        and ``WorldState.wall_load``)."""
         return host.zeros(0 if self.collision is None else self.collision.links, dtype)
 
 
@@ -284,8 +287,9 @@ class WorldState(NamedTuple):
     ``steps * dt``); ``pair_deformation (K, 3)`` [m]: the tangential deformation (world axes) of
     every candidate contact slot of the collision table (:attr:`.collision.Contacts.slot`);
     ``pair_load (L,)`` [N]: per link of the collision table (global order), the force along
-    gravity with which the links of other models pressed on it in the last step (see
-    :func:`_loaded`)."""
+    gravity with which the links of other models pressed on it in the last step; ``wall_load
+    (L,)`` [N]: per link, the force across gravity with which they pressed it into the terrain
+    (a body that a pile presses against a wall; see :func:`_walled` and :func:`_loaded`)."""
 
     states: tuple[State, ...]
     controllers: tuple[control.ControllerState, ...]
@@ -293,6 +297,7 @@ class WorldState(NamedTuple):
     steps: jax.Array
     pair_deformation: jax.Array
     pair_load: jax.Array
+    wall_load: jax.Array
 
 
 @pytree_dataclass(static=["members"])
@@ -300,7 +305,7 @@ class PackedWorldState:
     """A :class:`WorldState` with the models of each group of one structure (:mod:`.groups`)
     stacked: ``members``, the world indices of each group's models (static); per group, the
     ``states``, ``controllers`` and ``histories`` of its models stacked along a leading axis;
-    ``steps``, ``pair_deformation`` and ``pair_load`` as in :class:`WorldState`. :func:`world_rollout` and
+    ``steps``, ``pair_deformation``, ``pair_load`` and ``wall_load`` as in :class:`WorldState`. :func:`world_rollout` and
     :func:`world_step` take either form and return the form they were given; from this one, their
     compiled program does not grow with the number of models of a group (see
     :meth:`WorldModel.pack` and :meth:`WorldModel.unpack`)."""
@@ -312,6 +317,7 @@ class PackedWorldState:
     steps: jax.Array
     pair_deformation: jax.Array
     pair_load: jax.Array
+    wall_load: jax.Array
 
 
 class ModelInputs(NamedTuple):
@@ -531,25 +537,34 @@ def _pair_law(world: WorldModel, batches: Sequence[_Batch], contacts: Contacts) 
     return law, jnp.where(total > 0, mass, jnp.inf)
 
 
-def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array, growth: tuple[float, float]) -> ContactParams:
+def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array, growth: tuple[float, float],
+            rocking: jax.Array | None = None) -> ContactParams:
     """``law``, sized for ``mass (B,)`` [kg] (stiffness and damping proportional to it, as
     :meth:`.contacts.ContactParams.from_mass` and :meth:`.collision.forces.PairLaw.contact_params`
     size them; fields ``(B, ...)``), sized instead for ``max(mass, carried)`` [kg], at most
     ``LOAD_BOUND`` times ``mass``, with its damping ratio ``min(1 + g (s - 1), bound)`` times its
-    own for that scale ``s`` and ``growth = (g, bound)`` (the law kept firm as an overdamped one,
-    see :func:`.contacts.overdamped_weight`); unchanged where ``mass`` is not finite and positive.
+    own for the scale ``s`` of ``rocking (B,)`` [kg] (default ``carried``; bounded alike) and
+    ``growth = (g, bound)`` (the law kept firm as an overdamped one, see
+    :func:`.contacts.overdamped_weight`); unchanged where ``mass`` is not finite and positive.
 
     The load-aware laws of the implicit world step: a model's terrain law is sized for its mass
     plus the load with which the links of other models pressed on its links along gravity in the
-    last step (``WorldState.pair_load`` over ``|g|``), damped by ``TERRAIN_DAMPING_GROWTH``; a
+    last step (``WorldState.pair_load`` over ``|g|``) and into the terrain across gravity
+    (``WorldState.wall_load`` over ``|g|``: what a wall carries of a pile), damped by
+    ``TERRAIN_DAMPING_GROWTH`` for the load along gravity alone (what stands on a body rocks on
+    it; a push across gravity only presses it); a
     contact between links for the lighter of its two sides, each a link's mass with the load on it
     (between two stacked boxes, what rests on the lower one; a box on a table, the box alone),
     damped by ``PAIR_DAMPING_GROWTH``. A body that carries others rests at ``max_penetration``,
     damped for the mass it carries and for the rocking of what stands on it; one that nothing
     presses on keeps its law (a robot alone on the ground steps as in :func:`.step.step`)."""
     valid = jnp.isfinite(mass) & (mass > 0)
-    scale = jnp.where(valid, jnp.clip(carried / jnp.where(valid, mass, 1.0), 1.0, LOAD_BOUND), 1.0)
-    ratio = jnp.minimum(1 + growth[0] * (scale - 1), growth[1])
+
+    def scale_of(load: jax.Array) -> jax.Array:
+        return jnp.where(valid, jnp.clip(load / jnp.where(valid, mass, 1.0), 1.0, LOAD_BOUND), 1.0)
+
+    scale = scale_of(carried)
+    ratio = jnp.minimum(1 + growth[0] * ((scale if rocking is None else scale_of(rocking)) - 1), growth[1])
 
     def scaled(x: jax.Array, factor: jax.Array) -> jax.Array:
         return x * jnp.reshape(factor, factor.shape + (1,) * (jnp.ndim(x) - factor.ndim))
@@ -586,14 +601,49 @@ def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravi
     return jax.ops.segment_sum(push * factor[upper], lower, table.links)
 
 
-def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, gravity: jax.Array) -> ModelParams:
-    """The :class:`.params.ModelParams` of ``batch`` ``(G, ...)`` with the terrain law sized and
-    damped for the load its members carry (:func:`_loaded`), from the links' ``pair_load (L,)`` [N] and ``|g|``
-    ``gravity`` [m/s^2]."""
+def _walled(table: CollisionTable, forces: jax.Array, contacts: Contacts, walls: jax.Array) -> jax.Array:
+    """``(L,)`` [N]: per link of ``table``, the net force with which the links of other models
+    pressed it into the terrain across gravity, where positive: from the ``forces (C, 3)`` on link
+    a (b feels the opposite), the sum over its contacts with them of the force along minus its
+    terrain normal across gravity ``walls (L, 3)`` (:func:`_wall_normals`; a body on the floor
+    pushed along it carries none, one squeezed between a neighbour and a wall the squeeze)."""
+    model = jnp.asarray(table.link_model)
+    other = contacts.active & (model[contacts.link_a] != model[contacts.link_b])
+    on_a = jnp.where(other, -jnp.sum(forces * walls[contacts.link_a], axis=-1), 0.0)
+    on_b = jnp.where(other, jnp.sum(forces * walls[contacts.link_b], axis=-1), 0.0)
+    return jnp.maximum(jax.ops.segment_sum(on_a, contacts.link_a, table.links) + jax.ops.segment_sum(on_b, contacts.link_b, table.links), 0.0)
+
+
+def _wall_normals(world: WorldModel, batches: Sequence["_Batch"], prepared: Sequence[Prepared], gravity: jax.Array) -> jax.Array:
+    """``(L, 3)``: per link of the collision table (world axes), the terrain's normal across
+    ``gravity (3,)`` [m/s^2] where the link touches it: the parts across gravity of its touching
+    points' normals, averaged with weights their depth times that part's squared length (zero on
+    the floor; against a wall, the wall's unit normal, whatever else the link rests on; on a ramp
+    alone, its normal's part across gravity)."""
+    norm = jnp.linalg.norm(gravity)
+    down = gravity / jnp.where(norm > 0, norm, 1.0)
+
+    def per_link(model: Model, normal: jax.Array, depth: jax.Array, enabled: jax.Array) -> jax.Array:
+        across = normal - (normal @ down)[:, None] * down
+        weight = jnp.where(enabled & (depth > 0), depth, 0.0) * jnp.sum(across * across, axis=-1)
+        one_hot = link_one_hot(np.asarray(model.point_link, dtype=int), model.number_of_links, weight.dtype)
+        total = one_hot @ weight
+        return (one_hot @ (weight[:, None] * across)) / jnp.where(total > 0, total, 1.0)[:, None]
+
+    return to_global([b.group for b in batches], "links", [_each(world, per_link)(b.model, p.normal, p.depth, p.enabled)
+                                                          for b, p in zip(batches, prepared)])
+
+
+def _terrain_loaded(batch: "_Batch", pair_load: jax.Array, wall_load: jax.Array, gravity: jax.Array) -> ModelParams:
+    """The :class:`.params.ModelParams` of ``batch`` ``(G, ...)`` with the terrain law sized for
+    the load its members carry along gravity and into the terrain across it and damped for the
+    load along gravity (:func:`_loaded`), from the links' ``pair_load (L,)`` and ``wall_load (L,)``
+    [N] and ``|g|`` ``gravity`` [m/s^2]."""
     mass = jnp.sum(batch.model.link_mass, axis=-1).astype(pair_load.dtype)
-    pressed = jnp.sum(from_global(batch.group, "links", pair_load), axis=-1)
-    carried = mass + pressed / jnp.where(gravity > 0, gravity, 1.0)
-    return batch.params.replace(contact=_loaded(batch.params.contact, mass, carried, TERRAIN_DAMPING_GROWTH))
+    g = jnp.where(gravity > 0, gravity, 1.0)
+    vertical = mass + jnp.sum(from_global(batch.group, "links", pair_load), axis=-1) / g
+    carried = vertical + jnp.sum(from_global(batch.group, "links", wall_load), axis=-1) / g
+    return batch.params.replace(contact=_loaded(batch.params.contact, mass, carried, TERRAIN_DAMPING_GROWTH, vertical))
 
 
 class _Batch(NamedTuple):
@@ -739,16 +789,18 @@ def _world_rates(
     implicit: bool,
     pair_deformation: jax.Array,
     pair_load: jax.Array,
-) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array], jax.Array, jax.Array]:
+    wall_load: jax.Array,
+) -> tuple[list[Solved], list[Prepared], PairContacts | None, list[jax.Array], jax.Array, jax.Array, jax.Array]:
     """Per batch, the solved step of its models at ``states`` (stacked), what :func:`prepare` made
     of them and the user and timed wrenches ``(G, N, 6)`` that act on them; the contacts between
     links, the tangential deformation of the candidate slots after the step (from
-    ``pair_deformation``) and the links' load of the step (from ``pair_load``, the last step's;
-    zero unless the laws are load-aware, see :func:`_loaded`)."""
+    ``pair_deformation``) and the links' load along gravity and into the terrain across it of
+    the step (from ``pair_load`` and ``wall_load``, the last step's; zero unless the laws are
+    load-aware, see :func:`_loaded`)."""
     params = world.params
     loaded = implicit and world.load_aware and world.collision is not None
     gravity = jnp.linalg.norm(params.gravity).astype(pair_load.dtype)
-    model_params = [_terrain_loaded(b, pair_load, gravity) if loaded else b.params for b in batches]
+    model_params = [_terrain_loaded(b, pair_load, wall_load, gravity) if loaded else b.params for b in batches]
     prepared, user = [], []
     for b, batch_params, current, command in zip(batches, model_params, states, commanded):
         def prepared_model(model, model_params, state, inputs, command, padding):
@@ -775,8 +827,9 @@ def _world_rates(
     if world.collision is None:
         if world.closures is not None:
             solved = _closed(world, batches, states, prepared, lambda w: [solved_batch(k, w, None, True) for k in range(len(batches))])
-            return solved, prepared, None, user, pair_deformation, pair_load
-        return [solved_batch(k, None, None, implicit) for k in range(len(batches))], prepared, None, user, pair_deformation, pair_load
+            return solved, prepared, None, user, pair_deformation, pair_load, wall_load
+        return ([solved_batch(k, None, None, implicit) for k in range(len(batches))], prepared, None, user, pair_deformation, pair_load,
+                wall_load)
 
     groups = [b.group for b in batches]
     links = world.collision.links
@@ -791,7 +844,8 @@ def _world_rates(
         solved = [solved_batch(k, wrench, None, False) for k in range(len(batches))]
         solved = [s._replace(G_f_applied=p.G_f_ext + from_global(b.group, "links", wrench)) for s, p, b in zip(solved, prepared, batches)]
         deformation = stored.at[contacts.slot].set(pairs.deformation + dt * rate, mode="drop")
-        return solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation, jnp.zeros_like(pair_load)
+        return (solved, prepared, PairContacts(contacts, forces, pairs.overflow), user, deformation, jnp.zeros_like(pair_load),
+                jnp.zeros_like(wall_load))
     linear = pair_forces(pairs.law, contacts, pairs.velocity, pairs.deformation, dt, pairs.mass, links, pairs.turning)
     start_wrench = _on_links(linear.step_forces, -linear.step_forces, contacts, arms_a, arms_b, links)
     matrices = linear.matrices
@@ -884,9 +938,11 @@ def _world_rates(
         applied = applied + _couples_on_links(torques, -torques, contacts, links)
     solved = [s._replace(G_f_applied=s.G_f_applied + from_global(g, "links", applied)) for s, g in zip(solved, groups)]
     after = implicit_deformation(pairs.law, linear, contacts.normal, pairs.deformation, pairs.velocity + dv, dt)
-    load = (_pressed(world.collision, forces, contacts, params.gravity.astype(dtype), world.inverse_weight.astype(dtype), pairs.origins,
-                      pair_load)
-            if loaded else jnp.zeros_like(pair_load))
+    load, walls = jnp.zeros_like(pair_load), jnp.zeros_like(wall_load)
+    if loaded:
+        down = params.gravity.astype(dtype)
+        load = _pressed(world.collision, forces, contacts, down, world.inverse_weight.astype(dtype), pairs.origins, pair_load)
+        walls = _walled(world.collision, forces, contacts, _wall_normals(world, batches, prepared, down))
     if pairs.rows is not None:
         # Every slot of the query: the touching ones from the budget's rows, the others relaxed.
         contacts, every_law, every_deformation = pairs.every
@@ -894,7 +950,7 @@ def _world_rates(
         forces, torques = (None if x is None else jnp.zeros((contacts.depth.shape[0], 3), dtype).at[pairs.rows].set(x, mode="drop")
                            for x in (forces, torques))
     reported = PairContacts(contacts, forces, pairs.overflow, torques, pairs.dropped)
-    return solved, prepared, reported, user, stored.at[contacts.slot].set(after, mode="drop"), load
+    return solved, prepared, reported, user, stored.at[contacts.slot].set(after, mode="drop"), load, walls
 
 
 def _pair_torques(pairs: _Pairs, law_forces: jax.Array, dt: jax.Array, links: int) -> ImplicitTorques:
@@ -1048,7 +1104,7 @@ def _grouped(
         groups = group_models(world.models, per_model, world.exact_velocity)
         packed = PackedWorldState(tuple(g.members for g in groups), *(
             tuple(stack(group, values) for group in groups) for values in (state.states, state.controllers, state.histories)),
-            state.steps, state.pair_deformation, state.pair_load)
+            state.steps, state.pair_deformation, state.pair_load, state.wall_load)
     models = [with_mocap_poses(model, i.mocap_positions, i.mocap_quaternions) for model, i in zip(world.models, inputs)]
     try:
         batches = [
@@ -1066,7 +1122,7 @@ def _ungrouped(world: WorldModel, packed: PackedWorldState) -> WorldState:
     """The :class:`WorldState` of ``packed``, per model."""
     groups, count = groups_of(world.models, world.model_params, packed.members), len(world.models)
     states, controllers, histories = (tuple(unstack(groups, values, count)) for values in (packed.states, packed.controllers, packed.histories))
-    return WorldState(states, controllers, histories, packed.steps, packed.pair_deformation, packed.pair_load)
+    return WorldState(states, controllers, histories, packed.steps, packed.pair_deformation, packed.pair_load, packed.wall_load)
 
 
 def _finished(world: WorldModel, state: WorldState | PackedWorldState, batches: Sequence[_Batch], following: PackedWorldState,
@@ -1104,11 +1160,11 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
         commanded.append(commands)
         controllers.append(controller)
     if params.integrator == "rk4":
-        next_states, solved, prepared, pairs, user, deformation, load = _rk4(
-            world, batches, carried.states, commanded, steps, carried.pair_deformation, carried.pair_load)
+        next_states, solved, prepared, pairs, user, deformation, load, walls = _rk4(
+            world, batches, carried.states, commanded, steps, carried.pair_deformation, carried.pair_load, carried.wall_load)
     else:
-        solved, prepared, pairs, user, deformation, load = _world_rates(
-            world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation, carried.pair_load
+        solved, prepared, pairs, user, deformation, load, walls = _world_rates(
+            world, batches, carried.states, commanded, steps, implicit, carried.pair_deformation, carried.pair_load, carried.wall_load
         )
         next_states = [_each(world, lambda model, s, r: euler_advance(model, s, r, params.dt))(b.model, s, k.rates)
                        for b, s, k in zip(batches, carried.states, solved)]
@@ -1125,7 +1181,7 @@ def _advance(world: WorldModel, batches: Sequence[_Batch], carried: PackedWorldS
     outputs, reports, controllers, histories = ([f[i] for f in finished] for i in range(4))
     finite = jnp.all(jnp.concatenate([o.finite for o in outputs])) if outputs else jnp.asarray(True)
     following = carried.replace(states=tuple(next_states), controllers=tuple(controllers), histories=tuple(histories),
-                                steps=steps + 1, pair_deformation=deformation, pair_load=load)
+                                steps=steps + 1, pair_deformation=deformation, pair_load=load, wall_load=walls)
     return following, outputs, reports, pairs, finite
 
 
@@ -1147,7 +1203,7 @@ def world_step(
     return _finished(world, state, batches, following, outputs, reported, pairs, finite, 0)
 
 
-def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
+def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load, wall_load):
     """Classic Runge-Kutta on the explicit rates; the contacts between links keep their
     tangential deformation of the step's start in every stage and advance it by the first. The
     three later stages differ only in the fraction of the step they move by: one ``lax.scan``
@@ -1155,7 +1211,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
     dt = world.params.dt
 
     def rates(at):
-        return _world_rates(world, batches, at, commanded, steps, False, pair_deformation, pair_load)
+        return _world_rates(world, batches, at, commanded, steps, False, pair_deformation, pair_load, wall_load)
 
     def moved(by, fraction):
         return [_each(world, lambda s, r: advance(s, r, fraction * dt))(s, r) for s, r in zip(states, by)]
@@ -1164,7 +1220,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
         following = [k.rates for k in rates(moved(previous, fraction))[0]]
         return following, following
 
-    k1, prepared, pairs, user, deformation, load = rates(states)
+    k1, prepared, pairs, user, deformation, load, walls = rates(states)
     _, later = jax.lax.scan(stage, [k.rates for k in k1], jnp.asarray([0.5, 0.5, 1.0], jnp.result_type(dt)))
     next_states, solved = [], []
     for b, state, r1, r in zip(batches, states, k1, later):
@@ -1173,7 +1229,7 @@ def _rk4(world, batches, states, commanded, steps, pair_deformation, pair_load):
         next_states.append(_each(world, lambda model, state, rates: normalized(model, advance(state, rates, dt)))(b.model, state, combined))
         outputs = r1.outputs._replace(base_acceleration=combined.base_velocity, joint_accelerations=combined.joint_velocities)
         solved.append(r1._replace(outputs=outputs))
-    return next_states, solved, prepared, pairs, user, deformation, load
+    return next_states, solved, prepared, pairs, user, deformation, load, walls
 
 
 def world_rollout(

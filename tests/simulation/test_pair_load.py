@@ -1,7 +1,8 @@
 """The load a link carries, which sizes the contact laws of the world step (``world._loaded``):
 the weight of what rests on it, never the forces of an impact, which would stiffen the next
 step's laws by as much and push the bodies apart harder than their depth built up (the 125-body
-pile of ``benchmarks/pile.py`` diverged so at 5 ms)."""
+pile of ``benchmarks/pile.py`` diverged so at 5 ms); and what other bodies press it into a wall
+with, across gravity, which its terrain law carries too (the bin's walls of that pile)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from collision_worlds import cube
 
 import jaxsim_like as js
 from jaxsim_like.dynamics.kinematics import STANDARD_GRAVITY
-from jaxsim_like.simulation.world import WorldModel, world_rollout, world_step
+from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout, world_step
 
 MASS, SIDE, DT = 1.0, 0.1, 0.005
+WALL = 0.5  # [m]: the wall's face, across x
 
 
 def _stack(speed: float) -> tuple[WorldModel, object]:
@@ -56,3 +58,38 @@ def test_a_resting_stack_loads_each_link_with_the_weight_above_it():
     weight = MASS * STANDARD_GRAVITY
     np.testing.assert_allclose(np.asarray(state.pair_load), [2 * weight, weight, 0.0], rtol=1e-3, atol=1e-9)
 
+
+
+def test_a_cube_pressed_into_a_wall_rests_at_max_penetration_with_the_wall_carrying_the_push():
+    """Two cubes on a shelf (a terrain box), the outer one pushed along x by ``F``, a cube's
+    weight, into the inner one, which sticks out past the shelf's edge against a wall (another
+    terrain box; no floor-and-wall edge): at rest the inner cube's terrain law is sized for the
+    force the outer one presses it into the wall with across gravity (``wall_load``; the outer
+    one, on the shelf only, carries none), and it sinks by ``max_penetration`` within 10 %
+    (sized for its weight alone, 1.35 times as deep and still rocking), its contacts in balance
+    with its weight."""
+    models = [jax.tree.map(lambda x: x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x,
+                           cube(f"cube{i}", MASS, SIDE)) for i in range(2)]
+    boxes = np.stack([np.eye(4)] * 2)
+    boxes[0, 0, 3], boxes[1, 0, 3], boxes[1, 2, 3] = WALL + 0.1, WALL - 0.01 - 0.5, -0.5  # the wall; the shelf, top at z = 0
+    terrain = js.Terrain.plane(height=-2.0).with_boxes(boxes, [[0.1, 1.0, 1.0], [0.5, 1.0, 0.5]])
+    world = WorldModel.build(models, dt=DT, terrain=terrain, friction=0.5)
+    inner = WALL - SIDE / 2 + 0.001
+    states = [js.State.build(m, base_position=jnp.array([x, 0.0, SIDE / 2 - 0.001]))
+              for m, x in zip(models, (inner, inner - SIDE + 0.0005))]
+    weight = MASS * STANDARD_GRAVITY
+    inputs = [None, ModelInputs(link_wrenches=jnp.array([[weight, 0.0, 0.0, 0.0, 0.0, 0.0]]))]
+    state, outputs = jax.jit(lambda s: world_rollout(world, s, inputs, 300))(world.initial_state(states))
+    depth = np.asarray(outputs.models[0].penetration[-1])
+    terrain_forces = np.asarray(outputs.models[0].contact_forces[-1])
+    into_wall = np.asarray(outputs.models[0].contact_normals[-1])[:, 0] < -0.5
+    pairs = outputs.pairs
+    on_inner = np.asarray(pairs.forces[-1])[np.asarray(pairs.contacts.active[-1] & (pairs.contacts.link_a[-1] == 0))].sum(axis=0)
+    on_inner -= np.asarray(pairs.forces[-1])[np.asarray(pairs.contacts.active[-1] & (pairs.contacts.link_b[-1] == 0))].sum(axis=0)
+    assert np.max(np.abs(np.asarray(state.states[0].base_velocity))) < 1e-6
+    assert 0.9e-3 < depth.max() < 1.1e-3  # max_penetration: 1 mm
+    np.testing.assert_allclose(terrain_forces.sum(axis=0) + on_inner, [0.0, 0.0, weight], atol=1e-6 * weight)
+    wall_load = np.asarray(state.wall_load)
+    np.testing.assert_allclose(wall_load[0], on_inner[0], rtol=1e-9)  # along minus the wall's normal
+    assert -terrain_forces[into_wall, 0].sum() > 0.8 * wall_load[0]  # the rest held by the shelf's friction
+    assert 0.5 * weight < wall_load[0] < 1.5 * weight and wall_load[1] == 0.0  # F and the outer cube's friction, 0.5 its weight
