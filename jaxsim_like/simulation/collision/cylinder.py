@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...dynamics.spatial import safe_sqrt
+from ...dynamics.spatial import dot, matvec, safe_sqrt
 from .geometry import nearest_to_rim, perpendicular, segments_closest, tolerance, unit
 from .points import cylinder_distance
 from .slots import Slots
@@ -29,6 +29,7 @@ from .slots import Slots
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
 _EDGE_SAMPLES = 9  # turns about a box's edge, from one face to the other, that start the Newton steps
+_EDGE_COS, _EDGE_SIN = np.cos(np.linspace(0.0, 0.5 * np.pi, _EDGE_SAMPLES)), np.sin(np.linspace(0.0, 0.5 * np.pi, _EDGE_SAMPLES))
 _EDGE_NEWTON = 3  # Newton steps that turn a normal about a box's edge to the least overlap of a cylinder's end with the box
 _END_LEAN = 0.5  # [sine]: a direction leaning out of a cylinder's end by more than this meets the cylinder behind the end
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
@@ -212,29 +213,34 @@ def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal
     :data:`_RIM_ACROSS`: :func:`rims_on_box` fades the end's slot by the box's way out past the cap)."""
     R, offset = H_box[:3, :3], H_box[:3, 3] - centre  # (K, 3): from each end's centre to the box's
     radius = size[0]
-    faces = jnp.where(offset @ R <= 0, 1.0, -1.0)[:, :, None] * R.T  # (K, 3, 3): the faces towards each end's centre
-    reach = jnp.einsum("kij,kj->ki", faces, offset) + half  # (K, 3): how far past the end's centre each face lies
-    lean = jnp.einsum("kij,kj->ki", faces, outward)
+    along = matvec(R.T, offset)  # (K, 3): along the box's axes
+    faces = jnp.where(along <= 0, 1.0, -1.0)[:, :, None] * R.T  # (K, 3, 3): the faces towards each end's centre
+    reach = half - jnp.abs(along)  # (K, 3): how far past the end's centre each face lies
+    lean = matvec(faces, outward)
     # Across the edge between faces i + 1 and i + 2 (u1 cos + u2 sin).
     first, second = np.array([1, 2, 0]), np.array([2, 0, 1])
     p, q, a1, a2 = reach[:, first], reach[:, second], lean[:, first], lean[:, second]
-    samples = jnp.linspace(0.0, 0.5 * jnp.pi, _EDGE_SAMPLES, dtype=offset.dtype)  # the Newton steps start at the least of these
-    cos, sin = jnp.cos(samples), jnp.sin(samples)
+    cos, sin = _EDGE_COS.astype(offset.dtype), _EDGE_SIN.astype(offset.dtype)  # the Newton steps start at the least of these turns
     sampled = (p[..., None] * cos + q[..., None] * sin
                + radius * jnp.sqrt(jnp.maximum(1 - (a1[..., None] * cos + a2[..., None] * sin) ** 2, 1e-30)))  # (K, 3, samples)
-    turn = samples[jnp.argmin(sampled, axis=-1)]  # (K, 3)
+    least = jnp.argmin(sampled, axis=-1)  # (K, 3)
+    cos, sin = jnp.asarray(cos)[least], jnp.asarray(sin)[least]
     for _ in range(_EDGE_NEWTON):
-        cos, sin = jnp.cos(turn), jnp.sin(turn)
         tilt, tilt_slope = a1 * cos + a2 * sin, a2 * cos - a1 * sin
         across = jnp.sqrt(jnp.maximum(1 - tilt**2, 1e-12))
         slope = q * cos - p * sin - radius * tilt * tilt_slope / across
         curvature = -p * cos - q * sin - radius * ((tilt_slope**2 - tilt**2) / across + (tilt * tilt_slope) ** 2 / across**3)
-        turn = jnp.clip(turn - jnp.where(curvature > 0, slope / jnp.where(curvature > 0, curvature, 1.0), 0.0), 0.0, 0.5 * jnp.pi)
-    turned = jnp.cos(turn)[..., None] * faces[:, first] + jnp.sin(turn)[..., None] * faces[:, second]
+        # Turned back by the Newton step's angle through its Cayley rotation (2 atan(step / 2)): no sine or cosine.
+        half_step = 0.5 * jnp.where(curvature > 0, slope / jnp.where(curvature > 0, curvature, 1.0), 0.0)
+        scale = 1 / (1 + half_step**2)
+        cos, sin = ((1 - half_step**2) * cos + 2 * half_step * sin) * scale, ((1 - half_step**2) * sin - 2 * half_step * cos) * scale
+        out = (cos < 0) | (sin < 0)  # past a face: at that face (the turn only leaves the quadrant forwards or backwards)
+        cos, sin = jnp.where(out, jnp.where(half_step > 0, 1.0, 0.0), cos), jnp.where(out, jnp.where(half_step > 0, 0.0, 1.0), sin)
+    turned = cos[..., None] * faces[:, first] + sin[..., None] * faces[:, second]
     candidates = jnp.concatenate([normal[:, None], faces, turned], axis=1)  # (K, 7, 3)
-    leaning = jnp.einsum("kcj,kj->kc", candidates, outward)
+    leaning = dot(candidates, outward[:, None])
     across = jnp.sqrt(jnp.maximum(1 - leaning**2, 1e-30))
-    overlaps = (jnp.einsum("kcj,kj->kc", candidates, offset) + jnp.abs(candidates @ R) @ half + radius * across
+    overlaps = (dot(candidates, offset[:, None]) + dot(jnp.abs(matvec(R.T, candidates)), half) + radius * across
                 + 2 * size[1] * (jnp.maximum(leaning - _END_LEAN, 0.0) + jnp.maximum(1 - across / _RIM_ACROSS, 0.0)))
     best = jnp.argmin(overlaps, axis=1)
     return jnp.take_along_axis(candidates, best[:, None, None], axis=1)[:, 0], jnp.min(overlaps, axis=1)
