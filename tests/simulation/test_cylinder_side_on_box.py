@@ -100,6 +100,16 @@ def test_a_tilted_cylinder_s_side_on_a_box_is_as_deep_as_the_two_overlap(kernel,
     figures("cylinder side on a box: worst error of the deepest end slot against the brute-force overlap", worst, "m")
 
 
+
+def test_the_end_s_slot_is_compiled_without_sines_or_cosines(kernel):
+    """The box-cylinder kind's optimised program (float64, XLA CPU or GPU) has no sine or cosine:
+    the turn about a box's edge is a unit (cos, sin) pair turned by Cayley rotations. Turned by
+    its angle, every fusion that read the Newton steps' turn recomputed the chain's sines and
+    cosines many times over: the exact end slot's cost in the piles' steps."""
+    pairs = tilted_on_faces(24, seed=0)
+    text = kernel.lower(*(jnp.asarray(np.stack([pair[k] for pair in pairs])) for k in range(4))).compile().as_text()
+    assert " sine(" not in text and " cosine(" not in text
+
 def test_the_slots_of_a_cylinder_lying_on_a_box_have_finite_gradients(kernel):
     """Level and flush with the box's faces, along its edge, standing on its cap and tilted: the
     gradients of the slots' depths and positions with respect to the cylinder's pose are finite."""

@@ -66,8 +66,8 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     if shaped is None:
         return Slots(position, normal, faded, valid)
     # The nearest point's fade from what the shape's ends carry, the ends' from the segment's: the
-    # ends shaped first, then the nearest point once faded.
-    # Both times on all 3 slots: what the shape makes of the slots' positions and normals alone is computed once (XLA's CSE).
+    # ends shaped first, then the nearest point once faded; both times all 3 slots, so that what
+    # the shape makes of their positions and normals alone is one computation (XLA's CSE).
     ends = shaped(Slots(position, normal, faded, valid))
     carried = jnp.where(ends.valid[:2], ends.depth[:2], 0.0)
     nearest = shaped(Slots(position, normal, faded.at[2].set(depth[2] - end_fades(low, high, t, radius, carried)[2]), valid))
