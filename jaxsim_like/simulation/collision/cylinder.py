@@ -29,7 +29,8 @@ from .slots import Slots
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
 _EDGE_SAMPLES = 9  # turns about a box's edge, from one face to the other, that start the Newton steps
-_EDGE_COS, _EDGE_SIN = np.cos(np.linspace(0.0, 0.5 * np.pi, _EDGE_SAMPLES)), np.sin(np.linspace(0.0, 0.5 * np.pi, _EDGE_SAMPLES))
+_EDGE_TURNS = np.linspace(0.0, 0.5 * np.pi, _EDGE_SAMPLES)
+_EDGE_COS, _EDGE_SIN = np.cos(_EDGE_TURNS), np.sin(_EDGE_TURNS)  # those turns' cosines and sines (constants: no sine in the program)
 _EDGE_NEWTON = 3  # Newton steps that turn a normal about a box's edge to the least overlap of a cylinder's end with the box
 _END_LEAN = 0.5  # [sine]: a direction leaning out of a cylinder's end by more than this meets the cylinder behind the end
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
