@@ -66,11 +66,12 @@ def capsule_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     if shaped is None:
         return Slots(position, normal, faded, valid)
     # The nearest point's fade from what the shape's ends carry, the ends' from the segment's: the
-    # ends shaped first, then the nearest point once faded.
-    ends = shaped(Slots(position[:2], normal[:2], faded[:2], valid[:2]))
-    carried = jnp.where(ends.valid, ends.depth, 0.0)
-    nearest = shaped(Slots(position[2:], normal[2:], depth[2:] - end_fades(low, high, t, radius, carried)[2:], valid[2:]))
-    return jax.tree.map(lambda both, last: jnp.concatenate([both, last]), ends, nearest)
+    # ends shaped first, then the nearest point once faded; both times all 3 slots, so that what
+    # the shape makes of their positions and normals alone is one computation (XLA's CSE).
+    ends = shaped(Slots(position, normal, faded, valid))
+    carried = jnp.where(ends.valid[:2], ends.depth[:2], 0.0)
+    nearest = shaped(Slots(position, normal, faded.at[2].set(depth[2] - end_fades(low, high, t, radius, carried)[2]), valid))
+    return jax.tree.map(lambda both, last: jnp.concatenate([both[:2], last[2:]]), ends, nearest)
 
 
 def end_fades(low: jax.Array, high: jax.Array, nearest: jax.Array, radius: jax.Array, depth: jax.Array) -> jax.Array:

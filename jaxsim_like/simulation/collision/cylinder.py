@@ -5,8 +5,8 @@ Against capsules, boxes and cylinders a cylinder is the capsule of its radius an
 only the contacts on its side kept (their position lies within its length, each as deep as the
 side reaches along its normal, fading out as its position passes a cap and where deeper than
 the other shape's way out past a cap:
-:func:`on_side`; against a box, a contact at an end of the segment is the rim point under the
-box: :func:`rims_on_box`): the caps and rims are met by
+:func:`on_side`; against a box, a contact at an end of the segment is the end's disc against the
+box, along their least overlap: :func:`rims_on_box`): the caps and rims are met by
 the cylinder's rim points and by the other shape's points, which the pair table keeps for these
 kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other, or one's cap pressed
 against the other's side, also meet in a slot of their own (:func:`caps_facing`): where their
@@ -19,14 +19,20 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from ...dynamics.spatial import safe_sqrt
+from ...dynamics.spatial import dot, matvec, safe_sqrt
 from .geometry import nearest_to_rim, perpendicular, segments_closest, tolerance, unit
 from .points import cylinder_distance
 from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
+_EDGE_SAMPLES = 9  # turns about a box's edge, from one face to the other, that start the Newton steps
+_EDGE_TURNS = np.linspace(0.0, 0.5 * np.pi, _EDGE_SAMPLES)
+_EDGE_COS, _EDGE_SIN = np.cos(_EDGE_TURNS), np.sin(_EDGE_TURNS)  # those turns' cosines and sines (constants: no sine in the program)
+_EDGE_NEWTON = 3  # Newton steps that turn a normal about a box's edge to the least overlap of a cylinder's end with the box
+_END_LEAN = 0.5  # [sine]: a direction leaning out of a cylinder's end by more than this meets the cylinder behind the end
 _RIM_ACROSS = 1e-2  # a normal whose part across the axis is less than this meets the cap (its rim points), not the rim
 _RIM_NEWTON = 8  # Newton steps from a crossing of a capsule's segment and a cap's rim, seen along the axis, to its point nearest to the rim
 _RIM_LEAN = 0.1  # a capsule's rim contact whose normal's part along the axis, towards the cap's side, is less than this fades out: the side's
@@ -155,16 +161,22 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     """``slots`` of the capsule of the shape at ``H (4, 4)`` of ``size (3,)`` against the box of
     ``half`` extents at ``H_box`` (b; :func:`.box.capsule_box`) as its cylinder's, where it is a
     ``cylinder`` (else unchanged): a slot at a point within the segment as :func:`on_side`; a
-    slot at one of its ends as the cylinder's rim point deepest along the slot's normal, as deep
-    as the box reaches past it along that normal and no deeper than that point lies inside the
-    box (a box's edge over the rim, the point near the box's surface, is not a contact as deep
-    as the box reaches: the contact fades as the point leaves the box, instead of switching off
-    at that depth; none where the normal is along the axis: the cap is met by the rim points). The
-    end's capsule ball would report a box edge that passes beyond the cap (the rim not under it)
-    as a contact, and :func:`on_side` drops the end's contact whose normal leans past the cap:
-    a box over a cylinder's end would lose the contact under it at any tilt."""
+    slot at one of its ends as that end's disc against the box, along the direction of their
+    least overlap among a few (:func:`_end_into_box`: the slot's normal, it turned about the box's
+    edges, the box's faces' normals), as deep as that overlap, at the rim point deepest along it;
+    shallower by its excess over the box's way out past the nearer cap, as :func:`on_side`'s (a box
+    standing under a cap is the cap's: its edges', :mod:`.box_caps`, and the rim points'); none
+    where the normal is along the axis (the cap is met by the rim points). The end's capsule
+    ball would report a box edge that passes beyond the cap (the rim not under it) as a
+    contact, and :func:`on_side` drops the end's contact whose normal leans past the cap: a box
+    over a cylinder's end would lose the contact under it at any tilt. Along the ball's normal
+    alone, the rim point under a box's edge that lies along the side (the ball's nearest point
+    past the cap) is as deep as the box reaches only where the edge passes over it, and a rim
+    hanging past a box's edge meets the box's face, not its edge: the least overlap is the
+    disc's penetration depth wherever one of those directions is its direction."""
     axis, centre = H[:3, 2], H[:3, 3]
-    side = on_side(slots, H, size, cylinder, 1.0, past_caps(H, size, H_box[:3, 3], jnp.abs(axis @ H_box[:3, :3]) @ half))
+    clear = past_caps(H, size, H_box[:3, 3], jnp.abs(axis @ H_box[:3, :3]) @ half)
+    side = on_side(slots, H, size, cylinder, 1.0, clear)
     offset = slots.position - centre
     lean = slots.normal @ axis
     steep = 1 - lean**2
@@ -172,16 +184,67 @@ def rims_on_box(slots: Slots, H: jax.Array, size: jax.Array, cylinder: jax.Array
     # The segment point of each slot: the point of the axis on the line through its position along its normal.
     t = jnp.where(steep > 1e-12, (axial - lean * jnp.sum(offset * slots.normal, axis=1)) / jnp.where(steep > 1e-12, steep, 1.0), axial)
     end = jnp.abs(t) >= size[1] * (1 - tolerance(t.dtype, _SIDE_TOLERANCE))
-    radial = slots.normal - lean[:, None] * axis
+    end_centre = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis
+    outward = jnp.where(t >= 0, 1.0, -1.0)[:, None] * axis
+    normal, overlap = _end_into_box(end_centre, outward, size, slots.normal, H_box, half)
+    depth = jnp.minimum(overlap, 2 * clear - overlap)  # as the side's (:func:`on_side`): the cap's where the box leaves past it sooner
+    radial = normal - (normal @ axis)[:, None] * axis
     across = jnp.sqrt(jnp.maximum(jnp.sum(radial**2, axis=1), 1e-30))  # a normal along the axis: no NaN slope
-    rim = centre + jnp.clip(t, -size[1], size[1])[:, None] * axis - size[0] * radial / across[:, None]
-    reach = slots.normal @ H_box[:3, 3] + jnp.abs(slots.normal @ H_box[:3, :3]) @ half  # the box's farthest along the normal
-    inside = jnp.min(half - jnp.abs((rim - H_box[:3, 3]) @ H_box[:3, :3]), axis=1)  # how deep each rim point lies in the box (< 0: out)
-    depth = jnp.minimum(reach - jnp.sum(rim * slots.normal, axis=1), inside)
+    rim = end_centre - size[0] * radial / across[:, None]
     use = cylinder & end
-    return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * slots.normal, side.position),
-                         depth=jnp.where(use, depth, side.depth),
+    return side._replace(position=jnp.where(use[:, None], rim + 0.5 * depth[:, None] * normal, side.position),
+                         normal=jnp.where(use[:, None], normal, side.normal), depth=jnp.where(use, depth, side.depth),
                          valid=jnp.where(use, slots.valid & (across > _RIM_ACROSS), side.valid))
+
+
+def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal: jax.Array, H_box: jax.Array,
+                  half: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """How the ends of a cylinder of ``size (3,)``, at world ``centre (K, 3)`` with their unit axes
+    ``outward (K, 3)`` (out of the cylinder), overlap the box of ``half`` extents at ``H_box (4, 4)``:
+    the unit normal ``(K, 3)`` (from the box towards the cylinder) along which they overlap least,
+    and that overlap ``(K,)`` [m], among each slot's ``normal (K, 3)``, the normals of the box's 3
+    faces that face the end's centre, and the directions across the box's edges between two of
+    those faces at their least overlap (:data:`_EDGE_NEWTON` Newton steps from the least of
+    :data:`_EDGE_SAMPLES` turns, within the quadrant between the two faces: a box's edge on a rim). The overlap
+    along a direction is the two's support functions, the end's its disc's (the least overlap of
+    two convex shapes over directions is their penetration depth), and for a direction that
+    leans out of the end by more than :data:`_END_LEAN` (sine), the cylinder's behind it by that
+    excess: the disc alone leaves a box along its axis at once (an end flush with a box's face, or
+    past it), the cylinder does not; nor for one along the axis (the cap's, less across it than
+    :data:`_RIM_ACROSS`: :func:`rims_on_box` fades the end's slot by the box's way out past the cap)."""
+    R, offset = H_box[:3, :3], H_box[:3, 3] - centre  # (K, 3): from each end's centre to the box's
+    radius = size[0]
+    along = matvec(R.T, offset)  # (K, 3): along the box's axes
+    faces = jnp.where(along <= 0, 1.0, -1.0)[:, :, None] * R.T  # (K, 3, 3): the faces towards each end's centre
+    reach = half - jnp.abs(along)  # (K, 3): how far past the end's centre each face lies
+    lean = matvec(faces, outward)
+    # Across the edge between faces i + 1 and i + 2 (u1 cos + u2 sin).
+    first, second = np.array([1, 2, 0]), np.array([2, 0, 1])
+    p, q, a1, a2 = reach[:, first], reach[:, second], lean[:, first], lean[:, second]
+    cos, sin = _EDGE_COS.astype(offset.dtype), _EDGE_SIN.astype(offset.dtype)  # the Newton steps start at the least of these turns
+    sampled = (p[..., None] * cos + q[..., None] * sin
+               + radius * jnp.sqrt(jnp.maximum(1 - (a1[..., None] * cos + a2[..., None] * sin) ** 2, 1e-30)))  # (K, 3, samples)
+    least = jnp.argmin(sampled, axis=-1)  # (K, 3)
+    cos, sin = jnp.asarray(cos)[least], jnp.asarray(sin)[least]
+    for _ in range(_EDGE_NEWTON):
+        tilt, tilt_slope = a1 * cos + a2 * sin, a2 * cos - a1 * sin
+        across = jnp.sqrt(jnp.maximum(1 - tilt**2, 1e-12))
+        slope = q * cos - p * sin - radius * tilt * tilt_slope / across
+        curvature = -p * cos - q * sin - radius * ((tilt_slope**2 - tilt**2) / across + (tilt * tilt_slope) ** 2 / across**3)
+        # Turned back by the Newton step's angle through its Cayley rotation (2 atan(step / 2)): no sine or cosine.
+        half_step = 0.5 * jnp.where(curvature > 0, slope / jnp.where(curvature > 0, curvature, 1.0), 0.0)
+        scale = 1 / (1 + half_step**2)
+        cos, sin = ((1 - half_step**2) * cos + 2 * half_step * sin) * scale, ((1 - half_step**2) * sin - 2 * half_step * cos) * scale
+        out = (cos < 0) | (sin < 0)  # past a face: at that face (the turn only leaves the quadrant forwards or backwards)
+        cos, sin = jnp.where(out, jnp.where(half_step > 0, 1.0, 0.0), cos), jnp.where(out, jnp.where(half_step > 0, 0.0, 1.0), sin)
+    turned = cos[..., None] * faces[:, first] + sin[..., None] * faces[:, second]
+    candidates = jnp.concatenate([normal[:, None], faces, turned], axis=1)  # (K, 7, 3)
+    leaning = dot(candidates, outward[:, None])
+    across = jnp.sqrt(jnp.maximum(1 - leaning**2, 1e-30))
+    overlaps = (dot(candidates, offset[:, None]) + dot(jnp.abs(matvec(R.T, candidates)), half) + radius * across
+                + 2 * size[1] * (jnp.maximum(leaning - _END_LEAN, 0.0) + jnp.maximum(1 - across / _RIM_ACROSS, 0.0)))
+    best = jnp.argmin(overlaps, axis=1)
+    return jnp.take_along_axis(candidates, best[:, None, None], axis=1)[:, 0], jnp.min(overlaps, axis=1)
 
 
 def capsule_on_rim(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
