@@ -574,6 +574,12 @@ def _loaded(law: ContactParams, mass: jax.Array, carried: jax.Array, growth: tup
     return law.replace(stiffness=scaled(law.stiffness, scale), damping=scaled(law.damping, scale * ratio), overdamped=overdamped)
 
 
+def _between_models(table: CollisionTable, contacts: Contacts) -> jax.Array:
+    """``(C,)``: whether each contact is between the links of two models (not a self-contact)."""
+    model = jnp.asarray(table.link_model)
+    return model[contacts.link_a] != model[contacts.link_b]
+
+
 def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravity: jax.Array, inverse_weight: jax.Array,
              origins: jax.Array, carried: jax.Array) -> jax.Array:
     """``(L,)`` [N]: per link of ``table``, the load on it: the sum over its contacts with the
@@ -584,8 +590,7 @@ def _pressed(table: CollisionTable, forces: jax.Array, contacts: Contacts, gravi
     (``inverse_weight (L,)`` [1/kg], zero for a link welded to the world: no bound; ``origins (L,
     3)`` [m], world frame): a load is what rests on a link, and the forces of an impact, which
     exceed it, would size the laws (:func:`_loaded`) for more than that."""
-    model = jnp.asarray(table.link_model)
-    other = model[contacts.link_a] != model[contacts.link_b]
+    other = _between_models(table, contacts)
     norm = jnp.linalg.norm(gravity)
     down = gravity / jnp.where(norm > 0, norm, 1.0)
     along = jnp.where(contacts.active & other, forces @ down, 0.0)
@@ -607,8 +612,7 @@ def _walled(table: CollisionTable, forces: jax.Array, contacts: Contacts, walls:
     a (b feels the opposite), the sum over its contacts with them of the force along minus its
     terrain normal across gravity ``walls (L, 3)`` (:func:`_wall_normals`; a body on the floor
     pushed along it carries none, one squeezed between a neighbour and a wall the squeeze)."""
-    model = jnp.asarray(table.link_model)
-    other = contacts.active & (model[contacts.link_a] != model[contacts.link_b])
+    other = contacts.active & _between_models(table, contacts)
     on_a = jnp.where(other, -jnp.sum(forces * walls[contacts.link_a], axis=-1), 0.0)
     on_b = jnp.where(other, jnp.sum(forces * walls[contacts.link_b], axis=-1), 0.0)
     return jnp.maximum(jax.ops.segment_sum(on_a, contacts.link_a, table.links) + jax.ops.segment_sum(on_b, contacts.link_b, table.links), 0.0)
