@@ -53,7 +53,8 @@ CONTACT_SLOT_TOLERANCE = 5.0
 TERRAIN_FACES = 2
 """On a terrain that is not a plane (static boxes, a height function), a link may rest on this
 many faces at once (a box in the corner of a floor and a wall, on a step's edge): with
-``contact_slots="auto"`` its slots are this many times its facet count, at most its points."""
+``contact_slots="auto"`` its slots are this many times its facet count, at most its points;
+except a link with cylinder rim rings, whose rings turn their points to the surface they meet."""
 
 
 @pytree_dataclass(static=["integrator"])
@@ -327,8 +328,13 @@ def _contact_slots(model: Model, choice: str | None, tolerance: float, faces: in
     on ``faces`` faces of the terrain at once; None when every point of every link is a slot."""
     if choice is None:
         return None
-    counts = np.bincount(np.asarray(model.point_link, dtype=int), minlength=model.number_of_links)
-    slots = np.minimum(faces * np.asarray(facet_counts(model, tolerance)), counts)
+    links = np.asarray(model.point_link, dtype=int)
+    counts = np.bincount(links, minlength=model.number_of_links)
+    ringed = np.zeros(model.number_of_links, bool)  # a ring turns its points to the surface it meets
+    if model.point_ring is not None:
+        ringed[links[np.asarray(model.point_ring) > 0]] = True
+    facets = np.asarray(facet_counts(model, tolerance))
+    slots = np.minimum(np.where(ringed, facets, faces * facets), counts)
     return None if np.all(slots >= counts) else tuple(int(k) for k in slots)
 
 
