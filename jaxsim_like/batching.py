@@ -153,14 +153,35 @@ def _place(values: list[Any], shardings: list[NamedSharding], batched: list[bool
     # would make jit compile the run a second time.
     done = {i for i, v in enumerate(values) if isinstance(v, jax.Array) and v.sharding == shardings[i]}
     single = jax.process_count() == 1
+    for i, v in enumerate(values):
+        if i not in done and not batched[i] and isinstance(v, jax.Array) and (id(v), shardings[i]) in _SHARED:
+            placed[i] = _SHARED[id(v), shardings[i]][1]
+            done.add(i)
     on_device = [i for i, v in enumerate(values) if i not in done and isinstance(v, jax.Array) and single]
     for i, array in zip(on_device, jax.device_put([values[i] for i in on_device], [shardings[i] for i in on_device])):
         placed[i] = array
+        if not batched[i]:
+            _remember(values[i], shardings[i], array)
     for i in sorted(set(range(len(values))) - done - set(on_device)):
         host = np.asarray(values[i])
         local = host[local_rows(host.shape[0], shardings[i].mesh)] if batched[i] else host
         placed[i] = jax.make_array_from_process_local_data(shardings[i], local, host.shape)
     return placed
+
+
+_SHARED: dict[tuple[int, NamedSharding], tuple[jax.Array, jax.Array]] = {}
+"""Shared device arrays (the model's and parameters' leaves) already placed by :func:`_place`:
+``(id, sharding) -> (array, placed)``. The entry holds the array itself, so its ``id`` is not
+reused while the entry lives; device arrays are immutable, so an entry never goes stale."""
+SHARED_ENTRIES = 1024
+"""The most entries :data:`_SHARED` keeps (the oldest go first)."""
+
+
+def _remember(source: jax.Array, sharding: NamedSharding, placed: jax.Array) -> None:
+    """Keep ``placed``, ``source`` on ``sharding``, for the next call that passes ``source``."""
+    if len(_SHARED) >= SHARED_ENTRIES:
+        del _SHARED[next(iter(_SHARED))]
+    _SHARED[id(source), sharding] = (source, placed)
 
 
 def _pad(value: Any, size: int) -> Any:

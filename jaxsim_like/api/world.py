@@ -29,6 +29,7 @@ from ..simulation import ContactParams, ModelParams, SimulationParams, WorldPara
 from ..simulation.collision.collisions import Collisions
 from ..simulation.collision.table import pair_budgets
 from ..simulation.world import WorldModel
+from ..simulation.terrain import is_plane
 from . import engine, errors, scenery
 from .calls import scenario_methods
 from .entry import ModelEntry
@@ -301,6 +302,7 @@ class World:
             max_penetration=self._contact["max_penetration"],
             friction=self._contact["friction"],
             damping_ratio=_damping_ratio(model, self._contact["damping_ratio"]),
+            terrain=self._terrain_now(),
         ).model
 
     def _rebuild_params(self, entry: ModelEntry) -> None:
@@ -340,12 +342,18 @@ class World:
         return True
 
     def _terrain_now(self):
+        """The terrain of the static models; the dynamic models' parameters are built again where
+        it turns from a plane to boxes or back (their contact slots depend on it)."""
         if self._terrain_dirty or self._terrain is None:
             statics = [
                 (e.name, e.description, e.model, _base_transform(e)) for e in self._entries.values() if e.static
             ]
+            flat = None if self._terrain is None else is_plane(self._terrain)
             self._terrain, self._terrain_names = scenery.static_terrain(statics, self._dtype)
             self._terrain_dirty = False
+            if flat is not None and flat != is_plane(self._terrain):
+                for entry in self._entries.values():
+                    self._rebuild_params(entry)
         return self._terrain
 
     def _clear_caches(self) -> None:

@@ -19,7 +19,7 @@ from ..host import to_device
 from .contact_slots import PlaneSlots, facet_counts, plane_slots
 from .collision.collisions import Collisions
 from .contacts import ContactParams
-from .terrain import Terrain
+from .terrain import Terrain, is_plane
 
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
 
@@ -50,6 +50,11 @@ LIMIT_STEP_FREQUENCY = 1.0
 CONTACT_SLOT_TOLERANCE = 5.0
 """With ``contact_slots="auto"``, a link's slots are the most of its points within this many
 ``max_penetration`` of one supporting plane (see :func:`.contact_slots.facet_counts`)."""
+TERRAIN_FACES = 2
+"""On a terrain that is not a plane (static boxes, a height function), a link may rest on this
+many faces at once (a box in the corner of a floor and a wall, on a step's edge): with
+``contact_slots="auto"`` its slots are this many times its facet count, at most its points;
+except a link with cylinder rim rings, whose rings turn their points to the surface they meet."""
 
 
 @pytree_dataclass(static=["integrator"])
@@ -180,8 +185,10 @@ class SimulationParams:
         as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
         of one plane: 4 for a box's corners, 8 for a cylinder's cap, 4 on a plane, whose rim rings
         rest on their squares: ``plane_slots``); while no more points of a link touch, the step is
-        the same as with every point, and it costs less (see :mod:`.contact_slots`). ``None``:
-        every point.
+        the same as with every point, and it costs less (see :mod:`.contact_slots`). On a
+        ``terrain`` that is not a plane, ``TERRAIN_FACES`` times as many (a box in a corner of
+        the floor and a wall touches with 6 corners; resting on its 4 deepest, it rocked between
+        the floor's and the wall's). ``None``: every point.
 
         ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
         link but one welded to the world (:func:`welded_free`). Of a model with collision rules
@@ -259,7 +266,8 @@ class SimulationParams:
             terrain=Terrain.plane() if terrain is None else terrain,
             integrator=integrator,
         )
-        slots = _contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration)
+        faces = 1 if is_plane(world.terrain) else TERRAIN_FACES
+        slots = _contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration, faces)
         return SimulationParams(world=world, model=ModelParams(
             contact=contact,
             contact_enabled=to_device(enabled),
@@ -315,13 +323,18 @@ def welded_free(model: Model) -> np.ndarray:
     return enabled
 
 
-def _contact_slots(model: Model, choice: str | None, tolerance: float) -> tuple[int, ...] | None:
-    """The slot count of each link for ``choice`` (see :meth:`SimulationParams.build`); None when
-    every point of every link is a slot."""
+def _contact_slots(model: Model, choice: str | None, tolerance: float, faces: int = 1) -> tuple[int, ...] | None:
+    """The slot count of each link for ``choice`` (see :meth:`SimulationParams.build`), resting
+    on ``faces`` faces of the terrain at once; None when every point of every link is a slot."""
     if choice is None:
         return None
-    counts = np.bincount(np.asarray(model.point_link, dtype=int), minlength=model.number_of_links)
-    slots = np.asarray(facet_counts(model, tolerance))
+    links = np.asarray(model.point_link, dtype=int)
+    counts = np.bincount(links, minlength=model.number_of_links)
+    ringed = np.zeros(model.number_of_links, bool)  # a ring turns its points to the surface it meets
+    if model.point_ring is not None:
+        ringed[links[np.asarray(model.point_ring) > 0]] = True
+    facets = np.asarray(facet_counts(model, tolerance))
+    slots = np.minimum(np.where(ringed, facets, faces * facets), counts)
     return None if np.all(slots >= counts) else tuple(int(k) for k in slots)
 
 

@@ -63,7 +63,10 @@ def test_static_boxes_are_obstacles_in_a_world_file():
     assert world.set_physics_engine(api.PhysicsEngine_dart)  # the file has a <physics> profile, no physics plugin
     assert world.model_names() == ("ground_plane", "free_box", "sphere")
     assert approx(world.gravity(), [0, 0, -9.81], 0)
+    flat_slots = world._entries["free_box"].params.contact_slots
     assert world.insert_model_from_string(STEP)  # under the sphere, which rests on its top face
+    # A terrain of boxes: the box rests on two faces' slots, all its 8 corners (None), as in the core's worlds.
+    assert flat_slots == (4,) and world._entries["free_box"].params.contact_slots is None
     box, sphere = world.get_model("free_box"), world.get_model("sphere")
     assert approx(box.base_position(), [0, 0, 0.5], 1e-12) and approx(sphere.base_position(), [0.6, 0, 0.3], 1e-12)
     box.enable_contacts()

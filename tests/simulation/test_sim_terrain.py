@@ -164,3 +164,26 @@ def test_a_ball_pressed_into_a_corner_rests_there(sim, figures):
     position = np.asarray(states.base_position[-1])
     assert np.all(position[:2] > 0.1 - 0.03)  # in both walls
     np.testing.assert_allclose(np.asarray(outputs.contact_forces[-1]).sum(axis=0), -0.2 * gravity, rtol=5e-3, atol=1e-9)
+
+
+def test_a_box_pushed_into_a_wall_on_the_floor_rests_on_both(sim, figures):
+    """A 1 kg cube on the floor pushed along x into a static wall by one and by two times its
+    weight: 6 of its corners touch (4 on the floor, 4 in the wall, 2 in both), all 6 carry it and
+    it comes to rest, its contact forces balancing its weight and the push. (On the 4 deepest
+    corners alone, as on a plane, the floor's far corners and the wall's top ones took those slots
+    in turn: the cube rocked about its corner edge at 0.2-0.5 rad/s.)"""
+    cube = solid("cube", '<box size="0.1 0.1 0.1"/>', 1.0, 1.0 * 0.1**2 / 6)
+    wall = np.eye(4)
+    wall[0, 3] = 0.6  # the wall's face at x = 0.5, reaching below the floor
+    terrain = js.Terrain.plane().with_boxes(wall[None], [[0.1, 1.0, 1.0]])
+    params = js.SimulationParams.build(cube, dt=0.005, terrain=terrain)
+    state = js.State.build(cube, base_position=[0.451, 0.0, 0.049])
+    weight = 9.81 * np.array([0.0, 0.0, 1.0])
+    for times in (1.0, 2.0):
+        push = np.array([[times * 9.81, 0.0, 0.0, 0.0, 0.0, 0.0]])
+        _, states, outputs = sim(cube, state, params, steps=600, link_wrenches=push)
+        speed = np.abs(np.asarray(states.base_velocity[-100:])).max()
+        figures(f"box pushed into a wall by {times:g} weights: fastest from 2.5 to 3 s", speed, "m/s, rad/s")
+        assert speed < 1e-6
+        assert int(np.sum(np.asarray(outputs.in_contact[-1]))) == 6
+        np.testing.assert_allclose(np.asarray(outputs.contact_forces[-1]).sum(axis=0), weight - push[0, :3], atol=1e-6 * 9.81)

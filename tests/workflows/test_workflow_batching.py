@@ -155,6 +155,19 @@ def test_continuing_from_the_final_states_does_not_recompile(pendulum_batch):
         assert run._cache_size() == 1
 
 
+def test_the_shared_arrays_are_placed_once(pendulum_batch, monkeypatch):
+    # The model's and parameters' device arrays are placed on the mesh at the first call and
+    # reused by the next calls with the same model: only the states move again.
+    model, states = pendulum_batch
+    params, torques = js.SimulationParams.build(model), np.zeros((5, 1))
+    first, _ = batching.simulate_batch(model, states, torques, params=params, threads=1)
+    moved, put = [], jax.device_put
+    monkeypatch.setattr(jax, "device_put", lambda x, *a, **k: (moved.append(len(jax.tree.leaves(x))), put(x, *a, **k))[1])
+    again, _ = batching.simulate_batch(model, states, torques, params=params, threads=1)
+    assert moved == [len(jax.tree.leaves(states))]
+    np.testing.assert_array_equal(first.joint_positions, again.joint_positions)
+
+
 def test_threads_split_the_batch_and_equal_one_call():
     # 3 pendulums with their own start, mass and torques, in 2 threads (slices of 2, the last
     # world repeated): every state, output and kept sample equals the single call's.
