@@ -32,10 +32,11 @@ from .box_caps import FEATURES as CAP_FEATURES
 from .box_caps import SLOTS as CAP_SLOTS
 from .box_caps import box_on_cap
 from .ellipsoid import box_ellipsoid, ellipsoid_round, hull_ellipsoid
-from .cylinder import capsule_on_rim, caps_facing, on_side, past_caps, rims_crossing, rims_on_box, round_reach
+from .cylinder import capsule_on_rim, caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
+from .rims import rims_crossing
 from .round import capsule_capsule
 from .slots import Slots
 
@@ -87,15 +88,18 @@ def _round_refined(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Arr
 def _caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
     """The :func:`_round` slots ``sided`` of two cylinders with their first slot their caps'
     contact where that is deeper (:func:`.cylinder.caps_facing`), their second their rims'
-    where that is deeper (:func:`.cylinder.rims_crossing`: a rim pressed across the other's rim,
-    whose contact neither the caps' slot nor the rim points carry)."""
+    where that is deeper (:func:`.rims.rims_crossing`: a rim pressed across the other's rim,
+    whose contact neither the caps' slot nor the rim points carry); none deeper than the least
+    overlap of the two that the rims' slot found (along its candidates: an upper bound of their
+    penetration depth, which it is where their rims press across each other)."""
     clear_a, clear_b = _clear(H_a, size_a, H_b, size_b, jnp.asarray(True), jnp.asarray(True))
     cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b, sided.normal[0])
-    rims = rims_crossing(H_a, size_a, H_b, size_b, sided.normal[0])
+    rims, least = rims_crossing(H_a, size_a, H_b, size_b, sided.normal[0])
     deeper = cap.depth[0] > jnp.where(sided.valid[0], sided.depth[0], 0.0)
     sided = jax.tree.map(lambda side, caps: side.at[0].set(jnp.where(deeper, caps[0], side[0])), sided, cap)
     deeper = rims.depth[0] > jnp.where(sided.valid[1], sided.depth[1], 0.0)
-    return jax.tree.map(lambda side, rim: side.at[1].set(jnp.where(deeper, rim[0], side[1])), sided, rims)
+    sided = jax.tree.map(lambda side, rim: side.at[1].set(jnp.where(deeper, rim[0], side[1])), sided, rims)
+    return sided._replace(depth=jnp.minimum(sided.depth, least))
 
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
