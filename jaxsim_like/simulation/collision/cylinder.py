@@ -12,7 +12,9 @@ kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other, or one's
 against the other's side, also meet in a slot of their own (:func:`caps_facing`): where their
 rims lie on each other's side, their rim points are no deeper than their distance to that side.
 A capsule's segment meets a cylinder's rim in slots of their own (:func:`capsule_on_rim`): the
-rim points sample the rim, and the capsule's end balls meet the cap only under its ends.
+rim points sample the rim, and the capsule's end balls meet the cap only under its ends. Two
+cylinders' rims pressed across each other, rim on rim, meet in a slot of their own too
+(:mod:`.rims`).
 """
 
 from __future__ import annotations
@@ -293,6 +295,3 @@ def capsule_on_rim(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: ja
     rim = rim.at[1].add(-jnp.maximum(rim[0], 0.0) * overlap(jnp.abs(t[1] - t[0])))
     position = points[:2] - 0.5 * (distance[:2] + ball)[:, None] * normal[:2]
     return Slots(position @ R.T + origin, normal[:2] @ R.T, rim, jnp.ones((2,), bool))
-
-
-

@@ -6,7 +6,8 @@ collision query evaluates once for all their pairs (one narrow phase in the comp
 however many of its kinds a world has): a sphere is a capsule of no length, and a cylinder
 against a capsule, a box or a cylinder is the capsule of its radius and segment with only the
 contacts on its side kept (:func:`.cylinder.on_side`, switched per pair; two cylinders' caps
-refine their first slot, for their pairs only: :func:`.cylinder.caps_facing`; a capsule's segment
+refine their first slot and their rims their second, for their pairs only: :func:`.cylinder.caps_facing`,
+:func:`.rims.rims_crossing`; a capsule's segment
 meets a cylinder's rim in 2 more slots, for their pairs only: :func:`.cylinder.capsule_on_rim`), and a sphere against a
 cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
 the first ``slots`` of its family's slots: the others are never candidates for its shapes.

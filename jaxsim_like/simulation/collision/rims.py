@@ -61,11 +61,14 @@ def _cayley(cos: jax.Array, sin: jax.Array, n: jax.Array, d: jax.Array) -> tuple
 def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radius: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The turns ``(cos, sin)`` (each ``(K,)``) of a rim's points nearest to another rim's circle
     of ``radius`` [m] (each a stationary point of their distance), by :data:`_NEWTON` Newton
-    steps from ``(cos, sin)``, each turning by no more than :data:`_STEP` (by :data:`_SLIDE`
-    down the slope where the distance does not curve up): the point's squared distance from the circle's centre is ``P[0] + P[1] cos + P[2]
-    sin`` and its height over the circle's plane ``Z[0] + Z[1] cos + Z[2] sin`` (each ``(K,)``),
-    so that its squared distance to the circle is ``P + radius^2 - 2 radius sqrt(P - Z^2)``."""
-    for _ in range(_NEWTON):
+    steps from ``(cos, sin)`` (a loop: XLA compiles one step), each turning by no more than
+    :data:`_STEP` (by :data:`_SLIDE` down the slope where the distance does not curve up): the
+    point's squared distance from the circle's centre is ``P[0] + P[1] cos + P[2] sin`` and its
+    height over the circle's plane ``Z[0] + Z[1] cos + Z[2] sin`` (each ``(K,)``), so that its
+    squared distance to the circle is ``P + radius^2 - 2 radius sqrt(P - Z^2)``."""
+
+    def step(_, turn: tuple) -> tuple:
+        cos, sin = turn
         p, p_, p__ = P[0] + P[1] * cos + P[2] * sin, P[2] * cos - P[1] * sin, -(P[1] * cos + P[2] * sin)
         z, z_, z__ = Z[0] + Z[1] * cos + Z[2] * sin, Z[2] * cos - Z[1] * sin, -(Z[1] * cos + Z[2] * sin)
         q, q_, q__ = p - z**2, p_ - 2 * z * z_, p__ - 2 * (z_**2 + z * z__)  # the squared distance across the circle's axis
@@ -76,8 +79,9 @@ def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radiu
         newton = curvature > 0
         d = jnp.where(newton, curvature, 1.0)
         n = jnp.where(newton, -q * slope, -jnp.sign(slope) * _SLIDE)
-        cos, sin = _cayley(cos, sin, jnp.clip(n, -_STEP * d, _STEP * d), d)
-    return cos, sin
+        return _cayley(cos, sin, jnp.clip(n, -_STEP * d, _STEP * d), d)
+
+    return jax.lax.fori_loop(0, _NEWTON, step, (cos, sin))
 
 
 def rims_crossing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, guard: jax.Array) -> tuple[Slots, jax.Array]:
@@ -115,15 +119,17 @@ def rims_crossing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax
     cross_b = _plane_crossings(rb * G[F1, A], rb * G[F2, A], G[W, A])
     on_a = jnp.arange(cos.shape[0] + 4) < cos.shape[0] + 2  # a's points first, then b's two
 
-    def sides(of_a, of_b):
+    def by_rim(of_a: jax.Array, of_b: jax.Array) -> jax.Array:  # per candidate: a's value on a's points, b's on b's
         return jnp.where(on_a, of_a, of_b)
 
     c, s = jnp.concatenate([cos, cross_a[0], cross_b[0]]), jnp.concatenate([sin, cross_a[1], cross_b[1]])
-    c, s = _nearest_to_circle(c, s, (G[W, W] + sides(ra**2, rb**2), sides(2 * ra * G[W, E1], -2 * rb * G[W, F1]), sides(2 * ra * G[W, E2], -2 * rb * G[W, F2])),
-                              (sides(G[W, B], -G[W, A]), sides(ra * G[E1, B], rb * G[F1, A]), sides(ra * G[E2, B], rb * G[F2, A])), sides(rb, ra))
+    # A point's squared distance from the other's rim's centre and its height over that rim's plane, in its turn.
+    P = (G[W, W] + by_rim(ra**2, rb**2), by_rim(2 * ra * G[W, E1], -2 * rb * G[W, F1]), by_rim(2 * ra * G[W, E2], -2 * rb * G[W, F2]))
+    Z = (by_rim(G[W, B], -G[W, A]), by_rim(ra * G[E1, B], rb * G[F1, A]), by_rim(ra * G[E2, B], rb * G[F2, A]))
+    c, s = _nearest_to_circle(c, s, P, Z, by_rim(rb, ra))
     near_b = _unit_turn(wb[0] + ra * (E[0] * c + E[2] * s), wb[1] + ra * (E[1] * c + E[3] * s))
     near_a = _unit_turn(-wa[0] + rb * (E[0] * c + E[1] * s), -wa[1] + rb * (E[2] * c + E[3] * s))
-    ca, sa, cb, sb = sides(c, near_a[0]), sides(s, near_a[1]), sides(near_b[0], c), sides(near_b[1], s)
+    ca, sa, cb, sb = by_rim(c, near_a[0]), by_rim(s, near_a[1]), by_rim(near_b[0], c), by_rim(near_b[1], s)
     # The chords d = p - q (a's point less b's) through the dots: a chord's normal is -d / |d|.
     uv = ca * (E[0] * cb + E[1] * sb) + sa * (E[2] * cb + E[3] * sb)
     wa_u, wb_v = wa[0] * ca + wa[1] * sa, wb[0] * cb + wb[1] * sb
@@ -146,8 +152,8 @@ def rims_crossing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax
     least = jnp.minimum(jnp.min(jnp.where(size > 0, fixed, jnp.inf)), jnp.min(overlaps))
     faded = jnp.where(length > 0, jnp.clip((lean - _FLAT) / (_LEAN - _FLAT), 0.0, 1.0) * overlaps, 0.0)
     kept = jnp.minimum(faded, 2 * least - faded)
-    k = jnp.argmax(kept)
-    p = H_a[:3, 3] + la * out_a + ra * (ca[k] * H_a[:3, 0] + sa[k] * H_a[:3, 1])
-    q = H_b[:3, 3] + lb * out_b + rb * (cb[k] * H_b[:3, 0] + sb[k] * H_b[:3, 1])
+    ca, sa, cb, sb, depth = jnp.stack([ca, sa, cb, sb, kept])[:, jnp.argmax(kept)]  # one gather
+    p = H_a[:3, 3] + la * out_a + ra * (ca * H_a[:3, 0] + sa * H_a[:3, 1])
+    q = H_b[:3, 3] + lb * out_b + rb * (cb * H_b[:3, 0] + sb * H_b[:3, 1])
     normal = unit(q - p, unit(out_b - out_a, out_b)[0])[0]
-    return Slots((0.5 * (p + q))[None], normal[None], jnp.maximum(kept[k], 0.0)[None], jnp.ones((1,), bool)), least
+    return Slots((0.5 * (p + q))[None], normal[None], jnp.maximum(depth, 0.0)[None], jnp.ones((1,), bool)), least
