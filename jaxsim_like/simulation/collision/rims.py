@@ -148,8 +148,8 @@ def rims_crossing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax
     size, tilt_a, tilt_b = dot(others, others), dot(others, out_a), dot(others, out_b)
     fixed = (dot(others, offset) + la * jnp.abs(tilt_a) + ra * safe_sqrt(size - tilt_a**2)
              + lb * jnp.abs(tilt_b) + rb * safe_sqrt(size - tilt_b**2)) / jnp.where(size > 0, safe_sqrt(size), 1.0)
-    overlaps = jnp.where(length > 0, overlaps, jnp.inf)  # rims that meet: no direction
-    least = jnp.minimum(jnp.min(jnp.where(size > 0, fixed, jnp.inf)), jnp.min(overlaps))
+    # Rims that meet give no direction (their candidate is none; no infinity in a product: its slope would be NaN).
+    least = jnp.minimum(jnp.min(jnp.where(size > 0, fixed, jnp.inf)), jnp.min(jnp.where(length > 0, overlaps, jnp.inf)))
     faded = jnp.where(length > 0, jnp.clip((lean - _FLAT) / (_LEAN - _FLAT), 0.0, 1.0) * overlaps, 0.0)
     kept = jnp.minimum(faded, 2 * least - faded)
     ca, sa, cb, sb, depth = jnp.stack([ca, sa, cb, sb, kept])[:, jnp.argmax(kept)]  # one gather
