@@ -21,10 +21,10 @@ from ...dynamics.spatial import dot, matmul, safe_sqrt
 from .geometry import unit
 from .slots import Slots
 
-_SAMPLES = 16  # points of a's rim (constant turns) that start the Newton steps to its points nearest to b's rim's circle
+_SAMPLES = 8  # points of a's rim (constant turns) that start the Newton steps to its points nearest to b's rim's circle
 _SAMPLE_COS = np.cos(np.linspace(0.0, 2 * np.pi, _SAMPLES, endpoint=False))
 _SAMPLE_SIN = np.sin(np.linspace(0.0, 2 * np.pi, _SAMPLES, endpoint=False))
-_NEWTON = 5  # Newton steps along a rim to its points nearest to the other's circle
+_NEWTON = 6  # Newton steps along a rim to its points nearest to the other's circle
 _STEP = 0.15  # the most a Newton step turns along a rim (the tangent of half its angle)
 _SLIDE = 0.05  # the turn (the tangent of half its angle) down the slope where the distance does not curve up
 _LEAN = 0.2  # a chord whose direction's least part along the rims' caps' and sides' outward normals at its ends is less than this fades out ...
@@ -61,7 +61,7 @@ def _cayley(cos: jax.Array, sin: jax.Array, n: jax.Array, d: jax.Array) -> tuple
 def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radius: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The turns ``(cos, sin)`` (each ``(K,)``) of a rim's points nearest to another rim's circle
     of ``radius`` [m] (each a stationary point of their distance), by :data:`_NEWTON` Newton
-    steps from ``(cos, sin)`` (a loop: XLA compiles one step), each turning by no more than
+    steps from ``(cos, sin)``, each turning by no more than
     :data:`_STEP` (by :data:`_SLIDE` down the slope where the distance does not curve up): the
     point's squared distance from the circle's centre is ``P[0] + P[1] cos + P[2] sin`` and its
     height over the circle's plane ``Z[0] + Z[1] cos + Z[2] sin`` (each ``(K,)``), so that its
@@ -81,7 +81,9 @@ def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radiu
         n = jnp.where(newton, -q * slope, -jnp.sign(slope) * _SLIDE)
         return _cayley(cos, sin, jnp.clip(n, -_STEP * d, _STEP * d), d)
 
-    return jax.lax.fori_loop(0, _NEWTON, step, (cos, sin))
+    for i in range(_NEWTON):
+        cos, sin = step(i, (cos, sin))
+    return cos, sin
 
 
 def rims_crossing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, guard: jax.Array) -> tuple[Slots, jax.Array]:
