@@ -12,7 +12,9 @@ kinds (see :mod:`.kinds`). Two cylinders' caps pressed into each other, or one's
 against the other's side, also meet in a slot of their own (:func:`caps_facing`): where their
 rims lie on each other's side, their rim points are no deeper than their distance to that side.
 A capsule's segment meets a cylinder's rim in slots of their own (:func:`capsule_on_rim`): the
-rim points sample the rim, and the capsule's end balls meet the cap only under its ends.
+rim points sample the rim, and the capsule's end balls meet the cap only under its ends. Two
+cylinders' rims pressed across each other, rim on rim, meet in a slot of their own too
+(:mod:`.rims`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from .slots import Slots
 
 _SIDE_TOLERANCE = 1e-7  # relative to the half length: side contacts this far past a cap still count
 _CAP_RAYS = 16  # rays from a cap's centre to its rim that find its deepest point over another cylinder's cap
+_CAP_COS = np.cos(np.linspace(0.0, 2 * np.pi, _CAP_RAYS, endpoint=False))  # their turns' cosines and sines (constants: no sine in the program)
+_CAP_SIN = np.sin(np.linspace(0.0, 2 * np.pi, _CAP_RAYS, endpoint=False))
 _EDGE_SAMPLES = 9  # turns about a box's edge, from one face to the other, that start the Newton steps
 _EDGE_TURNS = np.linspace(0.0, 0.5 * np.pi, _EDGE_SAMPLES)
 _EDGE_COS, _EDGE_SIN = np.cos(_EDGE_TURNS), np.sin(_EDGE_TURNS)  # those turns' cosines and sines (constants: no sine in the program)
@@ -121,9 +125,8 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     # The other's facing cap: rays from its centre to its rim, the part of each over X's cap (|lateral| <= radius).
     other_axis = H_other[:3, 2]
     cap_centre = H_other[:3, 3] - jnp.where(other_axis @ pushed >= 0, 1.0, -1.0) * size_other[1] * other_axis
-    angles = jnp.linspace(0.0, 2 * jnp.pi, _CAP_RAYS, endpoint=False, dtype=axis.dtype)
     first = perpendicular(other_axis)
-    rays = size_other[0] * (jnp.cos(angles)[:, None] * first + jnp.sin(angles)[:, None] * jnp.cross(other_axis, first))
+    rays = size_other[0] * (_CAP_COS.astype(axis.dtype)[:, None] * first + _CAP_SIN.astype(axis.dtype)[:, None] * jnp.cross(other_axis, first))
     # Then the generator of the other's side farthest into X, from end to end: a side pressed against X's cap.
     facing = unit(_across(_across(-pushed, other_axis), other_axis), first)[0]  # twice, as ``across``
     starts = jnp.concatenate([jnp.broadcast_to(cap_centre, rays.shape),

@@ -6,7 +6,8 @@ collision query evaluates once for all their pairs (one narrow phase in the comp
 however many of its kinds a world has): a sphere is a capsule of no length, and a cylinder
 against a capsule, a box or a cylinder is the capsule of its radius and segment with only the
 contacts on its side kept (:func:`.cylinder.on_side`, switched per pair; two cylinders' caps
-refine their first slot, for their pairs only: :func:`.cylinder.caps_facing`; a capsule's segment
+refine their first slot and their rims their second, for their pairs only: :func:`.cylinder.caps_facing`,
+:func:`.rims.rims_crossing`; a capsule's segment
 meets a cylinder's rim in 2 more slots, for their pairs only: :func:`.cylinder.capsule_on_rim`), and a sphere against a
 cylinder is the swept point of its centre and radius (:func:`.points.point_shape`). Each kind takes
 the first ``slots`` of its family's slots: the others are never candidates for its shapes.
@@ -36,6 +37,7 @@ from .cylinder import capsule_on_rim, caps_facing, on_side, past_caps, rims_on_b
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
 from .points import KIND_CODES, point_shape
+from .rims import rims_crossing
 from .round import capsule_capsule
 from .slots import Slots
 
@@ -86,11 +88,19 @@ def _round_refined(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Arr
 
 def _caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array) -> Slots:
     """The :func:`_round` slots ``sided`` of two cylinders with their first slot their caps'
-    contact where that is deeper (:func:`.cylinder.caps_facing`)."""
+    contact where that is deeper (:func:`.cylinder.caps_facing`), their second their rims'
+    where that is deeper (:func:`.rims.rims_crossing`: a rim pressed across the other's rim,
+    whose contact neither the caps' slot nor the rim points carry); none deeper than the least
+    overlap of the two that the rims' slot found (along its candidates: an upper bound of their
+    penetration depth, which it is where their rims press across each other)."""
     clear_a, clear_b = _clear(H_a, size_a, H_b, size_b, jnp.asarray(True), jnp.asarray(True))
     cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b, sided.normal[0])
+    rims, least = rims_crossing(H_a, size_a, H_b, size_b, sided.normal[0])
     deeper = cap.depth[0] > jnp.where(sided.valid[0], sided.depth[0], 0.0)
-    return jax.tree.map(lambda side, caps: side.at[0].set(jnp.where(deeper, caps[0], side[0])), sided, cap)
+    sided = jax.tree.map(lambda side, caps: side.at[0].set(jnp.where(deeper, caps[0], side[0])), sided, cap)
+    deeper = rims.depth[0] > jnp.where(sided.valid[1], sided.depth[1], 0.0)
+    sided = jax.tree.map(lambda side, rim: side.at[1].set(jnp.where(deeper, rim[0], side[1])), sided, rims)
+    return sided._replace(depth=jnp.minimum(sided.depth, least))
 
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
