@@ -5,6 +5,11 @@ negative outside) and the outward unit normal ``(P, 3)`` of the surface nearest 
 A swept point (a ball of radius ``r`` around its centre ``p``) touches at ``p - r n``: its depth
 is the centre's plus ``r`` (exact against a plane and a static box; to first order in the
 slope under a height function), see :func:`touch`.
+
+A static box's face that lies on or below the ground and faces into it (the bottom of a wall
+standing on the floor) is no face a body can reach from outside: the box is taken as reaching on
+through the ground below that face (:func:`_open_faces`), so a point inside the box near it
+leaves by the nearest face a body can reach (the wall's side), never down into the ground.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 
 from ..dynamics import spatial
 from ..pytree import pytree_dataclass
-from .collision.geometry import box_closest
+from .collision.geometry import unit
 
 
 @pytree_dataclass(static=["height_function"])
@@ -105,13 +110,60 @@ def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
     return (z - points[:, 2]) * normal[:, 2], normal
 
 
-def _boxes(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(P, B)`` of each point in each box (inside: to the nearest face; outside: minus the
-    distance to the box) and the outward normal ``(P, B, 3)`` of the box's nearest surface point."""
+BURIED_TOLERANCE = 1e-6
+"""[m] A box's face whose corners lie no more than this above the ground lies on it (the
+rounding of a box placed on the floor, in float32 too)."""
+
+_CORNER_SIGNS = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+_FACE_CORNERS = np.stack([_CORNER_SIGNS.T == 1.0, _CORNER_SIGNS.T == -1.0])
+"""``(2, 3, 8)``: the corners (of :data:`_CORNER_SIGNS`) on the + and the - face of each axis."""
+
+
+def _open_faces(terrain: Terrain) -> jax.Array:
+    """``(B, 2, 3)``: of each static box, whether its + and its - face of each of its axes is
+    open: all its corners lie on or below the ground (within :data:`BURIED_TOLERANCE`) and its
+    outward normal points into the ground at each of them (the bottom face of a box standing on
+    the floor or sunk into it; never both faces of an axis)."""
+    R = terrain.box_transforms[:, :3, :3]
+    local = _CORNER_SIGNS[None] * terrain.box_half_extents[:, None, :]
+    corners = terrain.box_transforms[:, None, :3, 3] + jnp.einsum("bij,bcj->bci", R, local)
+    depth, normal = _ground(terrain, corners.reshape(-1, 3))
+    depth, normal = depth.reshape(corners.shape[:2]), normal.reshape(corners.shape)
+    # (B, 3, 8): the part of each corner's ground normal along each box axis.
+    along = jnp.einsum("bji,bcj->bic", R, normal)
+    signs = np.array([1.0, -1.0])[None, :, None, None]
+    on_face = _FACE_CORNERS[None]
+    buried = jnp.all(jnp.where(on_face, depth[:, None, None, :] >= -BURIED_TOLERANCE, True), axis=-1)
+    into_ground = jnp.all(jnp.where(on_face, signs * along[:, None] < 0, True), axis=-1)
+    return buried & into_ground
+
+
+def _box_surface(point: jax.Array, half_extents: jax.Array, open_faces: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)`` whose ``open_faces
+    (2, 3)`` (+ and - face of each axis, :func:`_open_faces`) reach on without end: the outward
+    normal ``(3,)`` of its nearest surface point and the signed distance to it [m] (negative
+    inside: the face of least penetration, as :func:`.geometry.box_closest`)."""
+    open_up, open_down = open_faces[0], open_faces[1]
+    to_up, to_down = half_extents - point, half_extents + point
+    to_faces = jnp.where(open_down, to_up, jnp.where(open_up, to_down, jnp.minimum(to_up, to_down)))
+    signs = jnp.where(open_down, 1.0, jnp.where(open_up, -1.0, jnp.where(point >= 0, 1.0, -1.0)))
+    clipped = jnp.where(open_down, jnp.minimum(point, half_extents),
+                        jnp.where(open_up, jnp.maximum(point, -half_extents), jnp.clip(point, -half_extents, half_extents)))
+    inside = jnp.all(to_faces >= 0)
+    face = jnp.argmin(to_faces)
+    face_normal = jax.nn.one_hot(face, 3, dtype=point.dtype) * signs[face]
+    outward, distance = unit(point - clipped, face_normal)
+    return jnp.where(inside, face_normal, outward), jnp.where(inside, -to_faces[face], distance)
+
+
+def box_penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Depth ``(P, B)`` [m] of each of ``points (P, 3)`` in each static box (inside: to the
+    nearest face a body can reach, :func:`_open_faces`; outside: minus the distance to the box)
+    and the outward normal ``(P, B, 3)`` of the box's nearest surface point."""
     R = terrain.box_transforms[:, :3, :3]
     local = jnp.einsum("bji,pbj->pbi", R, points[:, None, :] - terrain.box_transforms[None, :, :3, 3])
-    per_box = jax.vmap(box_closest, in_axes=(0, 0))
-    _, local_normal, distance = jax.vmap(per_box, in_axes=(0, None))(local, terrain.box_half_extents)
+    per_box = jax.vmap(_box_surface, in_axes=(0, 0, 0))
+    local_normal, distance = jax.vmap(per_box, in_axes=(0, None, None))(local, terrain.box_half_extents, _open_faces(terrain))
     return -distance, jnp.einsum("bij,pbj->pbi", R, local_normal)
 
 
@@ -132,7 +184,7 @@ def penetration(terrain: Terrain, points: jax.Array, radii: jax.Array | None = N
         depth = depth + radii
     if terrain.box_transforms.shape[0] == 0:
         return depth, normal
-    box_depth, box_normal = _boxes(terrain, points)
+    box_depth, box_normal = box_penetration(terrain, points)
     if radii is not None:
         box_depth = box_depth + radii[:, None]
     all_depths = jnp.concatenate([depth[:, None], box_depth], axis=1)
