@@ -9,7 +9,9 @@ slope under a height function), see :func:`touch`.
 A static box's face that lies on or below the ground and faces into it (the bottom of a wall
 standing on the floor) is no face a body can reach from outside: the box is taken as reaching on
 through the ground below that face (:func:`_open_faces`), so a point inside the box near it
-leaves by the nearest face a body can reach (the wall's side), never down into the ground.
+leaves by the nearest face a body can reach (the wall's side), never down into the ground. The
+ground carries what lies in it: a box pushes a point that is in the ground too only by as much as
+the point is deeper in the box than in the ground (:func:`box_penetration`).
 """
 
 from __future__ import annotations
@@ -156,15 +158,26 @@ def _box_surface(point: jax.Array, half_extents: jax.Array, open_faces: jax.Arra
     return jnp.where(inside, face_normal, outward), jnp.where(inside, -to_faces[face], distance)
 
 
-def box_penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(P, B)`` [m] of each of ``points (P, 3)`` in each static box (inside: to the
-    nearest face a body can reach, :func:`_open_faces`; outside: minus the distance to the box)
-    and the outward normal ``(P, B, 3)`` of the box's nearest surface point."""
+def _boxes(terrain: Terrain, points: jax.Array, ground_depth: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """:func:`box_penetration` of ``points (P, 3)`` at ``ground_depth (P,)`` [m] in the ground."""
     R = terrain.box_transforms[:, :3, :3]
     local = jnp.einsum("bji,pbj->pbi", R, points[:, None, :] - terrain.box_transforms[None, :, :3, 3])
     per_box = jax.vmap(_box_surface, in_axes=(0, 0, 0))
     local_normal, distance = jax.vmap(per_box, in_axes=(0, None, None))(local, terrain.box_half_extents, _open_faces(terrain))
-    return -distance, jnp.einsum("bij,pbj->pbi", R, local_normal)
+    depth = -distance - jnp.maximum(ground_depth, 0.0)[:, None]
+    return depth, jnp.einsum("bij,pbj->pbi", R, local_normal)
+
+
+def box_penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Depth ``(P, B)`` [m] of each of ``points (P, 3)`` in each static box and the outward normal
+    ``(P, B, 3)`` of the box's nearest surface point. Inside, the depth to the nearest face a
+    body can reach (:func:`_open_faces`), less the point's depth in the ground where it is in
+    it: the ground's own contact pushes it out of that much (a body's corner sunk into the floor
+    at the foot of a wall is the floor's, as deep in both; counted twice, its contact in the
+    edge would be deeper than in either, and a body resting there on its deepest points would
+    rest on that corner instead of its corners higher up the wall). Outside: minus the distance
+    to the box."""
+    return _boxes(terrain, points, _ground(terrain, points)[0])
 
 
 def touch(terrain: Terrain, centres: jax.Array, radii: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -179,12 +192,11 @@ def penetration(terrain: Terrain, points: jax.Array, radii: jax.Array | None = N
     """Depth ``(P,)`` [m] (positive inside) and outward normal ``(P, 3)`` of the deepest surface at
     ``points (P, 3)``, the centres of balls of ``radii (P,)`` [m] (None: points); of the surfaces
     together where a point is in several about as deep (:func:`_combined`)."""
-    depth, normal = _ground(terrain, points)
-    if radii is not None:
-        depth = depth + radii
+    ground_depth, normal = _ground(terrain, points)
+    depth = ground_depth if radii is None else ground_depth + radii
     if terrain.box_transforms.shape[0] == 0:
         return depth, normal
-    box_depth, box_normal = box_penetration(terrain, points)
+    box_depth, box_normal = _boxes(terrain, points, ground_depth)
     if radii is not None:
         box_depth = box_depth + radii[:, None]
     all_depths = jnp.concatenate([depth[:, None], box_depth], axis=1)
