@@ -127,16 +127,15 @@ def _open_faces(terrain: Terrain) -> jax.Array:
     outward normal points into the ground at each of them (the bottom face of a box standing on
     the floor or sunk into it; never both faces of an axis)."""
     R = terrain.box_transforms[:, :3, :3]
-    local = _CORNER_SIGNS[None] * terrain.box_half_extents[:, None, :]
+    local = jnp.asarray(_CORNER_SIGNS, R.dtype)[None] * terrain.box_half_extents[:, None, :]
     corners = terrain.box_transforms[:, None, :3, 3] + jnp.einsum("bij,bcj->bci", R, local)
     depth, normal = _ground(terrain, corners.reshape(-1, 3))
     depth, normal = depth.reshape(corners.shape[:2]), normal.reshape(corners.shape)
     # (B, 3, 8): the part of each corner's ground normal along each box axis.
     along = jnp.einsum("bji,bcj->bic", R, normal)
-    signs = np.array([1.0, -1.0])[None, :, None, None]
     on_face = _FACE_CORNERS[None]
     buried = jnp.all(jnp.where(on_face, depth[:, None, None, :] >= -BURIED_TOLERANCE, True), axis=-1)
-    into_ground = jnp.all(jnp.where(on_face, signs * along[:, None] < 0, True), axis=-1)
+    into_ground = jnp.all(jnp.where(on_face, jnp.stack([along < 0, along > 0], axis=1), True), axis=-1)
     return buried & into_ground
 
 
