@@ -139,20 +139,20 @@ def _open_faces(terrain: Terrain) -> jax.Array:
     return buried & into_ground
 
 
-def _box_surface(point: jax.Array, half_extents: jax.Array, open_faces: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)`` whose ``open_faces
-    (2, 3)`` (+ and - face of each axis, :func:`_open_faces`) reach on without end: the outward
-    normal ``(3,)`` of its nearest surface point and the signed distance to it [m] (negative
-    inside: the face of least penetration, as :func:`.geometry.box_closest`)."""
-    open_up, open_down = open_faces[0], open_faces[1]
-    to_up, to_down = half_extents - point, half_extents + point
-    to_faces = jnp.where(open_down, to_up, jnp.where(open_up, to_down, jnp.minimum(to_up, to_down)))
-    signs = jnp.where(open_down, 1.0, jnp.where(open_up, -1.0, jnp.where(point >= 0, 1.0, -1.0)))
-    clipped = jnp.where(open_down, jnp.minimum(point, half_extents),
-                        jnp.where(open_up, jnp.maximum(point, -half_extents), jnp.clip(point, -half_extents, half_extents)))
+def _box_surface(point: jax.Array, half_extents: jax.Array, bounds: jax.Array, open_side: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)`` that reaches on without
+    end through its open faces (:func:`_open_faces`), given as its ``bounds (2, 3)`` (low, high:
+    minus and plus the half extents, infinite past an open face) and ``open_side (3,)`` (per
+    axis, 1 where its + face is open, -1 its - face, 0 none): the outward normal ``(3,)`` of its
+    nearest surface point and the signed distance to it [m] (negative inside: the face of least
+    penetration, as :func:`.geometry.box_closest`)."""
+    clipped = jnp.clip(point, bounds[0], bounds[1])
+    closed = open_side == 0
+    to_faces = half_extents - jnp.where(closed, jnp.abs(point), -open_side * point)
     inside = jnp.all(to_faces >= 0)
     face = jnp.argmin(to_faces)
-    face_normal = jax.nn.one_hot(face, 3, dtype=point.dtype) * signs[face]
+    sign = jnp.where(closed[face], jnp.where(point[face] >= 0, 1.0, -1.0), -open_side[face])
+    face_normal = jax.nn.one_hot(face, 3, dtype=point.dtype) * sign
     outward, distance = unit(point - clipped, face_normal)
     return jnp.where(inside, face_normal, outward), jnp.where(inside, -to_faces[face], distance)
 
@@ -161,8 +161,12 @@ def _boxes(terrain: Terrain, points: jax.Array, ground_depth: jax.Array) -> tupl
     """:func:`box_penetration` of ``points (P, 3)`` at ``ground_depth (P,)`` [m] in the ground."""
     R = terrain.box_transforms[:, :3, :3]
     local = jnp.einsum("bji,pbj->pbi", R, points[:, None, :] - terrain.box_transforms[None, :, :3, 3])
-    per_box = jax.vmap(_box_surface, in_axes=(0, 0, 0))
-    local_normal, distance = jax.vmap(per_box, in_axes=(0, None, None))(local, terrain.box_half_extents, _open_faces(terrain))
+    faces = _open_faces(terrain)
+    half = terrain.box_half_extents
+    bounds = jnp.stack([jnp.where(faces[:, 1], -jnp.inf, -half), jnp.where(faces[:, 0], jnp.inf, half)], axis=1)
+    open_side = faces[:, 0].astype(half.dtype) - faces[:, 1].astype(half.dtype)
+    per_box = jax.vmap(_box_surface, in_axes=(0, 0, 0, 0))
+    local_normal, distance = jax.vmap(per_box, in_axes=(0, None, None, None))(local, half, bounds, open_side)
     depth = -distance - jnp.maximum(ground_depth, 0.0)[:, None]
     return depth, jnp.einsum("bij,pbj->pbi", R, local_normal)
 
