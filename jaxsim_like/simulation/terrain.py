@@ -7,11 +7,9 @@ is the centre's plus ``r`` (exact against a plane and a static box; to first ord
 slope under a height function), see :func:`touch`.
 
 A static box's face that lies on or below the ground and faces into it (the bottom of a wall
-standing on the floor) is no face a body can reach from outside: the box is taken as reaching on
-through the ground below that face (:func:`_open_faces`), so a point inside the box near it
-leaves by the nearest face a body can reach (the wall's side), never down into the ground. The
-ground carries what lies in it: a box pushes a point that is in the ground too only by as much as
-the point is deeper in the box than in the ground (:func:`box_penetration`).
+standing on the floor) is no face a body can reach from outside: a point inside the box leaves it
+by the nearest face that is not buried (:func:`_buried_faces`), the wall's side, never down
+through its bottom into the ground (:func:`box_penetration`).
 """
 
 from __future__ import annotations
@@ -121,9 +119,9 @@ _FACE_CORNERS = np.stack([_CORNER_SIGNS.T == 1.0, _CORNER_SIGNS.T == -1.0])
 """``(2, 3, 8)``: the corners (of :data:`_CORNER_SIGNS`) on the + and the - face of each axis."""
 
 
-def _open_faces(terrain: Terrain) -> jax.Array:
+def _buried_faces(terrain: Terrain) -> jax.Array:
     """``(B, 2, 3)``: of each static box, whether its + and its - face of each of its axes is
-    open: all its corners lie on or below the ground (within :data:`BURIED_TOLERANCE`) and its
+    buried: all its corners lie on or below the ground (within :data:`BURIED_TOLERANCE`) and its
     outward normal points into the ground at each of them (the bottom face of a box standing on
     the floor or sunk into it; never both faces of an axis)."""
     R = terrain.box_transforms[:, :3, :3]
@@ -139,48 +137,39 @@ def _open_faces(terrain: Terrain) -> jax.Array:
     return buried & into_ground
 
 
-def _box_surface(point: jax.Array, half_extents: jax.Array, bounds: jax.Array, open_side: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)`` that reaches on without
-    end through its open faces (:func:`_open_faces`), given as its ``bounds (2, 3)`` (low, high:
-    minus and plus the half extents, infinite past an open face) and ``open_side (3,)`` (per
-    axis, 1 where its + face is open, -1 its - face, 0 none): the outward normal ``(3,)`` of its
-    nearest surface point and the signed distance to it [m] (negative inside: the face of least
-    penetration, as :func:`.geometry.box_closest`)."""
-    clipped = jnp.clip(point, bounds[0], bounds[1])
-    closed = open_side == 0
-    to_faces = half_extents - jnp.where(closed, jnp.abs(point), -open_side * point)
+def _box_surface(point: jax.Array, half_extents: jax.Array, buried_side: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)`` whose ``buried_side
+    (3,)`` (per axis, 1 where its + face is buried, -1 its - face, 0 neither; :func:`_buried_faces`):
+    the outward normal ``(3,)`` by which the point leaves the box and its signed distance to the
+    box [m]. Inside (negative), the distance to the nearest face (as :func:`.geometry.box_closest`)
+    and the normal of the nearest face that is not buried: the point leaves by the face a body can
+    reach, and as deep as it is in the box."""
+    clipped = jnp.clip(point, -half_extents, half_extents)
+    to_faces = half_extents - jnp.abs(point)
     inside = jnp.all(to_faces >= 0)
-    face = jnp.argmin(to_faces)
-    sign = jnp.where(closed[face], jnp.where(point[face] >= 0, 1.0, -1.0), -open_side[face])
+    reachable = jnp.where(buried_side == 0, to_faces, half_extents + buried_side * point)
+    face = jnp.argmin(reachable)
+    sign = jnp.where(buried_side[face] == 0, jnp.where(point[face] >= 0, 1.0, -1.0), -buried_side[face])
     face_normal = jax.nn.one_hot(face, 3, dtype=point.dtype) * sign
     outward, distance = unit(point - clipped, face_normal)
-    return jnp.where(inside, face_normal, outward), jnp.where(inside, -to_faces[face], distance)
-
-
-def _boxes(terrain: Terrain, points: jax.Array, ground_depth: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """:func:`box_penetration` of ``points (P, 3)`` at ``ground_depth (P,)`` [m] in the ground."""
-    R = terrain.box_transforms[:, :3, :3]
-    local = jnp.einsum("bji,pbj->pbi", R, points[:, None, :] - terrain.box_transforms[None, :, :3, 3])
-    faces = _open_faces(terrain)
-    half = terrain.box_half_extents
-    bounds = jnp.stack([jnp.where(faces[:, 1], -jnp.inf, -half), jnp.where(faces[:, 0], jnp.inf, half)], axis=1)
-    open_side = faces[:, 0].astype(half.dtype) - faces[:, 1].astype(half.dtype)
-    per_box = jax.vmap(_box_surface, in_axes=(0, 0, 0, 0))
-    local_normal, distance = jax.vmap(per_box, in_axes=(0, None, None, None))(local, half, bounds, open_side)
-    depth = -distance - jnp.maximum(ground_depth, 0.0)[:, None]
-    return depth, jnp.einsum("bij,pbj->pbi", R, local_normal)
+    return jnp.where(inside, face_normal, outward), jnp.where(inside, -jnp.min(to_faces), distance)
 
 
 def box_penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(P, B)`` [m] of each of ``points (P, 3)`` in each static box and the outward normal
-    ``(P, B, 3)`` of the box's nearest surface point. Inside, the depth to the nearest face a
-    body can reach (:func:`_open_faces`), less the point's depth in the ground where it is in
-    it: the ground's own contact pushes it out of that much (a body's corner sunk into the floor
-    at the foot of a wall is the floor's, as deep in both; counted twice, its contact in the
-    edge would be deeper than in either, and a body resting there on its deepest points would
-    rest on that corner instead of its corners higher up the wall). Outside: minus the distance
-    to the box."""
-    return _boxes(terrain, points, _ground(terrain, points)[0])
+    """Depth ``(P, B)`` [m] of each of ``points (P, 3)`` in each static box (inside: to its nearest
+    face; outside: minus the distance to the box) and the normal ``(P, B, 3)`` by which it leaves
+    the box: outside, the outward normal of the box's nearest surface point; inside, that of the
+    nearest face a body can reach (:func:`_buried_faces`). A body's corner inside a wall standing
+    on the floor, nearer its bottom than its side, is pushed out of the side, by as much as it is
+    above the floor: its push fades as it comes down to the floor (at which, and below which, it
+    is the floor's), never down through the bottom into the floor."""
+    R = terrain.box_transforms[:, :3, :3]
+    local = jnp.einsum("bji,pbj->pbi", R, points[:, None, :] - terrain.box_transforms[None, :, :3, 3])
+    buried = _buried_faces(terrain)
+    buried_side = buried[:, 0].astype(local.dtype) - buried[:, 1].astype(local.dtype)
+    per_box = jax.vmap(_box_surface, in_axes=(0, 0, 0))
+    local_normal, distance = jax.vmap(per_box, in_axes=(0, None, None))(local, terrain.box_half_extents, buried_side)
+    return -distance, jnp.einsum("bij,pbj->pbi", R, local_normal)
 
 
 def touch(terrain: Terrain, centres: jax.Array, radii: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -195,11 +184,12 @@ def penetration(terrain: Terrain, points: jax.Array, radii: jax.Array | None = N
     """Depth ``(P,)`` [m] (positive inside) and outward normal ``(P, 3)`` of the deepest surface at
     ``points (P, 3)``, the centres of balls of ``radii (P,)`` [m] (None: points); of the surfaces
     together where a point is in several about as deep (:func:`_combined`)."""
-    ground_depth, normal = _ground(terrain, points)
-    depth = ground_depth if radii is None else ground_depth + radii
+    depth, normal = _ground(terrain, points)
+    if radii is not None:
+        depth = depth + radii
     if terrain.box_transforms.shape[0] == 0:
         return depth, normal
-    box_depth, box_normal = _boxes(terrain, points, ground_depth)
+    box_depth, box_normal = box_penetration(terrain, points)
     if radii is not None:
         box_depth = box_depth + radii[:, None]
     all_depths = jnp.concatenate([depth[:, None], box_depth], axis=1)
