@@ -144,15 +144,20 @@ def _box_surface(point: jax.Array, half_extents: jax.Array, buried_side: jax.Arr
     box [m]. Inside (negative), the distance to the nearest face (as :func:`.geometry.box_closest`)
     and the normal of the nearest face that is not buried: the point leaves by the face a body can
     reach, and as deep as it is in the box."""
+    # Per axis, not reduced over the axes: the step's cost grows with each reduction over them.
     clipped = jnp.clip(point, -half_extents, half_extents)
     to_faces = half_extents - jnp.abs(point)
-    inside = jnp.all(to_faces >= 0)
     reachable = jnp.where(buried_side == 0, to_faces, half_extents + buried_side * point)
-    face = jnp.argmin(reachable)
-    sign = jnp.where(buried_side[face] == 0, jnp.where(point[face] >= 0, 1.0, -1.0), -buried_side[face])
-    face_normal = jax.nn.one_hot(face, 3, dtype=point.dtype) * sign
+    signs = jnp.where(buried_side == 0, jnp.where(point >= 0, 1.0, -1.0), -buried_side)
+    r0, r1, r2 = reachable[0], reachable[1], reachable[2]
+    first = (r0 <= r1) & (r0 <= r2)
+    second = ~first & (r1 <= r2)
+    face_normal = jnp.stack([jnp.where(first, signs[0], 0.0), jnp.where(second, signs[1], 0.0),
+                             jnp.where(first | second, 0.0, signs[2])]).astype(point.dtype)
+    inside = (to_faces[0] >= 0) & (to_faces[1] >= 0) & (to_faces[2] >= 0)
+    nearest = jnp.minimum(jnp.minimum(to_faces[0], to_faces[1]), to_faces[2])
     outward, distance = unit(point - clipped, face_normal)
-    return jnp.where(inside, face_normal, outward), jnp.where(inside, -jnp.min(to_faces), distance)
+    return jnp.where(inside, face_normal, outward), jnp.where(inside, -nearest, distance)
 
 
 def box_penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
