@@ -24,6 +24,7 @@ from ..dynamics import representations as rep
 from ..dynamics.model import Model
 from ..dynamics.state import State
 from ..simulation import Terrain, control, penetration, wrenches
+from ..simulation.terrain import box_penetration
 from ..simulation.world import ModelInputs as WorldModelInputs
 from ..simulation.world import WorldModel, WorldState, world_step
 
@@ -315,17 +316,13 @@ of allocating new ones, so the arrays passed in are invalid afterwards."""
 
 
 def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
-    """``(P,)``: 0 where the ground is the deepest surface at a point, ``b + 1`` for static box ``b``."""
+    """``(P,)``: 0 where the ground is the deepest surface at a point, ``b + 1`` for static box ``b``
+    (its depth as the terrain's contacts take it, :func:`~jaxsim_like.simulation.terrain.box_penetration`)."""
     no_boxes = terrain.replace(box_transforms=terrain.box_transforms[:0], box_half_extents=terrain.box_half_extents[:0])
-    depths = [penetration(no_boxes, points)[0]]
-    for b in range(terrain.box_transforms.shape[0]):
-        box = no_boxes.replace(
-            plane_offset=jnp.asarray(NO_GROUND_OFFSET, terrain.plane_offset.dtype),
-            box_transforms=terrain.box_transforms[b : b + 1],
-            box_half_extents=terrain.box_half_extents[b : b + 1],
-        )
-        depths.append(penetration(box, points)[0])
-    return jnp.argmax(jnp.stack(depths, axis=1), axis=1)
+    ground = penetration(no_boxes, points)[0][:, None]
+    if terrain.box_transforms.shape[0] == 0:
+        return jnp.argmax(ground, axis=1)
+    return jnp.argmax(jnp.concatenate([ground, box_penetration(terrain, points)[0]], axis=1), axis=1)
 
 
 def _observe(model: Model, packed: jax.Array, layout: Layout, terrain: Terrain) -> Observation:

@@ -5,6 +5,11 @@ negative outside) and the outward unit normal ``(P, 3)`` of the surface nearest 
 A swept point (a ball of radius ``r`` around its centre ``p``) touches at ``p - r n``: its depth
 is the centre's plus ``r`` (exact against a plane and a static box; to first order in the
 slope under a height function), see :func:`touch`.
+
+A static box's face that lies on or below the ground and faces into it (the bottom of a wall
+standing on the floor) is no face a body can reach from outside: a point inside the box leaves it
+by the nearest face that is not buried (:func:`_buried_faces`), the wall's side, never down
+through its bottom into the ground (:func:`box_penetration`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 
 from ..dynamics import spatial
 from ..pytree import pytree_dataclass
-from .collision.geometry import box_closest
+from .collision.geometry import unit
 
 
 @pytree_dataclass(static=["height_function"])
@@ -105,13 +110,70 @@ def _ground(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
     return (z - points[:, 2]) * normal[:, 2], normal
 
 
-def _boxes(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Depth ``(P, B)`` of each point in each box (inside: to the nearest face; outside: minus the
-    distance to the box) and the outward normal ``(P, B, 3)`` of the box's nearest surface point."""
+BURIED_TOLERANCE = 1e-6
+"""[m] A box's face whose corners lie no more than this above the ground lies on it (the
+rounding of a box placed on the floor, in float32 too)."""
+
+_CORNER_SIGNS = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+_FACE_CORNERS = np.stack([_CORNER_SIGNS.T == 1.0, _CORNER_SIGNS.T == -1.0])
+"""``(2, 3, 8)``: the corners (of :data:`_CORNER_SIGNS`) on the + and the - face of each axis."""
+
+
+def _buried_faces(terrain: Terrain) -> jax.Array:
+    """``(B, 2, 3)``: of each static box, whether its + and its - face of each of its axes is
+    buried: all its corners lie on or below the ground (within :data:`BURIED_TOLERANCE`) and its
+    outward normal points into the ground at each of them (the bottom face of a box standing on
+    the floor or sunk into it; never both faces of an axis)."""
+    R = terrain.box_transforms[:, :3, :3]
+    local = jnp.asarray(_CORNER_SIGNS, R.dtype)[None] * terrain.box_half_extents[:, None, :]
+    corners = terrain.box_transforms[:, None, :3, 3] + jnp.einsum("bij,bcj->bci", R, local)
+    depth, normal = _ground(terrain, corners.reshape(-1, 3))
+    depth, normal = depth.reshape(corners.shape[:2]), normal.reshape(corners.shape)
+    # (B, 3, 8): the part of each corner's ground normal along each box axis.
+    along = jnp.einsum("bji,bcj->bic", R, normal)
+    on_face = _FACE_CORNERS[None]
+    buried = jnp.all(jnp.where(on_face, depth[:, None, None, :] >= -BURIED_TOLERANCE, True), axis=-1)
+    into_ground = jnp.all(jnp.where(on_face, jnp.stack([along < 0, along > 0], axis=1), True), axis=-1)
+    return buried & into_ground
+
+
+def _box_surface(point: jax.Array, half_extents: jax.Array, buried_side: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """For a ``point (3,)`` in the frame of a box of ``half_extents (3,)`` whose ``buried_side
+    (3,)`` (per axis, 1 where its + face is buried, -1 its - face, 0 neither; :func:`_buried_faces`):
+    the outward normal ``(3,)`` by which the point leaves the box and its signed distance to the
+    box [m]. Inside (negative), the distance to the nearest face (as :func:`.geometry.box_closest`)
+    and the normal of the nearest face that is not buried: the point leaves by the face a body can
+    reach, and as deep as it is in the box."""
+    # Per axis, not reduced over the axes: the step's cost grows with each reduction over them.
+    clipped = jnp.clip(point, -half_extents, half_extents)
+    to_faces = half_extents - jnp.abs(point)
+    reachable = jnp.where(buried_side == 0, to_faces, half_extents + buried_side * point)
+    signs = jnp.where(buried_side == 0, jnp.where(point >= 0, 1.0, -1.0), -buried_side)
+    r0, r1, r2 = reachable[0], reachable[1], reachable[2]
+    first = (r0 <= r1) & (r0 <= r2)
+    second = ~first & (r1 <= r2)
+    face_normal = jnp.stack([jnp.where(first, signs[0], 0.0), jnp.where(second, signs[1], 0.0),
+                             jnp.where(first | second, 0.0, signs[2])]).astype(point.dtype)
+    inside = (to_faces[0] >= 0) & (to_faces[1] >= 0) & (to_faces[2] >= 0)
+    nearest = jnp.minimum(jnp.minimum(to_faces[0], to_faces[1]), to_faces[2])
+    outward, distance = unit(point - clipped, face_normal)
+    return jnp.where(inside, face_normal, outward), jnp.where(inside, -nearest, distance)
+
+
+def box_penetration(terrain: Terrain, points: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Depth ``(P, B)`` [m] of each of ``points (P, 3)`` in each static box (inside: to its nearest
+    face; outside: minus the distance to the box) and the normal ``(P, B, 3)`` by which it leaves
+    the box: outside, the outward normal of the box's nearest surface point; inside, that of the
+    nearest face a body can reach (:func:`_buried_faces`). A body's corner inside a wall standing
+    on the floor, nearer its bottom than its side, is pushed out of the side, by as much as it is
+    above the floor: its push fades as it comes down to the floor (at which, and below which, it
+    is the floor's), never down through the bottom into the floor."""
     R = terrain.box_transforms[:, :3, :3]
     local = jnp.einsum("bji,pbj->pbi", R, points[:, None, :] - terrain.box_transforms[None, :, :3, 3])
-    per_box = jax.vmap(box_closest, in_axes=(0, 0))
-    _, local_normal, distance = jax.vmap(per_box, in_axes=(0, None))(local, terrain.box_half_extents)
+    buried = _buried_faces(terrain)
+    buried_side = buried[:, 0].astype(local.dtype) - buried[:, 1].astype(local.dtype)
+    per_box = jax.vmap(_box_surface, in_axes=(0, 0, 0))
+    local_normal, distance = jax.vmap(per_box, in_axes=(0, None, None))(local, terrain.box_half_extents, buried_side)
     return -distance, jnp.einsum("bij,pbj->pbi", R, local_normal)
 
 
@@ -132,7 +194,7 @@ def penetration(terrain: Terrain, points: jax.Array, radii: jax.Array | None = N
         depth = depth + radii
     if terrain.box_transforms.shape[0] == 0:
         return depth, normal
-    box_depth, box_normal = _boxes(terrain, points)
+    box_depth, box_normal = box_penetration(terrain, points)
     if radii is not None:
         box_depth = box_depth + radii[:, None]
     all_depths = jnp.concatenate([depth[:, None], box_depth], axis=1)
