@@ -56,6 +56,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -153,10 +154,11 @@ def _place(values: list[Any], shardings: list[NamedSharding], batched: list[bool
     # would make jit compile the run a second time.
     done = {i for i, v in enumerate(values) if isinstance(v, jax.Array) and v.sharding == shardings[i]}
     single = jax.process_count() == 1
-    for i, v in enumerate(values):
-        if i not in done and not batched[i] and isinstance(v, jax.Array) and (id(v), shardings[i]) in _SHARED:
-            placed[i] = _SHARED[id(v), shardings[i]][1]
-            done.add(i)
+    with _SHARED_LOCK:
+        for i, v in enumerate(values):
+            if i not in done and not batched[i] and isinstance(v, jax.Array) and (id(v), shardings[i]) in _SHARED:
+                placed[i] = _SHARED[id(v), shardings[i]][1]
+                done.add(i)
     on_device = [i for i, v in enumerate(values) if i not in done and isinstance(v, jax.Array) and single]
     for i, array in zip(on_device, jax.device_put([values[i] for i in on_device], [shardings[i] for i in on_device])):
         placed[i] = array
@@ -175,13 +177,15 @@ _SHARED: dict[tuple[int, NamedSharding], tuple[jax.Array, jax.Array]] = {}
 reused while the entry lives; device arrays are immutable, so an entry never goes stale."""
 SHARED_ENTRIES = 1024
 """The most entries :data:`_SHARED` keeps (the oldest go first)."""
+_SHARED_LOCK = threading.Lock()  # the slices of :func:`_in_slices` place from several threads
 
 
 def _remember(source: jax.Array, sharding: NamedSharding, placed: jax.Array) -> None:
     """Keep ``placed``, ``source`` on ``sharding``, for the next call that passes ``source``."""
-    if len(_SHARED) >= SHARED_ENTRIES:
-        del _SHARED[next(iter(_SHARED))]
-    _SHARED[id(source), sharding] = (source, placed)
+    with _SHARED_LOCK:
+        if len(_SHARED) >= SHARED_ENTRIES:
+            del _SHARED[next(iter(_SHARED))]
+        _SHARED[id(source), sharding] = (source, placed)
 
 
 def _pad(value: Any, size: int) -> Any:
