@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...dynamics.spatial import dot, matvec, safe_sqrt
-from .geometry import nearest_to_rim, perpendicular, segments_closest, tolerance, unit
+from .geometry import across_axis, cayley_turn, nearest_to_rim, perpendicular, segments_closest, tolerance, unit
 from .points import cylinder_distance
 from .slots import Slots
 
@@ -87,11 +87,6 @@ def round_reach(H: jax.Array, size: jax.Array, cylinder: jax.Array, direction: j
     return size[1] * cosine + size[0] * jnp.where(cylinder, across, 1.0)
 
 
-def _across(v: jax.Array, axis: jax.Array) -> jax.Array:
-    """The part of ``v (..., 3)`` across the unit ``axis (3,)``."""
-    return v - (v @ axis)[..., None] * axis
-
-
 def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, clear_a: jax.Array, clear_b: jax.Array,
                 normal: jax.Array) -> Slots:
     """1 slot: the caps of two cylinders (world poses ``H (4, 4)``, sizes ``(3,)``; the normal from b
@@ -118,7 +113,7 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     along = offset @ axis
     pushed = jnp.where(along >= 0, 1.0, -1.0) * axis  # the other is pushed out past the nearer cap (:func:`past_caps`)
     # Projected twice: what rounding leaves along the axis is all the offset of coaxial cans in float32.
-    across, distance = unit(_across(_across(offset, axis), axis), perpendicular(axis))
+    across, distance = unit(across_axis(across_axis(offset, axis), axis), perpendicular(axis))
     reach = round_reach(H_other, size_other, jnp.asarray(True), across)
     overlap = size[0] + reach - distance  # of the two across X's axis, along ``across``
     margin = jnp.abs(size[0] - reach) - distance  # how far the smaller rim lies inside the larger one
@@ -128,12 +123,12 @@ def caps_facing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.A
     first = perpendicular(other_axis)
     rays = size_other[0] * (_CAP_COS.astype(axis.dtype)[:, None] * first + _CAP_SIN.astype(axis.dtype)[:, None] * jnp.cross(other_axis, first))
     # Then the generator of the other's side farthest into X, from end to end: a side pressed against X's cap.
-    facing = unit(_across(_across(-pushed, other_axis), other_axis), first)[0]  # twice, as ``across``
+    facing = unit(across_axis(across_axis(-pushed, other_axis), other_axis), first)[0]  # twice, as ``across``
     starts = jnp.concatenate([jnp.broadcast_to(cap_centre, rays.shape),
                               (H_other[:3, 3] + size_other[0] * facing - size_other[1] * other_axis)[None]])
     rays = jnp.concatenate([rays, 2 * size_other[1] * other_axis[None]])
-    start = _across(starts - centre, axis)
-    rays_across = _across(rays, axis)
+    start = across_axis(starts - centre, axis)
+    rays_across = across_axis(rays, axis)
     a, b = jnp.sum(rays_across**2, axis=1), jnp.sum(rays_across * start, axis=1)
     c = jnp.sum(start**2, axis=1) - size[0] ** 2
     crossing = b**2 - a * c
@@ -234,10 +229,9 @@ def _end_into_box(centre: jax.Array, outward: jax.Array, size: jax.Array, normal
         across = jnp.sqrt(jnp.maximum(1 - tilt**2, 1e-12))
         slope = q * cos - p * sin - radius * tilt * tilt_slope / across
         curvature = -p * cos - q * sin - radius * ((tilt_slope**2 - tilt**2) / across + (tilt * tilt_slope) ** 2 / across**3)
-        # Turned back by the Newton step's angle through its Cayley rotation (2 atan(step / 2)): no sine or cosine.
+        # Turned back by the Newton step's angle through its Cayley rotation (2 atan(step / 2)).
         half_step = 0.5 * jnp.where(curvature > 0, slope / jnp.where(curvature > 0, curvature, 1.0), 0.0)
-        scale = 1 / (1 + half_step**2)
-        cos, sin = ((1 - half_step**2) * cos + 2 * half_step * sin) * scale, ((1 - half_step**2) * sin - 2 * half_step * cos) * scale
+        cos, sin = cayley_turn(cos, sin, -half_step, 1.0)
         out = (cos < 0) | (sin < 0)  # past a face: at that face (the turn only leaves the quadrant forwards or backwards)
         cos, sin = jnp.where(out, jnp.where(half_step > 0, 1.0, 0.0), cos), jnp.where(out, jnp.where(half_step > 0, 0.0, 1.0), sin)
     turned = cos[..., None] * faces[:, first] + sin[..., None] * faces[:, second]

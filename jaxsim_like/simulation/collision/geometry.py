@@ -92,6 +92,19 @@ def to_frame(H: jax.Array, point: jax.Array) -> jax.Array:
     return H[:3, :3].T @ (point - H[:3, 3])
 
 
+def across_axis(v: jax.Array, axis: jax.Array) -> jax.Array:
+    """The part of ``v (..., 3)`` across the unit ``axis (3,)``."""
+    return v - (v @ axis)[..., None] * axis
+
+
+def cayley_turn(cos: jax.Array, sin: jax.Array, n: jax.Array, d: jax.Array | float) -> tuple[jax.Array, jax.Array]:
+    """The unit turn ``(cos, sin)`` turned by ``2 atan(n / d)`` (``d > 0``): its Cayley rotation,
+    with no sine or cosine (XLA's CPU fusion recomputes a chain of them in every kernel that
+    reads it) and no division but the one that keeps it a unit."""
+    c, s, scale = d**2 - n**2, 2 * n * d, d**2 + n**2
+    return (c * cos - s * sin) / scale, (c * sin + s * cos) / scale
+
+
 def nearest_to_rim(start: jax.Array, direction: jax.Array, t: jax.Array, radius: jax.Array, cap: jax.Array, steps: int,
                    bounds: tuple[jax.Array, jax.Array] | None = None) -> jax.Array:
     """The parameters ``(..., k)`` of the points of the lines ``start + t direction`` (a cylinder's

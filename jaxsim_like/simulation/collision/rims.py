@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...dynamics.spatial import dot, matmul, safe_sqrt
-from .geometry import unit
+from .geometry import across_axis, cayley_turn, unit
 from .slots import Slots
 
 _SAMPLES = 8  # points of a's rim (constant turns) that start the Newton steps to its points nearest to b's rim's circle
@@ -29,11 +29,6 @@ _STEP = 0.15  # the most a Newton step turns along a rim (the tangent of half it
 _SLIDE = 0.05  # the turn (the tangent of half its angle) down the slope where the distance does not curve up
 _LEAN = 0.2  # a chord whose direction's least part along the rims' caps' and sides' outward normals at its ends is less than this fades out ...
 _FLAT = 0.1  # ... to none at this part: a cap's or a side's contact (the caps', the sides' slots and the rim points carry it)
-
-
-def _across(v: jax.Array, axis: jax.Array) -> jax.Array:
-    """The part of ``v (3,)`` across the unit ``axis (3,)``."""
-    return v - dot(v, axis) * axis
 
 
 def _unit_turn(x: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -49,13 +44,6 @@ def _plane_crossings(u: jax.Array, v: jax.Array, w: jax.Array) -> tuple[jax.Arra
     flat = u**2 + v**2
     spread, sign = safe_sqrt(flat - w**2), jnp.array([1.0, -1.0], u.dtype)
     return _unit_turn(u * w + sign * v * spread, v * w - sign * u * spread)
-
-
-def _cayley(cos: jax.Array, sin: jax.Array, n: jax.Array, d: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The unit turn ``(cos, sin)`` turned by ``2 atan(n / d)`` (``d > 0``; its Cayley rotation:
-    no sine, cosine or division but the one that keeps it a unit)."""
-    c, s, scale = d**2 - n**2, 2 * n * d, d**2 + n**2
-    return (c * cos - s * sin) / scale, (c * sin + s * cos) / scale
 
 
 def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radius: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -79,7 +67,7 @@ def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radiu
         newton = curvature > 0
         d = jnp.where(newton, curvature, 1.0)
         n = jnp.where(newton, -q * slope, -jnp.sign(slope) * _SLIDE)
-        return _cayley(cos, sin, jnp.clip(n, -_STEP * d, _STEP * d), d)
+        return cayley_turn(cos, sin, jnp.clip(n, -_STEP * d, _STEP * d), d)
 
     for i in range(_NEWTON):
         cos, sin = step(i, (cos, sin))
@@ -146,7 +134,7 @@ def rims_crossing(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax
     overlaps = (along(OFF) / safe + la * jnp.abs(tilt_a) + ra * safe_sqrt(1 - tilt_a**2)
                 + lb * jnp.abs(tilt_b) + rb * safe_sqrt(1 - tilt_b**2))
     # The fixed directions (any length: the overlap is homogeneous): guard, the caps' normals, the sides' facing ones.
-    others = jnp.stack([guard, -out_a, out_b, _across(-offset, axis_a), _across(-offset, axis_b)])
+    others = jnp.stack([guard, -out_a, out_b, across_axis(-offset, axis_a), across_axis(-offset, axis_b)])
     size, tilt_a, tilt_b = dot(others, others), dot(others, out_a), dot(others, out_b)
     fixed = (dot(others, offset) + la * jnp.abs(tilt_a) + ra * safe_sqrt(size - tilt_a**2)
              + lb * jnp.abs(tilt_b) + rb * safe_sqrt(size - tilt_b**2)) / jnp.where(size > 0, safe_sqrt(size), 1.0)
