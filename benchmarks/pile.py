@@ -118,7 +118,8 @@ def _cast(tree, dtype):
 
 
 def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, rolling: bool = False, **options) -> tuple[WorldModel, object]:
-    """The pile of ``count`` bodies as a world (the bin in its terrain) and its start state
+    """The pile of ``count`` bodies as a world (the bin in its terrain: the world's last model,
+    :mod:`jaxsim_like.simulation.scenery`) and its start state
     (:func:`layout` of ``seed``); ``rolling``: with torsional and rolling friction; ``options``
     go to :meth:`WorldModel.build`."""
     kinds, positions, quaternions, half_width = layout(count, seed)
@@ -139,8 +140,9 @@ def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, rolling: 
 def start_state(world: WorldModel, seed: int):
     """The start state of the pile ``world`` (:func:`our_world`) in :func:`layout` of ``seed``: the
     same bodies, in another layout."""
-    _, positions, quaternions, _ = layout(len(world.models), seed)
-    states = [js.State.build(m, base_position=p, base_quaternion=q) for m, p, q in zip(world.models, positions, quaternions)]
+    bodies = world.models[: len(world.models) - world.scenery]
+    _, positions, quaternions, _ = layout(len(bodies), seed)
+    states = [js.State.build(m, base_position=p, base_quaternion=q) for m, p, q in zip(bodies, positions, quaternions)]
     return world.initial_state(states)
 
 
@@ -183,7 +185,7 @@ def overlap(world: WorldModel, packed, count: int, seed: int, rolling: bool) -> 
         return None
     model = mujoco.MjModel.from_xml_string(mjcf(count, 0.002, seed, rolling))
     data = mujoco.MjData(model)
-    states = world.unpack(packed).states
+    states = world.unpack(packed).states[: len(world.models) - world.scenery]
     data.qpos[:] = np.concatenate([np.concatenate([np.asarray(s.base_position, float), np.asarray(s.base_quaternion, float)])
                                    for s in states])
     mujoco.mj_kinematics(model, data)

@@ -10,8 +10,10 @@ centre of mass, which is its link origin), whose collision and visual shapes are
 
 Shapes follow URDF: a box is given by its full ``size`` (x, y, z) [m]; a cylinder and a capsule
 lie along their link's z axis, ``length`` [m] being the cylinder's (a capsule's straight part).
-Static geometry is terrain (:class:`~jaxsim_like.simulation.terrain.Terrain` boxes): it touches
-every model and takes no pair budget of a world's collision table.
+Static geometry is terrain (:class:`~jaxsim_like.simulation.terrain.Terrain` boxes): every model
+touches it; in a world (:meth:`~jaxsim_like.simulation.world.WorldModel.build`) the boxes are the
+world's last model, welded, met by the bodies' shapes (:mod:`~jaxsim_like.simulation.scenery`)
+in pair groups of their own, taking none of the bodies' pair budget.
 """
 
 from __future__ import annotations

@@ -71,6 +71,7 @@ from .contacts import ContactParams, implicit_deformation, overdamped_weight, re
 from .couplings import base_velocity_offset
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
 from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
+from .scenery import boxes_model, without_boxes
 from .terrain import Terrain
 from .world_closures import WorldClosures, about_world_origin, closure_forces, closure_rows, end_velocity, row_wrenches, world_poses
 
@@ -93,7 +94,7 @@ between links per link of the collision table, at most the table's slots (a pile
 touches about three per link)."""
 
 
-@pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps", "load_aware", "touching"])
+@pytree_dataclass(static=["collision", "exact_velocity", "pair_sweeps", "load_aware", "touching", "scenery"])
 class WorldModel:
     """The models of a world ``(M,)``, their :class:`.params.ModelParams`, the world's
     :class:`.params.WorldParams`, the :class:`.collision.forces.PairLaw` of the contacts between
@@ -107,7 +108,9 @@ class WorldModel:
     contact laws are sized for the load the links carry (``load_aware``, see :func:`_loaded`);
     ``closures``: the loop closures between links of two models (:mod:`.world_closures`; None:
     none); ``touching``: the touching budget, the most touching contact slots between links that
-    the implicit step solves (static; see :meth:`build`; 0, or the table's size: every slot)."""
+    the implicit step solves (static; see :meth:`build`; 0, or the table's size: every slot);
+    ``scenery``: how many of the last models :meth:`build` made of the terrain's static boxes
+    (:mod:`.scenery`; static, 0 or 1)."""
 
     models: tuple[Model, ...]
     model_params: tuple[ModelParams, ...]
@@ -121,6 +124,7 @@ class WorldModel:
     pair_sweeps: int = 4
     load_aware: bool = True
     touching: int = 0
+    scenery: int = 0
 
     @staticmethod
     def build(
@@ -162,14 +166,21 @@ class WorldModel:
         that a step solves: after the collision query the touching slots are gathered into a
         buffer of this many rows, on which the pair laws, the solves and the tangential memories
         run (default: ``TOUCHING_PER_LINK`` per link of the table, at most its slots);
-        :attr:`PairContacts.dropped` counts the touching slots it could not hold. Static
-        geometry (a bin, a table, walls) belongs in the ``terrain`` (its boxes): it takes no
-        pair budget; :attr:`PairContacts.overflow` tells whether the budget held every pair.
+        :attr:`PairContacts.dropped` counts the touching slots it could not hold;
+        :attr:`PairContacts.overflow` tells whether the budget held every pair. Static geometry
+        (a bin, a table, walls) belongs in the ``terrain`` (its boxes): with ``collisions`` the
+        boxes become the world's last model, ``terrain``, welded to the world
+        (:func:`.scenery.boxes_model`; its state is made by :meth:`initial_state` and its inputs
+        by the rollouts where they are given for the other models only), whose shapes the
+        bodies' shapes meet through the pairs' narrow phases and law (a body over a table's edge
+        rests on it); the models' own terrain is then the ground alone. Without ``collisions``
+        the bodies' collidable points meet the boxes (:func:`.terrain.penetration`).
         ``closures``: the loop closures between links of two of the models (the
         :attr:`~jaxsim_like.parsers.description.WorldDescription.closures` of a world file, see
         :mod:`.world_closures`), by the models' names; they need the implicit integrator."""
         models = tuple(models)
         count = len(models)
+        scenery = int(collisions and terrain is not None and terrain.box_transforms.shape[0] > 0)
         contact = (None,) * count if contact is None else tuple(contact)
         self_collision = (False,) * count if self_collision is None else tuple(bool(x) for x in self_collision)
         srdf = (None,) * count if srdf is None else tuple(srdf)
@@ -177,6 +188,9 @@ class WorldModel:
         for name, values in (("contact", contact), ("self_collision", self_collision), ("srdf", srdf), ("exact_velocity", exact_velocity)):
             if len(values) != count:
                 raise ValueError(f"{name} must have one entry per model ({count}), got {len(values)}")
+        if scenery:
+            models, contact, self_collision = models + (boxes_model(terrain),), contact + (None,), self_collision + (False,)
+            srdf, exact_velocity, terrain = srdf + (None,), exact_velocity + (False,), without_boxes(terrain)
         if not (isinstance(pair_sweeps, (int, np.integer)) and pair_sweeps >= 1):
             raise ValueError(f"pair_sweeps must be an integer >= 1, got {pair_sweeps!r}")
         if touching_budget is not None and not (isinstance(touching_budget, (int, np.integer)) and touching_budget >= 1):
@@ -204,6 +218,7 @@ class WorldModel:
             pair_sweeps=int(pair_sweeps),
             load_aware=bool(load_aware),
             closures=WorldClosures.build(models, closures),
+            scenery=scenery,
             **fields,
         )
 
@@ -232,9 +247,12 @@ class WorldModel:
                           **_collision_fields(world, collisions))
 
     def initial_state(self, states: Sequence[State] | None = None, history: int = 0) -> "WorldState":
-        """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`),
-        controllers fresh, with a history of the last ``history`` commanded torques."""
+        """The :class:`WorldState` at ``states`` (default: each model's :meth:`State.build`; those of
+        the models :meth:`build` made of the terrain may be left out), controllers fresh, with a
+        history of the last ``history`` commanded torques."""
         states = tuple(State.build(m) for m in self.models) if states is None else tuple(states)
+        if self.scenery and len(states) == len(self.models) - self.scenery:
+            states += tuple(State.build(m) for m in self.models[len(states):])
         if len(states) != len(self.models):
             raise ValueError(f"states must have one entry per model ({len(self.models)}), got {len(states)}")
         dtypes = [s.joint_positions.dtype for s in states]
@@ -878,6 +896,8 @@ def _world_rates(
             model, state, params, model_params, p, True, w, i))(*tree, wrench, inertia)
 
     members = [(b.model, model_params[k], states[k], prepared[k]) for k, b in enumerate(batches)]
+    # Models welded to the world without joints (the terrain's boxes, :mod:`.scenery`) never move.
+    immobile = [not b.model.floating_base and b.model.dofs == 0 for b in batches]
     inertias = [from_global(g, "links", inertia) for g in groups]
     # A padded batch's members of each colour ``(colours, W)``, out of range where a colour has
     # fewer than ``W``, and what their solve takes, gathered once before the sweeps
@@ -895,6 +915,8 @@ def _world_rates(
         # step follows once, after the loop.
         current = list(current)
         for k, group in enumerate(groups):
+            if immobile[k]:  # at rest whatever the contacts: the sweeps' start
+                continue
             known = start_wrench + coupling(to_global(groups, "links", [c.G_dv for c in current]))
             if group.padded:  # only the members of this turn
                 tree, inertia_t, links_t = jax.tree.map(lambda x: x[colour], taken[k])
@@ -1087,6 +1109,8 @@ def _inputs(world: WorldModel, inputs: Sequence[ModelInputs | None] | None) -> t
     if inputs is None:
         return tuple(ModelInputs() for _ in world.models)
     inputs = tuple(ModelInputs() if i is None else i for i in inputs)
+    if world.scenery and len(inputs) == len(world.models) - world.scenery:
+        inputs += tuple(ModelInputs() for _ in range(world.scenery))
     if len(inputs) != len(world.models):
         raise ValueError(f"inputs must have one entry per model ({len(world.models)}), got {len(inputs)}")
     return inputs

@@ -2,7 +2,9 @@
 the weight of what rests on it, never the forces of an impact, which would stiffen the next
 step's laws by as much and push the bodies apart harder than their depth built up (the 125-body
 pile of ``benchmarks/pile.py`` diverged so at 5 ms); and what other bodies press it into a wall
-with, across gravity, which its terrain law carries too (the bin's walls of that pile)."""
+with, across gravity, which its terrain law carries too (a wall among the terrain's boxes, met
+through the bodies' points: the object API's world, :meth:`WorldModel.assemble`; the world that
+:meth:`WorldModel.build` makes meets the boxes as shapes, :mod:`jaxsim_like.simulation.scenery`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from collision_worlds import cube
 
 import jaxsim_like as js
 from jaxsim_like.dynamics.kinematics import STANDARD_GRAVITY
+from jaxsim_like.simulation.collision.collisions import Collisions
 from jaxsim_like.simulation.world import ModelInputs, WorldModel, world_rollout, world_step
 
 MASS, SIDE, DT = 1.0, 0.1, 0.005
@@ -73,7 +76,8 @@ def test_a_cube_pressed_into_a_wall_rests_at_max_penetration_with_the_wall_carry
     boxes = np.stack([np.eye(4)] * 2)
     boxes[0, 0, 3], boxes[1, 0, 3], boxes[1, 2, 3] = WALL + 0.1, WALL - 0.01 - 0.5, -0.5  # the wall; the shelf, top at z = 0
     terrain = js.Terrain.plane(height=-2.0).with_boxes(boxes, [[0.1, 1.0, 1.0], [0.5, 1.0, 0.5]])
-    world = WorldModel.build(models, dt=DT, terrain=terrain, friction=0.5)
+    built = [js.SimulationParams.build(m, dt=DT, terrain=terrain, friction=0.5) for m in models]
+    world = WorldModel.assemble(models, [b.model for b in built], built[0].world, Collisions.build(models))
     inner = WALL - SIDE / 2 + 0.001
     states = [js.State.build(m, base_position=jnp.array([x, 0.0, SIDE / 2 - 0.001]))
               for m, x in zip(models, (inner, inner - SIDE + 0.0005))]

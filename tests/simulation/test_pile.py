@@ -1,6 +1,7 @@
 """Many bodies in one world: the broad phase keeps every touching pair its budget holds and counts
-those it cannot, static geometry (a bin in the terrain) takes no budget, identical bodies are
-stepped as one batch, and a small pile of mixed bodies dropped into a bin comes to rest."""
+those it cannot, static geometry (a bin in the terrain, the world's last model) takes none of the
+bodies' budget, identical bodies are stepped as one batch, and a small pile of mixed bodies
+dropped into a bin comes to rest."""
 
 from __future__ import annotations
 
@@ -107,19 +108,33 @@ def pile():
 
 
 def test_static_geometry_takes_no_budget_and_identical_bodies_are_one_batch(pile):
-    """The bin is terrain: the pair table holds the pairs of the moving bodies only, and the eight
-    bodies of two kinds (1 and 8 collidable points) are stepped as one batch of two kinds, the
-    spheres' points padded to the boxes' 8."""
+    """The bin's walls are the world's last model, welded to the world: the pairs of the moving
+    bodies lead the groups of the table of the bodies alone (same kinds, candidates and budgets),
+    the pairs with a wall follow them in their kind's group with a budget of their own (two walls
+    per body),
+    and the eight bodies of two kinds (1 and 8 collidable points) are stepped as one batch of two
+    kinds, the spheres' points padded to the boxes' 8; their terrain is the floor alone, a box's
+    slots 4 (the plane's, :mod:`jaxsim_like.simulation.contact_slots`)."""
     world, start, _, _ = pile
     table = world.collision
     bodies = len(LAYOUT)
-    assert table.links == bodies and np.all(np.asarray(world.inverse_weight) > 0)
-    solid_pairs = sum(g.candidates for g in table.groups if g.kind != "point-shape")
+    assert world.scenery == 1 and world.models[-1].name == "terrain" and len(world.models[-1].shape_kind) == 4
+    weights = np.asarray(world.inverse_weight)
+    assert table.links == bodies + 1 and np.all(weights[:bodies] > 0) and weights[bodies] == 0
+    alone = CollisionTable.build(world.models[:bodies])
+    assert [g.kind for g in table.groups] == [g.kind for g in alone.groups]
+    for group, own in zip(table.groups, alone.groups):
+        moving = group.candidates - group.static[0]
+        assert (group.first[: len(own.first)], group.second[:moving], group.keep - group.static[1]) == (own.first, own.second, own.keep)
+    static = {g.kind: g.static for g in table.groups if g.static[0]}
+    assert static == {"sphere-box": (16, 8), "box-box": (16, 8)}  # 4 bodies of a kind, 4 walls; 2 walls a body
+    solid_pairs = sum(g.candidates for g in alone.groups if g.kind != "point-shape")
     assert solid_pairs == bodies * (bodies - 1) // 2  # one shape per body: every pair of bodies, once
-    groups = group_models(world.models, (world.model_params, start.states), (False,) * bodies)
-    (group,) = groups
+    groups = group_models(world.models, (world.model_params, start.states), (False,) * (bodies + 1))
+    group, walls = groups
+    assert walls.members == (bodies,)
     assert group.members == tuple(range(bodies)) and group.kind.tolist() == [0] * 4 + [1] * 4
-    assert (group.own >= 0).sum(axis=1).tolist() == [1] * 4 + [8] * 4 and group.slot_limit.tolist() == [[1]] * 4 + [[8]] * 4
+    assert (group.own >= 0).sum(axis=1).tolist() == [1] * 4 + [8] * 4 and group.slot_limit.tolist() == [[1]] * 4 + [[4]] * 4
 
 
 def test_a_small_pile_in_a_bin_comes_to_rest(pile):
@@ -128,14 +143,15 @@ def test_a_small_pile_in_a_bin_comes_to_rest(pile):
     no touching pair was left out of the budget."""
     _, _, final, outputs = pile
     assert bool(outputs.finite.all())
-    speeds = [float(jnp.linalg.norm(s.base_velocity[:3])) for s in final.states]
+    bodies = final.states[: len(LAYOUT)]
+    speeds = [float(jnp.linalg.norm(s.base_velocity[:3])) for s in bodies]
     assert max(speeds) < 5e-3, speeds
-    terrain = max(float(o.penetration[-1].max()) for o in outputs.models)
+    terrain = max(float(o.penetration[-1].max(initial=0.0)) for o in outputs.models)  # the walls' model has no points
     pairs = outputs.pairs.contacts
     between = float(jnp.max(jnp.where(pairs.active[-1], pairs.depth[-1], 0.0)))
     assert max(terrain, between) < 2 * MAX_PENETRATION
     assert int(outputs.pairs.overflow.max()) == 0
-    positions = np.stack([np.asarray(s.base_position) for s in final.states])
+    positions = np.stack([np.asarray(s.base_position) for s in bodies])
     assert np.all(np.abs(positions[:, :2]) < HALF_WIDTH) and np.all(positions[:, 2] > 0)
 
 
@@ -144,12 +160,13 @@ def test_bodies_of_different_kinds_step_in_one_padded_batch_as_they_would_alone(
     one batch of three kinds, their points padded to 16; each steps as :func:`.step.step` steps it
     alone, to rounding, with its own points in its outputs. The box is pressed into the floor and
     a wall, so 6 of its corners penetrate, and all 6 carry it: on a terrain of boxes a link rests
-    on two faces' slots (8 corners of a box, not 4)."""
+    on two faces' slots (8 corners of a box, not 4). Without collisions the bodies' points meet
+    the terrain's boxes, as in :func:`.step.step`."""
     geometries = [KINDS["sphere"], KINDS["box"], ('<cylinder radius="0.03" length="0.06"/>', 0.2 * 0.06**2 / 8)]
     models = [solid(f"body{i}", geometry, 0.2, inertia) for i, (geometry, inertia) in enumerate(geometries)]
     positions = [(-0.035, -0.035, 0.0295), (HALF_WIDTH - 0.0295, 0.03, 0.0295), (-0.03, 0.035, 0.0295)]
     states = [js.State.build(m, base_position=p, base_velocity=[0.01, -0.02, 0.0, 0.1, 0.0, -0.1]) for m, p in zip(models, positions)]
-    world = WorldModel.build(models, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION)
+    world = WorldModel.build(models, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION, collisions=False)
     (group,) = group_models(world.models, (world.model_params,), (False,) * 3)
     assert group.kinds == 3 and len(group.point_link) == 16
     following, outputs = jax.jit(world_step)(world, world.initial_state(states))
@@ -162,7 +179,7 @@ def test_bodies_of_different_kinds_step_in_one_padded_batch_as_they_would_alone(
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     box = outputs.models[1]
     assert int(jnp.sum(box.penetration > 0)) == 6 and int(jnp.sum(box.in_contact)) == 6
-    assert not bool(jnp.any(outputs.pairs.contacts.active))
+    assert outputs.pairs is None
 
 
 def _equations(jaxpr) -> int:
@@ -193,12 +210,12 @@ def test_the_rollout_of_a_packed_world_does_not_grow_with_its_identical_bodies()
         states = [js.State.build(m, base_position=[0.07 * i, 0.0, 0.05]) for i, m in enumerate(models)]
         start = world.initial_state(states)
         packed = world.pack(start)
-        assert packed.members == (tuple(range(2 * count)),)
+        assert packed.members == (tuple(range(2 * count)), (2 * count,))  # the bodies, the bin's walls
         traced, (final, outputs) = jax.make_jaxpr(lambda s: world_rollout(world, s, None, 2), return_shape=True)(packed)
         sizes.append(_equations(traced.jaxpr))
     assert sizes[0] == sizes[1], sizes
     assert jax.tree.structure(final) == jax.tree.structure(packed)
-    assert [o.penetration.shape for o in outputs.models] == [(2, 2 * count, 8)]  # (T, G, P) per group, padded
+    assert [o.penetration.shape for o in outputs.models] == [(2, 2 * count, 8), (2, 1, 0)]  # (T, G, P) per group, padded; the walls have no points
     assert jax.tree.structure(world.unpack(packed)) == jax.tree.structure(start)
     for got, want in zip(jax.tree.leaves(world.unpack(packed)), jax.tree.leaves(start)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

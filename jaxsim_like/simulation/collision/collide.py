@@ -195,7 +195,8 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
     """The :class:`_Culled` pairs of each of the ``groups``, whose tangential memories are the
     first of the ``memories[g]`` from its start to the table's end, with the rings of their points
     (``point_ring``, :attr:`.table.CollisionTable.point_ring`); the groups with more candidates
-    than their budget are culled together (:func:`.broad.overlapping`)."""
+    than their budget are culled together (:func:`.broad.overlapping`), the candidates of a group
+    with a link welded to the world into that group's budget for them (:attr:`.table.PairGroup.static`)."""
     static, rings = [], []
     for group in groups:
         kind = KINDS[group.kind]
@@ -214,18 +215,29 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
     cut = [g for g, c in enumerate(culled) if c is None]
     if not cut:
         return culled
-    bounds = [_first_bounds(groups[g], static[g][0], static[g][2], W_H_S, points, point_radius, radius, extent) for g in cut]
-    second = np.concatenate([static[g][1] for g in cut])
-    keeps = [groups[g].keep for g in cut]
-    kept, held, overflow = overlapping(*(jnp.concatenate([b[i] for b in bounds]) for i in range(3)),
-                                       W_H_S[second, :3, 3], radius[second], extent[second], [groups[g].candidates for g in cut], keeps)
+    # Each group's candidates between moving links, then those with a welded link, culled into
+    # budgets of their own: ``(group, first candidate, end, budget)`` per segment that has any.
+    segments = []
+    for g in cut:
+        moving = groups[g].candidates - groups[g].static[0]
+        segments += [(g, start, end, keep) for start, end, keep in
+                     ((0, moving, groups[g].keep - groups[g].static[1]), (moving, groups[g].candidates, groups[g].static[1]))
+                     if end > start]
+    bounds = {g: _first_bounds(groups[g], static[g][0], static[g][2], W_H_S, points, point_radius, radius, extent) for g in cut}
+    second = np.concatenate([static[g][1][start:end] for g, start, end, _ in segments])
+    keeps = [keep for *_, keep in segments]
+    kept, held, overflow = overlapping(*(jnp.concatenate([bounds[g][i][start:end] for g, start, end, _ in segments]) for i in range(3)),
+                                       W_H_S[second, :3, 3], radius[second], extent[second],
+                                       [end - start for _, start, end, _ in segments], keeps)
     ends = np.cumsum(keeps)
-    for g, end, keep, spilled in zip(cut, ends, keeps, overflow):
+    for g in cut:
+        parts = [(start + kept[end - keep : end], held[end - keep : end], spilled)
+                 for (h, start, _, keep), end, spilled in zip(segments, ends, overflow) if h == g]
+        mine, taken = (jnp.concatenate([part[i] for part in parts]) for i in range(2))
         first, second, real = static[g]
-        mine, taken = kept[end - keep : end], held[end - keep : end]
         empty = -(-int(memories[g]) // groups[g].memory)  # an empty entry: past every memory
         culled[g] = _Culled(jnp.asarray(first)[mine], jnp.asarray(second)[mine], jnp.asarray(real)[mine] & taken[:, None],
-                            jnp.where(taken, mine, empty), spilled,
+                            jnp.where(taken, mine, empty), sum(part[2] for part in parts),
                             None if rings[g] is None else tuple(jnp.asarray(x)[mine] for x in rings[g]))
     return culled
 

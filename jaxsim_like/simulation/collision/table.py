@@ -33,7 +33,10 @@ geometry, read once to tell which collidable points sample a solid shape):
 
 Each pair kind keeps at most a static budget of candidates per call (those whose
 bounding spheres overlap, in table order): by default one sized from the scene
-(:func:`scene_budget`), unless ``budget`` says otherwise.
+(:func:`scene_budget`), unless ``budget`` says otherwise. The candidates with a link welded to
+the world (static geometry: a table, a bin's walls, :mod:`..scenery`) follow those of the moving
+links in their kind's group, culled into a budget of their own (:func:`static_budget`,
+:attr:`PairGroup.static`): static geometry takes none of the moving bodies' budget.
 """
 
 from __future__ import annotations
@@ -44,12 +47,18 @@ from typing import Any, Mapping, Sequence
 import jax
 import numpy as np
 
+from ...dynamics import zero_pose
 from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, ELLIPSOID, HULL
 from ...parsers.description import combined
 from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
 from .kinds import HULL_ELLIPSOIDS, HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
 from .points import KIND_CODES
+
+STATIC_NEIGHBOURS = 2
+"""The default budget of a pair kind's candidates with a link welded to the world
+(:func:`static_budget`): the static shapes that a moving shape or chunk of points meets at once
+(two walls in a bin's corner; the floor is the terrain's)."""
 
 NEIGHBOURS = 4
 """The default budget's bound (:func:`scene_budget`): the shapes of one kind whose bounding spheres
@@ -63,7 +72,9 @@ _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a 
 class PairGroup:
     """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices; in
     the point-shape kind ``first`` holds :data:`.kinds.POINT_CHUNK` global point indices per
-    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call.
+    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call. ``static``: of its candidates, the last
+    ``static[0]`` have a link welded to the world (static geometry), ``static[1]`` of the ``keep``
+    are theirs (the others' budget is ``keep - static[1]``).
     ``explicit``: per candidate, its index in :attr:`CollisionTable.pairs` (``-1``: none; empty:
     no candidate is an explicit pair). ``features``: the contact features of a pair of hulls
     (:func:`.hull.features`; 0: the kind's own, :attr:`.kinds.Kind.memory`)."""
@@ -74,9 +85,11 @@ class PairGroup:
     keep: int
     explicit: tuple[int, ...] = ()
     features: int = 0
+    static: tuple[int, int] = (0, 0)
 
     def __repr__(self) -> str:
-        return f"PairGroup({self.kind!r}, candidates={self.candidates}, keep={self.keep})"
+        welded = f", static={self.static}" if self.static[0] else ""
+        return f"PairGroup({self.kind!r}, candidates={self.candidates}, keep={self.keep}{welded})"
 
     @property
     def candidates(self) -> int:
@@ -218,14 +231,19 @@ class CollisionTable:
         shape_kinds = [kind for model in models for kind in model.shape_kind]
         point_kinds = [" ".join(sorted({k for k, on in zip(model.shape_kind, model.shape_link) if on == link}))
                        for model in models for link in model.point_link]
-        groups = tuple(
-            PairGroup(name, tuple(first), tuple(second),
-                      min(len(second), budgets.get(name) or scene_budget(name, first, second, shape_kinds, point_kinds)),
-                      tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else (),
-                      features(hull_counts) if KINDS[name].family == HULLS else 0)
-            for name, (first, second, marked) in pairs.items()
-            if second
-        )
+        welded = np.concatenate([zero_pose.translational_inverse_weights(model) == 0 for model in models])
+        shape_welded = welded[[link_offsets[m] + l for m, model in enumerate(models) for l in model.shape_link]]
+        point_welded = welded[[link_offsets[m] + l for m, model in enumerate(models) for l in model.point_link]]
+        groups = []
+        for name, candidates in pairs.items():
+            moving, welded = _split_static(name, candidates, shape_welded, point_welded)
+            keep = min(len(moving[1]), budgets.get(name) or scene_budget(name, *moving[:2], shape_kinds, point_kinds)) if moving[1] else 0
+            static = min(len(welded[1]), static_budget(name, *welded[:2], shape_welded, point_welded))
+            first, second, marked = (moving[i] + welded[i] for i in range(3))
+            if second:
+                groups.append(PairGroup(name, tuple(first), tuple(second), keep + static,
+                                        tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else (),
+                                        features(hull_counts) if KINDS[name].family == HULLS else 0, (len(welded[1]), static)))
         return CollisionTable(
             link_offsets=link_offsets[:-1],
             links=link_offsets[-1],
@@ -234,7 +252,7 @@ class CollisionTable:
             shape_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.shape_link),
             point_link=tuple(link_offsets[m] + l for m, model in enumerate(models) for l in model.point_link),
             shape_code=tuple(KIND_CODES[kind] for model in models for kind in model.shape_kind),
-            groups=groups,
+            groups=tuple(groups),
             pairs=tuple(by_mark[k] for k in used),
             hull_counts=hull_counts if any(KINDS[g.kind].family in (HULLS, ROUND_HULLS, HULL_ELLIPSOIDS) for g in groups) else (0, 0, 0, 0),
             point_rests_on=tuple(rests[p] for p in range(point_offsets[-1])),
@@ -286,6 +304,39 @@ def scene_budget(kind: str, first: Sequence[int], second: Sequence[int], shape_k
     if kind.split("-")[0] == kind.split("-")[1]:
         return NEIGHBOURS * -(-len(set(first) | set(second)) // 2)
     return NEIGHBOURS * min(len(set(first)), len(set(second)))
+
+
+def static_budget(kind: str, first: Sequence[int], second: Sequence[int], shape_welded: np.ndarray, point_welded: np.ndarray) -> int:
+    """The default budget of the candidates of the pair kind ``kind`` with a link welded to the
+    world (``first`` and ``second`` as in :func:`scene_budget`; ``shape_welded`` and
+    ``point_welded``: per global shape and point, whether its link is): :data:`STATIC_NEIGHBOURS`
+    per moving shape or chunk of points among them."""
+    moving = set()
+    for k, shape in enumerate(second):
+        if kind == POINTS:
+            chunk = tuple(first[k * POINT_CHUNK : (k + 1) * POINT_CHUNK])
+            moving.add(("shape", shape) if point_welded[chunk[0]] else ("points", chunk))
+        else:
+            moving.add(second[k] if shape_welded[first[k]] else first[k])
+    return STATIC_NEIGHBOURS * len(moving)
+
+
+def _split_static(kind: str, candidates: tuple[list[int], list[int], list[int]], shape_welded: np.ndarray,
+                  point_welded: np.ndarray) -> tuple[tuple[list[int], list[int], list[int]], tuple[list[int], list[int], list[int]]]:
+    """The ``(first, second, marked)`` candidates of the pair kind ``kind`` (as
+    :meth:`CollisionTable.build` gathers them) split into those between moving links and those
+    with a link welded to the world (``shape_welded``, ``point_welded``: per global shape and point)."""
+    first, second, marked = candidates
+    width = POINT_CHUNK if kind == POINTS else 1
+    parts: tuple[tuple[list[int], list[int], list[int]], ...] = (([], [], []), ([], [], []))
+    for k, shape in enumerate(second):
+        own = first[k * width : (k + 1) * width]
+        welded = bool(shape_welded[shape]) or bool((point_welded if kind == POINTS else shape_welded)[own[0]])
+        target = parts[int(welded)]
+        target[0].extend(own)
+        target[1].append(shape)
+        target[2].append(marked[k])
+    return parts
 
 
 def pair_budgets(budget: int | Mapping[str, int] | None) -> dict[str, int]:
