@@ -23,8 +23,7 @@ from ..dynamics import kinematics as kin_module
 from ..dynamics import representations as rep
 from ..dynamics.model import Model
 from ..dynamics.state import State
-from ..simulation import Terrain, control, penetration, wrenches
-from ..simulation.terrain import box_penetration
+from ..simulation import control, wrenches
 from ..simulation.world import ModelInputs as WorldModelInputs
 from ..simulation.world import WorldModel, WorldState, world_step
 
@@ -108,8 +107,7 @@ class Observation(NamedTuple):
     now, after the step ``(N, 6)`` (ScenarIO's body accelerations, ``W_R_L^T`` of the mixed ones
     with the ``W_R_L`` that the pose getters read, as Gazebo expresses them) and the link origins
     ``step_origins (N, 3)``; per joint: the wrench ``(n, 6)`` the joint transmitted to its child
-    link (body frame of the child, about its origin); per contact point: what it touches,
-    ``element (P,)`` (0 the ground, ``b + 1`` static box ``b``)."""
+    link (body frame of the child, about its origin)."""
 
     W_H_L: jax.Array
     mixed_velocity: jax.Array
@@ -118,7 +116,6 @@ class Observation(NamedTuple):
     body_acceleration: jax.Array
     step_origins: jax.Array
     joint_wrenches: jax.Array
-    element: jax.Array
 
 
 def pack_controller(state: control.ControllerState) -> jax.Array:
@@ -253,8 +250,12 @@ def _run_world(
         control.reset(unpack_controller(s.controller), i.table[:, control.RESET] > 0) for s, i in zip(sims, inputs)
     )
     histories = tuple(s.history if f.history else s.history[:0] for s, f in zip(sims, features))
+    # The model of the static models' boxes (``world.scenery``), welded: never moved, never packed.
+    walls = world.models[len(sims):]
     start = sims[0].step
-    state = WorldState(tuple(s.state for s in sims), controllers, histories, start.astype(jnp.int32), pair_deformation, pair_load,
+    state = WorldState(tuple(s.state for s in sims) + tuple(State.build(m) for m in walls),
+                       controllers + tuple(control.ControllerState.zeros(0, dtype) for _ in walls),
+                       histories + tuple(jnp.zeros((0, 0), dtype) for _ in walls), start.astype(jnp.int32), pair_deformation, pair_load,
                        wall_load)
     model_inputs = tuple(
         WorldModelInputs(
@@ -315,17 +316,7 @@ could not hold in any step of the run, ``(K,)`` (int32; ``(0,)`` without a colli
 of allocating new ones, so the arrays passed in are invalid afterwards."""
 
 
-def _contact_elements(terrain: Terrain, points: jax.Array) -> jax.Array:
-    """``(P,)``: 0 where the ground is the deepest surface at a point, ``b + 1`` for static box ``b``
-    (its depth as the terrain's contacts take it, :func:`~jaxsim_like.simulation.terrain.box_penetration`)."""
-    no_boxes = terrain.replace(box_transforms=terrain.box_transforms[:0], box_half_extents=terrain.box_half_extents[:0])
-    ground = penetration(no_boxes, points)[0][:, None]
-    if terrain.box_transforms.shape[0] == 0:
-        return jnp.argmax(ground, axis=1)
-    return jnp.argmax(jnp.concatenate([ground, box_penetration(terrain, points)[0]], axis=1), axis=1)
-
-
-def _observe(model: Model, packed: jax.Array, layout: Layout, terrain: Terrain) -> Observation:
+def _observe(model: Model, packed: jax.Array, layout: Layout) -> Observation:
     sim = unpack(packed, layout)
     # Kinematics in the internal frame G (world axes, origin at the base: kin.origin).
     kin = kin_module.kinematics(model, sim.state)
@@ -340,10 +331,8 @@ def _observe(model: Model, packed: jax.Array, layout: Layout, terrain: Terrain) 
         body_acceleration=jnp.concatenate([jnp.einsum("nij,nj->ni", L_R_W, mixed[:, :3]), jnp.einsum("nij,nj->ni", L_R_W, mixed[:, 3:])], axis=1),
         step_origins=links[:, ORIGIN],
         joint_wrenches=sim.last.joint_wrenches,
-        element=_contact_elements(terrain, sim.last.points[:, POSITION]),
     )
 
 
 observe = jax.jit(_observe, static_argnames=("layout",))
-observe.__doc__ = """The :class:`Observation` of a model's state after a run and of its last step, given the
-world's terrain."""
+observe.__doc__ = """The :class:`Observation` of a model's state after a run and of its last step."""

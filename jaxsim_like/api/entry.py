@@ -22,7 +22,7 @@ import numpy as np
 from ..dynamics import configuration, spatial
 from ..dynamics.model import Model
 from ..parsers.description import ModelDescription
-from ..simulation import ModelParams, Terrain, control, wrenches
+from ..simulation import ModelParams, control, wrenches
 from . import engine, errors
 from .types import JointControlMode
 from .utils import log
@@ -205,10 +205,10 @@ class ModelEntry:
             }
         return self.cache["last"]
 
-    def observation(self, terrain: Terrain) -> engine.Observation:
+    def observation(self) -> engine.Observation:
         """The :class:`~.engine.Observation` after the last run (computed once, as numpy arrays)."""
         if "observation" not in self.cache:
-            value = engine.observe(self.model, self.sim, self.layout, terrain)
+            value = engine.observe(self.model, self.sim, self.layout)
             self.cache["observation"] = engine.Observation(*(np.array(x) for x in jax.device_get(value)))
         return self.cache["observation"]
 

@@ -34,11 +34,9 @@ def link_contacts(world: World, entry: ModelEntry, link: int) -> tuple[Contact, 
     touching = np.flatnonzero((np.asarray(entry.model.point_link) == link) & last["in_contact"])
     points: dict[str, list[ContactPoint]] = {}
     if touching.size:
-        element = world._observation(entry).element
-        names = world._terrain_names
+        ground = world._terrain_names[0]  # the points meet the ground; the static boxes are met through the pairs
         for point in touching:
-            e = int(element[point])
-            points.setdefault(names[e] if e < len(names) else "", []).append(
+            points.setdefault(ground, []).append(
                 ContactPoint(
                     depth=last["penetration"][point],
                     force=last["contact_forces"][point],

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..dynamics.model import build_model
+from ..dynamics.model import Model, build_model
 from ..loading import ContactSampling
 from ..parsers import find_sdf_file, parse_model, parse_srdf
 from ..parsers.description import ModelDescription
@@ -29,7 +29,8 @@ from ..simulation import ContactParams, ModelParams, SimulationParams, WorldPara
 from ..simulation.collision.collisions import Collisions
 from ..simulation.collision.table import pair_budgets
 from ..simulation.world import WorldModel
-from ..simulation.terrain import is_plane
+from ..simulation.scenery import boxes_model, without_boxes
+from ..simulation.terrain import box_penetration
 from . import engine, errors, scenery
 from .calls import scenario_methods
 from .entry import ModelEntry
@@ -96,6 +97,7 @@ class World:
         self._contact: dict[str, Any] = {"contact": None, "max_penetration": 0.001, "friction": None, "damping_ratio": None}
         self._plugins: list[tuple[Callable, Any]] = []
         self._terrain = None
+        self._walls: tuple[Model, ModelParams] | None = None
         self._terrain_names: list[str] = [""]
         self._terrain_dirty = True
         self._collisions: Collisions | None = None
@@ -258,6 +260,7 @@ class World:
         }
         for entry in self._entries.values():
             self._rebuild_params(entry)
+        self._walls = None
         return True
 
     def insert_world_plugin(self, lib_name: Any, class_name: str = "", context: str = "") -> bool:
@@ -302,7 +305,7 @@ class World:
             max_penetration=self._contact["max_penetration"],
             friction=self._contact["friction"],
             damping_ratio=_damping_ratio(model, self._contact["damping_ratio"]),
-            terrain=self._terrain_now(),
+            terrain=without_boxes(self._terrain_now()),
         ).model
 
     def _rebuild_params(self, entry: ModelEntry) -> None:
@@ -342,19 +345,27 @@ class World:
         return True
 
     def _terrain_now(self):
-        """The terrain of the static models; the dynamic models' parameters are built again where
-        it turns from a plane to boxes or back (their contact slots depend on it)."""
+        """The terrain of the static models: the ground, and their boxes (which the world's step
+        meets as the shapes of one more model, :meth:`_world_model`)."""
         if self._terrain_dirty or self._terrain is None:
             statics = [
                 (e.name, e.description, e.model, _base_transform(e)) for e in self._entries.values() if e.static
             ]
-            flat = None if self._terrain is None else is_plane(self._terrain)
             self._terrain, self._terrain_names = scenery.static_terrain(statics, self._dtype)
+            self._walls = None
             self._terrain_dirty = False
-            if flat is not None and flat != is_plane(self._terrain):
-                for entry in self._entries.values():
-                    self._rebuild_params(entry)
         return self._terrain
+
+    def _walls_now(self, terrain) -> tuple[Model, ModelParams] | None:
+        """The model of the static boxes of ``terrain`` (:func:`~jaxsim_like.simulation.scenery.boxes_model`,
+        in the world's dtype) and its parameters, built again where the static models or the
+        physics settings change; None without boxes."""
+        if terrain.box_transforms.shape[0] == 0:
+            return None
+        if self._walls is None:
+            walls = jax.tree.map(lambda x: x.astype(self._dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x, boxes_model(terrain))
+            self._walls = (walls, self._params(walls))
+        return self._walls
 
     def _clear_caches(self) -> None:
         for entry in self._entries.values():
@@ -362,12 +373,17 @@ class World:
 
     def _refresh(self) -> None:
         """After a change of structure: compute every observation now, so getters never compile."""
-        terrain = self._terrain_now()
         for entry in self._entries.values():
-            entry.observation(terrain)
+            entry.observation()
 
     def _observation(self, entry: ModelEntry) -> engine.Observation:
-        return entry.observation(self._terrain_now())
+        return entry.observation()
+
+    def _box_name(self, position: np.ndarray) -> str:
+        """The scoped name of the static link whose box is deepest at ``position (3,)`` [m] (a
+        contact with the model of the static boxes)."""
+        depth, _ = box_penetration(self._terrain_now(), jnp.asarray(position, self._dtype)[None])
+        return self._terrain_names[1 + int(np.argmax(np.asarray(depth)[0]))]
 
     def _link_pair_contacts(self, entry: ModelEntry, link: int) -> list[tuple[str, ContactPoint]]:
         """``(other body's scoped name, point)`` of the last step's contacts between link ``link``
@@ -387,8 +403,11 @@ class World:
             if this not in (a, b):
                 continue
             sign, other = (1.0, b) if a == this else (-1.0, a)
-            k = int(np.searchsorted(offsets, other, side="right") - 1)
-            name = f"{entries[k].name}::{entries[k].model.link_names[other - offsets[k]]}"
+            if other >= offsets[-1]:  # the model of the static models' boxes
+                name = self._box_name(row[engine.PAIR_POSITION])
+            else:
+                k = int(np.searchsorted(offsets, other, side="right") - 1)
+                name = f"{entries[k].name}::{entries[k].model.link_names[other - offsets[k]]}"
             point = ContactPoint(
                 depth=float(row[engine.PAIR_DEPTH]),
                 force=sign * row[engine.PAIR_FORCE],
@@ -402,27 +421,30 @@ class World:
         """The functional world of the dynamic models: its collision table (the links of
         different models, and those of a model with self-collisions, SRDF pairs respected) is
         built once per set of models, self-collision switches and SRDFs."""
-        key = (tuple((entry.generation, entry.self_collision, id(entry.srdf)) for entry in dynamic), repr(self._pair_budget))
+        walls = self._walls_now(terrain)
+        extra, extra_params = ([], []) if walls is None else ([walls[0]], [walls[1]])
+        key = (tuple((entry.generation, entry.self_collision, id(entry.srdf)) for entry in dynamic), repr(self._pair_budget),
+               None if walls is None else len(walls[0].shape_kind))
         if self._collision_key != key:
             self._collisions = Collisions.build(
-                [entry.model for entry in dynamic],
-                self_collision=[entry.self_collision for entry in dynamic],
-                srdf=[entry.srdf for entry in dynamic],
+                [entry.model for entry in dynamic] + extra,
+                self_collision=[entry.self_collision for entry in dynamic] + [False] * len(extra),
+                srdf=[entry.srdf for entry in dynamic] + [None] * len(extra),
                 budget=self._pair_budget,
             )
             self._collision_key = key
             self._pair_deformation = self._pair_load = self._wall_load = None
             self._overflowed = set()
         settings = WorldParams(
-            dt=self._device_step_size, gravity=self._device_gravity, terrain=terrain, integrator=self._integrator
+            dt=self._device_step_size, gravity=self._device_gravity, terrain=without_boxes(terrain), integrator=self._integrator
         )
         world = WorldModel.assemble(
-            [entry.model for entry in dynamic],
-            [entry.params for entry in dynamic],
+            [entry.model for entry in dynamic] + extra,
+            [entry.params for entry in dynamic] + extra_params,
             settings,
             self._collisions,
-            exact_velocity=[entry.features.exact_velocity for entry in dynamic],
-        )
+            exact_velocity=[entry.features.exact_velocity for entry in dynamic] + [False] * len(extra),
+        ).replace(scenery=len(extra))
         if self._touching_budget is None or world.collision is None:
             return world
         return world.replace(touching=min(int(self._touching_budget), world.collision.size))

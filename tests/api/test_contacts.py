@@ -63,10 +63,10 @@ def test_static_boxes_are_obstacles_in_a_world_file():
     assert world.set_physics_engine(api.PhysicsEngine_dart)  # the file has a <physics> profile, no physics plugin
     assert world.model_names() == ("ground_plane", "free_box", "sphere")
     assert approx(world.gravity(), [0, 0, -9.81], 0)
-    flat_slots = world._entries["free_box"].params.contact_slots
     assert world.insert_model_from_string(STEP)  # under the sphere, which rests on its top face
-    # A terrain of boxes: the box rests on two faces' slots, all its 8 corners (None), as in the core's worlds.
-    assert flat_slots == (4,) and world._entries["free_box"].params.contact_slots is None
+    # The static boxes are shapes of one more model of the step's world, welded, met through the
+    # pairs (jaxsim_like.simulation.scenery): the models' terrain is the ground, a box's slots its 4.
+    assert world._entries["free_box"].params.contact_slots == (4,)
     box, sphere = world.get_model("free_box"), world.get_model("sphere")
     assert approx(box.base_position(), [0, 0, 0.5], 1e-12) and approx(sphere.base_position(), [0.6, 0, 0.3], 1e-12)
     box.enable_contacts()
@@ -160,3 +160,36 @@ def test_a_cube_dropped_on_two_cubes_touches_both(make_world):
     assert set(below) == {"ground_plane::link", "top::box"}
     assert sum(point.force[2] for point in below["top::box"].points) == pytest.approx(-weight / 2, rel=0.01)
     assert sum(point.force[2] for point in below["ground_plane::link"].points) == pytest.approx(1.5 * weight, rel=0.01)
+
+
+TABLE = """<?xml version="1.0" ?>
+<sdf version="1.7">
+  <model name="table">
+    <static>true</static>
+    <pose>0 0 0.35 0 0 0</pose>
+    <link name="top">
+      <collision name="collision"><geometry><box><size>0.8 0.6 0.1</size></box></geometry></collision>
+    </link>
+  </model>
+</sdf>
+"""
+
+
+def test_a_cube_over_a_static_tables_edge_rests_on_it(make_world):
+    """A 5 kg cube (0.2 m) on a static table, 5 cm of it past the table's edge, its centre over the
+    top: it stays where it was put (met through the bodies' points alone, the table's edge under
+    its face was no contact and it tipped over it), and its one contact names the table's link,
+    carrying its weight."""
+    sim, world = make_world(ground=True, steps_per_run=10)
+    assert world.insert_model_from_string(TABLE)
+    assert world.insert_model_from_string(cube_sdf("cube"), api.Pose([0.4 + 0.05 - 0.1, 0, 0.4995], [1, 0, 0, 0]))
+    cube = world.get_model("cube")
+    cube.enable_contacts()
+    for _ in range(100):  # 1 s
+        assert sim.run()
+    assert approx(cube.base_position(), [0.35, 0, 0.5], 5e-4)  # the top at z = 0.4, its edge at x = 0.4
+    assert max(np.abs(cube.base_world_linear_velocity()).max(), np.abs(cube.base_world_angular_velocity()).max()) < 1e-6
+    assert approx(cube.base_orientation(), [1, 0, 0, 0], 1e-3)
+    (contact,) = cube.contacts()
+    assert contact.body_b == "table::top"
+    assert sum(point.force[2] for point in contact.points) == pytest.approx(5 * 9.81, rel=0.005)
