@@ -11,17 +11,22 @@ from jaxsim_like import api
 
 from .helpers import ASSETS, FREE_BOX, approx
 
-STEP = """<?xml version="1.0" ?>
+def static_box_sdf(name: str, link: str, pose: str, size: str) -> str:
+    """A static model of one box collision (an obstacle)."""
+    return f"""<?xml version="1.0" ?>
 <sdf version="1.7">
-  <model name="step">
+  <model name="{name}">
     <static>true</static>
-    <pose>0.6 0 0.1 0 0 0</pose>
-    <link name="link">
-      <collision name="collision"><geometry><box><size>0.4 0.4 0.2</size></box></geometry></collision>
+    <pose>{pose}</pose>
+    <link name="{link}">
+      <collision name="collision"><geometry><box><size>{size}</size></box></geometry></collision>
     </link>
   </model>
 </sdf>
 """
+
+
+STEP = static_box_sdf("step", "link", "0.6 0 0.1 0 0 0", "0.4 0.4 0.2")
 
 
 def test_a_cube_falling_on_the_ground(make_world):
@@ -162,17 +167,7 @@ def test_a_cube_dropped_on_two_cubes_touches_both(make_world):
     assert sum(point.force[2] for point in below["ground_plane::link"].points) == pytest.approx(1.5 * weight, rel=0.01)
 
 
-TABLE = """<?xml version="1.0" ?>
-<sdf version="1.7">
-  <model name="table">
-    <static>true</static>
-    <pose>0 0 0.35 0 0 0</pose>
-    <link name="top">
-      <collision name="collision"><geometry><box><size>0.8 0.6 0.1</size></box></geometry></collision>
-    </link>
-  </model>
-</sdf>
-"""
+TABLE = static_box_sdf("table", "top", "0 0 0.35 0 0 0", "0.8 0.6 0.1")
 
 
 def test_a_cube_over_a_static_tables_edge_rests_on_it(make_world):

@@ -72,9 +72,10 @@ _ON_SURFACE = 1e-9  # [m] relative to (1 + shape size): a point this close to a 
 class PairGroup:
     """The candidate pairs of one kind: ``first[k]`` and ``second[k]`` are global shape indices; in
     the point-shape kind ``first`` holds :data:`.kinds.POINT_CHUNK` global point indices per
-    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per call. ``static``: of its candidates, the last
-    ``static[0]`` have a link welded to the world (static geometry), ``static[1]`` of the ``keep``
-    are theirs (the others' budget is ``keep - static[1]``).
+    candidate (``-1`` pads a chunk) and ``second`` the shape. ``keep`` candidates are tested per
+    call. ``static``: of its candidates, the last ``static[0]`` have a link welded to the world
+    (static geometry), ``static[1]`` of the ``keep`` are theirs (the others' budget is ``keep -
+    static[1]``).
     ``explicit``: per candidate, its index in :attr:`CollisionTable.pairs` (``-1``: none; empty:
     no candidate is an explicit pair). ``features``: the contact features of a pair of hulls
     (:func:`.hull.features`; 0: the kind's own, :attr:`.kinds.Kind.memory`)."""
@@ -236,14 +237,14 @@ class CollisionTable:
         point_welded = welded[[link_offsets[m] + l for m, model in enumerate(models) for l in model.point_link]]
         groups = []
         for name, candidates in pairs.items():
-            moving, welded = _split_static(name, candidates, shape_welded, point_welded)
+            moving, fixed = _split_static(name, candidates, shape_welded, point_welded)
             keep = min(len(moving[1]), budgets.get(name) or scene_budget(name, *moving[:2], shape_kinds, point_kinds)) if moving[1] else 0
-            static = min(len(welded[1]), static_budget(name, *welded[:2], shape_welded, point_welded))
-            first, second, marked = (moving[i] + welded[i] for i in range(3))
+            fixed_keep = min(len(fixed[1]), static_budget(name, *fixed[:2], shape_welded, point_welded))
+            first, second, marked = (moving[i] + fixed[i] for i in range(3))
             if second:
-                groups.append(PairGroup(name, tuple(first), tuple(second), keep + static,
+                groups.append(PairGroup(name, tuple(first), tuple(second), keep + fixed_keep,
                                         tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else (),
-                                        features(hull_counts) if KINDS[name].family == HULLS else 0, (len(welded[1]), static)))
+                                        features(hull_counts) if KINDS[name].family == HULLS else 0, (len(fixed[1]), fixed_keep)))
         return CollisionTable(
             link_offsets=link_offsets[:-1],
             links=link_offsets[-1],
