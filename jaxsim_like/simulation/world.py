@@ -307,7 +307,9 @@ class WorldState(NamedTuple):
     ``pair_load (L,)`` [N]: per link of the collision table (global order), the force along
     gravity with which the links of other models pressed on it in the last step; ``wall_load
     (L,)`` [N]: per link, the force across gravity with which they pressed it into the terrain
-    (a body that a pile presses against a wall; see :func:`_walled` and :func:`_loaded`)."""
+    that its points meet (a body that a pile presses against a height function's steep slope, or
+    against terrain boxes in a world of :meth:`WorldModel.assemble` whose models' terrain has
+    them; see :func:`_walled` and :func:`_loaded`)."""
 
     states: tuple[State, ...]
     controllers: tuple[control.ControllerState, ...]
