@@ -217,7 +217,7 @@ class WorldModel:
             exact_velocity=exact_velocity,
             pair_sweeps=int(pair_sweeps),
             load_aware=bool(load_aware),
-            closures=WorldClosures.build(models, closures),
+            closures=WorldClosures.build(models[:count], closures),  # the terrain's boxes hold none
             scenery=scenery,
             **fields,
         )
