@@ -11,6 +11,7 @@ from jaxsim_like import api
 
 from .helpers import ASSETS, FREE_BOX, approx
 
+
 def static_box_sdf(name: str, link: str, pose: str, size: str) -> str:
     """A static model of one box collision (an obstacle)."""
     return f"""<?xml version="1.0" ?>

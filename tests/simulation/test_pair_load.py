@@ -3,8 +3,9 @@ the weight of what rests on it, never the forces of an impact, which would stiff
 step's laws by as much and push the bodies apart harder than their depth built up (the 125-body
 pile of ``benchmarks/pile.py`` diverged so at 5 ms); and what other bodies press it into a wall
 with, across gravity, which its terrain law carries too (a wall among the terrain's boxes, met
-through the bodies' points: the object API's world, :meth:`WorldModel.assemble`; the world that
-:meth:`WorldModel.build` makes meets the boxes as shapes, :mod:`jaxsim_like.simulation.scenery`)."""
+through the bodies' points: a world of :meth:`WorldModel.assemble` whose models' terrain has the
+boxes; the worlds of :meth:`WorldModel.build` and of the object API meet them as shapes,
+:mod:`jaxsim_like.simulation.scenery`)."""
 
 from __future__ import annotations
 

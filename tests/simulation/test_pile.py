@@ -111,10 +111,9 @@ def test_static_geometry_takes_no_budget_and_identical_bodies_are_one_batch(pile
     """The bin's walls are the world's last model, welded to the world: the pairs of the moving
     bodies lead the groups of the table of the bodies alone (same kinds, candidates and budgets),
     the pairs with a wall follow them in their kind's group with a budget of their own (two walls
-    per body),
-    and the eight bodies of two kinds (1 and 8 collidable points) are stepped as one batch of two
-    kinds, the spheres' points padded to the boxes' 8; their terrain is the floor alone, a box's
-    slots 4 (the plane's, :mod:`jaxsim_like.simulation.contact_slots`)."""
+    per body), and the eight bodies of two kinds (1 and 8 collidable points) are stepped as one
+    batch of two kinds, the spheres' points padded to the boxes' 8; their terrain is the floor
+    alone, a box's slots 4 (the plane's, :mod:`jaxsim_like.simulation.contact_slots`)."""
     world, start, _, _ = pile
     table = world.collision
     bodies = len(LAYOUT)
