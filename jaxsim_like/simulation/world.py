@@ -254,7 +254,7 @@ class WorldModel:
         if self.scenery and len(states) == len(self.models) - self.scenery:
             states += tuple(State.build(m) for m in self.models[len(states):])
         if len(states) != len(self.models):
-            raise ValueError(f"states must have one entry per model ({len(self.models)}), got {len(states)}")
+            raise ValueError(f"states must have one entry per model ({_model_count(self)}), got {len(states)}")
         dtypes = [s.joint_positions.dtype for s in states]
         return WorldState(
             states=states,
@@ -1114,8 +1114,15 @@ def _inputs(world: WorldModel, inputs: Sequence[ModelInputs | None] | None) -> t
     if world.scenery and len(inputs) == len(world.models) - world.scenery:
         inputs += tuple(ModelInputs() for _ in range(world.scenery))
     if len(inputs) != len(world.models):
-        raise ValueError(f"inputs must have one entry per model ({len(world.models)}), got {len(inputs)}")
+        raise ValueError(f"inputs must have one entry per model ({_model_count(world)}), got {len(inputs)}")
     return inputs
+
+
+def _model_count(world: WorldModel) -> str:
+    """How many models ``world`` has, and how many are the user's where it made one of the
+    terrain's boxes (:attr:`WorldModel.scenery`)."""
+    count = len(world.models)
+    return f"{count - world.scenery}, or {count} with the terrain's boxes" if world.scenery else str(count)
 
 
 def _grouped(

@@ -49,6 +49,8 @@ def test_the_tables_boxes_are_the_worlds_last_model(rested):
     assert world.models[-1].shape_kind == ("box",) * 5 and not world.models[-1].floating_base
     assert len(start.states) == len(BODIES) + 1
     assert world.params.terrain.box_transforms.shape[0] == 0
+    with pytest.raises(ValueError, match=r"states must have one entry per model \(4, or 5 with the terrain's boxes\), got 3"):
+        world.initial_state(start.states[:3])
 
 
 @pytest.mark.parametrize("k", range(len(BODIES)), ids=[body[0] for body in BODIES])
