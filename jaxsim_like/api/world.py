@@ -357,13 +357,13 @@ class World:
         return self._terrain
 
     def _walls_now(self, terrain) -> tuple[Model, ModelParams] | None:
-        """The model of the static boxes of ``terrain`` (:func:`~jaxsim_like.simulation.scenery.boxes_model`,
-        in the world's dtype) and its parameters, built again where the static models or the
+        """The model of the static boxes of ``terrain`` (:func:`~jaxsim_like.simulation.scenery.boxes_model`)
+        and its parameters, built again where the static models or the
         physics settings change; None without boxes."""
         if terrain.box_transforms.shape[0] == 0:
             return None
         if self._walls is None:
-            walls = jax.tree.map(lambda x: x.astype(self._dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x, boxes_model(terrain))
+            walls = boxes_model(terrain)
             self._walls = (walls, self._params(walls))
         return self._walls
 
@@ -379,11 +379,13 @@ class World:
     def _observation(self, entry: ModelEntry) -> engine.Observation:
         return entry.observation()
 
-    def _box_name(self, position: np.ndarray) -> str:
-        """The scoped name of the static link whose box is deepest at ``position (3,)`` [m] (a
-        contact with the model of the static boxes)."""
-        depth, _ = box_penetration(self._terrain_now(), jnp.asarray(position, self._dtype)[None])
-        return self._terrain_names[1 + int(np.argmax(np.asarray(depth)[0]))]
+    def _box_names(self, positions: np.ndarray) -> list[str]:
+        """The scoped name of the static link whose box is deepest at each of ``positions (K, 3)``
+        [m] (contacts with the model of the static boxes), in one query."""
+        if len(positions) == 0:
+            return []
+        depth, _ = box_penetration(self._terrain_now(), jnp.asarray(positions, self._dtype))
+        return [self._terrain_names[1 + int(box)] for box in np.argmax(np.asarray(depth), axis=1)]
 
     def _link_pair_contacts(self, entry: ModelEntry, link: int) -> list[tuple[str, ContactPoint]]:
         """``(other body's scoped name, point)`` of the last step's contacts between link ``link``
@@ -397,14 +399,15 @@ class World:
         offsets = np.cumsum([0] + [e.model.number_of_links for e in entries])
         owner = {id(e): k for k, e in enumerate(entries)}
         this = offsets[owner[id(entry)]] + link
+        rows = packed[(packed[:, engine.PAIR_ACTIVE] > 0.5) & ((packed[:, engine.LINK_A] == this) | (packed[:, engine.LINK_B] == this))]
+        walled = np.maximum(rows[:, engine.LINK_A], rows[:, engine.LINK_B]) >= offsets[-1]  # with the static models' boxes
+        boxes = iter(self._box_names(rows[walled][:, engine.PAIR_POSITION]))
         found = []
-        for row in packed[packed[:, engine.PAIR_ACTIVE] > 0.5]:
+        for row, wall in zip(rows, walled):
             a, b = int(row[engine.LINK_A]), int(row[engine.LINK_B])
-            if this not in (a, b):
-                continue
             sign, other = (1.0, b) if a == this else (-1.0, a)
-            if other >= offsets[-1]:  # the model of the static models' boxes
-                name = self._box_name(row[engine.PAIR_POSITION])
+            if wall:
+                name = next(boxes)
             else:
                 k = int(np.searchsorted(offsets, other, side="right") - 1)
                 name = f"{entries[k].name}::{entries[k].model.link_names[other - offsets[k]]}"

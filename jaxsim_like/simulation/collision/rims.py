@@ -55,8 +55,7 @@ def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radiu
     height over the circle's plane ``Z[0] + Z[1] cos + Z[2] sin`` (each ``(K,)``), so that its
     squared distance to the circle is ``P + radius^2 - 2 radius sqrt(P - Z^2)``."""
 
-    def step(_, turn: tuple) -> tuple:
-        cos, sin = turn
+    def step(cos: jax.Array, sin: jax.Array) -> tuple[jax.Array, jax.Array]:
         p, p_, p__ = P[0] + P[1] * cos + P[2] * sin, P[2] * cos - P[1] * sin, -(P[1] * cos + P[2] * sin)
         z, z_, z__ = Z[0] + Z[1] * cos + Z[2] * sin, Z[2] * cos - Z[1] * sin, -(Z[1] * cos + Z[2] * sin)
         q, q_, q__ = p - z**2, p_ - 2 * z * z_, p__ - 2 * (z_**2 + z * z__)  # the squared distance across the circle's axis
@@ -69,8 +68,8 @@ def _nearest_to_circle(cos: jax.Array, sin: jax.Array, P: tuple, Z: tuple, radiu
         n = jnp.where(newton, -q * slope, -jnp.sign(slope) * _SLIDE)
         return cayley_turn(cos, sin, jnp.clip(n, -_STEP * d, _STEP * d), d)
 
-    for i in range(_NEWTON):
-        cos, sin = step(i, (cos, sin))
+    for _ in range(_NEWTON):  # unrolled (a few small steps)
+        cos, sin = step(cos, sin)
     return cos, sin
 
 

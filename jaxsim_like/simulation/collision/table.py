@@ -318,7 +318,7 @@ def static_budget(kind: str, first: Sequence[int], second: Sequence[int], shape_
             chunk = tuple(first[k * POINT_CHUNK : (k + 1) * POINT_CHUNK])
             moving.add(("shape", shape) if point_welded[chunk[0]] else ("points", chunk))
         else:
-            moving.add(second[k] if shape_welded[first[k]] else first[k])
+            moving.add(shape if shape_welded[first[k]] else first[k])
     return STATIC_NEIGHBOURS * len(moving)
 
 
