@@ -19,6 +19,7 @@ from ..host import to_device
 from .contact_slots import PlaneSlots, facet_counts, plane_slots
 from .collision.collisions import Collisions
 from .contacts import ContactParams
+from .scenery import boxes_model, without_boxes
 from .terrain import Terrain, is_plane
 
 INTEGRATORS = ("implicit_euler", "semi_implicit_euler", "rk4")
@@ -93,6 +94,18 @@ class ModelParams:
     plane_slots: PlaneSlots | None = None
 
 
+@pytree_dataclass()
+class SceneryParams:
+    """The terrain's static boxes as a model of the world of one model: ``model``, welded to the
+    world (:func:`.scenery.boxes_model`), and its :class:`ModelParams` ``params``."""
+
+    model: Model
+    params: ModelParams
+
+
+STATIC_BOXES = ("shapes", "points")
+"""How a model meets the terrain's static boxes (:meth:`SimulationParams.build`)."""
+
 _WORLD_FIELDS = tuple(field.name for field in dataclasses.fields(WorldParams))
 _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 
@@ -100,20 +113,23 @@ _MODEL_FIELDS = tuple(field.name for field in dataclasses.fields(ModelParams))
 @pytree_dataclass()
 class SimulationParams:
     """The parameters of the world of one model: its ``world`` settings (:class:`WorldParams`),
-    the ``model``'s (:class:`ModelParams`) and the contacts between its own links, ``collisions``
-    (:class:`.collision.collisions.Collisions`: the self-collision table and the pair law, as a
-    world of this model alone with self-collisions has them; None: off). Every field of
-    ``world`` and ``model`` reads as an attribute (``params.dt``, ``params.contact``) and
-    :meth:`replace` changes any of them by its name."""
+    the ``model``'s (:class:`ModelParams`), the contacts between its own links and with the
+    terrain's static boxes, ``collisions`` (:class:`.collision.collisions.Collisions`: the
+    collision table and the pair law, as a world of this model and the boxes has them; None:
+    none), and those boxes as a model of that world, ``scenery`` (:class:`SceneryParams`; None:
+    no boxes, or the model's points meet them). Every field of ``world`` and ``model`` reads as
+    an attribute (``params.dt``, ``params.contact``) and :meth:`replace` changes any of them by
+    its name."""
 
     world: WorldParams
     model: ModelParams
     collisions: Collisions | None = None
+    scenery: SceneryParams | None = None
 
     def replace(self, **changes: Any) -> "SimulationParams":
         """A copy with fields of ``world`` or ``model`` changed by name (``world``, ``model`` and
-        ``collisions`` themselves too); TypeError naming any other."""
-        unknown = sorted(set(changes) - set(_WORLD_FIELDS) - set(_MODEL_FIELDS) - {"world", "model", "collisions"})
+        ``collisions`` and ``scenery`` themselves too); TypeError naming any other."""
+        unknown = sorted(set(changes) - set(_WORLD_FIELDS) - set(_MODEL_FIELDS) - {"world", "model", "collisions", "scenery"})
         if unknown:
             raise TypeError(f"SimulationParams has no fields {unknown}")
         world, model = changes.get("world", self.world), changes.get("model", self.model)
@@ -121,6 +137,7 @@ class SimulationParams:
             world=world.replace(**{k: v for k, v in changes.items() if k in _WORLD_FIELDS}),
             model=model.replace(**{k: v for k, v in changes.items() if k in _MODEL_FIELDS}),
             collisions=changes.get("collisions", self.collisions),
+            scenery=changes.get("scenery", self.scenery),
         )
 
     @staticmethod
@@ -144,6 +161,7 @@ class SimulationParams:
         contact_slots: str | None = "auto",
         coupling_time_constant: float | None = None,
         coupling_damping_ratio: float | None = None,
+        static_boxes: str = "shapes",
     ) -> "SimulationParams":
         """Parameters for ``model`` with defaults derived from it.
 
@@ -181,6 +199,18 @@ class SimulationParams:
         the tangential deformation of the self-contacts (``State.pair_deformation``, see
         :func:`.step.step`).
 
+        The terrain's static boxes (:meth:`.terrain.Terrain.with_boxes`: a table, a step, a
+        bin's walls) are met by the model's shapes with ``static_boxes="shapes"`` (the default):
+        they become a model welded to the world (:attr:`scenery`, :func:`.scenery.boxes_model`)
+        whose box shapes the model's shapes and points meet as the links of a world meet each
+        other, through the narrow phases and the pairs' law (a box foot over a step's edge rests
+        on the edge, at the pairs' depth ``PairLaw.max_penetration``). :attr:`collisions` then
+        holds those pairs, the step's state their tangential deformation, and
+        ``StepOutput.self_contacts`` reports them; the model's own terrain is the ground alone.
+        ``"points"``: the model's collidable points meet the boxes as they meet the ground
+        (:func:`.terrain.penetration`), with ``contact_enabled_links``; a box's edge under a
+        face is then no contact.
+
         ``contact_slots="auto"``: the implicit step rests each link on its deepest points, as many
         as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
         of one plane: 4 for a box's corners, 8 for a cylinder's cap, 4 on a plane, whose rim rings
@@ -205,6 +235,8 @@ class SimulationParams:
         """
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, not {integrator!r}")
+        if static_boxes not in STATIC_BOXES:
+            raise ValueError(f"static_boxes must be one of {STATIC_BOXES}, not {static_boxes!r}")
         if not dt > 0:
             raise ValueError(f"dt must be positive, got {dt}")
         if not (damping_ratio > 0 and math.isfinite(damping_ratio)):
@@ -260,12 +292,18 @@ class SimulationParams:
             friction_velocity = np.maximum(np.asarray(model.joint_friction) * dt / (0.5 * inertia), 1e-3)
         else:
             friction_velocity = np.full(model.dofs, IMPLICIT_FRICTION_VELOCITY)
-        world = WorldParams(
-            dt=jnp.asarray(float(dt)),
-            gravity=jnp.asarray(gravity),
-            terrain=Terrain.plane() if terrain is None else terrain,
-            integrator=integrator,
-        )
+        terrain = Terrain.plane() if terrain is None else terrain
+        walls = boxes_model(terrain) if static_boxes == "shapes" and terrain.box_transforms.shape[0] > 0 else None
+        models = [model] if walls is None else [model, walls]
+        collisions = None
+        if self_collision or walls is not None:
+            collisions = Collisions.build(models, self_collision=[self_collision, False][: len(models)], srdf=[srdf, None][: len(models)])
+        scenery = None
+        if walls is not None and collisions is not None:
+            terrain = without_boxes(terrain)
+            scenery = SceneryParams(model=walls, params=SimulationParams.build(
+                walls, dt=dt, integrator=integrator, gravity=gravity, terrain=terrain).model)
+        world = WorldParams(dt=jnp.asarray(float(dt)), gravity=jnp.asarray(gravity), terrain=terrain, integrator=integrator)
         faces = 1 if is_plane(world.terrain) else TERRAIN_FACES
         slots = _contact_slots(model, contact_slots, CONTACT_SLOT_TOLERANCE * max_penetration, faces)
         return SimulationParams(world=world, model=ModelParams(
@@ -278,7 +316,7 @@ class SimulationParams:
             coupling_damping_ratio=_per_row(_constraints(model, "damping_ratio"), coupling_damping_ratio),
             contact_slots=slots,
             plane_slots=plane_slots(model, slots, CONTACT_SLOT_TOLERANCE * max_penetration),
-        ), collisions=Collisions.build([model], self_collision=[True], srdf=[srdf]) if self_collision else None)
+        ), collisions=collisions, scenery=scenery)
 
 
 def default_limit_frequency(dt: float, integrator: str) -> float:

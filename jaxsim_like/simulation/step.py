@@ -88,7 +88,11 @@ def step(
     self-collisions. Their tangential deformation travels in ``state.pair_deformation (K, 3)``
     (None, as :meth:`.State.build` makes it: none yet; the next state carries it, so a jitted
     step compiles once more for it; :func:`pair_memory` starts it) and they are reported in
-    ``StepOutput.self_contacts``.
+    ``StepOutput.self_contacts``. On a terrain with static boxes (``params.scenery``, see
+    :meth:`.params.SimulationParams.build`'s ``static_boxes``) the boxes are the world's second
+    model, welded to it: the model's shapes meet them as they meet its own links, the tangential
+    deformation travels in ``state.pair_deformation`` and ``StepOutput.self_contacts`` reports
+    them too.
 
     ``params`` is required: build it once, outside any jitted function
     (:meth:`.params.SimulationParams.build` does numpy work on the model).
@@ -98,7 +102,7 @@ def step(
     """
     if link_wrenches is not None and jnp.shape(link_wrenches) != (model.number_of_links, 6):
         raise ValueError(f"link_wrenches must have shape ({model.number_of_links}, 6), got {tuple(jnp.shape(link_wrenches))}")
-    world = WorldModel.of(model, params.world, params.model, params.collisions)
+    world = WorldModel.of(model, params.world, params.model, params.collisions, params.scenery)
     wrench_field = "com_wrenches" if link_wrenches_at_com else "link_wrenches"
     inputs = ModelInputs(joint_torques=joint_torques, tendon_forces=tendon_forces, mocap_positions=mocap_positions,
                          mocap_quaternions=mocap_quaternions, **{wrench_field: link_wrenches})

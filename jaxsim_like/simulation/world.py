@@ -70,7 +70,7 @@ from .contact_slots import link_one_hot
 from .contacts import ContactParams, implicit_deformation, overdamped_weight, relaxed_deformation
 from .couplings import base_velocity_offset
 from .groups import COLOURS, ModelGroup, from_global, group_models, groups_of, stack, stack_models, to_global, unstack
-from .params import INTEGRATORS, ModelParams, SimulationParams, WorldParams
+from .params import INTEGRATORS, ModelParams, SceneryParams, SimulationParams, WorldParams
 from .scenery import boxes_model, without_boxes
 from .terrain import Terrain
 from .world_closures import WorldClosures, about_world_origin, closure_forces, closure_rows, end_velocity, row_wrenches, world_poses
@@ -199,7 +199,7 @@ class WorldModel:
             SimulationParams.build(
                 model, dt=dt, integrator=integrator, gravity=gravity, terrain=terrain, contact=law,
                 max_penetration=max_penetration, friction=friction, torsional_friction=torsional_friction,
-                rolling_friction=rolling_friction,
+                rolling_friction=rolling_friction, static_boxes="points",
             )
             for model, law in zip(models, contact)
         ]
@@ -223,12 +223,16 @@ class WorldModel:
         )
 
     @staticmethod
-    def of(model: Model, world: WorldParams, params: ModelParams, collisions: Collisions | None = None) -> "WorldModel":
-        """The world of ``model`` alone under the ``world`` settings and its ``params``, with the
+    def of(model: Model, world: WorldParams, params: ModelParams, collisions: Collisions | None = None,
+           scenery: SceneryParams | None = None) -> "WorldModel":
+        """The world of ``model`` under the ``world`` settings and its ``params``, with the
         contacts between its links ``collisions`` (:attr:`.params.SimulationParams.collisions`,
-        None: none). No numpy work: a traced model and traced parameters make a traced world
-        (the world that :func:`.step.step` advances)."""
-        return WorldModel.assemble((model,), (params,), world, collisions)
+        None: none) and the terrain's boxes as its last model ``scenery``
+        (:attr:`.params.SimulationParams.scenery`, None: none). No numpy work: a traced model
+        and traced parameters make a traced world (the world that :func:`.step.step` advances)."""
+        if scenery is None:
+            return WorldModel.assemble((model,), (params,), world, collisions)
+        return WorldModel.assemble((model, scenery.model), (params, scenery.params), world, collisions).replace(scenery=1)
 
     @staticmethod
     def assemble(
@@ -947,7 +951,7 @@ def _world_rates(
 
     # The first sweep takes the other sides at rest; one sweep in the graph, whatever their number.
     blank = [at_rest(b.model, states[k], prepared[k]) for k, b in enumerate(batches)]
-    carried = jax.lax.fori_loop(0, world.pair_sweeps, sweep, blank)
+    carried = jax.lax.fori_loop(0, _sweeps(world), sweep, blank)
     if world.closures is not None:
         # One more block: the closures' rows, the contacts' coupling held at the last sweep's.
         held = coupling(to_global(groups, "links", [c.G_dv for c in carried]))
@@ -979,6 +983,15 @@ def _world_rates(
                            for x in (forces, torques))
     reported = PairContacts(contacts, forces, pairs.overflow, torques, pairs.dropped)
     return solved, prepared, reported, user, stored.at[contacts.slot].set(after, mode="drop"), load, walls
+
+
+def _sweeps(world: WorldModel) -> int:
+    """The Gauss-Seidel sweeps of ``world``'s contacts between links: one where each candidate
+    pair has a link welded to the world (a robot on the terrain's boxes or on static models): no
+    contact couples two moving links, so the first sweep's solves are the coupled solution;
+    otherwise ``world.pair_sweeps``."""
+    groups = () if world.collision is None else world.collision.groups
+    return 1 if all(g.static[0] == g.candidates for g in groups) else world.pair_sweeps
 
 
 def _pair_torques(pairs: _Pairs, law_forces: jax.Array, dt: jax.Array, links: int) -> ImplicitTorques:

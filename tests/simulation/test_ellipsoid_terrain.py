@@ -91,7 +91,7 @@ def test_the_point_on_a_height_function_converges(model):
 
 
 def rest(model: js.Model, ground: js.Terrain, position, quaternion, sim):
-    params = js.SimulationParams.build(model, dt=DT, max_penetration=MAX_PENETRATION, terrain=ground)
+    params = js.SimulationParams.build(model, dt=DT, max_penetration=MAX_PENETRATION, terrain=ground, static_boxes="points")
     state = js.State.build(model, base_position=position, base_quaternion=quaternion)
     final, _, outputs = sim(model, state, params, steps=STEPS)
     return final, outputs

@@ -77,7 +77,7 @@ def test_a_cube_pressed_into_a_wall_rests_at_max_penetration_with_the_wall_carry
     boxes = np.stack([np.eye(4)] * 2)
     boxes[0, 0, 3], boxes[1, 0, 3], boxes[1, 2, 3] = WALL + 0.1, WALL - 0.01 - 0.5, -0.5  # the wall; the shelf, top at z = 0
     terrain = js.Terrain.plane(height=-2.0).with_boxes(boxes, [[0.1, 1.0, 1.0], [0.5, 1.0, 0.5]])
-    built = [js.SimulationParams.build(m, dt=DT, terrain=terrain, friction=0.5) for m in models]
+    built = [js.SimulationParams.build(m, dt=DT, terrain=terrain, friction=0.5, static_boxes="points") for m in models]
     world = WorldModel.assemble(models, [b.model for b in built], built[0].world, Collisions.build(models))
     inner = WALL - SIDE / 2 + 0.001
     states = [js.State.build(m, base_position=jnp.array([x, 0.0, SIDE / 2 - 0.001]))

@@ -1,4 +1,6 @@
-"""Terrains: a tilted plane, a height function (normal by autodiff) and static boxes."""
+"""Terrains: a tilted plane, a height function (normal by autodiff) and static boxes, met by a
+model's collidable points (``static_boxes="points"``; the boxes met as shapes:
+``tests/simulation/test_step_boxes.py``)."""
 
 from __future__ import annotations
 
@@ -86,7 +88,7 @@ def landscape():
 
 def settle(sphere, sim, landscape, xy, height):
     """The sphere released at rest at ``(x, y, height)`` over the landscape: final position and last outputs."""
-    params = js.SimulationParams.build(sphere, terrain=landscape)
+    params = js.SimulationParams.build(sphere, terrain=landscape, static_boxes="points")
     state = js.State.build(sphere, base_position=[*xy, height])
     final, states, outputs = sim(sphere, state, params, steps=3000)
     assert np.isfinite(np.asarray(states.base_position)).all()
@@ -155,7 +157,7 @@ def test_a_ball_pressed_into_a_corner_rests_there(sim, figures):
     walls[0, 0, 3], walls[1, 1, 3] = 0.11, 0.11  # faces at x = 0.1 and y = 0.1
     terrain = js.Terrain.plane(height=-1.0).with_boxes(walls, [[0.01, 0.2, 0.2], [0.2, 0.01, 0.2]])
     gravity = np.array([4.0, 4.0, 0.0])
-    params = js.SimulationParams.build(ball, dt=0.002, terrain=terrain, gravity=gravity)
+    params = js.SimulationParams.build(ball, dt=0.002, terrain=terrain, gravity=gravity, static_boxes="points")
     state = js.State.build(ball, base_position=[0.05, 0.06, 0.0])
     _, states, outputs = sim(ball, state, params, steps=1500)
     speed = np.linalg.norm(np.asarray(states.base_velocity[-250:, :3]), axis=-1).max()
@@ -176,7 +178,7 @@ def test_a_box_pushed_into_a_wall_on_the_floor_rests_on_both(sim, figures):
     wall = np.eye(4)
     wall[0, 3] = 0.6  # the wall's face at x = 0.5, reaching below the floor
     terrain = js.Terrain.plane().with_boxes(wall[None], [[0.1, 1.0, 1.0]])
-    params = js.SimulationParams.build(cube, dt=0.005, terrain=terrain)
+    params = js.SimulationParams.build(cube, dt=0.005, terrain=terrain, static_boxes="points")
     state = js.State.build(cube, base_position=[0.451, 0.0, 0.049])
     weight = 9.81 * np.array([0.0, 0.0, 1.0])
     for times in (1.0, 2.0):
