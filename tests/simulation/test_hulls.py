@@ -21,7 +21,7 @@ from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation import ContactParams, SimulationParams, rollout
 from jaxsim_like.simulation.collision import CollisionTable, collide, pair_forces
 from jaxsim_like.simulation.collision.box import box_box, capsule_box
-from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, hull_hull, in_world
+from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, features, first_counts, hull_hull, in_world
 from jaxsim_like.simulation.collision.hull_round import round_hull
 from jaxsim_like.simulation.contacts import implicit_deformation
 from jaxsim_like.simulation.step import contact_point_positions
@@ -163,6 +163,33 @@ def test_cube_hulls_touch_as_box_box_does(position, R):
             assert np.min(np.linalg.norm(np.asarray(reference.position)[held] - p, axis=1)) < 1e-9
     if np.allclose(R, np.eye(3)) or np.isclose(R[0, 0], np.cos(0.3)):
         assert np.asarray(slots.valid).sum() == 4  # a face on a face rests on 4 points
+
+
+@pytest.mark.parametrize("position, R", [
+    ((0.0, 0.0, 0.149), rotation("z", 0.3)),  # a prism's octagon on the box's top face
+    ((0.148, 0.0, 0.0), rotation("y", np.pi / 2) @ rotation("z", 0.2)),  # an octagon against the box's side
+    ((0.175, 0.125, 0.145), rotation("x", 0.7) @ rotation("y", 0.4)),  # a rim across the box's corner
+])
+def test_a_box_meets_a_hull_with_its_own_corners_and_edges(meshes, position, R):
+    """Against hulls alone a box keeps its 8 corners and 12 edges in the narrow phase, not padded
+    to the hulls' counts (16 vertices, 10 faces, 24 edges of the prism): its slots are those of the
+    padded box (the padding repeats, so it changes nothing but the features' numbers), and the
+    table counts the features of the box's own corners. Where hulls also meet hulls, the boxes
+    are padded to the hulls' counts."""
+    prism = hull_row(PRISM)
+    counts = (prism.vertices.shape[0], prism.planes.shape[0], prism.faces.shape[1], prism.edges.shape[0])
+    half = jnp.asarray([0.1, 0.08, 0.1])
+    own = HULL_HULL(H(), BOX_HULL(half), H(position, R), prism)
+    padded = HULL_HULL(H(), box_hull(half, counts), H(position, R), prism)
+    assert np.asarray(own.valid).any()
+    for name in ("position", "normal", "depth", "valid"):
+        np.testing.assert_allclose(np.asarray(getattr(own, name)), np.asarray(getattr(padded, name)), atol=1e-15)
+    assert first_counts(["box-hull"], counts) == BOX_COUNTS
+    assert first_counts(["box-hull", "hull-hull"], counts) == tuple(max(a, b) for a, b in zip(BOX_COUNTS, counts))
+    prism_body = mesh_body("prism", meshes["prism"])
+    table = CollisionTable.build([js.scenes.box((0.2, 0.16, 0.2), mass=1.0), prism_body])
+    (group,) = [g for g in table.groups if g.kind == "box-hull"]
+    assert group.features == features(BOX_COUNTS, table.hull_counts)
 
 
 @pytest.mark.parametrize("below, position, R, turn", [

@@ -12,14 +12,14 @@ import numpy as np
 from ...dynamics import spatial
 from ...dynamics.hulls import Hulls
 from ...dynamics.model import Model
-from ...dynamics.tree import BOX, CAPSULE, CYLINDER, SPHERE
+from ...dynamics.tree import BOX, CAPSULE, CYLINDER, HULL, SPHERE
 from ...parsers.shapes import RIM_COLUMNS
 from ...pytree import pytree_dataclass
 from ..rims import Rings
 from ..rims import turned as turned_points
 from .broad import bounding_radius, half_extents, overlapping
 from .geometry import to_frame
-from .hull import HullData, box_hull, cylinder_hull, hull_hull, in_world
+from .hull import HullData, box_hull, cylinder_hull, first_counts, hull_hull, in_world
 from .ellipsoid import hull_ellipsoid
 from .hull_round import round_hull
 from .kinds import FAMILIES, HULL_ELLIPSOIDS, HULLS, KINDS, POINT_CHUNK, POINTS, ROUND_HULLS
@@ -318,25 +318,29 @@ def _hull_rows(hulls: Hulls) -> tuple[jax.Array, ...]:
 
 def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, code, hulls: Hulls) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of hulls, in one
-    narrow phase: each shape's hull in world axes, a box's and a cylinder's made of its size."""
+    narrow phase: each pair's second shape's hull and its first's (a hull, or made of a box's or a
+    cylinder's size) in world axes, the first padded to :func:`.hull.first_counts`."""
     a = _joined([kept.first for kept in culled])
     b = _joined([kept.second for kept in culled])
     made = jnp.asarray(code)
-    cylinders = any(group.kind == "cylinder-hull" for group in groups)
-
-    def shape_hull(H, size, kind, row):
-        hull = jax.tree.map(lambda own, box: jnp.where(kind == KIND_CODES[BOX], box, own), HullData(*row), box_hull(size, hulls.counts))
-        if cylinders:  # only where a cylinder meets a hull: the prism costs a trace and a kernel
-            hull = jax.tree.map(lambda own, cylinder: jnp.where(kind == KIND_CODES[CYLINDER], cylinder, own), hull,
-                                cylinder_hull(size, hulls.counts))
-        return in_world(H, hull)
-
-    def pair(H_a, size_a, kind_a, row_a, H_b, size_b, kind_b, row_b):
-        return hull_hull(shape_hull(H_a, size_a, kind_a, row_a), shape_hull(H_b, size_b, kind_b, row_b))
-
+    firsts = {group.kind.split("-")[0] for group in groups}
+    counts = first_counts([group.kind for group in groups], hulls.counts)
     rows = _hull_rows(hulls)
-    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], made[a], tuple(x[a] for x in rows),
-                                             W_H_S[b], sizes[b], made[b], tuple(x[b] for x in rows)))
+    own = _hull_rows(hulls.padded(counts)) if HULL in firsts else rows
+
+    def first_hull(size, kind, row):
+        # Only the first shapes' kinds of these pairs: each other kind's hull costs a trace and kernels.
+        made_of = {BOX: lambda: box_hull(size, counts), CYLINDER: lambda: cylinder_hull(size, counts), HULL: lambda: HullData(*row)}
+        hull, *others = [(k, made_of[k]()) for k in sorted(firsts)]
+        hull = hull[1]
+        for k, other in others:
+            hull = jax.tree.map(lambda old, new: jnp.where(kind == KIND_CODES[k], new, old), hull, other)
+        return hull
+
+    def pair(H_a, size_a, kind_a, row_a, H_b, row_b):
+        return hull_hull(in_world(H_a, first_hull(size_a, kind_a, row_a)), in_world(H_b, HullData(*row_b)))
+
+    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], made[a], tuple(x[a] for x in own), W_H_S[b], tuple(x[b] for x in rows)))
 
 
 def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:

@@ -7,13 +7,15 @@ sort). Spheres and capsules against hulls: :mod:`.hull_round`.
 Hulls come as :class:`HullData` in world axes (:func:`in_world` of a shape's
 :class:`~jaxsim_like.dynamics.hulls.Hulls` row, :func:`box_hull` of a box or :func:`cylinder_hull`
 of a cylinder), padded by
-repetition (:mod:`jaxsim_like.dynamics.hulls`), so that padding changes nothing.
+repetition (:mod:`jaxsim_like.dynamics.hulls`), so that padding changes nothing; the two hulls of
+a pair may have different counts (a box keeps its 8 corners and 12 edges against a hull of 16
+vertices: :func:`side_counts`).
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -24,12 +26,12 @@ from .slots import Slots
 
 HULL_SLOTS = 4
 BOX_COUNTS = (8, 6, 4, 12)
-"""``(V, F, K, E)`` of a box as a hull: hulls that meet boxes are padded to at least these."""
+"""``(V, F, K, E)`` of a box as a hull."""
 CYLINDER_SIDES = 16
 """A cylinder meets hulls as the prism of this many sides whose vertices are on its rims (the
 terrain's rim points, :func:`jaxsim_like.parsers.shapes.rim_points`, 16 a ring by default)."""
 CYLINDER_COUNTS = (2 * CYLINDER_SIDES, CYLINDER_SIDES + 2, CYLINDER_SIDES, 3 * CYLINDER_SIDES)
-"""``(V, F, K, E)`` of a cylinder as a hull: hulls that meet cylinders are padded to at least these."""
+"""``(V, F, K, E)`` of a cylinder as a hull."""
 
 _EDGE_PREFERENCE = 0.95  # an edge-edge axis wins only when it overlaps less than 0.95 x the best face axis
 _INSIDE = 1e-7  # relative to the hulls' size: vertices this close outside a hull count as inside
@@ -270,7 +272,19 @@ def hull_hull(a: HullData, b: HullData) -> Slots:
     )
 
 
-def features(counts: tuple[int, int, int, int]) -> int:
-    """The candidates of :func:`hull_hull` plus its empty slots, for hulls of ``counts`` ``(V, F, K, E)``."""
-    V, _, K, _ = counts
-    return 2 * V + K * K + 1 + HULL_SLOTS
+def features(counts_a: tuple[int, int, int, int], counts_b: tuple[int, int, int, int]) -> int:
+    """The candidates of :func:`hull_hull` plus its empty slots, for hulls a and b of ``counts_a``
+    and ``counts_b`` ``(V, F, K, E)``."""
+    (V_a, _, K_a, _), (V_b, _, K_b, _) = counts_a, counts_b
+    return V_a + V_b + K_a * K_b + 1 + HULL_SLOTS
+
+
+def first_counts(kinds: Sequence[str], hull_counts: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """The ``(V, F, K, E)`` that the first shapes of the pair kinds ``kinds`` of the family of hulls
+    (``"box-hull"``, ``"cylinder-hull"``, ``"hull-hull"``, whose second shapes are hulls of
+    ``hull_counts``) are padded to in their one narrow phase: the most of a box's where boxes meet
+    hulls, a cylinder's prism's where cylinders do and ``hull_counts`` where hulls meet hulls.
+    A box against hulls alone keeps its 8 corners and 12 edges (the box-hull pairs cost half as much
+    as with the box padded to the hulls' counts)."""
+    own = {"box": BOX_COUNTS, "cylinder": CYLINDER_COUNTS, "hull": hull_counts}
+    return tuple(int(c) for c in np.max([own[kind.split("-")[0]] for kind in kinds], axis=0))

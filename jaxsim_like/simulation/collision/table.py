@@ -51,7 +51,7 @@ from ...dynamics import zero_pose
 from ...dynamics.model import Model
 from ...dynamics.tree import BOX, CYLINDER, ELLIPSOID, HULL
 from ...parsers.description import combined
-from .hull import BOX_COUNTS, CYLINDER_COUNTS, features
+from .hull import features, first_counts
 from .kinds import HULL_ELLIPSOIDS, HULLS, KINDS, PARTIAL, POINT_CHUNK, POINTS, ROUND_HULLS, SOLID, fewest_resting, solid_kind
 from .points import KIND_CODES
 
@@ -226,7 +226,9 @@ class CollisionTable:
         by_mark = {k: pair for pair, k in marks.items()}
         used = list(dict.fromkeys(k for _, _, marked in pairs.values() for k in marked if k >= 0))
         renumber = {k: i for i, k in enumerate(used)}
-        hull_counts = _hull_counts(models, bool(pairs["box-hull"][1]), bool(pairs["cylinder-hull"][1]))
+        hull_counts = _hull_counts(models)
+        hull_kinds = [name for name, candidates in pairs.items() if KINDS[name].family == HULLS and candidates[1]]
+        firsts = first_counts(hull_kinds, hull_counts) if hull_kinds else None
         rests = {p: fewest_resting(sampled)
                  for link in links for points in link.points for p, _, sampled, _ in points}
         shape_kinds = [kind for model in models for kind in model.shape_kind]
@@ -244,7 +246,7 @@ class CollisionTable:
             if second:
                 groups.append(PairGroup(name, tuple(first), tuple(second), keep + fixed_keep,
                                         tuple(renumber.get(k, -1) for k in marked) if any(k >= 0 for k in marked) else (),
-                                        features(hull_counts) if KINDS[name].family == HULLS else 0, (len(fixed[1]), fixed_keep)))
+                                        features(firsts, hull_counts) if KINDS[name].family == HULLS else 0, (len(fixed[1]), fixed_keep)))
         return CollisionTable(
             link_offsets=link_offsets[:-1],
             links=link_offsets[-1],
@@ -281,11 +283,9 @@ def _point_rings(models: Sequence[Model]) -> tuple[int, ...]:
     return tuple(int(r) for r in np.concatenate(rings))
 
 
-def _hull_counts(models: Sequence[Model], boxes: bool, cylinders: bool) -> tuple[int, int, int, int]:
-    """The ``(V, F, K, E)`` of the models' hulls, at least a box's where hulls meet boxes and a
-    cylinder's prism's where they meet cylinders."""
-    least = [BOX_COUNTS] * boxes + [CYLINDER_COUNTS] * cylinders
-    counts = np.max([model.shape_hulls.counts for model in models] + least + [(0, 0, 0, 0)], axis=0)
+def _hull_counts(models: Sequence[Model]) -> tuple[int, int, int, int]:
+    """The ``(V, F, K, E)`` of the models' hulls (the most of each)."""
+    counts = np.max([model.shape_hulls.counts for model in models] + [(0, 0, 0, 0)], axis=0)
     return tuple(int(c) for c in counts)
 
 
