@@ -322,25 +322,25 @@ def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes
     cylinder's size) in world axes, the first padded to :func:`.hull.first_counts`."""
     a = _joined([kept.first for kept in culled])
     b = _joined([kept.second for kept in culled])
-    made = jnp.asarray(code)
-    firsts = {group.kind.split("-")[0] for group in groups}
+    shape_code = jnp.asarray(code)
+    firsts = sorted({group.kind.split("-")[0] for group in groups})
     counts = first_counts([group.kind for group in groups], hulls.counts)
     rows = _hull_rows(hulls)
     own = _hull_rows(hulls.padded(counts)) if HULL in firsts else rows
 
     def first_hull(size, kind, row):
-        # Only the first shapes' kinds of these pairs: each other kind's hull costs a trace and kernels.
-        made_of = {BOX: lambda: box_hull(size, counts), CYLINDER: lambda: cylinder_hull(size, counts), HULL: lambda: HullData(*row)}
-        hull, *others = [(k, made_of[k]()) for k in sorted(firsts)]
-        hull = hull[1]
-        for k, other in others:
-            hull = jax.tree.map(lambda old, new: jnp.where(kind == KIND_CODES[k], new, old), hull, other)
+        # Of the first shapes' kinds of these pairs only: each other kind's hull costs a trace and kernels.
+        made = {BOX: lambda: box_hull(size, counts), CYLINDER: lambda: cylinder_hull(size, counts), HULL: lambda: HullData(*row)}
+        hull = made[firsts[0]]()
+        for shape in firsts[1:]:
+            hull = jax.tree.map(lambda old, new: jnp.where(kind == KIND_CODES[shape], new, old), hull, made[shape]())
         return hull
 
     def pair(H_a, size_a, kind_a, row_a, H_b, row_b):
         return hull_hull(in_world(H_a, first_hull(size_a, kind_a, row_a)), in_world(H_b, HullData(*row_b)))
 
-    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], made[a], tuple(x[a] for x in own), W_H_S[b], tuple(x[b] for x in rows)))
+    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], shape_code[a], tuple(x[a] for x in own), W_H_S[b],
+                                             tuple(x[b] for x in rows)))
 
 
 def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
