@@ -24,13 +24,18 @@ of the one-pile program (``--chunks 1``) or one ``vmap`` (``--chunks 0``); MuJoC
 float64,float32``: ours also in float32 (MuJoCo: float64). The libraries' timed calls are
 interleaved, and the rate is the median of ``--repeats`` calls.
 
+``--rocks``: the bodies cycle through a fifth kind too, a convex rock (a mesh of 16 vertices on
+an ellipsoid of 3.4, 3 and 2.6 cm half axes, :data:`ROCK`; ours: its hull, every vertex kept;
+MuJoCo's: its convex hull), as issue 29's pile of boxes, spheres, capsules, cylinders and convex
+meshes.
+
 ``--rolling``: every contact has torsional and rolling friction, ``TORSION`` and ``ROLLING``
 (MuJoCo's default coefficients, at ``condim="6"`` on every geom of MuJoCo's scene; ours through
 :meth:`WorldModel.build`'s ``torsional_friction`` and ``rolling_friction``): a sphere or a capsule
 rolling alone slows down and stops.
 
     python -m benchmarks.pile [--quick] [--sizes 8,27,125] [--libraries ours,mujoco,mjx] [--worlds 1,16,64] [--dtypes float64,float32]
-                              [--chunks 1] [--seconds 3] [--dt 0.002] [--seed 0] [--rolling]
+                              [--chunks 1] [--seconds 3] [--dt 0.002] [--seed 0] [--rolling] [--rocks]
 """
 
 from __future__ import annotations
@@ -38,8 +43,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from benchmarks import timing  # noqa: F401  (applies the XLA CPU settings first)
 
@@ -57,6 +64,13 @@ from jaxsim_like.simulation.world import WorldModel, world_rollout  # noqa: E402
 MASS, FRICTION, CELL, WALL, WALL_HEIGHT = 0.2, 0.5, 0.1, 0.01, 0.4  # [kg], [-], [m], half thickness [m], [m]
 TORSION, ROLLING = 0.005, 0.0001  # [m]: with --rolling, MuJoCo's default torsional and rolling friction
 KINDS = ("box", "sphere", "capsule", "cylinder")
+ROCKS = KINDS + ("rock",)
+"""With ``--rocks``: the bodies cycle through these, a fifth of them convex rocks (:data:`ROCK`)."""
+_HEIGHTS = np.linspace(-0.9, 0.9, 16)
+_TURNS = 2.399963 * np.arange(16)  # the golden angle [rad]: points spread over the ellipsoid
+ROCK = np.array([0.034, 0.03, 0.026]) * np.stack(
+    [np.sqrt(1 - _HEIGHTS**2) * np.cos(_TURNS), np.sqrt(1 - _HEIGHTS**2) * np.sin(_TURNS), _HEIGHTS], axis=1)
+"""[m] the vertices of a rock, a convex mesh (ours: its hull of 16 vertices; MuJoCo's: its convex hull)."""
 CHUNK = 0.25  # [s]: the simulated time of one timed call
 
 
@@ -65,7 +79,16 @@ def _inertia(kind: str) -> float:
     return {"box": MASS * 0.06**2 / 6, "sphere": 0.4 * MASS * 0.03**2}.get(kind, MASS * 0.06**2 / 8)
 
 
+def _rock_file() -> str:
+    """An OBJ file of the rock's vertices (in the system's temporary folder)."""
+    path = Path(tempfile.gettempdir()) / "jaxsim_like_pile_rock.obj"
+    path.write_text("".join(f"v {x:.17g} {y:.17g} {z:.17g}\n" for x, y, z in ROCK))
+    return str(path)
+
+
 def _urdf_geometry(kind: str) -> str:
+    if kind == "rock":
+        return f'<mesh filename="{_rock_file()}"/>'
     return {
         "box": '<box size="0.06 0.06 0.06"/>',
         "sphere": '<sphere radius="0.03"/>',
@@ -80,15 +103,15 @@ def _mjcf_geometry(kind: str) -> str:
         "sphere": 'type="sphere" size=".03"',
         "capsule": 'type="capsule" size=".02 .03"',
         "cylinder": 'type="cylinder" size=".03 .03"',
+        "rock": 'type="mesh" mesh="rock"',
     }[kind]
 
 
-def layout(count: int, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, float]:
-    """The kind of each of ``count`` bodies, their start positions ``(count, 3)`` [m] and
-    quaternions ``(count, 4)`` (wxyz), and the bin's inner half width [m]."""
+def layout(count: int, seed: int = 0, kinds: tuple[str, ...] = KINDS) -> tuple[list[str], np.ndarray, np.ndarray, float]:
+    """The kind of each of ``count`` bodies (cycling through ``kinds``), their start positions
+    ``(count, 3)`` [m] and quaternions ``(count, 4)`` (wxyz), and the bin's inner half width [m]."""
     side = math.ceil(round(count ** (1 / 3), 9))
     rng = np.random.default_rng(seed)
-    kinds = [KINDS[i % len(KINDS)] for i in range(count)]
     cells = np.array([(i % side, (i // side) % side, i // side**2) for i in range(count)], dtype=float)
     positions = np.stack([(cells[:, 0] - (side - 1) / 2) * CELL, (cells[:, 1] - (side - 1) / 2) * CELL,
                           0.05 + cells[:, 2] * CELL], axis=1) + rng.uniform(-0.01, 0.01, (count, 3)) * [1, 1, 0]
@@ -96,7 +119,7 @@ def layout(count: int, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray
     axes /= np.linalg.norm(axes, axis=1, keepdims=True)
     angles = rng.uniform(0.1, 0.5, count)
     quaternions = np.concatenate([np.cos(angles / 2)[:, None], np.sin(angles / 2)[:, None] * axes], axis=1)
-    return kinds, positions, quaternions, side * CELL / 2 + 0.01
+    return [kinds[i % len(kinds)] for i in range(count)], positions, quaternions, side * CELL / 2 + 0.01
 
 
 def bin_boxes(half_width: float) -> tuple[np.ndarray, np.ndarray]:
@@ -117,16 +140,17 @@ def _cast(tree, dtype):
     return jax.tree.map(lambda x: x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x, tree)
 
 
-def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, rolling: bool = False, **options) -> tuple[WorldModel, object]:
+def our_world(count: int, dt: float, dtype=jnp.float64, seed: int = 0, rolling: bool = False, rocks: bool = False,
+              **options) -> tuple[WorldModel, object]:
     """The pile of ``count`` bodies as a world (the bin in its terrain: the world's last model,
     :mod:`jaxsim_like.simulation.scenery`) and its start state
-    (:func:`layout` of ``seed``); ``rolling``: with torsional and rolling friction; ``options``
-    go to :meth:`WorldModel.build`."""
-    kinds, positions, quaternions, half_width = layout(count, seed)
+    (:func:`layout` of ``seed``); ``rolling``: with torsional and rolling friction; ``rocks``:
+    a fifth of the bodies convex rocks (:data:`ROCKS`); ``options`` go to :meth:`WorldModel.build`."""
+    kinds, positions, quaternions, half_width = layout(count, seed, ROCKS if rocks else KINDS)
     models = {kind: js.load_model(
         f'<robot name="{kind}"><link name="link"><inertial><mass value="{MASS}"/><inertia ixx="{_inertia(kind)}" '
         f'iyy="{_inertia(kind)}" izz="{_inertia(kind)}" ixy="0" ixz="0" iyz="0"/></inertial><collision><geometry>'
-        f"{_urdf_geometry(kind)}</geometry></collision></link></robot>") for kind in KINDS}
+        f"{_urdf_geometry(kind)}</geometry></collision></link></robot>") for kind in dict.fromkeys(kinds)}
     models = {kind: _cast(model, dtype) for kind, model in models.items()}
     terrain = js.Terrain.plane().with_boxes(*bin_boxes(half_width))
     terrain = _cast(terrain, dtype)
@@ -141,15 +165,20 @@ def start_state(world: WorldModel, seed: int):
     """The start state of the pile ``world`` (:func:`our_world`) in :func:`layout` of ``seed``: the
     same bodies, in another layout."""
     bodies = world.models[: len(world.models) - world.scenery]
-    _, positions, quaternions, _ = layout(len(bodies), seed)
+    _, positions, quaternions, _ = layout(len(bodies), seed, _kinds(world))
     states = [js.State.build(m, base_position=p, base_quaternion=q) for m, p, q in zip(bodies, positions, quaternions)]
     return world.initial_state(states)
 
 
-def mjcf(count: int, dt: float, seed: int = 0, rolling: bool = False) -> str:
+def _kinds(world: WorldModel) -> tuple[str, ...]:
+    """The kinds the bodies of the pile ``world`` cycle through (each model is named by its kind)."""
+    return tuple(dict.fromkeys(model.name for model in world.models[: len(world.models) - world.scenery]))
+
+
+def mjcf(count: int, dt: float, seed: int = 0, rolling: bool = False, rocks: bool = False) -> str:
     """The same pile in MJCF (torsional friction 0.005, rolling 0.0001, MuJoCo's defaults, used
-    with ``rolling``: ``condim="6"``)."""
-    kinds, positions, quaternions, half_width = layout(count, seed)
+    with ``rolling``: ``condim="6"``; ``rocks``: the rock a mesh of :data:`ROCK`'s vertices)."""
+    kinds, positions, quaternions, half_width = layout(count, seed, ROCKS if rocks else KINDS)
     friction = f'friction="{FRICTION} {TORSION} {ROLLING}"' + (' condim="6"' if rolling else "")
     walls = "".join(
         f'<geom type="box" pos="{H[0, 3]} {H[1, 3]} {H[2, 3]}" size="{e[0]} {e[1]} {e[2]}" {friction}/>'
@@ -160,7 +189,8 @@ def mjcf(count: int, dt: float, seed: int = 0, rolling: bool = False) -> str:
         f'<inertial pos="0 0 0" mass="{MASS}" diaginertia="{_inertia(kind)} {_inertia(kind)} {_inertia(kind)}"/></body>'
         for kind, p, q in zip(kinds, positions, quaternions)
     )
-    return (f'<mujoco><option timestep="{dt}" gravity="0 0 {-STANDARD_GRAVITY}"/><worldbody>'
+    asset = f'<asset><mesh name="rock" vertex="{" ".join(f"{x:.17g}" for x in ROCK.ravel())}"/></asset>' if rocks else ""
+    return (f'<mujoco><option timestep="{dt}" gravity="0 0 {-STANDARD_GRAVITY}"/>{asset}<worldbody>'
             f'<geom type="plane" size="5 5 .1" {friction}/>{walls}{bodies}</worldbody></mujoco>')
 
 
@@ -183,7 +213,7 @@ def overlap(world: WorldModel, packed, count: int, seed: int, rolling: bool) -> 
         import mujoco
     except ImportError:
         return None
-    model = mujoco.MjModel.from_xml_string(mjcf(count, 0.002, seed, rolling))
+    model = mujoco.MjModel.from_xml_string(mjcf(count, 0.002, seed, rolling, "rock" in _kinds(world)))
     data = mujoco.MjData(model)
     states = world.unpack(packed).states[: len(world.models) - world.scenery]
     data.qpos[:] = np.concatenate([np.concatenate([np.asarray(s.base_position, float), np.asarray(s.base_quaternion, float)])
@@ -209,7 +239,7 @@ def _fastest(packed) -> jax.Array:
     return jnp.max(jnp.stack([jnp.max(jnp.linalg.norm(s.base_velocity[..., :3], axis=-1)) for s in packed.states]))
 
 
-def ours(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, worlds: int = 1,
+def ours(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, rocks: bool = False, worlds: int = 1,
          dtype=jnp.float64, chunk: int = 0) -> dict:
     """Our pile: one world (``worlds=1``) stepped by ``jit(world_rollout)``, or ``worlds`` piles
     (the layouts of seeds ``seed, seed + 1, ...``) stepped together from their stacked packed
@@ -220,7 +250,7 @@ def ours(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = F
     default): the program of a user who runs float32 only.
     The compile time: tracing, lowering and compiling the program (ahead of its first call)."""
     with jax.enable_x64(jnp.dtype(dtype) == jnp.float64):
-        return _ours(count, dt, seconds, seed, rolling, worlds, dtype, chunk)
+        return _ours(count, dt, seconds, seed, rolling, rocks, worlds, dtype, chunk)
 
 
 def _batched(advance, chunk: int):
@@ -233,8 +263,8 @@ def _batched(advance, chunk: int):
     return chunked_vmap(advance, chunk)
 
 
-def _ours(count: int, dt: float, seconds: float, seed: int, rolling: bool, worlds: int, dtype, chunk: int) -> dict:
-    world, state = our_world(count, dt, dtype=dtype, seed=seed, rolling=rolling)
+def _ours(count: int, dt: float, seconds: float, seed: int, rolling: bool, rocks: bool, worlds: int, dtype, chunk: int) -> dict:
+    world, state = our_world(count, dt, dtype=dtype, seed=seed, rolling=rolling, rocks=rocks)
     steps = int(round(CHUNK / dt))
 
     def advance(s):
@@ -280,7 +310,7 @@ def _ours(count: int, dt: float, seconds: float, seed: int, rolling: bool, world
             "finite": finite}
 
 
-def mujoco_c(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, worlds: int = 1,
+def mujoco_c(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, rocks: bool = False, worlds: int = 1,
              dtype=None) -> dict:
     """MuJoCo C's pile: one world settled by ``mj_step`` and timed through ``mujoco.rollout`` (one
     thread works), or ``worlds`` piles (seeds ``seed, seed + 1, ...``; the model of ``seed`` with
@@ -289,7 +319,7 @@ def mujoco_c(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool
     import mujoco
     from mujoco import rollout
 
-    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed, rolling))
+    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed, rolling, rocks))
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     chunk = int(round(CHUNK / dt))
     threads = _cores()
@@ -306,7 +336,7 @@ def mujoco_c(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool
         mujoco.mj_step(model, data, int(round(seconds / dt)))
         settled, ends = state_of(data)[None], [data]
     else:
-        settled = np.stack([state_of(mujoco.MjData(mujoco.MjModel.from_xml_string(mjcf(count, dt, seed + w, rolling))))
+        settled = np.stack([state_of(mujoco.MjData(mujoco.MjModel.from_xml_string(mjcf(count, dt, seed + w, rolling, rocks))))
                             for w in range(worlds)])
         for _ in range(int(round(seconds / CHUNK))):
             settled = pool.rollout(model, datas, settled, nstep=chunk)[0][:, -1]
@@ -324,13 +354,13 @@ def mujoco_c(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool
             "finite": bool(np.all(np.isfinite(settled)))}
 
 
-def mjx(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, worlds: int = 1,
+def mjx(count: int, dt: float, seconds: float, seed: int = 0, rolling: bool = False, rocks: bool = False, worlds: int = 1,
         dtype=None) -> dict:
     """MJX on MuJoCo's model of the pile, float64, MuJoCo's default solver options."""
     import mujoco
     from mujoco import mjx as mx
 
-    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed, rolling))
+    model = mujoco.MjModel.from_xml_string(mjcf(count, dt, seed, rolling, rocks))
     device_model = mx.put_model(model)
     state = mx.put_data(model, mujoco.MjData(model))
     chunk = int(round(CHUNK / dt))
@@ -370,6 +400,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="the start poses' jitter and turns (the pile is chaotic: compare several)")
     parser.add_argument("--quick", action="store_true", help="MJX only at 8 bodies, one timed call each")
     parser.add_argument("--rolling", action="store_true", help="torsional and rolling friction on every contact (MuJoCo's condim 6)")
+    parser.add_argument("--rocks", action="store_true", help="a fifth of the bodies convex rocks (meshes, hulls of 16 vertices)")
     args = parser.parse_args()
     print("| bodies | worlds | library | dtype | sim s / wall s, all worlds | compile [s] | fastest body after settling, "
           "most / median of worlds [mm/s] | deepest [mm] | overlap [mm] | overflow | finite |")
@@ -384,7 +415,7 @@ def main() -> None:
                 variants = [(d, int(c)) for d in args.dtypes.split(",") for c in (args.chunks.split(",") if worlds > 1 else ["0"])]
                 for dtype, chunk in variants if library == "ours" else [("float64", 0)]:
                     try:
-                        rows.append(LIBRARIES[library](count, args.dt, args.seconds, args.seed, args.rolling, worlds=worlds,
+                        rows.append(LIBRARIES[library](count, args.dt, args.seconds, args.seed, args.rolling, args.rocks, worlds=worlds,
                                                        dtype=jnp.dtype(dtype), **({"chunk": chunk} if library == "ours" else {})))
                     except NotImplementedError as error:  # MJX has no cylinder-box nor cylinder-cylinder collisions
                         print(f"| {count} | {worlds} | {library} | {dtype} | not run: {error} | | | | | | |", flush=True)
