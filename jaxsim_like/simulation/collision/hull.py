@@ -9,7 +9,7 @@ Hulls come as :class:`HullData` in world axes (:func:`in_world` of a shape's
 of a cylinder), padded by
 repetition (:mod:`jaxsim_like.dynamics.hulls`), so that padding changes nothing; the two hulls of
 a pair may have different counts (a box keeps its 8 corners and 12 edges against a hull of 16
-vertices: :func:`side_counts`).
+vertices: :func:`first_counts`).
 """
 
 from __future__ import annotations
