@@ -242,7 +242,7 @@ def test_spheres_and_capsules_touch_a_cube_hull_as_they_touch_the_box(size, posi
         np.testing.assert_allclose(np.asarray(getattr(slots, name))[held], np.asarray(getattr(reference, name))[held], atol=1e-8)
 
 
-NEAREST = jax.jit(jax.vmap(lambda centre, axis, half, hull: _nearest(centre, axis, half, hull), in_axes=(0, 0, None, None)))
+NEAREST = jax.jit(jax.vmap(_nearest, in_axes=(0, 0, None, None)))
 ALONG = jax.jit(jax.vmap(jax.vmap(lambda point, hull: signed_distance(point, hull)[0], in_axes=(0, None)), in_axes=(0, None)))
 
 

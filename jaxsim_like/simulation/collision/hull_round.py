@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from .box import end_fades, repeats_not
-from .geometry import safe_divide
+from .geometry import safe_divide, segments_closest, unit
 from .hull import HullData
 from .slots import Slots
 
@@ -39,29 +39,26 @@ def _nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, hull: HullData
     distance is convex along the segment. Inside the hull it is the largest of the faces' plane
     distances, linear in ``t``: its least is at an end or where two are equal. Outside it is the
     distance to the nearest vertex or edge (or face, at a constant distance while the segment runs
-    along it): each of the segment's closest approaches to a vertex and to an edge's line is a
-    candidate, valued at its distance to that vertex or to the nearest point of that edge, no less
-    than the hull's distance there and equal to it at the least; the ends at their signed
-    distances. Fixed work, no iteration."""
+    along it): each of the segment's closest approaches to a vertex and to an edge
+    (:func:`.geometry.segments_closest`) is a candidate, valued at its distance to that vertex or
+    edge, no less than the hull's distance there and equal to it at the least; the ends at their
+    signed distances. Fixed work, no iteration."""
     normals, offsets = hull.planes[:, :3], hull.planes[:, 3]
     alpha, beta = normals @ centre - offsets, normals @ axis  # the planes' distances alpha + beta t
     crossing = safe_divide(alpha[None, :] - alpha[:, None], beta[:, None] - beta[None, :], -half).reshape(-1)
     ends = jnp.stack([-half, half])
     inner = jnp.clip(jnp.concatenate([ends, crossing]), -half, half)
     depth = jnp.max(alpha[None, :] + inner[:, None] * beta[None, :], axis=1)  # the signed distance where < 0
-    start, along = hull.edges[:, 0], hull.edges[:, 1] - hull.edges[:, 0]
-    w = centre - start
-    b, c, d, e = along @ axis, jnp.sum(along**2, axis=-1), w @ axis, jnp.sum(along * w, axis=-1)
+    middle = 0.5 * (hull.edges[:, 0] + hull.edges[:, 1])
+    direction, length = jax.vmap(unit)(hull.edges[:, 1] - hull.edges[:, 0], jnp.zeros_like(middle))
+    to_edge, on_edge = jax.vmap(segments_closest, in_axes=(None, None, None, 0, 0, 0))(centre, axis, half, middle, direction, 0.5 * length)
     to_vertex = jnp.clip((hull.vertices - centre) @ axis, -half, half)
-    to_line = jnp.clip(safe_divide(b * e - c * d, c - b**2, -half), -half, half)
-    at_line = centre + to_line[:, None] * axis
-    on_edge = start + jnp.clip(safe_divide(jnp.sum((at_line - start) * along, axis=-1), c), 0.0, 1.0)[:, None] * along
     apart = jnp.concatenate([
         jnp.stack([signed_distance(centre + t * axis, hull)[0] for t in (-half, half)]),
         jnp.linalg.norm(centre + to_vertex[:, None] * axis - hull.vertices, axis=-1),
-        jnp.linalg.norm(at_line - on_edge, axis=-1),
+        jnp.linalg.norm(centre + to_edge[:, None] * axis - middle - on_edge[:, None] * direction, axis=-1),
     ])
-    outer = jnp.concatenate([ends, to_vertex, to_line])
+    outer = jnp.concatenate([ends, to_vertex, to_edge])
     return jnp.where(jnp.min(depth) < 0.0, inner[jnp.argmin(depth)], outer[jnp.argmin(apart)])
 
 
