@@ -208,8 +208,7 @@ class SimulationParams:
         holds those pairs, the step's state their tangential deformation, and
         ``StepOutput.self_contacts`` reports them; the model's own terrain is the ground alone.
         ``"points"``: the model's collidable points meet the boxes as they meet the ground
-        (:func:`.terrain.penetration`), with ``contact_enabled_links``; a box's edge under a
-        face is then no contact.
+        (:func:`.terrain.penetration`); a box's edge under a face is then no contact.
 
         ``contact_slots="auto"``: the implicit step rests each link on its deepest points, as many
         as can rest on flat ground together (within ``CONTACT_SLOT_TOLERANCE * max_penetration``
@@ -220,8 +219,9 @@ class SimulationParams:
         the floor and a wall touches with 6 corners; resting on its 4 deepest, it rocked between
         the floor's and the wall's). ``None``: every point.
 
-        ``contact_enabled_links (N,)`` switches the terrain contacts of each link; by default every
-        link but one welded to the world (:func:`welded_free`). Of a model with collision rules
+        ``contact_enabled_links (N,)`` switches the terrain contacts of each link, with the ground
+        and with the static boxes either way; by default every link but one welded to the world
+        (:func:`welded_free`). Of a model with collision rules
         (MJCF), the points whose collisions do not touch the terrain never do
         (``Model.point_terrain``).
 
@@ -297,7 +297,8 @@ class SimulationParams:
         models = [model] if walls is None else [model, walls]
         collisions = None
         if self_collision or walls is not None:
-            collisions = Collisions.build(models, self_collision=[self_collision, False][: len(models)], srdf=[srdf, None][: len(models)])
+            collisions = Collisions.build(models, self_collision=[self_collision, False][: len(models)], srdf=[srdf, None][: len(models)],
+                                          others=[enabled, None][: len(models)])
         scenery = None
         if walls is not None and collisions is not None:
             terrain = without_boxes(terrain)

@@ -153,6 +153,21 @@ def test_the_budget_keeps_the_overlapping_pairs_and_counts_the_others(objects):
         CollisionTable.build([ball] * 2, budget={"ball-ball": 1})
 
 
+def test_capsules_apart_take_none_of_their_kinds_budget(objects):
+    """Two upright rods 0.113 m apart (their radii 0.05 each) overlap each other's bounding
+    spheres and boxes, yet take no room in a budget of one capsule pair: the touching pair beside
+    them fits. Closer, at 0.099 m, they touch, and the pair left out is counted."""
+    rod = objects[2]
+    table = CollisionTable.build([rod] * 3, budget={"capsule-capsule": 1})
+    for apart, overflow in ((0.08, 0), (0.07, 1)):
+        poses = jnp.concatenate([jnp.asarray(p) for p in (pose(), pose((-0.09, 0.0, 0.0)), pose((apart, apart, 0.0)))])
+        contacts, spilled = QUERY(table, Geometry.of([rod] * 3, poses.dtype), poses)
+        assert int(spilled[0]) == overflow
+        active = np.asarray(contacts.active)
+        assert set(zip(np.asarray(contacts.link_a)[active].tolist(), np.asarray(contacts.link_b)[active].tolist())) == {(0, 1)}
+        np.testing.assert_allclose(np.asarray(contacts.depth)[active], 0.01, atol=1e-12)
+
+
 def world_poses(lift):
     """A ball on a cube, a can whose top rim and side enter the cube's side: contacts sphere-box,
     box-cylinder and points of the can in the box, every pose lifted by ``lift (3,)`` [m]."""
@@ -228,8 +243,10 @@ def test_bad_arguments_are_clear_errors(objects):
         collide(table, [ball, cube], [pose()])
     with pytest.raises(ValueError, match=r"model 1 \('ball': 1 links, 1 shapes, 1 points\) is not the model the table was built for"):
         collide(table, [ball, ball], [pose(), pose()])
-    with pytest.raises(ValueError, match=r"one entry per model \(2\); got 1 and 2"):
+    with pytest.raises(ValueError, match=r"one entry per model \(2\); got 1, 2 and 2"):
         CollisionTable.build([ball, cube], self_collision=[True])
+    with pytest.raises(ValueError, match=r"others\[m\] needs one entry per link of model m: \[1, 1\]"):
+        CollisionTable.build([ball, cube], others=[[True, False], None])
     with pytest.raises(ValueError, match="budget of 'box-box' must be an integer >= 1, got 0"):
         CollisionTable.build([ball, cube], budget={"box-box": 0})
     with pytest.raises(ValueError, match="needs concrete models"):

@@ -5,6 +5,7 @@ sliding hull contact against central differences, and hulls in the world step.""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 
 import jax
@@ -19,8 +20,9 @@ from jaxsim_like.dynamics import spatial
 from jaxsim_like.dynamics.hulls import Hulls
 from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation import ContactParams, SimulationParams, rollout
-from jaxsim_like.simulation.collision import CollisionTable, collide, pair_forces
+from jaxsim_like.simulation.collision import CollisionTable, Geometry, collide, pair_forces, query
 from jaxsim_like.simulation.collision.box import box_box, capsule_box
+from jaxsim_like.simulation.collision.geometry import relative_pose
 from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, features, first_counts, hull_hull, in_world
 from jaxsim_like.simulation.collision.hull_round import _nearest, round_hull, signed_distance
 from jaxsim_like.simulation.contacts import implicit_deformation
@@ -216,6 +218,35 @@ def test_a_cube_hull_touches_a_slab_in_float32_as_in_float64(below, position, R,
     np.testing.assert_allclose(np.asarray(slots.depth)[held], np.asarray(reference.depth)[held], atol=1e-6)
     for point in np.asarray(slots.position)[held]:  # the same contacts, in any order (coincident corners)
         assert np.min(np.linalg.norm(np.asarray(reference.position)[held] - point, axis=1)) < 1e-6
+
+
+def test_pairs_of_hulls_in_the_second_hulls_frame_are_the_pairs_in_world_axes():
+    """The narrow phases as the step runs them, in the frame of the hull b (only a's hull moved
+    into it; a ball's and a capsule's pose moved instead), their slots then placed in world
+    axes: the slots of both hulls in world axes, to rounding, at random poses of both where a
+    prism crosses a tetrahedron and a capsule meets the prism."""
+    rng = np.random.default_rng(3)
+    prism, tetra = hull_row(PRISM), hull_row(TETRA)
+    framed = jax.jit(jax.vmap(lambda H_a, H_b: hull_hull(tetra, prism, relative_pose(H_b, H_a)).placed(H_b)))
+    world = jax.jit(jax.vmap(lambda H_a, H_b: hull_hull(in_world(H_a, tetra), in_world(H_b, prism))))
+    round_framed = jax.jit(jax.vmap(lambda H_a, H_b: round_hull(relative_pose(H_b, H_a), jnp.asarray([0.03, 0.05, 0.0]), prism).placed(H_b)))
+    round_world = jax.jit(jax.vmap(lambda H_a, H_b: round_hull(H_a, jnp.asarray([0.03, 0.05, 0.0]), in_world(H_b, prism))))
+    quaternions = rng.normal(size=(32, 4))
+    turns = np.asarray(jax.vmap(spatial.quaternion_to_rotation)(jnp.asarray(quaternions / np.linalg.norm(quaternions, axis=1, keepdims=True))))
+    centres = rng.uniform(-0.5, 0.5, (16, 3))
+    H_b = jnp.stack([H(centre, R) for centre, R in zip(centres, turns[:16])])
+    H_a = jnp.stack([H(centre + rng.uniform(-0.08, 0.08, 3), R) for centre, R in zip(centres, turns[16:])])
+    # The capsules about 0.12 m from the prism's centre: at its surface, not deep inside (where
+    # the deepest point's faces tie, and either normal is right).
+    away = rng.normal(size=(16, 3))
+    H_c = jnp.stack([H(centre + 0.12 * a / np.linalg.norm(a), R) for centre, a, R in zip(centres, away, turns[16:])])
+    for mine, reference in ((framed(H_a, H_b), world(H_a, H_b)), (round_framed(H_c, H_b), round_world(H_c, H_b))):
+        assert np.any(np.asarray(reference.valid) & (np.asarray(reference.depth) > 0))
+        np.testing.assert_array_equal(np.asarray(mine.valid), np.asarray(reference.valid))
+        if reference.feature is not None:
+            np.testing.assert_array_equal(np.asarray(mine.feature), np.asarray(reference.feature))
+        for field in ("position", "normal", "depth"):
+            np.testing.assert_allclose(np.asarray(getattr(mine, field)), np.asarray(getattr(reference, field)), atol=1e-12)
 
 
 ROUND_HULL = jax.jit(lambda H_a, size_a, H_b, b: round_hull(H_a, size_a, in_world(H_b, b)))
@@ -462,3 +493,38 @@ def test_a_can_stands_on_a_hull_and_a_hull_on_a_can(meshes):
     np.testing.assert_allclose(float(final.states[1].base_position[2]), 0.25, atol=1.5e-3)  # the cube's top at 0.2, the can's half length 0.05
     np.testing.assert_allclose(float(final.states[3].base_position[2]), 0.2, atol=1.5e-3)  # the drum's cap at 0.1, the cube's half size 0.1
     assert max(float(jnp.linalg.norm(s.base_velocity)) for s in final.states) < 1e-3
+
+
+def test_chunks_of_a_budget_that_hold_no_pair_are_skipped_and_change_nothing(meshes, monkeypatch):
+    """Ten prisms and ten balls in a row, three pairs of prisms and two balls on prisms touching, in
+    budgets of 40 hull pairs and 40 ball-hull pairs: the narrow phases evaluate the chunks that
+    hold a pair and skip the rest (:func:`collide._evaluated`), with the contacts of every chunk
+    evaluated, to rounding, and the same gradient of the depths through the poses."""
+    prism = mesh_body("prism", meshes["prism"])
+    ball = js.load_model("""<robot name="ball"><link name="link"><inertial><mass value="1"/>
+        <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry><sphere radius="0.05"/></geometry></collision></link></robot>""")
+    models = [prism] * 10 + [ball] * 10
+    table = CollisionTable.build(models, budget={"hull-hull": 40, "sphere-hull": 40})
+    geometry = Geometry.of(models, jnp.float64)
+    poses = np.tile(np.eye(4), (20, 1, 1))
+    poses[:10, 0, 3] = np.arange(10) * 0.5
+    poses[1:6:2, 0, 3] = poses[0:6:2, 0, 3] + 0.19  # prisms 1, 3, 5 overlap 0, 2, 4 by 1 cm
+    poses[10:, 0, 3], poses[10:, 2, 3] = np.arange(10) * 0.5 + 5.0, 0.0
+    poses[10:12, 0, 3], poses[10:12, 2, 3] = poses[6:8, 0, 3], 0.095  # balls 10, 11 on prisms 6, 7, 5 mm deep
+
+    def depths(H):
+        contacts, _ = query(table, geometry, H)
+        return jnp.sum(jnp.where(contacts.active, contacts.depth, 0.0)), contacts
+
+    chunked = jax.jit(jax.value_and_grad(depths, has_aux=True))(jnp.asarray(poses))
+    monkeypatch.setattr(importlib.import_module("jaxsim_like.simulation.collision.collide"), "NARROW_CHUNK", 1000)
+    whole = jax.jit(jax.value_and_grad(depths, has_aux=True))(jnp.asarray(poses))
+    (total, contacts), gradient = chunked
+    (reference_total, reference), reference_gradient = whole
+    active = np.asarray(reference.active)
+    assert active.sum() == 3 * 4 + 2 and np.array_equal(np.asarray(contacts.active), active)
+    np.testing.assert_allclose(float(total), float(reference_total), atol=1e-12)
+    for field in ("position", "normal", "depth"):
+        np.testing.assert_allclose(np.asarray(getattr(contacts, field))[active], np.asarray(getattr(reference, field))[active], atol=1e-12)
+    np.testing.assert_allclose(np.asarray(gradient), np.asarray(reference_gradient), atol=1e-12)

@@ -79,3 +79,17 @@ def test_met_by_its_points_the_box_falls_off_the_edge():
 def test_a_bad_choice_is_named():
     with pytest.raises(ValueError, match="static_boxes must be one of"):
         js.SimulationParams.build(BOX, terrain=TABLE, static_boxes="mesh")
+
+
+def test_links_without_terrain_contacts_and_welded_links_meet_no_box():
+    """``contact_enabled_links`` switches a link's contacts with the boxes as with the ground; a
+    fixed base standing in the table's top (a link welded to the world, as the boxes are) has no
+    pair with them, its moving link does."""
+    assert js.SimulationParams.build(BOX, dt=DT, terrain=TABLE, contact_enabled_links=[False]).collisions is None
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+    arm = js.load_model(f"""<robot name="arm"><link name="base">{inertial}<collision><geometry><box size="0.2 0.2 0.2"/></geometry>
+        </collision></link><link name="tip">{inertial}<collision><origin xyz="0 0 0.5"/><geometry><sphere radius="0.05"/></geometry>
+        </collision></link><joint name="j" type="revolute"><parent link="base"/><child link="tip"/><axis xyz="0 1 0"/>
+        <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>""", floating_base=False)
+    table = js.SimulationParams.build(arm, dt=DT, terrain=TABLE).collisions.table
+    assert {(g.kind, table.shape_link[g.first[0]]) for g in table.groups} == {("sphere-box", 1)}

@@ -3,7 +3,10 @@ candidate pairs whose spheres and world-axis boxes overlap, counting those it ha
 
 A long body's sphere reaches far beyond it across its length (a 3 m plank's, 1.5 m to each side
 of a 0.3 m width): the boxes along the world axes cull the neighbours beside it that the spheres
-would keep, and with them the budget they would take.
+would keep, and with them the budget they would take. Spheres and capsules meet one another's
+exact test too (:func:`segments_near`): two capsules side by side in a pile overlap each other's
+spheres and boxes far more often than they touch, and would spend the budget of their kind on
+pairs apart.
 
 The cull is one pass over the candidates of every pair kind (a prefix sum of their overlap flags
 and a scatter of the overlapping ones into their kind's budget): its cost is linear in the
@@ -18,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .geometry import segments_closest
 from .points import KIND_CODES
 
 
@@ -50,13 +54,26 @@ def half_extents(code: np.ndarray, size: jax.Array, W_R_S: jax.Array, radius: ja
                      jnp.where(code == KIND_CODES["cylinder"], cylinder, jnp.where(code == KIND_CODES["ellipsoid"], ellipsoid, sphere))))
 
 
+def segments_near(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, slack: jax.Array | float) -> jax.Array:
+    """Whether round shapes a and b (spheres and capsules at world poses ``H (K, 4, 4)``, sizes
+    ``(K, 3)``: radius and half length along z) lie within ``slack`` [m] of touching ``(K,)``: the
+    distance of their segments at most their radii plus ``slack``."""
+    H_a, H_b = jax.lax.stop_gradient(H_a), jax.lax.stop_gradient(H_b)
+    centre_a, axis_a, centre_b, axis_b = H_a[:, :3, 3], H_a[:, :3, 2], H_b[:, :3, 3], H_b[:, :3, 2]
+    s, t = jax.vmap(segments_closest)(centre_a, axis_a, size_a[:, 1], centre_b, axis_b, size_b[:, 1])
+    apart = centre_a + s[:, None] * axis_a - centre_b - t[:, None] * axis_b
+    reach = size_a[:, 0] + size_b[:, 0] + slack
+    return jnp.sum(apart**2, axis=-1) <= reach**2
+
+
 def overlapping(
     first_centre: jax.Array, first_radius: jax.Array, first_extent: jax.Array,
     second_centre: jax.Array, second_radius: jax.Array, second_extent: jax.Array,
-    counts: Sequence[int], keeps: Sequence[int],
+    counts: Sequence[int], keeps: Sequence[int], near: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The candidate pairs whose bounding spheres (centres ``(K, 3)`` [m], radii ``(K,)`` [m]) and
-    boxes along the world axes (about the same centres, half extents ``(K, 3)`` [m]) overlap, of pair kinds whose ``counts[g]`` candidates lie end to end, each kind's packed into its
+    boxes along the world axes (about the same centres, half extents ``(K, 3)`` [m]) overlap, and
+    that are ``near (K,)`` where given (an exact test of some kinds: :func:`segments_near`), of pair kinds whose ``counts[g]`` candidates lie end to end, each kind's packed into its
     budget of ``keeps[g]`` (budgets end to end, ``(B,)``, ``B = sum(keeps)``): their indices ``(B,)``
     in their kind's candidate order (int32; the rest of a budget repeats candidate 0), which entries
     hold one ``(B,)`` (bool), and the overflow ``(G,)`` (int32): each kind's overlapping pairs left
@@ -65,6 +82,8 @@ def overlapping(
     reach = jax.lax.stop_gradient(first_radius + second_radius)
     span = jax.lax.stop_gradient(first_extent + second_extent)
     touching = (jnp.sum(offset**2, axis=-1) <= reach**2) & jnp.all(jnp.abs(offset) <= span, axis=-1)
+    if near is not None:
+        touching = touching & near
     counts, keeps = np.asarray(counts, dtype=np.int32), np.asarray(keeps, dtype=np.int32)
     ends, budget_ends = np.cumsum(counts), np.cumsum(keeps)
     starts, budget_starts = ends - counts, budget_ends - keeps

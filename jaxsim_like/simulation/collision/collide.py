@@ -17,8 +17,8 @@ from ...parsers.shapes import RIM_COLUMNS
 from ...pytree import pytree_dataclass
 from ..rims import Rings
 from ..rims import turned as turned_points
-from .broad import bounding_radius, half_extents, overlapping
-from .geometry import to_frame
+from .broad import bounding_radius, half_extents, overlapping, segments_near
+from .geometry import relative_pose, to_frame
 from .hull import HullData, box_hull, cylinder_hull, first_counts, hull_hull, in_world
 from .ellipsoid import hull_ellipsoid
 from .hull_round import round_hull
@@ -145,8 +145,9 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         return Contacts(jnp.zeros((0,), jnp.int32), jnp.zeros((0,), jnp.int32), jnp.zeros((0, 3), dtype), jnp.zeros((0, 3), dtype),
                         empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32), empty, empty), jnp.zeros((0,), jnp.int32)
     starts = np.cumsum([0] + [group.candidates * group.memory for group in table.groups])
-    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, points, point_radius, radius, extent,
-                     table.point_ring)
+    slack = jnp.zeros((), dtype) if margin is None or not margin.size else jnp.maximum(jnp.max(margin), 0.0)
+    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, sizes, points, point_radius, radius, extent,
+                     slack, table.point_ring)
     hulls = None
     if 0 not in table.hull_counts:
         if geometry.hulls is None:
@@ -190,13 +191,15 @@ class _Culled(NamedTuple):
     rings: tuple[Any, Any] | None = None
 
 
-def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, point_radius, radius, extent,
-            point_ring: Sequence[int] = ()) -> list[_Culled]:
+def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, sizes, points, point_radius, radius, extent,
+            slack: jax.Array, point_ring: Sequence[int] = ()) -> list[_Culled]:
     """The :class:`_Culled` pairs of each of the ``groups``, whose tangential memories are the
     first of the ``memories[g]`` from its start to the table's end, with the rings of their points
     (``point_ring``, :attr:`.table.CollisionTable.point_ring`); the groups with more candidates
-    than their budget are culled together (:func:`.broad.overlapping`), the candidates of a group
-    with a link welded to the world into that group's budget for them (:attr:`.table.PairGroup.static`)."""
+    than their budget are culled together (:func:`.broad.overlapping`; pairs of spheres and
+    capsules only where they lie within ``slack`` [m] of touching, :func:`.broad.segments_near`),
+    the candidates of a group with a link welded to the world into that group's budget for them
+    (:attr:`.table.PairGroup.static`)."""
     static, rings = [], []
     for group in groups:
         kind = KINDS[group.kind]
@@ -226,9 +229,11 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
     bounds = {g: _first_bounds(groups[g], static[g][0], static[g][2], W_H_S, points, point_radius, radius, extent) for g in cut}
     second = np.concatenate([static[g][1][start:end] for g, start, end, _ in segments])
     keeps = [keep for *_, keep in segments]
+    near = _segments_near([(groups[g].kind, *(static[g][i][start:end] for i in (0, 1))) for g, start, end, _ in segments],
+                          W_H_S, sizes, slack)
     kept, held, overflow = overlapping(*(jnp.concatenate([bounds[g][i][start:end] for g, start, end, _ in segments]) for i in range(3)),
                                        W_H_S[second, :3, 3], radius[second], extent[second],
-                                       [end - start for _, start, end, _ in segments], keeps)
+                                       [end - start for _, start, end, _ in segments], keeps, near)
     ends = np.cumsum(keeps)
     for g in cut:
         parts = [(start + kept[end - keep : end], held[end - keep : end], spilled)
@@ -240,6 +245,24 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, points, po
                             jnp.where(taken, mine, empty), sum(part[2] for part in parts),
                             None if rings[g] is None else tuple(jnp.asarray(x)[mine] for x in rings[g]))
     return culled
+
+
+_SEGMENTS = ("sphere-sphere", "sphere-capsule", "capsule-capsule")
+"""The pair kinds of two segments with radii, whose broad phase tests their distance (:func:`.broad.segments_near`)."""
+
+
+def _segments_near(segments: Sequence[tuple[str, np.ndarray, np.ndarray]], W_H_S, sizes, slack: jax.Array) -> jax.Array | None:
+    """Per candidate of the ``segments`` (each its pair kind, first and second shapes, end to end):
+    whether it lies within ``slack`` [m] of touching where its kind is of :data:`_SEGMENTS`, else
+    True ``(K,)``; None where no kind is."""
+    of = [kind in _SEGMENTS for kind, *_ in segments]
+    if not any(of):
+        return None
+    first, second = (np.concatenate([pair[i] for pair, own in zip(segments, of) if own]) for i in (1, 2))
+    tested = segments_near(W_H_S[first], sizes[first], W_H_S[second], sizes[second], slack)
+    ends = np.cumsum([len(pair[2]) if own else 0 for pair, own in zip(segments, of)])
+    return jnp.concatenate([tested[end - len(pair[2]) : end] if own else jnp.ones(len(pair[2]), bool)
+                            for pair, own, end in zip(segments, of, ends)])
 
 
 def _chunk_rings(first: np.ndarray, real: np.ndarray, point_ring: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -262,6 +285,45 @@ def _joined(arrays: list[Any]) -> Any:
     if all(isinstance(a, np.ndarray) for a in arrays):
         return np.concatenate(arrays)
     return jnp.concatenate([jnp.asarray(a) for a in arrays])
+
+
+NARROW_CHUNK = 16
+"""The pairs of a family of hulls evaluated at once (:func:`_evaluated`): a chunk of its budget
+that holds no pair is skipped. The other families' pairs cost too little for it: on the 125-body
+pile without hulls the chunks of every family ran as fast as one ``vmap`` (within the noise)."""
+
+
+def _evaluated(kernel: Callable, real: Any, *args: Any) -> Slots:
+    """``jax.vmap(kernel)(*args)``: the slots of ``K`` pairs (the leading axis of every leaf of
+    ``args``), of which ``real (K,)`` hold a pair. A kind's pairs fill its budget from its start
+    (:func:`.broad.overlapping`), so its empty entries lie together at its end: with more than
+    ``2 NARROW_CHUNK`` pairs, the chunks of ``NARROW_CHUNK`` that hold none are skipped (a
+    ``lax.cond`` in a ``lax.scan``), their slots invalid, apart and along +z. Under ``vmap``
+    (worlds in a batch) the condition becomes a selection and every chunk runs."""
+    count = real.shape[0]
+    if isinstance(real, np.ndarray) or count <= 2 * NARROW_CHUNK:
+        return jax.vmap(kernel)(*args)
+    chunks = -(-count // NARROW_CHUNK)
+    extra = chunks * NARROW_CHUNK - count
+
+    def split(x):
+        x = jnp.asarray(x)
+        return jnp.concatenate([x, jnp.repeat(x[:1], extra, axis=0)]).reshape((chunks, NARROW_CHUNK) + x.shape[1:])
+
+    held = jnp.concatenate([jnp.asarray(real), jnp.zeros(extra, bool)]).reshape(chunks, NARROW_CHUNK).any(axis=1)
+    parts = jax.tree.map(split, args)
+    shapes = jax.eval_shape(jax.vmap(kernel), *jax.tree.map(lambda x: x[0], parts))
+    empty = Slots(jnp.zeros(shapes.position.shape, shapes.position.dtype),
+                  jnp.broadcast_to(jnp.asarray([0.0, 0.0, 1.0], shapes.normal.dtype), shapes.normal.shape),
+                  jnp.full(shapes.depth.shape, -1.0, shapes.depth.dtype), jnp.zeros(shapes.valid.shape, bool),
+                  None if shapes.feature is None else jnp.zeros(shapes.feature.shape, shapes.feature.dtype))
+
+    def chunk(_, part):
+        arguments, holds = part
+        return None, jax.lax.cond(holds, lambda a: jax.vmap(kernel)(*a), lambda a: empty, arguments)
+
+    _, slots = jax.lax.scan(chunk, None, (parts, held))
+    return jax.tree.map(lambda x: x.reshape((chunks * NARROW_CHUNK,) + x.shape[2:])[:count], slots)
 
 
 def _narrow_phases(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, points, point_radius, code,
@@ -319,7 +381,7 @@ def _hull_rows(hulls: Hulls) -> tuple[jax.Array, ...]:
 def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, code, hulls: Hulls) -> list[Slots]:
     """The :class:`.slots.Slots` ``(keep, slots)`` of groups of the family of hulls, in one
     narrow phase: each pair's second shape's hull and its first's (a hull, or made of a box's or a
-    cylinder's size) in world axes, the first padded to :func:`.hull.first_counts`."""
+    cylinder's size) in the second's frame, the first padded to :func:`.hull.first_counts`."""
     a = _joined([kept.first for kept in culled])
     b = _joined([kept.second for kept in culled])
     shape_code = jnp.asarray(code)
@@ -336,22 +398,25 @@ def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes
             hull = jax.tree.map(lambda old, new: jnp.where(kind == KIND_CODES[shape], new, old), hull, made[shape]())
         return hull
 
-    def pair(H_a, size_a, kind_a, row_a, H_b, row_b):
-        return hull_hull(in_world(H_a, first_hull(size_a, kind_a, row_a)), in_world(H_b, HullData(*row_b)))
+    def pair(H_a, size_a, kind_a, row_a, H_b, row_b):  # in b's frame: b's hull as it is, a's moved as far as needed
+        return hull_hull(first_hull(size_a, kind_a, row_a), HullData(*row_b), relative_pose(H_b, H_a)).placed(H_b)
 
-    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], shape_code[a], tuple(x[a] for x in own), W_H_S[b],
-                                             tuple(x[b] for x in rows)))
+    real = _joined([kept.real[:, 0] for kept in culled])
+    return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], shape_code[a], tuple(x[a] for x in own), W_H_S[b],
+                                         tuple(x[b] for x in rows)))
 
 
 def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
-    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of spheres and capsules against hulls, in one narrow phase."""
+    """The :class:`.slots.Slots` ``(keep, slots)`` of groups of spheres and capsules against hulls, in one narrow phase
+    (in each hull's frame)."""
     a = _joined([kept.first for kept in culled])
     b = _joined([kept.second for kept in culled])
 
-    def pair(H_a, size_a, H_b, row_b):
-        return round_hull(H_a, size_a, in_world(H_b, HullData(*row_b)))
+    def pair(H_a, size_a, H_b, row_b):  # in b's frame: its hull as it is
+        return round_hull(relative_pose(H_b, H_a), size_a, HullData(*row_b)).placed(H_b)
 
-    return _per_group(groups, jax.vmap(pair)(W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))
+    real = _joined([kept.real[:, 0] for kept in culled])
+    return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))
 
 
 def _hull_ellipsoids(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:

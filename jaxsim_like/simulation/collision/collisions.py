@@ -39,11 +39,12 @@ class Collisions:
         srdf: Sequence[Any] | None = None,
         budget: Any = None,
         pair_law: PairLaw | None = None,
+        others: Sequence[Any] | None = None,
     ) -> "Collisions | None":
         """The contacts between the links of ``models`` (:meth:`.table.CollisionTable.build` with
-        ``self_collision``, ``srdf`` and ``budget``), with ``pair_law`` (default:
+        ``self_collision``, ``srdf``, ``budget`` and ``others``), with ``pair_law`` (default:
         :meth:`.forces.PairLaw.build`); None when no two links can touch."""
-        table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget)
+        table = CollisionTable.build(models, self_collision=self_collision, srdf=srdf, budget=budget, others=others)
         if not table.groups:
             return None
         return Collisions(

@@ -4,9 +4,10 @@ axes over the face normals of both and the cross products of the pairs of their 
 meet, and up to :data:`HULL_SLOTS` contacts spread over the overlap (fixed work: no loop, no
 sort). Spheres and capsules against hulls: :mod:`.hull_round`.
 
-Hulls come as :class:`HullData` in world axes (:func:`in_world` of a shape's
+Hulls come as :class:`HullData` in their shape's frame (a shape's
 :class:`~jaxsim_like.dynamics.hulls.Hulls` row, :func:`box_hull` of a box or :func:`cylinder_hull`
-of a cylinder), padded by
+of a cylinder); a pair meets in the second hull's frame, the first moved into it (:func:`in_world`
+of its pose there, as far as the test needs it). They are padded by
 repetition (:mod:`jaxsim_like.dynamics.hulls`), so that padding changes nothing; the two hulls of
 a pair may have different counts (a box keeps its 8 corners and 12 edges against a hull of 16
 vertices: :func:`first_counts`).
@@ -212,8 +213,8 @@ def _spread(position: jax.Array, depth: jax.Array, holds: jax.Array, normal: jax
     return jnp.stack([first, second, third, fourth]), found & holds[jnp.stack([first, second, third, fourth])]
 
 
-def hull_hull(a: HullData, b: HullData) -> Slots:
-    """:data:`HULL_SLOTS` slots of hulls a and b (world axes) along one separating-axis normal
+def hull_hull(a: HullData, b: HullData, H_a: jax.Array | None = None) -> Slots:
+    """:data:`HULL_SLOTS` slots of hulls a and b (in one frame's axes, those of the slots) along one separating-axis normal
     (from b towards a; the axis of least overlap among both hulls' face normals and the cross
     products of their edges that can meet, an edge axis only when clearly better), chosen among the
     candidates below in this order:
@@ -226,7 +227,13 @@ def hull_hull(a: HullData, b: HullData) -> Slots:
 
     The slots hold the deepest candidate and three spread around it (:func:`_spread`); each
     filled slot's feature is its candidate's place in the order above, empty slot ``k`` has
-    feature ``V_a + V_b + K_a K_b + 1 + k`` (:func:`features`). Depths are positive when penetrating."""
+    feature ``V_a + V_b + K_a K_b + 1 + k`` (:func:`features`). Depths are positive when penetrating.
+    With ``H_a (4, 4)``, a comes in its own frame at that pose in b's: only what the test reads of
+    it moves into b's axes (of its faces, the one that meets b)."""
+    faces_a, into_b = a.faces, lambda x: x
+    if H_a is not None:
+        a = in_world(H_a, a._replace(faces=a.faces[:0]))
+        into_b = lambda x: x @ H_a[:3, :3].T + H_a[:3, 3]  # noqa: E731
     face_axes, face_overlap, edge_sign, edge_overlap = _axes(a, b)
     face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
     use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
@@ -250,7 +257,7 @@ def hull_hull(a: HullData, b: HullData) -> Slots:
     slack = tolerance(a.vertices.dtype, _INSIDE) * size + 1e-12
     a_in_b, depth_a = _inside(a.vertices, b, normal, slack)
     b_in_a, depth_b = _inside(b.vertices, a, -normal, slack)
-    face_a = a.faces[jnp.argmin(a.planes[:, :3] @ normal)]
+    face_a = into_b(faces_a[jnp.argmin(a.planes[:, :3] @ normal)])
     face_b = b.faces[jnp.argmax(b.planes[:, :3] @ normal)]
     cross_a, cross_b, crossing = _crossings(face_a, face_b, normal)
     depth_x = (cross_b - cross_a) @ normal

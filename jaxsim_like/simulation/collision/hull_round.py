@@ -1,4 +1,4 @@
-"""Spheres and capsules against convex hulls (:class:`.hull.HullData` in world axes): the exact
+"""Spheres and capsules against convex hulls (:class:`.hull.HullData`, in the axes of the slots): the exact
 signed distance of points of the segment to the hull, as :func:`.box.capsule_box` takes them
 against a box."""
 
@@ -64,7 +64,7 @@ def _nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, hull: HullData
 
 def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
     """3 slots of the capsule (sphere: no length) of ``size_a`` (radius, half length along its z)
-    at ``H_a`` against the hull ``b`` (world axes), normal from b towards a: points of its segment
+    at ``H_a`` against the hull ``b`` (in the same axes, those of the slots), normal from b towards a: points of its segment
     as balls of its radius against the hull (:func:`signed_distance`), as
     :func:`.box.capsule_box` takes them: the two ends of the part of the segment over the hull
     (the hull projected on its axis) and the point of the segment nearest to the hull

@@ -22,3 +22,7 @@ class Slots(NamedTuple):
     valid: jax.Array
     feature: jax.Array | None = None
 
+    def placed(self, H: jax.Array) -> "Slots":
+        """These slots, of a pair computed in the frame at world pose ``H (4, 4)``, in world axes."""
+        R, c = H[:3, :3], H[:3, 3]
+        return self._replace(position=self.position @ R.T + c, normal=self.normal @ R.T)

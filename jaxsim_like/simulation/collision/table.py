@@ -47,8 +47,7 @@ from typing import Any, Mapping, Sequence
 import jax
 import numpy as np
 
-from ...dynamics import zero_pose
-from ...dynamics.model import Model
+from ...dynamics.model import Model, topology
 from ...dynamics.tree import BOX, CYLINDER, ELLIPSOID, HULL
 from ...parsers.description import combined
 from .hull import features, first_counts
@@ -188,21 +187,29 @@ class CollisionTable:
         self_collision: Sequence[bool] | None = None,
         srdf: Sequence[Any | None] | None = None,
         budget: int | Mapping[str, int] | None = None,
+        others: Sequence[np.ndarray | None] | None = None,
     ) -> "CollisionTable":
         """The table of ``models`` (concrete, not traced). ``self_collision[m]`` turns on the pairs
         within model ``m`` (default off); ``srdf[m]`` disables pairs of model ``m`` (default: the
         SRDF loaded with it); ``budget`` caps the pairs tested per call, one count for every kind
         or a mapping from kind name (:data:`.kinds.KINDS`) to count (the rest, and every kind when
-        None, sized from the scene: :func:`scene_budget`).
-        Explicit pairs naming a collision of no model here are left out."""
+        None, sized from the scene: :func:`scene_budget`); ``others[m] (N_m,)`` (bool): which links
+        of model ``m`` meet the links of other models (None: every link).
+        Explicit pairs naming a collision of no model here are left out. Two links welded to the
+        world (a fixed base on a table) never move, and are no candidate pair unless an explicit
+        pair names them, as Gazebo skips static links and MuJoCo the world body's geoms."""
         models = tuple(models)
         count = len(models)
         self_collision = (False,) * count if self_collision is None else tuple(bool(x) for x in self_collision)
         srdf = (None,) * count if srdf is None else tuple(srdf)
-        if len(self_collision) != count or len(srdf) != count:
-            raise ValueError(
-                f"self_collision and srdf need one entry per model ({count}); got {len(self_collision)} and {len(srdf)}"
-            )
+        others = (None,) * count if others is None else tuple(others)
+        if len(self_collision) != count or len(srdf) != count or len(others) != count:
+            raise ValueError(f"self_collision, srdf and others need one entry per model ({count}); "
+                             f"got {len(self_collision)}, {len(srdf)} and {len(others)}")
+        others = tuple(np.ones(model.number_of_links, bool) if on is None else np.asarray(on, bool) for model, on in zip(models, others))
+        if any(on.shape != (model.number_of_links,) for model, on in zip(models, others)):
+            raise ValueError(f"others[m] needs one entry per link of model m: {[model.number_of_links for model in models]}")
+        welded = np.concatenate([welded_links(model) for model in models])
         budgets = pair_budgets(budget)
         semantics = [model.srdf if s is None else s for model, s in zip(models, srdf)]
         link_offsets = _offsets(model.number_of_links for model in models)
@@ -216,7 +223,9 @@ class CollisionTable:
             _link_pairs(links[m_a], l_a, links[m_b], l_b, _of_pairs(found, marks), pairs)
         flat = [(m, l) for m, model in enumerate(models) for l in range(model.number_of_links)]
         for i, (m_a, l_a) in enumerate(flat):
-            for m_b, l_b in flat[i + 1 :]:
+            for j, (m_b, l_b) in enumerate(flat[i + 1 :], i + 1):
+                if (welded[i] and welded[j]) or (m_a != m_b and not (others[m_a][l_a] and others[m_b][l_b])):
+                    continue
                 rules = _shared_rules(models[m_a], models[m_b])
                 if m_a == m_b and not (self_collision[m_a] and l_a != l_b and (rules is not None or _apart(models[m_a], l_a, l_b))):
                     continue
@@ -234,7 +243,6 @@ class CollisionTable:
         shape_kinds = [kind for model in models for kind in model.shape_kind]
         point_kinds = [" ".join(sorted({k for k, on in zip(model.shape_kind, model.shape_link) if on == link}))
                        for model in models for link in model.point_link]
-        welded = np.concatenate([zero_pose.translational_inverse_weights(model) == 0 for model in models])
         shape_welded = welded[[link_offsets[m] + l for m, model in enumerate(models) for l in model.shape_link]]
         point_welded = welded[[link_offsets[m] + l for m, model in enumerate(models) for l in model.point_link]]
         groups = []
@@ -287,6 +295,14 @@ def _hull_counts(models: Sequence[Model]) -> tuple[int, int, int, int]:
     """The ``(V, F, K, E)`` of the models' hulls (the most of each)."""
     counts = np.max([model.shape_hulls.counts for model in models] + [(0, 0, 0, 0)], axis=0)
     return tuple(int(c) for c in counts)
+
+
+def welded_links(model: Model) -> np.ndarray:
+    """``(N,)`` (bool): the links of ``model`` welded to the world: of a fixed base, those that no
+    joint moves (its root link and what fixed joints lumped into it)."""
+    if model.floating_base:
+        return np.zeros(model.number_of_links, bool)
+    return ~topology(model.parent, model.joint_link).support.any(axis=1)
 
 
 def scene_budget(kind: str, first: Sequence[int], second: Sequence[int], shape_kind: Sequence[str], point_kind: Sequence[str]) -> int:
