@@ -27,7 +27,8 @@ interleaved, and the rate is the median of ``--repeats`` calls.
 ``--rocks``: the bodies cycle through a fifth kind too, a convex rock (a mesh of 16 vertices on
 an ellipsoid of 3.4, 3 and 2.6 cm half axes, :data:`ROCK`; ours: its hull, every vertex kept;
 MuJoCo's: its convex hull), as issue 29's pile of boxes, spheres, capsules, cylinders and convex
-meshes.
+meshes; at 125 bodies (a grid of side 5) a body's kind follows the sum of its cell's coordinates,
+so that no column of the grid is of one kind (:func:`layout`).
 
 ``--rolling``: every contact has torsional and rolling friction, ``TORSION`` and ``ROLLING``
 (MuJoCo's default coefficients, at ``condim="6"`` on every geom of MuJoCo's scene; ours through
@@ -109,7 +110,10 @@ def _mjcf_geometry(kind: str) -> str:
 
 def layout(count: int, seed: int = 0, kinds: tuple[str, ...] = KINDS) -> tuple[list[str], np.ndarray, np.ndarray, float]:
     """The kind of each of ``count`` bodies (cycling through ``kinds``), their start positions
-    ``(count, 3)`` [m] and quaternions ``(count, 4)`` (wxyz), and the bin's inner half width [m]."""
+    ``(count, 3)`` [m] and quaternions ``(count, 4)`` (wxyz), and the bin's inner half width [m].
+    Where the cycle's length divides the grid's side (5 kinds, 125 bodies), a body's kind follows
+    the sum of its cell's coordinates, as the plain cycle does for 4 kinds in a grid of side 5: the
+    plain cycle would fill each column of the grid with one kind, a pile sorted by kind."""
     side = math.ceil(round(count ** (1 / 3), 9))
     rng = np.random.default_rng(seed)
     cells = np.array([(i % side, (i // side) % side, i // side**2) for i in range(count)], dtype=float)
@@ -119,7 +123,8 @@ def layout(count: int, seed: int = 0, kinds: tuple[str, ...] = KINDS) -> tuple[l
     axes /= np.linalg.norm(axes, axis=1, keepdims=True)
     angles = rng.uniform(0.1, 0.5, count)
     quaternions = np.concatenate([np.cos(angles / 2)[:, None], np.sin(angles / 2)[:, None] * axes], axis=1)
-    return [kinds[i % len(kinds)] for i in range(count)], positions, quaternions, side * CELL / 2 + 0.01
+    order = np.sum(cells, axis=1).astype(int) if side % len(kinds) == 0 else np.arange(count)
+    return [kinds[k % len(kinds)] for k in order], positions, quaternions, side * CELL / 2 + 0.01
 
 
 def bin_boxes(half_width: float) -> tuple[np.ndarray, np.ndarray]:
