@@ -499,7 +499,8 @@ def test_chunks_of_a_budget_that_hold_no_pair_are_skipped_and_change_nothing(mes
     """Ten prisms and ten balls in a row, three pairs of prisms and two balls on prisms touching, in
     budgets of 40 hull pairs and 40 ball-hull pairs: the narrow phases evaluate the chunks that
     hold a pair and skip the rest (:func:`collide._evaluated`), with the contacts of every chunk
-    evaluated, to rounding, and the same gradient of the depths through the poses."""
+    evaluated, to rounding, and the same gradient of the depths through the poses; under ``vmap``
+    over two worlds, one of them touching nowhere, the same contacts."""
     prism = mesh_body("prism", meshes["prism"])
     ball = js.load_model("""<robot name="ball"><link name="link"><inertial><mass value="1"/>
         <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
@@ -528,3 +529,10 @@ def test_chunks_of_a_budget_that_hold_no_pair_are_skipped_and_change_nothing(mes
     for field in ("position", "normal", "depth"):
         np.testing.assert_allclose(np.asarray(getattr(contacts, field))[active], np.asarray(getattr(reference, field))[active], atol=1e-12)
     np.testing.assert_allclose(np.asarray(gradient), np.asarray(reference_gradient), atol=1e-12)
+    # Under vmap (two worlds) the condition is a selection: every chunk runs, the same contacts.
+    monkeypatch.undo()
+    apart = poses.copy()
+    apart[:, 2, 3] += np.arange(20) * 0.5  # nothing touches
+    both = jax.jit(jax.vmap(lambda H: depths(H)[1]))(jnp.asarray(np.stack([poses, apart])))
+    assert not np.asarray(both.active)[1].any() and np.array_equal(np.asarray(both.active)[0], active)
+    np.testing.assert_allclose(np.asarray(both.depth)[0][active], np.asarray(contacts.depth)[active], atol=1e-12)
