@@ -25,6 +25,7 @@ from jaxsim_like.simulation.collision.box import box_box, capsule_box
 from jaxsim_like.simulation.collision.geometry import relative_pose
 from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, features, first_counts, hull_hull, in_world
 from jaxsim_like.simulation.collision.hull_round import _nearest, round_hull, signed_distance
+from jaxsim_like.simulation.collision.slots import Slots
 from jaxsim_like.simulation.contacts import implicit_deformation
 from jaxsim_like.simulation.step import contact_point_positions
 from jaxsim_like.simulation.world import WorldModel, world_rollout
@@ -501,6 +502,15 @@ def test_chunks_of_a_budget_that_hold_no_pair_are_skipped_and_change_nothing(mes
     hold a pair and skip the rest (:func:`collide._evaluated`), with the contacts of every chunk
     evaluated, to rounding, and the same gradient of the depths through the poses; under ``vmap``
     over two worlds, one of them touching nowhere, the same contacts."""
+    collide_module = importlib.import_module("jaxsim_like.simulation.collision.collide")
+    # Which chunks run: 80 entries, pairs in the first and the third chunk of 16.
+    real = np.zeros(80, bool)
+    real[[0, 4, 40, 41]] = True
+    marked = jax.jit(lambda r, x: collide_module._evaluated(
+        lambda v: Slots(jnp.zeros((1, 3)), jnp.ones((1, 3)), v[None], jnp.ones(1, bool)), r, x))(jnp.asarray(real), jnp.arange(80.0))
+    ran = np.repeat([True, False, True, False, False], 16)
+    np.testing.assert_array_equal(np.asarray(marked.depth)[:, 0], np.where(ran, np.arange(80.0), -1.0))
+    np.testing.assert_array_equal(np.asarray(marked.valid)[:, 0], ran)
     prism = mesh_body("prism", meshes["prism"])
     ball = js.load_model("""<robot name="ball"><link name="link"><inertial><mass value="1"/>
         <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
@@ -519,7 +529,7 @@ def test_chunks_of_a_budget_that_hold_no_pair_are_skipped_and_change_nothing(mes
         return jnp.sum(jnp.where(contacts.active, contacts.depth, 0.0)), contacts
 
     chunked = jax.jit(jax.value_and_grad(depths, has_aux=True))(jnp.asarray(poses))
-    monkeypatch.setattr(importlib.import_module("jaxsim_like.simulation.collision.collide"), "NARROW_CHUNK", 1000)
+    monkeypatch.setattr(collide_module, "NARROW_CHUNK", 1000)
     whole = jax.jit(jax.value_and_grad(depths, has_aux=True))(jnp.asarray(poses))
     (total, contacts), gradient = chunked
     (reference_total, reference), reference_gradient = whole
