@@ -18,6 +18,7 @@ from ..dynamics.model import Model
 from ..host import to_device
 from .contact_slots import PlaneSlots, facet_counts, plane_slots
 from .collision.collisions import Collisions
+from .collision.table import welded_links
 from .contacts import ContactParams
 from .scenery import boxes_model, without_boxes
 from .terrain import Terrain, is_plane
@@ -357,9 +358,7 @@ def welded_free(model: Model) -> np.ndarray:
     touch the terrain (the ground and the static boxes): as Gazebo skips collisions between
     static links, and its points below the ground would push the arm at every step. Its
     contacts with the links of moving models stay."""
-    enabled = np.ones(model.number_of_links, dtype=bool)
-    enabled[0] = bool(model.floating_base)
-    return enabled
+    return ~welded_links(model)
 
 
 def _contact_slots(model: Model, choice: str | None, tolerance: float, faces: int = 1) -> tuple[int, ...] | None:

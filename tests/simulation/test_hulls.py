@@ -22,7 +22,6 @@ from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation import ContactParams, SimulationParams, rollout
 from jaxsim_like.simulation.collision import CollisionTable, Geometry, collide, pair_forces, query
 from jaxsim_like.simulation.collision.box import box_box, capsule_box
-from jaxsim_like.simulation.collision.geometry import relative_pose
 from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, features, first_counts, hull_hull, in_world
 from jaxsim_like.simulation.collision.hull_round import _nearest, round_hull, signed_distance
 from jaxsim_like.simulation.collision.slots import Slots
@@ -228,9 +227,9 @@ def test_pairs_of_hulls_in_the_second_hulls_frame_are_the_pairs_in_world_axes():
     prism crosses a tetrahedron and a capsule meets the prism."""
     rng = np.random.default_rng(3)
     prism, tetra = hull_row(PRISM), hull_row(TETRA)
-    framed = jax.jit(jax.vmap(lambda H_a, H_b: hull_hull(tetra, prism, relative_pose(H_b, H_a)).placed(H_b)))
+    framed = jax.jit(jax.vmap(lambda H_a, H_b: hull_hull(tetra, prism, spatial.inverse_transform(H_b) @ H_a).placed(H_b)))
     world = jax.jit(jax.vmap(lambda H_a, H_b: hull_hull(in_world(H_a, tetra), in_world(H_b, prism))))
-    round_framed = jax.jit(jax.vmap(lambda H_a, H_b: round_hull(relative_pose(H_b, H_a), jnp.asarray([0.03, 0.05, 0.0]), prism).placed(H_b)))
+    round_framed = jax.jit(jax.vmap(lambda H_a, H_b: round_hull(spatial.inverse_transform(H_b) @ H_a, jnp.asarray([0.03, 0.05, 0.0]), prism).placed(H_b)))
     round_world = jax.jit(jax.vmap(lambda H_a, H_b: round_hull(H_a, jnp.asarray([0.03, 0.05, 0.0]), in_world(H_b, prism))))
     quaternions = rng.normal(size=(32, 4))
     turns = np.asarray(jax.vmap(spatial.quaternion_to_rotation)(jnp.asarray(quaternions / np.linalg.norm(quaternions, axis=1, keepdims=True))))

@@ -18,7 +18,7 @@ from ...pytree import pytree_dataclass
 from ..rims import Rings
 from ..rims import turned as turned_points
 from .broad import bounding_radius, half_extents, overlapping, segments_near
-from .geometry import relative_pose, to_frame
+from .geometry import to_frame
 from .hull import HullData, box_hull, cylinder_hull, first_counts, hull_hull, in_world
 from .ellipsoid import hull_ellipsoid
 from .hull_round import round_hull
@@ -399,7 +399,7 @@ def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes
         return hull
 
     def pair(H_a, size_a, kind_a, row_a, H_b, row_b):  # in b's frame: b's hull as it is, a's moved as far as needed
-        return hull_hull(first_hull(size_a, kind_a, row_a), HullData(*row_b), relative_pose(H_b, H_a)).placed(H_b)
+        return hull_hull(first_hull(size_a, kind_a, row_a), HullData(*row_b), spatial.inverse_transform(H_b) @ H_a).placed(H_b)
 
     real = _joined([kept.real[:, 0] for kept in culled])
     return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], shape_code[a], tuple(x[a] for x in own), W_H_S[b],
@@ -413,7 +413,7 @@ def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, size
     b = _joined([kept.second for kept in culled])
 
     def pair(H_a, size_a, H_b, row_b):  # in b's frame: its hull as it is
-        return round_hull(relative_pose(H_b, H_a), size_a, HullData(*row_b)).placed(H_b)
+        return round_hull(spatial.inverse_transform(H_b) @ H_a, size_a, HullData(*row_b)).placed(H_b)
 
     real = _joined([kept.real[:, 0] for kept in culled])
     return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))

@@ -92,14 +92,6 @@ def to_frame(H: jax.Array, point: jax.Array) -> jax.Array:
     return H[:3, :3].T @ (point - H[:3, 3])
 
 
-def relative_pose(H_frame: jax.Array, H: jax.Array) -> jax.Array:
-    """The pose ``(4, 4)`` of the frame at world pose ``H (4, 4)`` in the frame at world pose
-    ``H_frame (4, 4)`` (both rigid)."""
-    R = H_frame[:3, :3].T
-    top = jnp.concatenate([R @ H[:3, :3], (R @ (H[:3, 3] - H_frame[:3, 3]))[:, None]], axis=1)
-    return jnp.concatenate([top, H[3:]], axis=0)
-
-
 def across_axis(v: jax.Array, axis: jax.Array) -> jax.Array:
     """The part of ``v (..., 3)`` across the unit ``axis (3,)``."""
     return v - (v @ axis)[..., None] * axis
