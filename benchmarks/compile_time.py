@@ -1,9 +1,9 @@
 """Where a compile goes: tracing, lowering and XLA's compile of the pile's rollout or the humanoid's batch.
 
-    python -m benchmarks.compile_time [--case pile|humanoid] [--bodies 8] [--level 3] [--top 15] [--run 0] [--save path.npz]
+    python -m benchmarks.compile_time [--case pile|humanoid] [--bodies 8] [--level 3] [--top 15] [--run 0] [--save path.npz] [--rocks]
 
 ``--case pile``: the compiled function of :mod:`benchmarks.pile` (``--bodies`` bodies, one
-world, one chunk of steps, from the packed world state). ``--case humanoid``: the humanoid's
+world, one chunk of steps, from the packed world state; ``--rocks``: the pile with convex meshes). ``--case humanoid``: the humanoid's
 implicit step (float64, dt 2 ms) under :func:`jaxsim_like.batching.simulate_batch` (64 worlds,
 50 steps, one thread). ``--level``: XLA's backend optimisation level (the tests run at 0, the
 benchmarks at 3), appended to ``XLA_FLAGS`` (set other flags there).
@@ -42,12 +42,13 @@ def main() -> None:
     parser.add_argument("--level", type=int, default=3)
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--run", type=int, default=0, help="pile: then this many calls (a quarter second each), chained")
+    parser.add_argument("--rocks", action="store_true", help="pile: with convex meshes (benchmarks.pile --rocks)")
     parser.add_argument("--save", default="", help="pile: the final packed state's leaves to this .npz")
     args = parser.parse_args()
     if not os.environ.get("_COMPILE_TIME_CHILD"):
         _rerun_with_log(args)
         return
-    print(json.dumps(measure(args.case, args.bodies, args.top, args.run, args.save)))
+    print(json.dumps(measure(args.case, args.bodies, args.top, args.run, args.save, args.rocks)))
 
 
 def _rerun_with_log(args: argparse.Namespace) -> None:
@@ -105,7 +106,7 @@ def _equations(jaxpr, counts: collections.Counter) -> int:
     return total
 
 
-def _program(case: str, bodies: int):
+def _program(case: str, bodies: int, rocks: bool = False):
     """The jitted function and its arguments for ``case``."""
     import jax
     import jax.numpy as jnp
@@ -114,7 +115,7 @@ def _program(case: str, bodies: int):
         from benchmarks import pile
         from jaxsim_like.simulation.world import world_rollout
 
-        world, state = pile.our_world(bodies, 0.002)
+        world, state = pile.our_world(bodies, 0.002, rocks=rocks)
         steps = int(round(pile.CHUNK / 0.002))
 
         def advance(s):
@@ -135,13 +136,13 @@ def _program(case: str, bodies: int):
     return (lambda s, t: simulate_batch(model, s, t, params=params, threads=1)), (states, torques)
 
 
-def measure(case: str, bodies: int, top: int, run: int = 0, save: str = "") -> dict:
+def measure(case: str, bodies: int, top: int, run: int = 0, save: str = "", rocks: bool = False) -> dict:
     from benchmarks import timing  # noqa: F401  (applies the XLA CPU settings first)
 
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    function, arguments = _program(case, bodies)
+    function, arguments = _program(case, bodies, rocks)
     events = _phases()
     result = {"case": case, "bodies": bodies if case == "pile" else None}
     start = time.process_time()

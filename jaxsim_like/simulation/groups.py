@@ -5,10 +5,11 @@ differing only in names and traced values), their parameters' and inputs' struct
 :class:`ModelGroup`; the step stacks their pytrees along a leading axis and ``vmap``s the
 per-model stages over it, so that its compiled program does not grow with the number of
 identical bodies. Models that differ only in their collidable points (their number per link,
-places and radii; a box's 8 corners, a sphere's 1 swept point) and in the kinds of their shapes
-share a group too, as *kinds* of it: their points are padded per link to the most any member
-has, the padding switched off (``present``), and each link rests on at most its own number of
-contact slots (``slot_limit``), so that every member steps as it would alone. Per-link
+places and radii; a box's 8 corners, a sphere's 1 swept point), in the kinds of their shapes and
+in their hulls share a group too, as *kinds* of it: their points are padded per link to the most
+any member has, the padding switched off (``present``), their hulls to the most vertices, faces
+and edges, and each link rests on at most its own number of contact slots (``slot_limit``), so
+that every member steps as it would alone. Per-link
 (per-shape, per-point) values of every group meet in the global order of the collision table
 (``link_offsets[m] + l``) through static gathers.
 """
@@ -23,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..dynamics.hulls import Hulls
 from ..dynamics.model import Model
 from ..host import to_device
 from ..parsers.shapes import RIM_COLUMNS
@@ -50,7 +52,10 @@ class ModelGroup:
     each point among its member's own (``-1``: padding), the group's ``point_link (P,)`` and static
     ``contact_slots`` per link, and each member's ``slot_limit (G, N)``; ``rings``: the most rings of
     points on cylinder rims of a member (:attr:`~..dynamics.model.Model.ring_rim`, ring 0 counted;
-    0: no member has any), to which every member's rings are padded (zero rows, none used)."""
+    0: no member has any), to which every member's rings are padded (zero rows, none used);
+    ``hull_counts``: the most ``(V, F, K, E)`` of a member's hulls, to which every member's
+    :attr:`~..dynamics.model.Model.shape_hulls` are padded (zero rows for shapes that are not
+    hulls)."""
 
     members: tuple[int, ...]
     links: np.ndarray
@@ -64,6 +69,7 @@ class ModelGroup:
     contact_slots: tuple[int, ...] | None = None
     slot_limit: np.ndarray | None = None
     rings: int = 0
+    hull_counts: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     @property
     def padded(self) -> bool:
@@ -86,9 +92,9 @@ def _signature(tree: Any) -> tuple:
 
 
 def _pointless(value: Any) -> Any:
-    """``value`` without what depends on its model's collidable points and shape kinds (a model,
-    its parameters or its state; anything else as is): the structure that kinds of a padded group
-    share."""
+    """``value`` without what depends on its model's collidable points, shape kinds and hulls (a
+    model, its parameters or its state; anything else as is): the structure that kinds of a padded
+    group share."""
     if isinstance(value, Model):
         def empty(name: str, *shape: int) -> jax.Array | None:  # in the field's own dtype
             field = getattr(value, name)
@@ -98,7 +104,7 @@ def _pointless(value: Any) -> Any:
                                    point_terrain=empty("point_terrain"), point_link=(),
                                    **{name: empty(name) for name in _SURFACES},
                                    point_source=(), point_collision=(), shape_kind=("",) * len(value.shape_kind), ring_rim=None, ring_link=None,
-                                   point_ring=None)
+                                   point_ring=None, shape_hulls=Hulls.of([None] * len(value.shape_kind), jnp.result_type(value.shape_hulls.vertices)))
     if isinstance(value, ModelParams):
         return dataclasses.replace(value, contact_slots=None, plane_slots=None)
     if isinstance(value, State):
@@ -150,7 +156,8 @@ def groups_of(models: Sequence[Model], params: Sequence[ModelParams], members: S
         points = np.where(own >= 0, own + np.asarray([offsets[2][m] for m in group])[:, None], -1).astype(np.int32)
         groups.append(ModelGroup(**base, points=points, colour=colour, own=own, kind=kind, kinds=len(kinds),
                                  point_link=point_link, contact_slots=slots, slot_limit=limit,
-                                 rings=max(0 if models[m].ring_rim is None else len(models[m].ring_rim) for m in group)))
+                                 rings=max(0 if models[m].ring_rim is None else len(models[m].ring_rim) for m in group),
+                                 hull_counts=tuple(int(c) for c in np.max([models[m].shape_hulls.counts for m in group], axis=0))))
     return tuple(groups)
 
 
@@ -195,7 +202,7 @@ def _padded(group: ModelGroup, i: int, value: Any) -> Any:
                 **{name: None if getattr(value, name) is None else take(getattr(value, name)) for name in _SURFACES},
                 point_link=group.point_link, point_source=tuple(value.point_source[p] if p >= 0 else "" for p in own),
                 point_collision=tuple(value.point_collision[p] if p >= 0 else "" for p in own),
-                shape_kind=("",) * len(value.shape_kind))
+                shape_kind=("",) * len(value.shape_kind), shape_hulls=value.shape_hulls.padded(group.hull_counts))
         if isinstance(value, ModelParams):
             return dataclasses.replace(value, contact_slots=group.contact_slots, plane_slots=None)
         if isinstance(value, State):

@@ -154,20 +154,26 @@ def test_a_small_pile_in_a_bin_comes_to_rest(pile):
     assert np.all(np.abs(positions[:, :2]) < HALF_WIDTH) and np.all(positions[:, 2] > 0)
 
 
-def test_bodies_of_different_kinds_step_in_one_padded_batch_as_they_would_alone():
-    """A sphere (1 point), a box (8 corners) and a cylinder (16 rim points) in the bin, apart, are
-    one batch of three kinds, their points padded to 16; each steps as :func:`.step.step` steps it
+def test_bodies_of_different_kinds_step_in_one_padded_batch_as_they_would_alone(tmp_path):
+    """A sphere (1 point), a box (8 corners), a cylinder (16 rim points) and a convex mesh (an
+    octahedron: its hull, 6 vertices) in the bin, apart, are one batch of four kinds, their points
+    padded to 16 and their hulls to the octahedron's; each steps as :func:`.step.step` steps it
     alone, to rounding, with its own points in its outputs. The box is pressed into the floor and
     a wall, so 6 of its corners penetrate, and all 6 carry it: on a terrain of boxes a link rests
     on two faces' slots (8 corners of a box, not 4). Without collisions the bodies' points meet
     the terrain's boxes, as in :func:`.step.step` with ``static_boxes="points"``."""
-    geometries = [KINDS["sphere"], KINDS["box"], ('<cylinder radius="0.03" length="0.06"/>', 0.2 * 0.06**2 / 8)]
+    octahedron = tmp_path / "octahedron.obj"
+    octahedron.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in 0.03 * np.concatenate([np.eye(3), -np.eye(3)]))
+                          + "f 1 2 3\nf 2 4 3\nf 4 5 3\nf 5 1 3\nf 2 1 6\nf 4 2 6\nf 5 4 6\nf 1 5 6\n")
+    geometries = [KINDS["sphere"], KINDS["box"], ('<cylinder radius="0.03" length="0.06"/>', 0.2 * 0.06**2 / 8),
+                  (f'<mesh filename="{octahedron}"/>', 0.2 * 0.03**2 / 5)]
     models = [solid(f"body{i}", geometry, 0.2, inertia) for i, (geometry, inertia) in enumerate(geometries)]
-    positions = [(-0.035, -0.035, 0.0295), (HALF_WIDTH - 0.0295, 0.03, 0.0295), (-0.03, 0.035, 0.0295)]
+    assert models[3].shape_kind == ("hull",) and models[3].shape_hulls.counts[0] == 6
+    positions = [(-0.035, -0.035, 0.0295), (HALF_WIDTH - 0.0295, 0.03, 0.0295), (-0.03, 0.035, 0.0295), (0.035, -0.035, 0.0295)]
     states = [js.State.build(m, base_position=p, base_velocity=[0.01, -0.02, 0.0, 0.1, 0.0, -0.1]) for m, p in zip(models, positions)]
     world = WorldModel.build(models, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION, collisions=False)
-    (group,) = group_models(world.models, (world.model_params,), (False,) * 3)
-    assert group.kinds == 3 and len(group.point_link) == 16
+    (group,) = group_models(world.models, (world.model_params,), (False,) * 4)
+    assert group.kinds == 4 and len(group.point_link) == 16 and group.hull_counts == models[3].shape_hulls.counts
     following, outputs = jax.jit(world_step)(world, world.initial_state(states))
     for m, (model, state) in enumerate(zip(models, states)):
         params = js.SimulationParams.build(model, dt=DT, terrain=_bin(), max_penetration=MAX_PENETRATION, static_boxes="points")
