@@ -36,6 +36,7 @@ from .ellipsoid import box_ellipsoid, ellipsoid_round, hull_ellipsoid
 from .cylinder import capsule_on_rim, caps_facing, on_side, past_caps, rims_on_box, round_reach
 from .hull import HULL_SLOTS, hull_hull
 from .hull_round import round_hull
+from .least_overlap import least_overlap, missed_depth
 from .points import KIND_CODES, point_shape
 from .rims import rims_crossing
 from .round import capsule_capsule
@@ -92,7 +93,10 @@ def _caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_
     where that is deeper (:func:`.rims.rims_crossing`: a rim pressed across the other's rim,
     whose contact neither the caps' slot nor the rim points carry); none deeper than the least
     overlap of the two that the rims' slot found (along its candidates: an upper bound of their
-    penetration depth, which it is where their rims press across each other)."""
+    penetration depth, which it is where their rims press across each other); the first carries
+    what the two miss of the cylinders' least overlap, found over every direction
+    (:func:`.least_overlap.missed_depth`: a side near its end pressed on the other's end, the
+    sides' slots then faded past the caps and the rim points between the deepest places)."""
     clear_a, clear_b = _clear(H_a, size_a, H_b, size_b, jnp.asarray(True), jnp.asarray(True))
     cap = caps_facing(H_a, size_a, H_b, size_b, clear_a, clear_b, sided.normal[0])
     rims, least = rims_crossing(H_a, size_a, H_b, size_b, sided.normal[0])
@@ -100,7 +104,8 @@ def _caps(sided: Slots, H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_
     sided = jax.tree.map(lambda side, caps: side.at[0].set(jnp.where(deeper, caps[0], side[0])), sided, cap)
     deeper = rims.depth[0] > jnp.where(sided.valid[1], sided.depth[1], 0.0)
     sided = jax.tree.map(lambda side, rim: side.at[1].set(jnp.where(deeper, rim[0], side[1])), sided, rims)
-    return sided._replace(depth=jnp.minimum(sided.depth, least))
+    sided = sided._replace(depth=jnp.minimum(sided.depth, least))
+    return missed_depth(sided, least_overlap(H_a, size_a, H_b, size_b), least, H_a, size_a, H_b, size_b)
 
 
 def _round_box(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax.Array, cylinder_a: jax.Array, cylinder_b: jax.Array) -> Slots:
