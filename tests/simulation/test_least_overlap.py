@@ -99,3 +99,16 @@ def test_the_missed_depth_moves_with_the_cans_as_central_differences_see_it():
     step = 1e-7
     central = np.array([(depth(step * e) - depth(-step * e)) / (2 * step) for e in np.eye(3)])
     np.testing.assert_allclose(gradient, central, atol=1e-6)
+
+
+def test_cans_apart_touch_nowhere(pair_query):
+    """Two cans side by side 1 mm apart, one 0.6 m away (as two scenes of one world), and 20 at
+    random turns with their centres 12 cm apart: no contact touches (a least overlap below zero
+    carries nothing; at 0.6 m the first slot took 26 mm when what the slots missed was measured
+    from their negative depths)."""
+    rng = np.random.default_rng(3)
+    poses = [np.stack([pose(np.eye(3), np.zeros(3)), pose(np.eye(3), [x, 0.0, 0.0])]) for x in (0.061, 0.6)]
+    poses += [np.stack([pose(rotation(rng.normal(size=4)), np.zeros(3)), pose(rotation(rng.normal(size=4)), [0.12, 0.0, 0.0])])
+              for _ in range(20)]
+    carried, _ = _carried(pair_query(jnp.asarray(np.stack(poses))))
+    np.testing.assert_array_equal(carried, 0.0)

@@ -133,8 +133,8 @@ def missed_depth(slots: Slots, least: Slots, bound: jax.Array, H_a: jax.Array, s
     of the pair table's points) by more than :data:`MISSED_MARGIN` of the smaller radius and
     :data:`MISSED_SHARE` of that depth, the first slot takes the least overlap's position and normal, and its depth grows by that excess
     (continuously from its own, or from 0 where it was no contact)."""
-    known = jnp.maximum(jnp.max(jnp.where(slots.valid, slots.depth, 0.0)),
-                        jnp.maximum(rim_depth(H_a, size_a, H_b, size_b), rim_depth(H_b, size_b, H_a, size_a)))
+    rims = jnp.maximum(rim_depth(H_a, size_a, H_b, size_b), rim_depth(H_b, size_b, H_a, size_a))
+    known = jnp.maximum(jnp.max(jnp.where(slots.valid, slots.depth, 0.0)), jnp.maximum(rims, 0.0))  # what touches, if anything
     margin = tolerance(known.dtype, MISSED_MARGIN) * jnp.minimum(size_a[0], size_b[0])
     excess = jnp.minimum(least.depth[0], bound) - (1 + MISSED_SHARE) * known - margin
     take = excess > 0
