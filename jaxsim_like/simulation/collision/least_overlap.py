@@ -44,7 +44,7 @@ def _fibonacci(count: int) -> np.ndarray:
 GENERIC = _fibonacci(64)
 """Directions spread over the sphere (in the pair's frame: a's axis, and across it towards b)."""
 CREASE = 32
-"""Directions on each crease, evenly turned from the direction across the axis towards the other."""
+"""Directions on each crease, evenly turned about the axis."""
 _CREASE_COS, _CREASE_SIN = np.cos(2 * np.pi * np.arange(CREASE) / CREASE), np.sin(2 * np.pi * np.arange(CREASE) / CREASE)
 SPREADS = (0.3, 0.05, 0.008)
 """[rad] how far the directions of each refining round lie from the best so far."""
@@ -108,8 +108,9 @@ def least_overlap(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax
     u = unit(across_axis(-offset, axis_a), perpendicular(axis_a))[0]
     frame = jnp.stack([u, jnp.cross(axis_a, u), axis_a])
     sides = unit(jnp.cross(axis_a, axis_b), u)[0]
+    # The spread directions, both creases, the caps' and the sides' common normals, and the centres' direction.
     candidates = jnp.concatenate([GENERIC.astype(dtype) @ frame, crease(axis_a), crease(axis_b),
-                                  jnp.stack([axis_a, -axis_a, axis_b, -axis_b, sides, -sides, unit(-offset, u)[0]])])
+                                  jnp.stack([axis_a, -axis_a, axis_b, -axis_b, sides, -sides, unit(offset, u)[0]])])
     best = candidates[jnp.argmin(overlap(candidates))]
     for spread in SPREADS:
         first = perpendicular(best)
@@ -131,8 +132,9 @@ def missed_depth(slots: Slots, least: Slots, bound: jax.Array, H_a: jax.Array, s
     ``bound`` [m], the two's overlap along any other direction): where that exceeds both their
     deepest valid slot and the deepest of their rim points (:func:`rim_depth`, the rims' contacts
     of the pair table's points) by more than :data:`MISSED_MARGIN` of the smaller radius and
-    :data:`MISSED_SHARE` of that depth, the first slot takes the least overlap's position and normal, and its depth grows by that excess
-    (continuously from its own, or from 0 where it was no contact)."""
+    :data:`MISSED_SHARE` of that depth, the first slot takes the least overlap's position and
+    normal, and its depth grows by that excess (continuously from its own, or from 0 where it
+    was no contact)."""
     rims = jnp.maximum(rim_depth(H_a, size_a, H_b, size_b), rim_depth(H_b, size_b, H_a, size_a))
     known = jnp.maximum(jnp.max(jnp.where(slots.valid, slots.depth, 0.0)), jnp.maximum(rims, 0.0))  # what touches, if anything
     margin = tolerance(known.dtype, MISSED_MARGIN) * jnp.minimum(size_a[0], size_b[0])
