@@ -41,19 +41,13 @@ os.environ.setdefault("JAX_ENABLE_X64", "1")
 
 import numpy as np  # noqa: E402
 
+from jaxsim_like.parsers.shapes import fibonacci_sphere  # noqa: E402
+
 SHAPES = ("sphere", "capsule", "box", "cylinder", "rock")
 LOWEST, DEEPEST = 2e-4, 5e-3  # [m] the bracket's lower end of the poses kept
 _DIRECTIONS = 6000  # directions of the first sample of the least overlap
 _REFINED = 400  # directions of each refinement, around each of the best few
 _BEST = 6
-
-
-def _fibonacci(count: int) -> np.ndarray:
-    """``(count, 3)`` unit vectors spread evenly over the sphere."""
-    k = np.arange(count) + 0.5
-    z = 1 - 2 * k / count
-    turn = np.pi * (1 + 5**0.5) * k
-    return np.stack([np.sqrt(1 - z**2) * np.cos(turn), np.sqrt(1 - z**2) * np.sin(turn), z], axis=-1)
 
 
 class Shape:
@@ -67,7 +61,7 @@ class Shape:
         self.kind = kind
         spread = np.linspace(-1, 1, 13)
         grid = np.stack(np.meshgrid(spread, spread, spread), axis=-1).reshape(-1, 3)
-        sphere = _fibonacci(3000)
+        sphere = fibonacci_sphere(3000)
         if kind == "sphere":
             r = 0.03
             self.points = np.concatenate([r * sphere, r * grid[np.linalg.norm(grid, axis=1) <= 1]])
@@ -149,8 +143,8 @@ def above(a: Shape, b: Shape, R_a: np.ndarray, R_b: np.ndarray, offset: np.ndarr
     def overlap(n: np.ndarray) -> np.ndarray:  # n from b towards a
         return b.support(n @ R_b) + a.support(-n @ R_a) + n @ offset
 
-    n = _fibonacci(_DIRECTIONS)
-    around = _fibonacci(_REFINED)
+    n = fibonacci_sphere(_DIRECTIONS)
+    around = fibonacci_sphere(_REFINED)
     for spread in (0.06, 0.006):
         best = n[np.argsort(overlap(n))[:_BEST]]
         tangential = around[None] - np.einsum("pi,ki->kp", around, best)[..., None] * best[:, None]  # (best, refined, 3)

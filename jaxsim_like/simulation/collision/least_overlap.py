@@ -28,20 +28,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...dynamics.spatial import safe_sqrt
+from ...parsers.shapes import fibonacci_sphere
+from ..rims import Rings
+from .cylinder import round_reach
 from .geometry import across_axis, perpendicular, tolerance, unit
 from .points import cylinder_distance
 from .slots import Slots
 
 
-def _fibonacci(count: int) -> np.ndarray:
-    k = np.arange(count) + 0.5
-    z = 1 - 2 * k / count
-    turn = np.pi * (1 + 5**0.5) * k
-    return np.stack([np.sqrt(1 - z**2) * np.cos(turn), np.sqrt(1 - z**2) * np.sin(turn), z], axis=-1)
-
-
-GENERIC = _fibonacci(64)
+GENERIC = fibonacci_sphere(64)
 """Directions spread over the sphere (in the pair's frame: a's axis, and across it towards b)."""
 CREASE = 32
 """Directions on each crease, evenly turned about the axis."""
@@ -60,13 +55,6 @@ MISSED_MARGIN, MISSED_SHARE = 2e-3, 0.05
 radius and ``MISSED_SHARE`` of that slot's depth is the slots' own: sampled, it exceeds the true
 depth by much less, and a slot of its own may take a contact along another direction than the
 least overlap's (two cans' caps along an axis), as deep within a few percent."""
-
-
-def _extent(n: jax.Array, axis: jax.Array, size: jax.Array) -> jax.Array:
-    """How far the cylinder of ``size (3,)`` and unit ``axis (3,)`` reaches from its centre along
-    the unit directions ``n (K, 3)`` ``(K,)`` [m]."""
-    along = n @ axis
-    return size[1] * jnp.abs(along) + size[0] * safe_sqrt(jnp.maximum(1 - along**2, 0.0))
 
 
 def _onto(n: jax.Array, axis: jax.Array, fallback: jax.Array) -> jax.Array:
@@ -97,8 +85,9 @@ def least_overlap(H_a: jax.Array, size_a: jax.Array, H_b: jax.Array, size_b: jax
     offset = H_a[:3, 3] - H_b[:3, 3]
     dtype = offset.dtype
 
-    def overlap(n: jax.Array) -> jax.Array:
-        return _extent(n, axis_a, size_a) + _extent(n, axis_b, size_b) - n @ offset
+    def overlap(n: jax.Array) -> jax.Array:  # n (K, 3)
+        cylinder = jnp.asarray(True)
+        return jax.vmap(lambda d: round_reach(H_a, size_a, cylinder, d) + round_reach(H_b, size_b, cylinder, d))(n) - n @ offset
 
     def crease(axis: jax.Array) -> jax.Array:
         u = unit(across_axis(-offset, axis), perpendicular(axis))[0]
@@ -153,7 +142,8 @@ def rim_depth(H: jax.Array, size: jax.Array, H_other: jax.Array, size_other: jax
     axis, R_other, origin = H[:3, 2], H_other[:3, :3], H_other[:3, 3]
     caps = H[:3, 3] + jnp.stack([size[1], -size[1]])[:, None] * axis
     normal = jax.vmap(lambda centre: R_other @ cylinder_distance(R_other.T @ (centre - origin), size_other)[1])(caps)
-    first = jax.vmap(lambda n: unit(across_axis(-n, axis), perpendicular(axis))[0])(normal)
+    rings = Rings(caps, jnp.broadcast_to(axis, caps.shape), jnp.broadcast_to(perpendicular(axis), caps.shape))
+    first = rings.direction(normal)
     second = jnp.cross(axis, first)
     cos, sin = (x.astype(axis.dtype)[:, None] for x in (_RING_COS, _RING_SIN))
     points = caps[:, None] + size[0] * (cos * first[:, None] + sin * second[:, None])
