@@ -5,8 +5,12 @@ scheduling independent kernels on other threads, costs more than the products th
 can deadlock XLA's CPU thread pool on two cores). These flags keep them on the calling thread,
 and generate the kernels with XLA's elemental emitters rather than its newer fusion emitters,
 which halves the compile time of these graphs of many small fusions (ABA on the iCub:
-1.05 -> 0.60 s) at no cost at run time. They are appended to ``XLA_FLAGS`` unless that variable
-already sets them.
+1.05 -> 0.60 s) at no cost at run time. From jaxlib 0.9 on, XLA also hands some fusions (batched
+dots, elementwise chains) to YNNPACK: on these small arrays a YNNPACK call cost up to 140 us where
+XLA's own kernel takes a few (without them: the pile's step in float64 0.86-0.93x, the
+humanoid's batched step in float32 0.86-0.89x), so the list of YNNPACK fusions is set empty
+(:data:`YNN_FLAG`; not with older jaxlibs, which do not know the flag: XLA stops on a flag it does
+not know). The flags are appended to ``XLA_FLAGS`` unless that variable already sets them.
 
 Single-device CPU computations also run synchronously, on the calling thread
 (``jax_cpu_enable_async_dispatch`` off): a step takes tens of microseconds, and handing it to a
@@ -31,10 +35,23 @@ import sys
 
 import jax
 
+YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
+"""The kinds of fusion XLA hands to YNNPACK (jaxlib 0.9 and later): set to none."""
+YNN_SINCE = (0, 9)
+
+
+def _jaxlib_version() -> tuple[int, ...]:
+    """The installed jaxlib's major and minor version."""
+    from jaxlib.version import __version__
+
+    return tuple(int(part) for part in __version__.split(".")[:2] if part.isdigit())
+
+
 CPU_FLAGS = {
     "--xla_cpu_multi_thread_eigen": "false",
     "--xla_cpu_enable_concurrency_optimized_scheduler": "false",
     "--xla_cpu_use_fusion_emitters": "false",
+    **({YNN_FLAG: ""} if _jaxlib_version() >= YNN_SINCE else {}),
 }
 
 

@@ -10,12 +10,19 @@ import sys
 
 import pytest
 
-from jaxsim_like._xla import CPU_FLAGS
+from jaxsim_like._xla import CPU_FLAGS, YNN_FLAG
 
 PROBE = (
     "import json, os, jaxsim_like\n"
     "from jax._src import xla_bridge\n"
     "print(json.dumps({'flags': os.environ.get('XLA_FLAGS', ''), 'async': xla_bridge._CPU_ENABLE_ASYNC_DISPATCH.value}))\n"
+)
+
+# The compiled text of a batched product of small matrices, as the narrow phases make.
+BATCHED_DOT = (
+    "import json, jaxsim_like, jax, jax.numpy as jnp\n"
+    "f = jax.jit(lambda a, b: jnp.einsum('kij,kpj->kpi', a, b) * 2.0 + 1.0)\n"
+    "print(json.dumps(f.lower(jnp.ones((152, 3, 3)), jnp.ones((152, 8, 3))).compile().as_text()))\n"
 )
 
 
@@ -53,6 +60,12 @@ def test_flags_the_user_set_are_kept():
     settings = probe(XLA_FLAGS="--xla_cpu_use_fusion_emitters=true")
     assert "--xla_cpu_use_fusion_emitters=true" in settings["flags"].split()
     assert "--xla_cpu_use_fusion_emitters=false" not in settings["flags"]
+
+
+@pytest.mark.skipif(YNN_FLAG not in CPU_FLAGS, reason="this jaxlib hands no fusion to YNNPACK")
+def test_no_fusion_is_handed_to_ynnpack():
+    assert "ynn" in probe(BATCHED_DOT, JAXSIM_LIKE_KEEP_XLA_FLAGS="1")
+    assert "ynn" not in probe(BATCHED_DOT)
 
 
 def test_opting_out_leaves_everything_as_it_was():
