@@ -14,7 +14,7 @@ from collision_worlds import rotation
 from jaxsim_like.dynamics.spatial import pose_to_transform
 from jaxsim_like.simulation.collision import KINDS
 from jaxsim_like.simulation.collision.cylinder import on_side, past_caps, round_reach
-from jaxsim_like.simulation.collision.geometry import box_closest
+from jaxsim_like.simulation.collision.geometry import box_closest, first_least
 from jaxsim_like.simulation.collision.points import KIND_CODES
 from jaxsim_like.simulation.collision.slots import Slots
 
@@ -41,6 +41,18 @@ def contacts(kind: str, *args) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def rows(points) -> list[tuple[float, ...]]:
     """Points as sorted rounded tuples, to compare sets of contacts."""
     return sorted(tuple(np.round(p, 9) + 0.0) for p in np.atleast_2d(points))
+
+
+def test_first_least_is_argmin_with_its_ties_and_infinities():
+    """``first_least`` (two plain reductions) picks what ``jnp.argmin`` picks, the first of tied
+    least values, infinities included, under ``jit`` and ``vmap``."""
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 5, (300, 40)).astype(float)
+    values[::7] = np.inf
+    values[1::7, :20] = np.inf
+    values[2::7, -1] = -np.inf
+    picked = jax.jit(jax.vmap(first_least))(jnp.asarray(values))
+    np.testing.assert_array_equal(np.asarray(picked), np.argmin(values, axis=1))
 
 
 def test_spheres_touch_along_the_line_of_centres():

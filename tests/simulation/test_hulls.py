@@ -22,7 +22,7 @@ from jaxsim_like.parsers.hulls import convex_hull
 from jaxsim_like.simulation import ContactParams, SimulationParams, rollout
 from jaxsim_like.simulation.collision import CollisionTable, Geometry, collide, pair_forces, query
 from jaxsim_like.simulation.collision.box import box_box, capsule_box
-from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, box_hull, features, first_counts, hull_hull, in_world
+from jaxsim_like.simulation.collision.hull import BOX_COUNTS, HullData, _axes, box_hull, cylinder_hull, features, first_counts, hull_hull, in_world
 from jaxsim_like.simulation.collision.hull_round import _nearest, round_hull, signed_distance
 from jaxsim_like.simulation.collision.slots import Slots
 from jaxsim_like.simulation.contacts import implicit_deformation
@@ -297,6 +297,54 @@ def test_the_nearest_point_of_a_segment_is_the_least_of_its_signed_distance():
     assert (least < 0).sum() > 40 and (least > 0).sum() > 40  # crossing and missing
     assert np.all(np.asarray(at) <= least + 1e-12)
     assert np.all(np.asarray(at) >= least - (samples[1] - samples[0]))
+
+
+AXES = jax.jit(jax.vmap(lambda a, b, H_a: _axes(in_world(H_a, a), b), in_axes=(None, None, 0)))
+
+
+def projected_overlap(a: np.ndarray, b: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """How far the vertices ``a (V_a, 3)`` and ``b (V_b, 3)`` overlap along each unit axis of ``axes (N, 3)``, whichever way."""
+    pa, pb = axes @ a.T, axes @ b.T
+    return np.minimum(pb.max(axis=1) - pa.min(axis=1), pa.max(axis=1) - pb.min(axis=1))
+
+
+@pytest.mark.parametrize("first", ["tetra", "cylinder"])
+def test_the_least_overlap_of_two_hulls_is_the_least_over_every_candidate_axis(first):
+    """Two hulls' least overlap over their face normals and the edge pairs that can meet
+    (``hull._axes``: an edge pair chosen by ``overlap |overlap|``, no root per pair), the smaller
+    of the two, against the overlap of their vertices projected on every face normal and every
+    cross product of two edges, pair by pair (no Gauss map): equal, at 200 random poses of a
+    tetrahedron or a cylinder's prism crossing the octagonal prism; the edge pair's overlap is its
+    projected overlap."""
+    rng = np.random.default_rng(5)
+    b = hull_row(PRISM)
+    a = hull_row(TETRA) if first == "tetra" else cylinder_hull(jnp.asarray([0.05, 0.04, 0.0]), (32, 18, 16, 48))
+    quaternions = rng.normal(size=(200, 4))
+    turns = np.asarray(jax.vmap(spatial.quaternion_to_rotation)(jnp.asarray(quaternions / np.linalg.norm(quaternions, axis=1, keepdims=True))))
+    poses = jnp.stack([H(rng.uniform(-0.12, 0.12, 3), R) for R in turns])
+    _, face_overlap, edge, edge_overlap, _ = (np.asarray(x) for x in AXES(a, b, poses))
+    E_b = b.edges.shape[0]
+    least = np.minimum(face_overlap.min(axis=1), edge_overlap)
+    checked = 0
+    for k, pose in enumerate(np.asarray(poses)):
+        vertices_a = np.asarray(a.vertices) @ pose[:3, :3].T + pose[:3, 3]
+        edges_a = np.asarray(a.edges) @ pose[:3, :3].T + pose[:3, 3]
+        d_a = edges_a[:, 1] - edges_a[:, 0]
+        d_b = np.asarray(b.edges)[:, 1] - np.asarray(b.edges)[:, 0]
+        crosses = np.cross(d_a[:, None], d_b[None]).reshape(-1, 3)
+        lengths = np.linalg.norm(crosses, axis=1)
+        usable = lengths > 1e-6 * np.linalg.norm(d_a[:, None], axis=-1).repeat(len(d_b), 1).reshape(-1) * np.tile(np.linalg.norm(d_b, axis=1), len(d_a))
+        faces = np.concatenate([np.asarray(a.planes)[:, :3] @ pose[:3, :3].T, np.asarray(b.planes)[:, :3]])
+        axes = np.concatenate([faces, crosses[usable] / lengths[usable, None]])
+        projected = projected_overlap(vertices_a, np.asarray(b.vertices), axes)
+        if projected.min() <= 0:
+            continue  # apart: a separating axis, whatever its overlap
+        checked += 1
+        np.testing.assert_allclose(least[k], projected.min(), rtol=1e-9, atol=1e-12)
+        if np.isfinite(edge_overlap[k]):
+            pair = crosses[edge[k]] / np.linalg.norm(crosses[edge[k]])
+            np.testing.assert_allclose(edge_overlap[k], projected_overlap(vertices_a, np.asarray(b.vertices), pair[None])[0], rtol=1e-9, atol=1e-12)
+    assert checked > 50
 
 
 def test_the_deepest_contact_of_two_hulls_agrees_with_mujoco():

@@ -40,6 +40,12 @@ def safe_divide(numerator: jax.Array, denominator: jax.Array, default: jax.Array
     return jnp.where(ok, numerator / jnp.where(ok, denominator, 1.0), default)
 
 
+def first_least(x: jax.Array) -> jax.Array:
+    """``jnp.argmin`` of ``x (n,)`` (no NaN), as two plain reductions: the least, then the first
+    index that holds it (XLA's CPU backend runs an argmin's paired reduction element by element)."""
+    return jnp.min(jnp.where(x == jnp.min(x), jnp.arange(x.shape[0]), x.shape[0] - 1))
+
+
 def closest_on_segment(point: jax.Array, centre: jax.Array, axis: jax.Array, half_length: jax.Array) -> jax.Array:
     """Parameter ``t`` in ``[-half_length, half_length]`` of the point of the segment
     ``centre + t axis`` (unit ``axis``) closest to ``point``."""

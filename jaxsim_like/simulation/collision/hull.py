@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .geometry import perpendicular, safe_divide, segments_closest, tolerance, unit
+from .geometry import first_least, perpendicular, safe_divide, segments_closest, tolerance, unit
 from .slots import Slots
 
 HULL_SLOTS = 4
@@ -122,36 +122,49 @@ def _edge_frames(hull: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.A
     return direction, jnp.mean(hull.edges, axis=1), jnp.cross(c, n1) / length, jnp.cross(n2, c) / length
 
 
-def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """Candidate axes: the ``F`` face normals of a (pointing into a: b to a) and the ``F`` of b,
-    with their overlaps (the normal from b towards a), and the overlap of each of the
-    ``E_a x E_b`` edge pairs' axes ``+-(d_a x d_b)`` with the sign ``(E_a E_b,)`` that points from
-    b towards a. An edge pair's axis counts (else its overlap is infinite) where its two edges
-    are their hulls' supports along it, a's edge along the axis reversed, b's along it (the
-    pairs that can meet: their Gauss maps cross); its overlap is then the distance between the
-    edges' lines along it. Every edge pair's test and overlap are scalar triple products, products
-    of ``(E_a, 3)`` by ``(3, E_b)`` matrices."""
-    face = jnp.concatenate([-a.planes[:, :3], b.planes[:, :3]])
-    d_a, middle_a, s1_a, s2_a = _edge_frames(a)
-    d_b, middle_b, s1_b, s2_b = _edge_frames(b)
-    # Products (axes x vertices, edges x edges) apart from what reduces or combines them: fused
-    # into it, XLA's CPU backend recomputes them element by element, many times slower.
-    face_a, face_b, cosine, p1, p2, q1, q2, reach = jax.lax.optimization_barrier((
-        face @ a.vertices.T, face @ b.vertices.T, d_a @ d_b.T,
-        jnp.cross(s1_a, d_a) @ d_b.T, jnp.cross(s2_a, d_a) @ d_b.T,  # (d_a x d_b) . s_a
-        d_a @ jnp.cross(d_b, s1_b).T, d_a @ jnp.cross(d_b, s2_b).T,  # (d_a x d_b) . s_b
-        d_a @ jnp.cross(d_b, middle_b).T - jnp.cross(middle_a, d_a) @ d_b.T,  # (d_a x d_b) . (middle_b - middle_a)
-    ))
-    face_overlap = jnp.max(face_b, axis=1) - jnp.min(face_a, axis=1)
+def _edge_pairs(a: tuple[jax.Array, ...], b: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Edge pairs of a and b from their :func:`_edge_frames` ``a`` and ``b``, broadcast against
+    each other (``(E_a, 1, 3)`` and ``(E_b, 3)``: every pair; ``(3,)`` each: one pair). Returns
+    whether each pair counts (both edges support its axis ``+-(d_a x d_b)``, a's edge along the
+    axis reversed and b's along it: their Gauss maps cross), the sign of that axis from b
+    towards a, and its overlap as ``signed / sqrt(squared)`` (the distance between the edges'
+    lines along the unit axis): ``signed`` and ``squared``. Scalar triple products, written
+    elementwise: as products of ``(E_a, 3)`` by ``(3, E_b)`` matrices XLA's CPU backend runs
+    them several times slower."""
+    (d_a, middle_a, s1_a, s2_a), (d_b, middle_b, s1_b, s2_b) = a, b
+
+    def dot(x, y):
+        return x[..., 0] * y[..., 0] + x[..., 1] * y[..., 1] + x[..., 2] * y[..., 2]
+
+    cosine = dot(d_a, d_b)
+    p1, p2 = dot(jnp.cross(s1_a, d_a), d_b), dot(jnp.cross(s2_a, d_a), d_b)  # (d_a x d_b) . s_a
+    q1, q2 = dot(d_a, jnp.cross(d_b, s1_b)), dot(d_a, jnp.cross(d_b, s2_b))  # (d_a x d_b) . s_b
+    reach = dot(d_a, jnp.cross(d_b, middle_b)) - dot(jnp.cross(middle_a, d_a), d_b)  # (d_a x d_b) . (middle_b - middle_a)
     slack = tolerance(cosine.dtype, 1e-9)  # the triple products' rounding: edges that just meet count
     plus = (p1 <= slack) & (p2 <= slack) & (q1 >= -slack) & (q2 >= -slack)  # a supports along -(d_a x d_b), b along +
     minus = (p1 >= -slack) & (p2 >= -slack) & (q1 <= slack) & (q2 <= slack)
     squared = 1.0 - cosine**2
     usable = squared > tolerance(cosine.dtype, 1e-12)  # else parallel within rounding: no axis of their own
-    length = jnp.sqrt(jnp.where(usable, squared, 1.0))
-    sign = jnp.where(plus, 1.0, -1.0)
-    edge_overlap = jnp.where(usable & (plus | minus), sign * reach / length, jnp.inf)
-    return face, face_overlap, sign.reshape(-1), edge_overlap.reshape(-1)
+    return usable & (plus | minus), jnp.where(plus, 1.0, -1.0), jnp.where(plus, reach, -reach), jnp.where(usable, squared, 1.0)
+
+
+def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+    """Candidate axes: the ``F`` face normals of a (pointing into a: b to a) and the ``F`` of b,
+    with their overlaps (the normal from b towards a); the edge pair ``(E_a E_b,)`` (a's edge
+    ``k // E_b``, b's ``k % E_b``) of least overlap (:func:`_edge_pairs`) and that overlap
+    (infinite where no edge pair counts), its axis' sign from b towards a."""
+    face = jnp.concatenate([-a.planes[:, :3], b.planes[:, :3]])
+    # Products of axes by vertices apart from what reduces them: fused into it, XLA's CPU backend
+    # recomputes them element by element, many times slower.
+    face_a, face_b = jax.lax.optimization_barrier((face @ a.vertices.T, face @ b.vertices.T))
+    face_overlap = jnp.max(face_b, axis=1) - jnp.min(face_a, axis=1)
+    frames_a, frames_b = _edge_frames(a), _edge_frames(b)
+    counts, _, signed, squared = _edge_pairs(tuple(x[:, None] for x in frames_a), frames_b)
+    # overlap |overlap| = signed |signed| / squared, monotonic in the overlap: no square root per pair
+    edge = first_least(jnp.where(counts, signed * jnp.abs(signed) / squared, jnp.inf).reshape(-1))
+    E_b = frames_b[0].shape[0]
+    counts, sign, signed, squared = _edge_pairs(tuple(x[edge // E_b] for x in frames_a), tuple(x[edge % E_b] for x in frames_b))
+    return face, face_overlap, edge, jnp.where(counts, signed / jnp.sqrt(squared), jnp.inf), sign
 
 
 def _inside(points: jax.Array, hull: HullData, direction: jax.Array, slack: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -234,12 +247,12 @@ def hull_hull(a: HullData, b: HullData, H_a: jax.Array | None = None) -> Slots:
     if H_a is not None:
         a = in_world(H_a, a._replace(faces=a.faces[:0]))
         into_b = lambda x: x @ H_a[:3, :3].T + H_a[:3, 3]  # noqa: E731
-    face_axes, face_overlap, edge_sign, edge_overlap = _axes(a, b)
-    face, edge = jnp.argmin(face_overlap), jnp.argmin(edge_overlap)
-    use_edge = edge_overlap[edge] < _EDGE_PREFERENCE * face_overlap[face]
+    face_axes, face_overlap, edge, edge_overlap, edge_sign = _axes(a, b)
+    face = jnp.argmin(face_overlap)
+    use_edge = edge_overlap < _EDGE_PREFERENCE * face_overlap[face]
     E_b = b.edges.shape[0]
     first, second = edge // E_b, edge % E_b
-    edge_axis = edge_sign[edge] * unit(jnp.cross(a.edges[first, 1] - a.edges[first, 0], b.edges[second, 1] - b.edges[second, 0]),
+    edge_axis = edge_sign * unit(jnp.cross(a.edges[first, 1] - a.edges[first, 0], b.edges[second, 1] - b.edges[second, 0]),
                                       face_axes[face])[0]
 
     def on_edge(segment):
@@ -251,7 +264,7 @@ def hull_hull(a: HullData, b: HullData, H_a: jax.Array | None = None) -> Slots:
     s, t = segments_closest(centre_a, axis_a, half_a, centre_b, axis_b, half_b)
     meeting = 0.5 * (centre_a + s * axis_a + centre_b + t * axis_b)
     normal = jnp.where(use_edge, edge_axis, face_axes[face])
-    overlap = jnp.where(use_edge, edge_overlap[edge], face_overlap[face])
+    overlap = jnp.where(use_edge, edge_overlap, face_overlap[face])
 
     size = jnp.max(jnp.abs(a.vertices - a.vertices[0])) + jnp.max(jnp.abs(b.vertices - b.vertices[0]))
     slack = tolerance(a.vertices.dtype, _INSIDE) * size + 1e-12

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .box import end_fades, repeats_not
-from .geometry import safe_divide, segments_closest, unit
+from .geometry import first_least, safe_divide, segments_closest, unit
 from .hull import HullData
 from .slots import Slots
 
@@ -45,7 +46,8 @@ def _nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, hull: HullData
     signed distances. Fixed work, no iteration."""
     normals, offsets = hull.planes[:, :3], hull.planes[:, 3]
     alpha, beta = normals @ centre - offsets, normals @ axis  # the planes' distances alpha + beta t
-    crossing = safe_divide(alpha[None, :] - alpha[:, None], beta[:, None] - beta[None, :], -half).reshape(-1)
+    first, second = np.triu_indices(alpha.shape[0], 1)  # each pair of planes once
+    crossing = safe_divide(alpha[second] - alpha[first], beta[first] - beta[second], -half)
     ends = jnp.stack([-half, half])
     inner = jnp.clip(jnp.concatenate([ends, crossing]), -half, half)
     depth = jnp.max(alpha[None, :] + inner[:, None] * beta[None, :], axis=1)  # the signed distance where < 0
@@ -59,7 +61,7 @@ def _nearest(centre: jax.Array, axis: jax.Array, half: jax.Array, hull: HullData
         jnp.linalg.norm(centre + to_edge[:, None] * axis - middle - on_edge[:, None] * direction, axis=-1),
     ])
     outer = jnp.concatenate([ends, to_vertex, to_edge])
-    return jnp.where(jnp.min(depth) < 0.0, inner[jnp.argmin(depth)], outer[jnp.argmin(apart)])
+    return jnp.where(jnp.min(depth) < 0.0, inner[first_least(depth)], outer[jnp.argmin(apart)])
 
 
 def round_hull(H_a: jax.Array, size_a: jax.Array, b: HullData) -> Slots:
