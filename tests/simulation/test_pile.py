@@ -15,7 +15,7 @@ from collision_worlds import pose, rotation, solid
 import jaxsim_like as js
 from jaxsim_like.simulation.collision import collisions as collisions_module
 from jaxsim_like.simulation.collision import NEIGHBOURS, CollisionTable, Geometry, query
-from jaxsim_like.simulation.collision.broad import bounding_radius, half_extents, overlapping
+from jaxsim_like.simulation.collision.broad import bounding_radius, half_extents, near_along_centres, overlapping, support
 from jaxsim_like.simulation.collision.points import KIND_CODES
 from jaxsim_like.simulation.groups import group_models
 from jaxsim_like.simulation.world import WorldModel, world_rollout, world_step
@@ -269,6 +269,98 @@ def test_each_shapes_world_box_holds_it_and_touches_it():
             reach = np.abs(local @ R.T).max(axis=0)
             assert np.all(reach <= extent + 1e-12), kind
             np.testing.assert_allclose(reach, extent, atol=1e-3 * max(a, b, c), err_msg=kind)
+
+
+def _shape_points(kind: str, size, rng) -> np.ndarray:
+    """Points of a shape's surface in its frame (a box's corners; a hull's vertices: ``size``
+    holds them), dense enough that their farthest along any direction is within 1e-3 of it."""
+    a, b, c = size if kind != "hull" else (0.0, 0.0, 0.0)
+    circle = np.linspace(0.0, 2 * np.pi, 4096, endpoint=False)
+    ball = rng.normal(size=(4096, 3))
+    ball /= np.linalg.norm(ball, axis=1, keepdims=True)
+    if kind == "box":
+        return np.array([[x, y, z] for x in (-a, a) for y in (-b, b) for z in (-c, c)])
+    if kind == "capsule":
+        return np.concatenate([a * ball + [0.0, 0.0, b], a * ball - [0.0, 0.0, b]])
+    if kind == "cylinder":
+        rim = np.stack([a * np.cos(circle), a * np.sin(circle), np.zeros_like(circle)], axis=1)
+        return np.concatenate([rim + [0.0, 0.0, b], rim - [0.0, 0.0, b]])
+    if kind == "ellipsoid":
+        return ball * [a, b, c]
+    if kind == "hull":
+        return np.asarray(size)
+    return a * ball
+
+
+def test_each_shapes_support_is_its_farthest_point_along_a_direction():
+    """:func:`support` of a box, a sphere, a capsule, a cylinder, an ellipsoid and a hull (16
+    vertices) at random poses along random directions: no point of the shape reaches farther,
+    and one reaches within 1e-3 of its size (a hull's vertex to rounding)."""
+    rng = np.random.default_rng(4)
+    hull = rng.normal(size=(16, 3)) * [0.034, 0.03, 0.026]
+    shapes = {"box": (0.05, 0.2, 0.1), "sphere": (0.07, 0.0, 0.0), "capsule": (0.03, 0.15, 0.0), "cylinder": (0.04, 0.1, 0.0),
+              "ellipsoid": (0.05, 0.03, 0.08), "hull": hull}
+    for kind, size in shapes.items():
+        local = _shape_points(kind, size, rng)
+        R = np.stack([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(8)])
+        H = np.tile(np.eye(4), (8, 1, 1))
+        H[:, :3, :3], H[:, :3, 3] = R, rng.uniform(-1.0, 1.0, (8, 3))
+        direction = rng.normal(size=(8, 3))
+        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+        sizes = np.zeros((8, 3)) if kind == "hull" else np.tile(size, (8, 1))
+        vertices = np.tile(hull if kind == "hull" else np.zeros((16, 3)), (8, 1, 1))
+        reach = np.asarray(support(np.full(8, KIND_CODES[kind]), jnp.asarray(H), jnp.asarray(sizes), jnp.asarray(vertices), jnp.asarray(direction)))
+        farthest = np.einsum("kpi,ki->kp", local[None] @ R.transpose(0, 2, 1) + H[:, None, :3, 3], direction).max(axis=1)
+        assert np.all(farthest <= reach + 1e-12), kind
+        np.testing.assert_allclose(farthest, reach, atol=1e-12 if kind in ("box", "hull") else 1e-3 * 0.2, err_msg=kind)
+
+
+def test_the_line_of_centres_keeps_every_touching_pair_with_a_hull_and_culls_pairs_apart(tmp_path):
+    """:func:`near_along_centres` of a hull (a cube of 0.2 m as a mesh) and a box, a sphere, a
+    capsule, a cylinder or another cube, at 400 random poses each around it: every pair whose
+    contacts the world's query finds is kept (their narrow phases, the cylinder's prism inside
+    the cylinder); of the pairs apart whose bounding spheres overlap, more than half are culled
+    (of two cubes, more than 15 %: a face's normal separates them more often than the line of
+    their centres does)."""
+    corners = [(x, y, z) for x in (-0.1, 0.1) for y in (-0.1, 0.1) for z in (-0.1, 0.1)]
+    faces = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
+    (tmp_path / "cube.obj").write_text("".join(f"v {x} {y} {z}\n" for x, y, z in corners) + "".join(
+        "f " + " ".join(str(i + 1) for i in face) + "\n" for face in faces))
+
+    def cube_hull(name):
+        return solid(name, f'<mesh filename="{tmp_path / "cube.obj"}"/>', 1.0, 0.01)
+
+    rng = np.random.default_rng(6)
+    geometry = {"box": '<box size="0.1 0.16 0.06"/>', "sphere": '<sphere radius="0.05"/>', "capsule": '<capsule radius="0.03" length="0.16"/>',
+                "cylinder": '<cylinder radius="0.05" length="0.12"/>'}
+    for kind in ("box", "sphere", "capsule", "cylinder", "hull"):
+        other = cube_hull("cube_b") if kind == "hull" else solid(kind, geometry[kind], 1.0, 0.01)
+        models = [other, cube_hull("cube")]
+        table = CollisionTable.build(models)
+        assert len(table.groups) == 1 and table.groups[0].kind == f"{kind}-hull"
+        geo = Geometry.of(models, jnp.float64)
+        R = np.stack([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(400)])
+        R *= np.sign(np.linalg.det(R))[:, None, None]
+        offset = rng.normal(size=(400, 3))
+        offset *= rng.uniform(0.05, 0.3, (400, 1)) / np.linalg.norm(offset, axis=1, keepdims=True)
+        poses = np.tile(np.eye(4), (400, 2, 1, 1))
+        poses[:, 0, :3, :3], poses[:, 0, :3, 3] = R, offset
+        contacts = jax.jit(jax.vmap(lambda W_H_L: query(table, geo, W_H_L)[0]))(jnp.asarray(poses))
+        touching = np.asarray(contacts.active).any(axis=1)
+        code = np.asarray(table.shape_code)
+        hulls = geo.hulls.padded(table.hull_counts)
+        W_H_S = jnp.asarray(poses) @ geo.shape_transform
+        near = np.asarray(near_along_centres(code[:1].repeat(400), W_H_S[:, 0], jnp.tile(geo.shape_size[:1], (400, 1)), jnp.tile(hulls.vertices[:1], (400, 1, 1)),
+                                             code[1:].repeat(400), W_H_S[:, 1], jnp.tile(geo.shape_size[1:], (400, 1)), jnp.tile(hulls.vertices[1:], (400, 1, 1)), 0.0))
+        radius = np.asarray(bounding_radius(code, geo.shape_size))
+        if kind == "hull":
+            radius = np.full(2, np.sqrt(3) * 0.1)
+        spheres = np.linalg.norm(offset, axis=1) <= radius.sum()
+        assert touching.sum() > 50, kind
+        assert np.all(near[touching]), kind
+        apart = spheres & ~touching
+        # the line of centres separates a cube from a cube less often than a face's normal does
+        assert apart.sum() > 20 and (~near[apart]).mean() > (0.15 if kind == "hull" else 0.5), (kind, apart.sum(), (~near[apart]).mean())
 
 
 def test_planks_side_by_side_take_no_budget():

@@ -17,7 +17,7 @@ from ...parsers.shapes import RIM_COLUMNS
 from ...pytree import pytree_dataclass
 from ..rims import Rings
 from ..rims import turned as turned_points
-from .broad import bounding_radius, half_extents, overlapping, segments_near
+from .broad import bounding_radius, half_extents, near_along_centres, overlapping, segments_near
 from .geometry import to_frame
 from .hull import HullData, box_hull, cylinder_hull, first_counts, hull_hull, in_world
 from .ellipsoid import hull_ellipsoid
@@ -146,8 +146,6 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
                         empty, jnp.zeros((0,), bool), jnp.zeros((0,), jnp.int32), empty, empty), jnp.zeros((0,), jnp.int32)
     starts = np.cumsum([0] + [group.candidates * group.memory for group in table.groups])
     slack = jnp.zeros((), dtype) if margin is None or not margin.size else jnp.maximum(jnp.max(margin), 0.0)
-    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, sizes, points, point_radius, radius, extent,
-                     slack, table.point_ring)
     hulls = None
     if 0 not in table.hull_counts:
         if geometry.hulls is None:
@@ -155,6 +153,8 @@ def query(table: CollisionTable, geometry: Geometry, W_H_L: jax.Array, margin: j
         hulls = geometry.hulls.padded(table.hull_counts)
         if hulls.counts != table.hull_counts:
             raise ValueError(f"the geometry's hulls {hulls.counts} exceed the table's {table.hull_counts}")
+    culled = _culled(table.groups, table.candidate_slots - starts[:-1], W_H_S, sizes, points, point_radius, radius, extent,
+                     slack, table.point_ring, code, hulls)
     rims = None
     if geometry.rims is not None:
         rows = geometry.rims.astype(dtype)
@@ -192,12 +192,14 @@ class _Culled(NamedTuple):
 
 
 def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, sizes, points, point_radius, radius, extent,
-            slack: jax.Array, point_ring: Sequence[int] = ()) -> list[_Culled]:
+            slack: jax.Array, point_ring: Sequence[int] = (), code: np.ndarray | None = None, hulls: Hulls | None = None) -> list[_Culled]:
     """The :class:`_Culled` pairs of each of the ``groups``, whose tangential memories are the
     first of the ``memories[g]`` from its start to the table's end, with the rings of their points
     (``point_ring``, :attr:`.table.CollisionTable.point_ring`); the groups with more candidates
     than their budget are culled together (:func:`.broad.overlapping`; pairs of spheres and
-    capsules only where they lie within ``slack`` [m] of touching, :func:`.broad.segments_near`),
+    capsules only where they lie within ``slack`` [m] of touching, :func:`.broad.segments_near`,
+    pairs with a hull only where the line through their origins does not separate them by more,
+    :func:`.broad.near_along_centres` of the shapes' kinds ``code`` and ``hulls``),
     the candidates of a group with a link welded to the world into that group's budget for them
     (:attr:`.table.PairGroup.static`)."""
     static, rings = [], []
@@ -229,8 +231,8 @@ def _culled(groups: Sequence[PairGroup], memories: np.ndarray, W_H_S, sizes, poi
     bounds = {g: _first_bounds(groups[g], static[g][0], static[g][2], W_H_S, points, point_radius, radius, extent) for g in cut}
     second = np.concatenate([static[g][1][start:end] for g, start, end, _ in segments])
     keeps = [keep for *_, keep in segments]
-    near = _segments_near([(groups[g].kind, *(static[g][i][start:end] for i in (0, 1))) for g, start, end, _ in segments],
-                          W_H_S, sizes, slack)
+    near = _near([(groups[g].kind, *(static[g][i][start:end] for i in (0, 1))) for g, start, end, _ in segments],
+                 W_H_S, sizes, slack, code, hulls)
     kept, held, overflow = overlapping(*(jnp.concatenate([bounds[g][i][start:end] for g, start, end, _ in segments]) for i in range(3)),
                                        W_H_S[second, :3, 3], radius[second], extent[second],
                                        [end - start for _, start, end, _ in segments], keeps, near)
@@ -251,18 +253,31 @@ _SEGMENTS = ("sphere-sphere", "sphere-capsule", "capsule-capsule")
 """The pair kinds of two segments with radii, whose broad phase tests their distance (:func:`.broad.segments_near`)."""
 
 
-def _segments_near(segments: Sequence[tuple[str, np.ndarray, np.ndarray]], W_H_S, sizes, slack: jax.Array) -> jax.Array | None:
+def _near(segments: Sequence[tuple[str, np.ndarray, np.ndarray]], W_H_S, sizes, slack: jax.Array, code: np.ndarray | None,
+          hulls: Hulls | None) -> jax.Array | None:
     """Per candidate of the ``segments`` (each its pair kind, first and second shapes, end to end):
-    whether it lies within ``slack`` [m] of touching where its kind is of :data:`_SEGMENTS`, else
-    True ``(K,)``; None where no kind is."""
-    of = [kind in _SEGMENTS for kind, *_ in segments]
-    if not any(of):
+    whether it may lie within ``slack`` [m] of touching, by :func:`.broad.segments_near` where its
+    kind is of :data:`_SEGMENTS` and by :func:`.broad.near_along_centres` where it has a hull
+    (the shapes' kinds ``code`` and ``hulls``), else True ``(K,)``; None where no kind is tested."""
+    test = [0 if kind in _SEGMENTS else 1 if hulls is not None and KINDS[kind].family in (HULLS, ROUND_HULLS, HULL_ELLIPSOIDS) else -1
+            for kind, *_ in segments]
+    if all(t < 0 for t in test):
         return None
-    first, second = (np.concatenate([pair[i] for pair, own in zip(segments, of) if own]) for i in (1, 2))
-    tested = segments_near(W_H_S[first], sizes[first], W_H_S[second], sizes[second], slack)
-    ends = np.cumsum([len(pair[2]) if own else 0 for pair, own in zip(segments, of)])
-    return jnp.concatenate([tested[end - len(pair[2]) : end] if own else jnp.ones(len(pair[2]), bool)
-                            for pair, own, end in zip(segments, of, ends)])
+    tested = [None] * len(segments)
+    for which in (0, 1):
+        mine = [k for k, t in enumerate(test) if t == which]
+        if not mine:
+            continue
+        first, second = (np.concatenate([segments[k][i] for k in mine]) for i in (1, 2))
+        if which == 0:
+            near = segments_near(W_H_S[first], sizes[first], W_H_S[second], sizes[second], slack)
+        else:
+            near = near_along_centres(code[first], W_H_S[first], sizes[first], hulls.vertices[first],
+                                      code[second], W_H_S[second], sizes[second], hulls.vertices[second], slack)
+        ends = np.cumsum([len(segments[k][2]) for k in mine])
+        for k, end in zip(mine, ends):
+            tested[k] = near[end - len(segments[k][2]) : end]
+    return jnp.concatenate([jnp.ones(len(pair[2]), bool) if t is None else t for pair, t in zip(segments, tested)])
 
 
 def _chunk_rings(first: np.ndarray, real: np.ndarray, point_ring: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
