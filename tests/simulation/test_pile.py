@@ -295,11 +295,13 @@ def _shape_points(kind: str, size, rng) -> np.ndarray:
 def test_each_shapes_support_is_its_farthest_point_along_a_direction():
     """:func:`support` of a box, a sphere, a capsule, a cylinder, an ellipsoid and a hull (16
     vertices) at random poses along random directions: no point of the shape reaches farther,
-    and one reaches within 1e-3 of its size (a hull's vertex to rounding)."""
+    and one reaches within 1e-3 of its size (a hull's vertex to rounding); all of them in one call
+    as each kind alone."""
     rng = np.random.default_rng(4)
     hull = rng.normal(size=(16, 3)) * [0.034, 0.03, 0.026]
     shapes = {"box": (0.05, 0.2, 0.1), "sphere": (0.07, 0.0, 0.0), "capsule": (0.03, 0.15, 0.0), "cylinder": (0.04, 0.1, 0.0),
               "ellipsoid": (0.05, 0.03, 0.08), "hull": hull}
+    calls = []
     for kind, size in shapes.items():
         local = _shape_points(kind, size, rng)
         R = np.stack([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(8)])
@@ -313,6 +315,9 @@ def test_each_shapes_support_is_its_farthest_point_along_a_direction():
         farthest = np.einsum("kpi,ki->kp", local[None] @ R.transpose(0, 2, 1) + H[:, None, :3, 3], direction).max(axis=1)
         assert np.all(farthest <= reach + 1e-12), kind
         np.testing.assert_allclose(farthest, reach, atol=1e-12 if kind in ("box", "hull") else 1e-3 * 0.2, err_msg=kind)
+        calls.append((np.full(8, KIND_CODES[kind]), H, sizes, vertices, direction, reach))
+    mixed = support(*(np.concatenate(x) for x in zip(*(call[:-1] for call in calls))))  # every kind in one call
+    np.testing.assert_array_equal(np.asarray(mixed), np.concatenate([call[-1] for call in calls]))
 
 
 def test_the_line_of_centres_keeps_every_touching_pair_with_a_hull_and_culls_pairs_apart(tmp_path):

@@ -72,17 +72,23 @@ def support(code: np.ndarray, H: jax.Array, size: jax.Array, vertices: jax.Array
     """How far [m] each shape reaches along the unit ``direction (K, 3)`` (world axes): the
     largest ``direction . x`` over its points ``x``, from its kind ``code (K,)``, world pose
     ``H (K, 4, 4)``, ``size (K, 3)`` (as :func:`half_extents` reads it) and, for a hull, its
-    ``vertices (K, V, 3)`` in its frame (any rows elsewhere). A cylinder reaches as far as its
-    round rims, farther than the prism a hull meets (:mod:`.hull`)."""
+    ``vertices (K, V, 3)`` in its frame (any rows elsewhere); ``code`` is static (numpy), and
+    only the kinds among it are computed. A cylinder reaches as far as its round rims, farther
+    than the prism a hull meets (:mod:`.hull`)."""
     local = jnp.einsum("kji,kj->ki", H[:, :3, :3], direction)
     along_axis = jnp.abs(local[:, 2])
-    across = jnp.sqrt(jnp.clip(1.0 - local[:, 2] ** 2, 0.0, 1.0))
-    reach = jnp.where(code == KIND_CODES["box"], jnp.sum(jnp.abs(local) * size, axis=-1),
-            jnp.where(code == KIND_CODES["sphere"], size[:, 0],
-            jnp.where(code == KIND_CODES["capsule"], size[:, 0] + size[:, 1] * along_axis,
-            jnp.where(code == KIND_CODES["cylinder"], size[:, 0] * across + size[:, 1] * along_axis,
-            jnp.where(code == KIND_CODES["ellipsoid"], jnp.sqrt(jnp.sum((size * local) ** 2, axis=-1) + 1e-30),
-                      jnp.max(jnp.einsum("kvi,ki->kv", vertices, local), axis=-1))))))
+    reaches = {  # in the shape's frame, from its origin
+        "box": lambda: jnp.sum(jnp.abs(local) * size, axis=-1),
+        "sphere": lambda: size[:, 0],
+        "capsule": lambda: size[:, 0] + size[:, 1] * along_axis,
+        "cylinder": lambda: size[:, 0] * jnp.sqrt(jnp.clip(1.0 - local[:, 2] ** 2, 0.0, 1.0)) + size[:, 1] * along_axis,
+        "ellipsoid": lambda: jnp.sqrt(jnp.sum((size * local) ** 2, axis=-1) + 1e-30),
+        "hull": lambda: jnp.max(jnp.einsum("kvi,ki->kv", vertices, local), axis=-1),
+    }
+    present = [kind for kind in reaches if np.any(np.asarray(code) == KIND_CODES[kind])] or ["sphere"]
+    reach = reaches[present[0]]()
+    for kind in present[1:]:  # only the kinds among the shapes
+        reach = jnp.where(code == KIND_CODES[kind], reaches[kind](), reach)
     return jnp.sum(H[:, :3, 3] * direction, axis=-1) + reach
 
 
