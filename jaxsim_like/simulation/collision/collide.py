@@ -413,12 +413,13 @@ def _hull_pairs(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes
             hull = jax.tree.map(lambda old, new: jnp.where(kind == KIND_CODES[shape], new, old), hull, made[shape]())
         return hull
 
-    def pair(H_a, size_a, kind_a, row_a, H_b, row_b):  # in b's frame: b's hull as it is, a's moved as far as needed
-        return hull_hull(first_hull(size_a, kind_a, row_a), HullData(*row_b), spatial.inverse_transform(H_b) @ H_a).placed(H_b)
+    def pair(H_a, size_a, kind_a, shape_a, H_b, shape_b):  # in b's frame: b's hull as it is, a's moved as far as needed
+        # The hulls' rows gathered here, for the pairs of a chunk that runs only.
+        a_hull = first_hull(size_a, kind_a, tuple(x[shape_a] for x in own))
+        return hull_hull(a_hull, HullData(*(x[shape_b] for x in rows)), spatial.inverse_transform(H_b) @ H_a).placed(H_b)
 
     real = _joined([kept.real[:, 0] for kept in culled])
-    return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], shape_code[a], tuple(x[a] for x in own), W_H_S[b],
-                                         tuple(x[b] for x in rows)))
+    return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], shape_code[a], jnp.asarray(a), W_H_S[b], jnp.asarray(b)))
 
 
 def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
@@ -427,11 +428,13 @@ def _round_hulls(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, size
     a = _joined([kept.first for kept in culled])
     b = _joined([kept.second for kept in culled])
 
-    def pair(H_a, size_a, H_b, row_b):  # in b's frame: its hull as it is
-        return round_hull(spatial.inverse_transform(H_b) @ H_a, size_a, HullData(*row_b)).placed(H_b)
+    rows = _hull_rows(hulls)
+
+    def pair(H_a, size_a, H_b, shape_b):  # in b's frame: its hull as it is (its row gathered here, as the hulls' pairs do)
+        return round_hull(spatial.inverse_transform(H_b) @ H_a, size_a, HullData(*(x[shape_b] for x in rows))).placed(H_b)
 
     real = _joined([kept.real[:, 0] for kept in culled])
-    return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], W_H_S[b], tuple(x[b] for x in _hull_rows(hulls))))
+    return _per_group(groups, _evaluated(pair, real, W_H_S[a], sizes[a], W_H_S[b], jnp.asarray(b)))
 
 
 def _hull_ellipsoids(groups: Sequence[PairGroup], culled: list[_Culled], W_H_S, sizes, hulls: Hulls) -> list[Slots]:
