@@ -322,7 +322,7 @@ def test_the_least_overlap_of_two_hulls_is_the_least_over_every_candidate_axis(f
     quaternions = rng.normal(size=(200, 4))
     turns = np.asarray(jax.vmap(spatial.quaternion_to_rotation)(jnp.asarray(quaternions / np.linalg.norm(quaternions, axis=1, keepdims=True))))
     poses = jnp.stack([H(rng.uniform(-0.12, 0.12, 3), R) for R in turns])
-    _, face_overlap, edge, edge_overlap, _ = (np.asarray(x) for x in AXES(a, b, poses))
+    _, face_overlap, (first, second), edge_overlap, _ = jax.tree.map(np.asarray, AXES(a, b, poses))
     E_b = b.edges.shape[0]
     least = np.minimum(face_overlap.min(axis=1), edge_overlap)
     checked = 0
@@ -342,7 +342,7 @@ def test_the_least_overlap_of_two_hulls_is_the_least_over_every_candidate_axis(f
         checked += 1
         np.testing.assert_allclose(least[k], projected.min(), rtol=1e-9, atol=1e-12)
         if np.isfinite(edge_overlap[k]):
-            pair = crosses[edge[k]] / np.linalg.norm(crosses[edge[k]])
+            pair = crosses[first[k] * E_b + second[k]] / np.linalg.norm(crosses[first[k] * E_b + second[k]])
             np.testing.assert_allclose(edge_overlap[k], projected_overlap(vertices_a, np.asarray(b.vertices), pair[None])[0], rtol=1e-9, atol=1e-12)
     assert checked > 50
 

@@ -259,24 +259,20 @@ def _near(segments: Sequence[tuple[str, np.ndarray, np.ndarray]], W_H_S, sizes, 
     whether it may lie within ``slack`` [m] of touching, by :func:`.broad.segments_near` where its
     kind is of :data:`_SEGMENTS` and by :func:`.broad.near_along_centres` where it has a hull
     (the shapes' kinds ``code`` and ``hulls``), else True ``(K,)``; None where no kind is tested."""
-    test = [0 if kind in _SEGMENTS else 1 if hulls is not None and KINDS[kind].family in (HULLS, ROUND_HULLS, HULL_ELLIPSOIDS) else -1
-            for kind, *_ in segments]
-    if all(t < 0 for t in test):
-        return None
+    tests = (  # (the kinds a test takes, the test of their first and second shapes)
+        (lambda kind: kind in _SEGMENTS, lambda a, b: segments_near(W_H_S[a], sizes[a], W_H_S[b], sizes[b], slack)),
+        (lambda kind: hulls is not None and KINDS[kind].family in (HULLS, ROUND_HULLS, HULL_ELLIPSOIDS),
+         lambda a, b: near_along_centres(code[a], W_H_S[a], sizes[a], hulls.vertices[a], code[b], W_H_S[b], sizes[b], hulls.vertices[b], slack)),
+    )
     tested = [None] * len(segments)
-    for which in (0, 1):
-        mine = [k for k, t in enumerate(test) if t == which]
-        if not mine:
-            continue
-        first, second = (np.concatenate([segments[k][i] for k in mine]) for i in (1, 2))
-        if which == 0:
-            near = segments_near(W_H_S[first], sizes[first], W_H_S[second], sizes[second], slack)
-        else:
-            near = near_along_centres(code[first], W_H_S[first], sizes[first], hulls.vertices[first],
-                                      code[second], W_H_S[second], sizes[second], hulls.vertices[second], slack)
-        ends = np.cumsum([len(segments[k][2]) for k in mine])
-        for k, end in zip(mine, ends):
-            tested[k] = near[end - len(segments[k][2]) : end]
+    for takes, test in tests:
+        mine = [k for k, (kind, *_) in enumerate(segments) if takes(kind)]
+        if mine:
+            near = test(*(np.concatenate([segments[k][i] for k in mine]) for i in (1, 2)))
+            for k, end in zip(mine, np.cumsum([len(segments[k][2]) for k in mine])):
+                tested[k] = near[end - len(segments[k][2]) : end]
+    if all(t is None for t in tested):
+        return None
     return jnp.concatenate([jnp.ones(len(pair[2]), bool) if t is None else t for pair, t in zip(segments, tested)])
 
 

@@ -148,11 +148,11 @@ def _edge_pairs(a: tuple[jax.Array, ...], b: tuple[jax.Array, ...]) -> tuple[jax
     return usable & (plus | minus), jnp.where(plus, 1.0, -1.0), jnp.where(plus, reach, -reach), jnp.where(usable, squared, 1.0)
 
 
-def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, tuple[jax.Array, jax.Array], jax.Array, jax.Array]:
     """Candidate axes: the ``F`` face normals of a (pointing into a: b to a) and the ``F`` of b,
-    with their overlaps (the normal from b towards a); the edge pair ``(E_a E_b,)`` (a's edge
-    ``k // E_b``, b's ``k % E_b``) of least overlap (:func:`_edge_pairs`) and that overlap
-    (infinite where no edge pair counts), its axis' sign from b towards a."""
+    with their overlaps (the normal from b towards a); the edge pair of least overlap
+    (:func:`_edge_pairs`: a's edge and b's edge), that overlap (infinite where no edge pair
+    counts) and its axis' sign from b towards a."""
     face = jnp.concatenate([-a.planes[:, :3], b.planes[:, :3]])
     # Products of axes by vertices apart from what reduces them: fused into it, XLA's CPU backend
     # recomputes them element by element, many times slower.
@@ -162,9 +162,9 @@ def _axes(a: HullData, b: HullData) -> tuple[jax.Array, jax.Array, jax.Array, ja
     counts, _, signed, squared = _edge_pairs(tuple(x[:, None] for x in frames_a), frames_b)
     # overlap |overlap| = signed |signed| / squared, monotonic in the overlap: no square root per pair
     edge = first_least(jnp.where(counts, signed * jnp.abs(signed) / squared, jnp.inf).reshape(-1))
-    E_b = frames_b[0].shape[0]
-    counts, sign, signed, squared = _edge_pairs(tuple(x[edge // E_b] for x in frames_a), tuple(x[edge % E_b] for x in frames_b))
-    return face, face_overlap, edge, jnp.where(counts, signed / jnp.sqrt(squared), jnp.inf), sign
+    first, second = jnp.divmod(edge, frames_b[0].shape[0])
+    counts, sign, signed, squared = _edge_pairs(tuple(x[first] for x in frames_a), tuple(x[second] for x in frames_b))
+    return face, face_overlap, (first, second), jnp.where(counts, signed / jnp.sqrt(squared), jnp.inf), sign
 
 
 def _inside(points: jax.Array, hull: HullData, direction: jax.Array, slack: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -247,11 +247,9 @@ def hull_hull(a: HullData, b: HullData, H_a: jax.Array | None = None) -> Slots:
     if H_a is not None:
         a = in_world(H_a, a._replace(faces=a.faces[:0]))
         into_b = lambda x: x @ H_a[:3, :3].T + H_a[:3, 3]  # noqa: E731
-    face_axes, face_overlap, edge, edge_overlap, edge_sign = _axes(a, b)
+    face_axes, face_overlap, (first, second), edge_overlap, edge_sign = _axes(a, b)
     face = jnp.argmin(face_overlap)
     use_edge = edge_overlap < _EDGE_PREFERENCE * face_overlap[face]
-    E_b = b.edges.shape[0]
-    first, second = edge // E_b, edge % E_b
     edge_axis = edge_sign * unit(jnp.cross(a.edges[first, 1] - a.edges[first, 0], b.edges[second, 1] - b.edges[second, 0]),
                                       face_axes[face])[0]
 
